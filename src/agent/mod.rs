@@ -1,0 +1,15 @@
+//! The agent core: the step loop, the model protocols and the events it emits.
+//! It knows nothing of terminals; the headless printer and the TUI both consume
+//! the same events and answer the same approval requests.
+
+pub mod events;
+pub mod protocol;
+mod runner;
+mod session;
+
+pub use events::{
+    AgentEvent, ApprovalAction, ApprovalRequest, CallStatus, Decision, EventReceiver, EventSender,
+    FinishReason,
+};
+pub use runner::{AgentCommand, AgentHandle, spawn_agent};
+pub use session::{LoopSettings, MAX_REPAIRS, Session};

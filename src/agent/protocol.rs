@@ -1,0 +1,207 @@
+//! The two ways a model can express its decision: native tool calls, or the JSON
+//! text protocol (`{"type":"tool_call",...}` / `{"type":"final",...}`). Turns a
+//! reply into actions and records replies and results in the history.
+
+use crate::config::Protocol;
+use crate::llm::{ChatMessage, ModelReply, ToolCallMsg};
+use serde_json::Value;
+
+/// One decision of the model.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Action {
+    Tool {
+        call_id: String,
+        name: String,
+        arguments: String,
+    },
+    Final {
+        text: String,
+    },
+}
+
+/// Read the actions of a reply. `Err` says what was wrong, for a repair request.
+pub fn parse_reply(
+    protocol: Protocol,
+    reply: &ModelReply,
+    json_ids: &mut u64,
+) -> Result<Vec<Action>, String> {
+    match protocol {
+        Protocol::Tools => parse_native(reply),
+        Protocol::Json => parse_json_reply(&reply.content).map(|action| {
+            vec![match action {
+                JsonAction::Final(text) => Action::Final { text },
+                JsonAction::Tool { name, arguments } => {
+                    *json_ids += 1;
+                    Action::Tool {
+                        call_id: format!("json_{json_ids}"),
+                        name,
+                        arguments,
+                    }
+                }
+            }]
+        }),
+    }
+}
+
+fn parse_native(reply: &ModelReply) -> Result<Vec<Action>, String> {
+    if !reply.tool_calls.is_empty() {
+        return Ok(reply
+            .tool_calls
+            .iter()
+            .map(|c| Action::Tool {
+                call_id: c.id.clone(),
+                name: c.function.name.clone(),
+                arguments: c.function.arguments.clone(),
+            })
+            .collect());
+    }
+    let text = reply.content.trim();
+    if text.is_empty() {
+        return Err("your reply was empty: call one of the tools, or answer in text when the task is done".into());
+    }
+    Ok(vec![Action::Final {
+        text: text.to_string(),
+    }])
+}
+
+#[derive(Debug, PartialEq, Eq)]
+enum JsonAction {
+    Tool { name: String, arguments: String },
+    Final(String),
+}
+
+const JSON_SHAPE: &str = r#"reply with exactly one JSON object: {"type":"tool_call","tool":NAME,"arguments":{...}} or {"type":"final","answer":TEXT}"#;
+
+/// Find the first JSON object in the text (code fences and prose around it are tolerated).
+fn parse_json_reply(text: &str) -> Result<JsonAction, String> {
+    if text.trim().is_empty() {
+        return Err(format!("your reply was empty; {JSON_SHAPE}"));
+    }
+    let object = text
+        .match_indices('{')
+        .find_map(|(i, _)| {
+            serde_json::Deserializer::from_str(&text[i..])
+                .into_iter::<Value>()
+                .next()
+                .and_then(Result::ok)
+                .filter(Value::is_object)
+        })
+        .ok_or_else(|| format!("no JSON object was found in your reply; {JSON_SHAPE}"))?;
+    match object.get("type").and_then(Value::as_str) {
+        Some("tool_call") => {
+            let name = object
+                .get("tool")
+                .and_then(Value::as_str)
+                .ok_or_else(|| format!("\"tool\" must be the tool name as a string; {JSON_SHAPE}"))?;
+            let arguments = match object.get("arguments") {
+                None | Some(Value::Null) => "{}".to_string(),
+                Some(args @ Value::Object(_)) => args.to_string(),
+                Some(_) => return Err(format!("\"arguments\" must be a JSON object; {JSON_SHAPE}")),
+            };
+            Ok(JsonAction::Tool {
+                name: name.to_string(),
+                arguments,
+            })
+        }
+        Some("final") => object
+            .get("answer")
+            .and_then(Value::as_str)
+            .map(|a| JsonAction::Final(a.to_string()))
+            .ok_or_else(|| format!("\"answer\" must be a string; {JSON_SHAPE}")),
+        _ => Err(format!("\"type\" must be \"tool_call\" or \"final\"; {JSON_SHAPE}")),
+    }
+}
+
+/// Append the model's reply to the history.
+pub fn record_reply(protocol: Protocol, history: &mut Vec<ChatMessage>, reply: &ModelReply) {
+    match protocol {
+        Protocol::Tools if !reply.tool_calls.is_empty() => history.push(
+            ChatMessage::assistant_tool_calls(&reply.content, reply.tool_calls.clone()),
+        ),
+        _ => history.push(ChatMessage::assistant(reply.content.clone())),
+    }
+}
+
+/// Append the result of one tool call.
+pub fn record_tool_result(
+    protocol: Protocol,
+    history: &mut Vec<ChatMessage>,
+    call_id: &str,
+    tool: &str,
+    result: &str,
+) {
+    match protocol {
+        Protocol::Tools => history.push(ChatMessage::tool_result(call_id, result)),
+        Protocol::Json => history.push(ChatMessage::user(format!(
+            "Tool result for {tool}: {result}"
+        ))),
+    }
+}
+
+/// Append a message from stepwise itself (gate refusal, repair request).
+pub fn record_feedback(history: &mut Vec<ChatMessage>, text: &str) {
+    history.push(ChatMessage::user(format!("[stepwise] {text}")));
+}
+
+/// Native tool calls need an answer for every id; used when a reply's remaining
+/// calls cannot run (budget exhausted, interrupted).
+pub fn unanswered_call_ids(reply_calls: &[ToolCallMsg], answered: usize) -> Vec<String> {
+    reply_calls.iter().skip(answered).map(|c| c.id.clone()).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn json_object_is_found_inside_fences_and_prose() {
+        let text = "Sure, here it is:\n```json\n{\"type\":\"tool_call\",\"tool\":\"read_file\",\"arguments\":{\"path\":\"a.py\"}}\n```\nThanks";
+        assert_eq!(
+            parse_json_reply(text),
+            Ok(JsonAction::Tool {
+                name: "read_file".into(),
+                arguments: r#"{"path":"a.py"}"#.into()
+            })
+        );
+        assert_eq!(
+            parse_json_reply(r#"{"type":"final","answer":"done {x}"}"#),
+            Ok(JsonAction::Final("done {x}".into()))
+        );
+    }
+
+    #[test]
+    fn json_errors_say_what_was_wrong() {
+        assert!(parse_json_reply("I will read the file now.").unwrap_err().contains("no JSON object"));
+        assert!(parse_json_reply(r#"{"type":"call"}"#).unwrap_err().contains("\"type\" must be"));
+        assert!(parse_json_reply(r#"{"type":"tool_call","tool":"x","arguments":"a"}"#)
+            .unwrap_err()
+            .contains("\"arguments\" must be"));
+        assert!(parse_json_reply(r#"{"type":"final"}"#).unwrap_err().contains("answer"));
+        assert!(parse_json_reply("  ").unwrap_err().contains("empty"));
+    }
+
+    #[test]
+    fn native_reply_without_calls_is_a_final_answer_and_empty_is_an_error() {
+        let reply = ModelReply {
+            content: " All done. ".into(),
+            ..ModelReply::default()
+        };
+        assert_eq!(
+            parse_native(&reply),
+            Ok(vec![Action::Final { text: "All done.".into() }])
+        );
+        assert!(parse_native(&ModelReply::default()).is_err());
+    }
+
+    #[test]
+    fn json_protocol_ids_are_unique() {
+        let reply = ModelReply {
+            content: r#"{"type":"tool_call","tool":"list_files"}"#.into(),
+            ..ModelReply::default()
+        };
+        let mut ids = 0;
+        let a = parse_reply(Protocol::Json, &reply, &mut ids).unwrap();
+        let b = parse_reply(Protocol::Json, &reply, &mut ids).unwrap();
+        assert_ne!(a, b);
+    }
+}

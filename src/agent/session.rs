@@ -1,0 +1,511 @@
+//! The step loop: one model reply is one decision; each tool call is a step;
+//! writes and test runs wait for approval; a final answer passes the completion
+//! gate only when tests have passed after the last change. The conversation
+//! lives here and persists across tasks; the gate and step counter are per task.
+
+use super::events::{
+    AgentEvent, ApprovalAction, ApprovalRequest, CallStatus, Decision, EventSender, FinishReason,
+};
+use super::protocol::{self, Action};
+use crate::config::{Config, Protocol};
+use crate::llm::{ChatMessage, ChatModel, ChatRequest, ModelReply};
+use crate::tools::files::{self, PreparedEdit};
+use crate::tools::test_runner::{self, TestRunner};
+use crate::tools::{ToolCall, ToolName, ToolOutput, Workspace, tool_schemas};
+use serde_json::Value;
+use std::collections::HashSet;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::oneshot;
+use tokio_util::sync::CancellationToken;
+
+const SYSTEM_PROMPT: &str = include_str!("../../assets/system_prompt.md");
+const JSON_PROTOCOL_PROMPT: &str = include_str!("../../assets/json_protocol.md");
+/// Repair requests per step when a reply cannot be understood.
+pub const MAX_REPAIRS: u32 = 2;
+
+/// Settings of the loop itself.
+#[derive(Debug, Clone)]
+pub struct LoopSettings {
+    pub max_steps: u32,
+    pub test_timeout: Duration,
+    pub protocol: Protocol,
+}
+
+impl From<&Config> for LoopSettings {
+    fn from(c: &Config) -> Self {
+        LoopSettings {
+            max_steps: c.max_steps,
+            test_timeout: c.test_timeout,
+            protocol: c.protocol,
+        }
+    }
+}
+
+/// A conversation with one model about one workspace.
+pub struct Session {
+    settings: LoopSettings,
+    model: Arc<dyn ChatModel>,
+    workspace: Workspace,
+    history: Vec<ChatMessage>,
+    tools: Option<Value>,
+    json_ids: u64,
+}
+
+/// State of the task being run.
+struct Task<'a> {
+    events: &'a EventSender,
+    cancel: &'a CancellationToken,
+    step: u32,
+    /// A file changed and no test run has passed since.
+    changed_since_tests: bool,
+    auto_approved: HashSet<ToolName>,
+}
+
+impl Task<'_> {
+    fn emit(&self, event: AgentEvent) {
+        // A consumer that went away is not the core's problem.
+        let _ = self.events.send(event);
+    }
+}
+
+/// What the prepare stage produced for a valid call.
+enum Prepared {
+    Read,
+    Edit(PreparedEdit),
+    Tests(TestRunner),
+}
+
+impl Session {
+    pub fn new(settings: LoopSettings, model: Arc<dyn ChatModel>, workspace: Workspace) -> Self {
+        let tools = (settings.protocol == Protocol::Tools).then(tool_schemas);
+        let mut session = Session {
+            settings,
+            model,
+            workspace,
+            history: Vec::new(),
+            tools,
+            json_ids: 0,
+        };
+        session.clear();
+        session
+    }
+
+    /// Start a new conversation (keeps the system prompt).
+    pub fn clear(&mut self) {
+        let mut prompt = SYSTEM_PROMPT.to_string();
+        if self.settings.protocol == Protocol::Json {
+            prompt.push_str("\n\n");
+            prompt.push_str(&json_protocol_prompt());
+        }
+        self.history = vec![ChatMessage::system(prompt)];
+    }
+
+    pub fn history(&self) -> &[ChatMessage] {
+        &self.history
+    }
+
+    pub fn workspace(&self) -> &Workspace {
+        &self.workspace
+    }
+
+    pub fn model_label(&self) -> String {
+        self.model.label()
+    }
+
+    /// Run one task to its end. Every outcome is also sent as `TaskFinished`.
+    pub async fn run_task(
+        &mut self,
+        task: &str,
+        events: &EventSender,
+        cancel: CancellationToken,
+    ) -> FinishReason {
+        let mut t = Task {
+            events,
+            cancel: &cancel,
+            step: 0,
+            changed_since_tests: false,
+            auto_approved: HashSet::new(),
+        };
+        t.emit(AgentEvent::TaskStarted {
+            task: task.to_string(),
+            max_steps: self.settings.max_steps,
+        });
+        self.history.push(ChatMessage::user(task));
+        let reason = self.drive(&mut t).await;
+        match &reason {
+            FinishReason::BudgetExhausted => {
+                let text = format!(
+                    "The step budget of {} steps ran out before the task was finished.",
+                    self.settings.max_steps
+                );
+                t.emit(AgentEvent::Error {
+                    message: text.clone(),
+                });
+                protocol::record_feedback(&mut self.history, &text);
+            }
+            FinishReason::Cancelled => {
+                protocol::record_feedback(&mut self.history, "The user interrupted the task.");
+            }
+            FinishReason::Answered | FinishReason::Error(_) => {}
+        }
+        t.emit(AgentEvent::TaskFinished {
+            reason: reason.clone(),
+            steps: t.step,
+        });
+        reason
+    }
+
+    async fn drive(&mut self, t: &mut Task<'_>) -> FinishReason {
+        loop {
+            if t.cancel.is_cancelled() {
+                return FinishReason::Cancelled;
+            }
+            if t.step >= self.settings.max_steps {
+                return FinishReason::BudgetExhausted;
+            }
+            let (reply, actions) = match self.next_reply(t).await {
+                Ok(r) => r,
+                Err(reason) => return reason,
+            };
+            for (index, action) in actions.into_iter().enumerate() {
+                let stop = if t.cancel.is_cancelled() {
+                    Some(FinishReason::Cancelled)
+                } else if t.step >= self.settings.max_steps {
+                    Some(FinishReason::BudgetExhausted)
+                } else {
+                    None
+                };
+                if let Some(reason) = stop {
+                    self.answer_remaining(&reply, index, &reason);
+                    return reason;
+                }
+                t.step += 1;
+                t.emit(AgentEvent::StepStarted {
+                    step: t.step,
+                    max_steps: self.settings.max_steps,
+                });
+                match action {
+                    Action::Final { text } => {
+                        if t.changed_since_tests {
+                            let reason = "Final answer refused: files were changed in this task and run_tests has not passed since the last change. Run the tests, fix any failure, then answer.".to_string();
+                            t.emit(AgentEvent::GateRefused {
+                                step: t.step,
+                                reason: reason.clone(),
+                            });
+                            protocol::record_feedback(
+                                &mut self.history,
+                                &serde_json::json!({"success": false, "error": reason}).to_string(),
+                            );
+                        } else {
+                            t.emit(AgentEvent::FinalAnswer { text });
+                            return FinishReason::Answered;
+                        }
+                    }
+                    Action::Tool {
+                        call_id,
+                        name,
+                        arguments,
+                    } => {
+                        let output = self.execute(t, &call_id, &name, &arguments).await;
+                        protocol::record_tool_result(
+                            self.settings.protocol,
+                            &mut self.history,
+                            &call_id,
+                            &name,
+                            &output.to_model_text(),
+                        );
+                    }
+                }
+            }
+        }
+    }
+
+    /// Native calls left in a reply still need an answer, or the next request is invalid.
+    fn answer_remaining(&mut self, reply: &ModelReply, answered: usize, reason: &FinishReason) {
+        if self.settings.protocol != Protocol::Tools {
+            return;
+        }
+        let why = match reason {
+            FinishReason::BudgetExhausted => "not executed: the step budget ran out",
+            _ => "not executed: the user interrupted the task",
+        };
+        let body = serde_json::json!({"success": false, "error": why}).to_string();
+        for id in protocol::unanswered_call_ids(&reply.tool_calls, answered) {
+            self.history.push(ChatMessage::tool_result(id, body.clone()));
+        }
+    }
+
+    /// Ask the model until its reply parses (with at most `MAX_REPAIRS` repair requests).
+    async fn next_reply(&mut self, t: &Task<'_>) -> Result<(ModelReply, Vec<Action>), FinishReason> {
+        let protocol_kind = self.settings.protocol;
+        let mut attempt = 0;
+        loop {
+            t.emit(AgentEvent::ModelRequest { steps_done: t.step });
+            let events = t.events;
+            let streams_text = protocol_kind == Protocol::Tools;
+            let mut on_text = |text: &str| {
+                if streams_text {
+                    let _ = events.send(AgentEvent::AssistantDelta {
+                        text: text.to_string(),
+                    });
+                }
+            };
+            let request = ChatRequest {
+                messages: &self.history,
+                tools: self.tools.as_ref(),
+            };
+            let result = tokio::select! {
+                r = self.model.complete(request, &mut on_text) => r,
+                _ = t.cancel.cancelled() => return Err(FinishReason::Cancelled),
+            };
+            let reply = match result {
+                Ok(reply) => reply,
+                Err(e) => {
+                    let message = e.to_string();
+                    t.emit(AgentEvent::Error {
+                        message: message.clone(),
+                    });
+                    return Err(FinishReason::Error(message));
+                }
+            };
+            if let Some(usage) = reply.usage {
+                t.emit(AgentEvent::Usage(usage));
+            }
+            if streams_text && !reply.content.trim().is_empty() {
+                t.emit(AgentEvent::AssistantMessage {
+                    text: reply.content.clone(),
+                });
+            }
+            protocol::record_reply(protocol_kind, &mut self.history, &reply);
+            match protocol::parse_reply(protocol_kind, &reply, &mut self.json_ids) {
+                Ok(actions) => return Ok((reply, actions)),
+                Err(problem) => {
+                    attempt += 1;
+                    if attempt > MAX_REPAIRS {
+                        let message = format!(
+                            "the model's reply could not be understood after {MAX_REPAIRS} repair requests: {problem}"
+                        );
+                        t.emit(AgentEvent::Error {
+                            message: message.clone(),
+                        });
+                        return Err(FinishReason::Error(message));
+                    }
+                    t.emit(AgentEvent::ProtocolRepair {
+                        attempt,
+                        error: problem.clone(),
+                    });
+                    protocol::record_feedback(&mut self.history, &problem);
+                }
+            }
+        }
+    }
+
+    /// One tool call: validate, prepare, ask, run, report.
+    async fn execute(
+        &mut self,
+        t: &mut Task<'_>,
+        call_id: &str,
+        name: &str,
+        arguments: &str,
+    ) -> ToolOutput {
+        let shown_args = serde_json::from_str::<Value>(arguments)
+            .unwrap_or_else(|_| Value::String(arguments.to_string()));
+        let call = match ToolCall::parse(name, arguments) {
+            Ok(call) => call,
+            Err(problem) => {
+                t.emit(AgentEvent::ToolCallProposed {
+                    step: t.step,
+                    call_id: call_id.to_string(),
+                    tool: name.to_string(),
+                    target: String::new(),
+                    arguments: shown_args,
+                    diff: None,
+                    needs_approval: false,
+                });
+                return self.finish(t, call_id, name, CallStatus::Failed, ToolOutput::error(problem));
+            }
+        };
+        let tool = call.name();
+        let prepared = self.prepare(&call);
+        t.emit(AgentEvent::ToolCallProposed {
+            step: t.step,
+            call_id: call_id.to_string(),
+            tool: name.to_string(),
+            target: call.target(),
+            arguments: shown_args,
+            diff: match &prepared {
+                Ok(Prepared::Edit(edit)) => Some(edit.diff.clone()),
+                _ => None,
+            },
+            needs_approval: tool.needs_approval(),
+        });
+        let prepared = match prepared {
+            Ok(p) => p,
+            Err(problem) => {
+                return self.finish(t, call_id, name, CallStatus::Failed, ToolOutput::error(problem));
+            }
+        };
+        if let Prepared::Edit(edit) = &prepared
+            && edit.diff.is_empty()
+        {
+            let output = ToolOutput::ok(
+                "no change",
+                serde_json::json!({"path": edit.path.display(), "note": "the file already has exactly this content; nothing was written"}),
+            );
+            return self.finish(t, call_id, name, CallStatus::Ok, output);
+        }
+
+        let mut auto_approved = false;
+        if tool.needs_approval() {
+            if t.auto_approved.contains(&tool) {
+                auto_approved = true;
+            } else {
+                let action = match &prepared {
+                    Prepared::Edit(edit) => ApprovalAction::Edit {
+                        path: edit.path.display(),
+                        diff: edit.diff.clone(),
+                    },
+                    Prepared::Tests(runner) => ApprovalAction::RunTests {
+                        command: runner.argv(&test_runner::resolve_python()),
+                    },
+                    Prepared::Read => unreachable!("reads need no approval"),
+                };
+                match self.ask(t, call_id, tool, action).await {
+                    Decision::Approve => {}
+                    Decision::ApproveToolForTask => {
+                        t.auto_approved.insert(tool);
+                    }
+                    Decision::Decline { reason } => {
+                        let message = declined_message(name, reason.as_deref(), t.cancel.is_cancelled());
+                        return self.finish(t, call_id, name, CallStatus::Declined, ToolOutput::error(message));
+                    }
+                }
+            }
+        }
+        t.emit(AgentEvent::ToolRunning {
+            step: t.step,
+            call_id: call_id.to_string(),
+            auto_approved,
+        });
+        let output = match (&call, prepared) {
+            (ToolCall::ListFiles { path }, _) => files::list_files(&self.workspace, path),
+            (ToolCall::ReadFile { path }, _) => files::read_file(&self.workspace, path),
+            (_, Prepared::Edit(edit)) => {
+                let output = files::apply_edit(&self.workspace, &edit);
+                if output.success {
+                    t.changed_since_tests = true;
+                }
+                output
+            }
+            (_, Prepared::Tests(runner)) => {
+                let output = test_runner::run_tests(
+                    self.workspace.root(),
+                    runner,
+                    self.settings.test_timeout,
+                    t.cancel,
+                )
+                .await;
+                if output.success {
+                    t.changed_since_tests = false;
+                }
+                output
+            }
+            (_, Prepared::Read) => unreachable!("only reads prepare to Read"),
+        };
+        let status = if output.success {
+            CallStatus::Ok
+        } else {
+            CallStatus::Failed
+        };
+        self.finish(t, call_id, name, status, output)
+    }
+
+    fn prepare(&self, call: &ToolCall) -> Result<Prepared, String> {
+        let ws = &self.workspace;
+        match call {
+            ToolCall::ListFiles { .. } | ToolCall::ReadFile { .. } => Ok(Prepared::Read),
+            ToolCall::WriteFile { path, content } => files::prepare_write(ws, path, content)
+                .map(Prepared::Edit)
+                .map_err(|e| e.0),
+            ToolCall::ReplaceText { path, old, new } => files::prepare_replace(ws, path, old, new)
+                .map(Prepared::Edit)
+                .map_err(|e| e.0),
+            ToolCall::RunTests { runner } => Ok(Prepared::Tests(*runner)),
+        }
+    }
+
+    /// Send an approval request and wait; a dropped reply or an interrupt declines.
+    async fn ask(
+        &self,
+        t: &Task<'_>,
+        call_id: &str,
+        tool: ToolName,
+        action: ApprovalAction,
+    ) -> Decision {
+        let (reply, answer) = oneshot::channel();
+        t.emit(AgentEvent::ApprovalRequested(ApprovalRequest {
+            step: t.step,
+            call_id: call_id.to_string(),
+            tool,
+            action,
+            reply,
+        }));
+        tokio::select! {
+            decision = answer => decision.unwrap_or(Decision::Decline { reason: None }),
+            _ = t.cancel.cancelled() => Decision::Decline { reason: None },
+        }
+    }
+
+    fn finish(
+        &self,
+        t: &Task<'_>,
+        call_id: &str,
+        tool: &str,
+        status: CallStatus,
+        output: ToolOutput,
+    ) -> ToolOutput {
+        t.emit(AgentEvent::ToolFinished {
+            step: t.step,
+            call_id: call_id.to_string(),
+            tool: tool.to_string(),
+            status,
+            summary: output.summary.clone(),
+            result: output.body.clone(),
+        });
+        output
+    }
+}
+
+fn declined_message(tool: &str, reason: Option<&str>, interrupted: bool) -> String {
+    if interrupted {
+        return format!("The {tool} call was not carried out: the user interrupted the task. Nothing was changed.");
+    }
+    let mut message = format!("The user declined this {tool} call. Nothing was changed.");
+    match reason.map(str::trim).filter(|r| !r.is_empty()) {
+        Some(r) => message.push_str(&format!(" The user's reason: {r}")),
+        None => message.push_str(" Do not repeat it unchanged; reconsider the approach or explain in a final answer."),
+    }
+    message
+}
+
+/// The JSON-protocol instructions with the tool list filled in from the schemas.
+fn json_protocol_prompt() -> String {
+    let tools: Vec<String> = tool_schemas()
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .map(|t| {
+                    let f = &t["function"];
+                    format!(
+                        "- {}: {} Arguments: {}",
+                        f["name"].as_str().unwrap_or(""),
+                        f["description"].as_str().unwrap_or(""),
+                        f["parameters"]["properties"]
+                    )
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    JSON_PROTOCOL_PROMPT.replace("{TOOLS}", &tools.join("\n"))
+}

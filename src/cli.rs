@@ -1,0 +1,123 @@
+//! Command-line interface: flags (each with its default and environment
+//! variable in `--help`), shared by the TUI and `exec`, before or after the
+//! subcommand.
+
+use crate::config::{API_KEY_VAR, ApiKey, Config, DEFAULT_BASE_URL, DEFAULT_MODEL, Protocol};
+use clap::{Args, Parser, Subcommand};
+use std::path::PathBuf;
+use std::time::Duration;
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "stepwise",
+    version,
+    about = "A coding agent for the terminal: the model proposes one step at a time, you approve every write and test run.",
+    after_help = "Environment: OPENAI_API_KEY (read from the environment or .env, never a flag), OPENAI_BASE_URL, STEPWISE_MODEL, STEPWISE_PYTHON.\nWithout a subcommand, stepwise opens the full-screen UI."
+)]
+pub struct Cli {
+    #[command(flatten)]
+    pub options: Options,
+    #[command(subcommand)]
+    pub command: Option<Command>,
+}
+
+/// Configuration flags, accepted before or after the subcommand.
+#[derive(Debug, Clone, Args)]
+pub struct Options {
+    /// Project folder the agent works on; every path is confined to it.
+    #[arg(long, global = true, value_name = "DIR", default_value = "./workspace")]
+    pub workspace: PathBuf,
+    /// Model name sent to the server.
+    #[arg(long, global = true, env = "STEPWISE_MODEL", default_value = DEFAULT_MODEL)]
+    pub model: String,
+    /// OpenAI-compatible API base URL (e.g. http://localhost:11434/v1 for Ollama).
+    #[arg(long, global = true, value_name = "URL", env = "OPENAI_BASE_URL", default_value = DEFAULT_BASE_URL)]
+    pub base_url: String,
+    /// Most steps (tool calls and answers) per task.
+    #[arg(long, global = true, value_name = "N", default_value_t = 20, value_parser = clap::value_parser!(u32).range(1..=10_000))]
+    pub max_steps: u32,
+    /// Seconds a test run may take before its whole process group is killed.
+    #[arg(long, global = true, value_name = "SECS", default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..=86_400))]
+    pub test_timeout: u64,
+    /// How the model calls tools: native tool calls, or a JSON object in its text.
+    #[arg(long, global = true, value_enum, default_value_t = Protocol::Tools)]
+    pub protocol: Protocol,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run one task without the full-screen UI, printing each step.
+    Exec(ExecArgs),
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct ExecArgs {
+    /// Approve every write and test run without asking.
+    #[arg(long)]
+    pub yes: bool,
+    /// Print one JSON event per line instead of human-readable output.
+    #[arg(long)]
+    pub json: bool,
+    /// The task, in words.
+    #[arg(required = true, value_name = "TASK")]
+    pub task: Vec<String>,
+}
+
+impl ExecArgs {
+    pub fn task_text(&self) -> String {
+        self.task.join(" ")
+    }
+}
+
+impl Options {
+    /// The configuration, with the API key read from the environment (after `.env`).
+    pub fn to_config(&self) -> Config {
+        Config {
+            workspace: self.workspace.clone(),
+            model: self.model.clone(),
+            base_url: self.base_url.clone(),
+            api_key: std::env::var(API_KEY_VAR).ok().and_then(ApiKey::new),
+            max_steps: self.max_steps,
+            test_timeout: Duration::from_secs(self.test_timeout),
+            protocol: self.protocol,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn flags_work_before_and_after_the_subcommand() {
+        let before = Cli::try_parse_from([
+            "stepwise", "--workspace", "/tmp/w", "--max-steps", "5", "exec", "--yes", "do", "it",
+        ])
+        .unwrap();
+        let after = Cli::try_parse_from([
+            "stepwise", "exec", "--workspace", "/tmp/w", "--max-steps", "5", "--yes", "do", "it",
+        ])
+        .unwrap();
+        for cli in [before, after] {
+            assert_eq!(cli.options.workspace, PathBuf::from("/tmp/w"));
+            assert_eq!(cli.options.max_steps, 5);
+            let Some(Command::Exec(args)) = cli.command else {
+                panic!("exec expected")
+            };
+            assert!(args.yes);
+            assert_eq!(args.task_text(), "do it");
+        }
+    }
+
+    #[test]
+    fn defaults_and_bad_values() {
+        let cli = Cli::try_parse_from(["stepwise"]).unwrap();
+        assert_eq!(cli.options.max_steps, 20);
+        assert_eq!(cli.options.test_timeout, 30);
+        assert_eq!(cli.options.protocol, Protocol::Tools);
+        assert!(cli.command.is_none());
+        assert!(Cli::try_parse_from(["stepwise", "--protocol", "xml"]).is_err());
+        assert!(Cli::try_parse_from(["stepwise", "--max-steps", "0"]).is_err());
+        assert!(Cli::try_parse_from(["stepwise", "exec"]).is_err(), "a task is required");
+    }
+}

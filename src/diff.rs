@@ -1,0 +1,215 @@
+//! Line diffs of proposed edits: hunks with old/new line numbers and +/- counts,
+//! computed once with `similar` and shared by every consumer (headless output,
+//! the TUI diff pane, the JSON event stream).
+
+use serde::Serialize;
+use similar::{ChangeTag, TextDiff};
+
+/// Lines of unchanged context kept around each change.
+const CONTEXT_LINES: usize = 3;
+
+/// What one diff line is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LineKind {
+    Context,
+    Added,
+    Removed,
+}
+
+/// One line of a hunk, without its line terminator.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct DiffLine {
+    pub kind: LineKind,
+    /// 1-based line number in the old file (absent for added lines).
+    pub old_no: Option<usize>,
+    /// 1-based line number in the new file (absent for removed lines).
+    pub new_no: Option<usize>,
+    pub text: String,
+}
+
+/// A contiguous group of changes with its surrounding context.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Hunk {
+    pub old_start: usize,
+    pub old_len: usize,
+    pub new_start: usize,
+    pub new_len: usize,
+    pub lines: Vec<DiffLine>,
+}
+
+impl Hunk {
+    /// The `@@ -a,b +c,d @@` header of this hunk.
+    pub fn header(&self) -> String {
+        format!(
+            "@@ -{},{} +{},{} @@",
+            self.old_start, self.old_len, self.new_start, self.new_len
+        )
+    }
+}
+
+/// The diff of one file between its current and its proposed content.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct FileDiff {
+    pub path: String,
+    /// The file does not exist yet.
+    pub new_file: bool,
+    pub added: usize,
+    pub removed: usize,
+    pub hunks: Vec<Hunk>,
+}
+
+impl FileDiff {
+    /// Diff `old` against `new`; `old` is `None` when the file does not exist.
+    pub fn compute(path: &str, old: Option<&str>, new: &str) -> Self {
+        let old_text = old.unwrap_or("");
+        let diff = TextDiff::from_lines(old_text, new);
+        let mut hunks = Vec::new();
+        let (mut added, mut removed) = (0, 0);
+        for group in diff.grouped_ops(CONTEXT_LINES) {
+            let (Some(first), Some(last)) = (group.first(), group.last()) else {
+                continue;
+            };
+            let old_range = first.old_range().start..last.old_range().end;
+            let new_range = first.new_range().start..last.new_range().end;
+            let mut lines = Vec::new();
+            for op in &group {
+                for change in diff.iter_changes(op) {
+                    let kind = match change.tag() {
+                        ChangeTag::Equal => LineKind::Context,
+                        ChangeTag::Insert => {
+                            added += 1;
+                            LineKind::Added
+                        }
+                        ChangeTag::Delete => {
+                            removed += 1;
+                            LineKind::Removed
+                        }
+                    };
+                    let text = change.value();
+                    let text = text.strip_suffix('\n').unwrap_or(text);
+                    let text = text.strip_suffix('\r').unwrap_or(text);
+                    lines.push(DiffLine {
+                        kind,
+                        old_no: change.old_index().map(|i| i + 1),
+                        new_no: change.new_index().map(|i| i + 1),
+                        text: text.to_string(),
+                    });
+                }
+            }
+            hunks.push(Hunk {
+                old_start: hunk_start(&old_range),
+                old_len: old_range.len(),
+                new_start: hunk_start(&new_range),
+                new_len: new_range.len(),
+                lines,
+            });
+        }
+        FileDiff {
+            path: path.to_string(),
+            new_file: old.is_none(),
+            added,
+            removed,
+            hunks,
+        }
+    }
+
+    /// True when applying the edit would change nothing.
+    pub fn is_empty(&self) -> bool {
+        self.hunks.is_empty()
+    }
+
+    /// `+4 −0` style counts.
+    pub fn stat(&self) -> String {
+        format!("+{} \u{2212}{}", self.added, self.removed)
+    }
+
+    /// Standard unified-diff text (`---`/`+++` headers, `@@` hunks).
+    pub fn to_unified(&self) -> String {
+        let mut out = String::new();
+        let old_name = if self.new_file {
+            "/dev/null".to_string()
+        } else {
+            format!("a/{}", self.path)
+        };
+        out.push_str(&format!("--- {old_name}\n+++ b/{}\n", self.path));
+        for hunk in &self.hunks {
+            out.push_str(&hunk.header());
+            out.push('\n');
+            for line in &hunk.lines {
+                let sign = match line.kind {
+                    LineKind::Context => ' ',
+                    LineKind::Added => '+',
+                    LineKind::Removed => '-',
+                };
+                out.push(sign);
+                out.push_str(&line.text);
+                out.push('\n');
+            }
+        }
+        out
+    }
+}
+
+/// Unified diffs number an empty range by the line before it.
+fn hunk_start(range: &std::ops::Range<usize>) -> usize {
+    if range.is_empty() {
+        range.start
+    } else {
+        range.start + 1
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts_and_line_numbers_of_an_insertion() {
+        let old = "a\nb\nc\n";
+        let new = "a\nb\nX\nc\n";
+        let d = FileDiff::compute("f.py", Some(old), new);
+        assert_eq!((d.added, d.removed), (1, 0));
+        assert_eq!(d.hunks.len(), 1);
+        let h = &d.hunks[0];
+        assert_eq!(h.header(), "@@ -1,3 +1,4 @@");
+        let added: Vec<_> = h
+            .lines
+            .iter()
+            .filter(|l| l.kind == LineKind::Added)
+            .collect();
+        assert_eq!(added.len(), 1);
+        assert_eq!(added[0].new_no, Some(3));
+        assert_eq!(added[0].old_no, None);
+        assert_eq!(added[0].text, "X");
+        assert_eq!(d.stat(), "+1 \u{2212}0");
+    }
+
+    #[test]
+    fn new_file_diff_is_all_additions_against_dev_null() {
+        let d = FileDiff::compute("new.py", None, "x = 1\ny = 2\n");
+        assert!(d.new_file);
+        assert_eq!((d.added, d.removed), (2, 0));
+        let text = d.to_unified();
+        assert!(text.starts_with("--- /dev/null\n+++ b/new.py\n@@ -0,0 +1,2 @@\n+x = 1\n"));
+    }
+
+    #[test]
+    fn identical_content_gives_an_empty_diff() {
+        let d = FileDiff::compute("f.py", Some("same\n"), "same\n");
+        assert!(d.is_empty());
+        assert_eq!((d.added, d.removed), (0, 0));
+    }
+
+    #[test]
+    fn distant_changes_make_separate_hunks() {
+        let old: String = (1..=30).map(|i| format!("line {i}\n")).collect();
+        let new = old
+            .replace("line 2\n", "line two\n")
+            .replace("line 28\n", "line twenty-eight\n");
+        let d = FileDiff::compute("f.txt", Some(&old), &new);
+        assert_eq!(d.hunks.len(), 2);
+        assert_eq!((d.added, d.removed), (2, 2));
+        assert_eq!(d.hunks[1].lines[0].old_no, Some(25));
+    }
+}

@@ -1,0 +1,271 @@
+//! `stepwise exec`: one task in plain terminal output (or JSON lines), with
+//! approvals answered by `--yes`, a `[y/N]` prompt on a terminal, or declined
+//! when no one can answer.
+
+use crate::agent::{
+    AgentEvent, ApprovalRequest, CallStatus, Decision, EventReceiver,
+    FinishReason, LoopSettings, Session,
+};
+use crate::cli::ExecArgs;
+use crate::config::Config;
+use crate::diff::{FileDiff, LineKind};
+use crate::llm::HttpModel;
+use crate::tools::Workspace;
+use std::io::{BufRead, IsTerminal, Write};
+use std::sync::Arc;
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+/// Exit codes of `exec`.
+pub const EXIT_ANSWERED: i32 = 0;
+pub const EXIT_NOT_ANSWERED: i32 = 1;
+pub const EXIT_USAGE: i32 = 2;
+
+/// How approval requests are answered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ApprovalPolicy {
+    ApproveAll,
+    AskOnTerminal,
+    DeclineAll,
+}
+
+/// Run one task and return the process exit code.
+pub async fn run(config: Config, args: ExecArgs) -> i32 {
+    if let Err(e) = config.validate() {
+        eprintln!("stepwise: {e}");
+        return EXIT_USAGE;
+    }
+    let workspace = match Workspace::open(&config.workspace) {
+        Ok(w) => w,
+        Err(e) => {
+            eprintln!("stepwise: cannot open workspace {}: {e}", config.workspace.display());
+            return EXIT_USAGE;
+        }
+    };
+    let model = match HttpModel::new(&config.base_url, &config.model, config.api_key.clone()) {
+        Ok(m) => m,
+        Err(e) => {
+            eprintln!("stepwise: {e}");
+            return EXIT_USAGE;
+        }
+    };
+    let mut session = Session::new(LoopSettings::from(&config), Arc::new(model), workspace);
+    let policy = if args.yes {
+        ApprovalPolicy::ApproveAll
+    } else if std::io::stdin().is_terminal() {
+        ApprovalPolicy::AskOnTerminal
+    } else {
+        ApprovalPolicy::DeclineAll
+    };
+    let printer = Printer {
+        json: args.json,
+        color: !args.json && std::io::stdout().is_terminal(),
+        policy,
+        in_text: false,
+    };
+    let cancel = CancellationToken::new();
+    let interrupt = cancel.clone();
+    tokio::spawn(async move {
+        if tokio::signal::ctrl_c().await.is_ok() {
+            interrupt.cancel();
+        }
+    });
+    let (events, inbox) = mpsc::unbounded_channel();
+    let printing = tokio::spawn(printer.run(inbox));
+    let reason = session.run_task(&args.task_text(), &events, cancel).await;
+    drop(events);
+    let _ = printing.await;
+    exit_code(&reason)
+}
+
+pub fn exit_code(reason: &FinishReason) -> i32 {
+    match reason {
+        FinishReason::Answered => EXIT_ANSWERED,
+        _ => EXIT_NOT_ANSWERED,
+    }
+}
+
+struct Printer {
+    json: bool,
+    color: bool,
+    policy: ApprovalPolicy,
+    /// Streamed assistant text is open on the current line.
+    in_text: bool,
+}
+
+const GREEN: &str = "\x1b[32m";
+const RED: &str = "\x1b[31m";
+const DIM: &str = "\x1b[2m";
+const BOLD: &str = "\x1b[1m";
+const CYAN: &str = "\x1b[36m";
+const RESET: &str = "\x1b[0m";
+
+impl Printer {
+    async fn run(mut self, mut inbox: EventReceiver) {
+        while let Some(event) = inbox.recv().await {
+            if self.json {
+                self.line(&json_line(&event));
+            }
+            match event {
+                AgentEvent::ApprovalRequested(request) => self.approve(request).await,
+                other if !self.json => self.human(other),
+                _ => {}
+            }
+        }
+        self.end_text();
+    }
+
+    fn paint(&self, color: &str, text: &str) -> String {
+        if self.color {
+            format!("{color}{text}{RESET}")
+        } else {
+            text.to_string()
+        }
+    }
+
+    fn line(&mut self, text: &str) {
+        self.end_text();
+        let mut out = std::io::stdout().lock();
+        let _ = writeln!(out, "{text}");
+        let _ = out.flush();
+    }
+
+    fn end_text(&mut self) {
+        if self.in_text {
+            self.in_text = false;
+            println!();
+        }
+    }
+
+    fn human(&mut self, event: AgentEvent) {
+        match event {
+            AgentEvent::TaskStarted { task, .. } => {
+                self.line(&format!("{} {task}", self.paint(BOLD, "Task:")))
+            }
+            AgentEvent::AssistantDelta { text } => {
+                let mut out = std::io::stdout().lock();
+                let _ = write!(out, "{text}");
+                let _ = out.flush();
+                self.in_text = !text.ends_with('\n');
+            }
+            AgentEvent::ToolCallProposed {
+                step,
+                tool,
+                target,
+                diff,
+                ..
+            } => {
+                self.line(&self.paint(BOLD, &format!("[Step {step}] {tool} {target}")));
+                if let Some(diff) = diff {
+                    self.print_diff(&diff);
+                }
+            }
+            AgentEvent::StepStarted { .. }
+            | AgentEvent::ModelRequest { .. }
+            | AgentEvent::AssistantMessage { .. }
+            | AgentEvent::Usage(_)
+            | AgentEvent::ToolRunning { .. }
+            | AgentEvent::ApprovalRequested(_) => {}
+            AgentEvent::ToolFinished {
+                status,
+                summary,
+                result,
+                ..
+            } => {
+                let (mark, color) = match status {
+                    CallStatus::Ok => ("✓", GREEN),
+                    CallStatus::Failed => ("✗", RED),
+                    CallStatus::Declined => ("⊘ declined:", RED),
+                };
+                self.line(&format!("  {} {summary}", self.paint(color, mark)));
+                if status == CallStatus::Failed {
+                    if let Some(output) = result.get("output").and_then(|o| o.as_str()) {
+                        let lines: Vec<&str> = output.lines().collect();
+                        let tail = &lines[lines.len().saturating_sub(15)..];
+                        for l in tail {
+                            self.line(&format!("    {}", self.paint(DIM, l)));
+                        }
+                    } else if let Some(error) = result.get("error").and_then(|e| e.as_str()) {
+                        self.line(&format!("    {}", self.paint(DIM, error)));
+                    }
+                }
+            }
+            AgentEvent::ProtocolRepair { attempt, error } => self.line(&format!(
+                "  {} reply not understood (repair {attempt}): {error}",
+                self.paint(RED, "!")
+            )),
+            AgentEvent::GateRefused { reason, .. } => {
+                self.line(&format!("  {} {reason}", self.paint(RED, "gate:")))
+            }
+            AgentEvent::FinalAnswer { text } => {
+                self.line(&self.paint(BOLD, "Final answer:"));
+                self.line(&text);
+            }
+            AgentEvent::Error { message } => {
+                self.line(&format!("{} {message}", self.paint(RED, "error:")))
+            }
+            AgentEvent::TaskFinished { reason, steps } => {
+                let text = match reason {
+                    FinishReason::Answered => format!("Done in {steps} steps."),
+                    FinishReason::BudgetExhausted => format!("Stopped: step budget used ({steps} steps)."),
+                    FinishReason::Cancelled => format!("Interrupted after {steps} steps."),
+                    FinishReason::Error(_) => format!("Stopped by an error after {steps} steps."),
+                };
+                self.line(&self.paint(DIM, &text));
+            }
+        }
+    }
+
+    fn print_diff(&mut self, diff: &FileDiff) {
+        self.line(&self.paint(DIM, &format!("  {} {}", diff.path, diff.stat())));
+        for hunk in &diff.hunks {
+            self.line(&self.paint(CYAN, &format!("  {}", hunk.header())));
+            for l in &hunk.lines {
+                let (sign, color) = match l.kind {
+                    LineKind::Context => (' ', DIM),
+                    LineKind::Added => ('+', GREEN),
+                    LineKind::Removed => ('-', RED),
+                };
+                self.line(&format!("  {}", self.paint(color, &format!("{sign}{}", l.text))));
+            }
+        }
+    }
+
+    async fn approve(&mut self, request: ApprovalRequest) {
+        let decision = match self.policy {
+            ApprovalPolicy::ApproveAll => Decision::Approve,
+            ApprovalPolicy::DeclineAll => Decision::Decline {
+                reason: Some("no one could approve (stdin is not a terminal); rerun with --yes to approve".into()),
+            },
+            ApprovalPolicy::AskOnTerminal => {
+                let prompt = format!("{}? [y/N] ", request.action.prompt());
+                self.end_text();
+                {
+                    let mut err = std::io::stderr().lock();
+                    let _ = write!(err, "{prompt}");
+                    let _ = err.flush();
+                }
+                let mut reply = request.reply;
+                let read = tokio::task::spawn_blocking(|| {
+                    let mut line = String::new();
+                    std::io::stdin().lock().read_line(&mut line).map(|_| line)
+                });
+                let decision = tokio::select! {
+                    line = read => match line {
+                        Ok(Ok(l)) if matches!(l.trim(), "y" | "Y" | "yes") => Decision::Approve,
+                        _ => Decision::Decline { reason: None },
+                    },
+                    // The task was interrupted while waiting.
+                    _ = reply.closed() => return,
+                };
+                let _ = reply.send(decision);
+                return;
+            }
+        };
+        let _ = request.reply.send(decision);
+    }
+}
+
+fn json_line(event: &AgentEvent) -> String {
+    serde_json::to_string(event).unwrap_or_else(|e| format!("{{\"event\":\"error\",\"message\":\"unserializable event: {e}\"}}"))
+}

@@ -1,0 +1,19 @@
+//! stepwise: a coding agent for the terminal. A model proposes one action per
+//! step; the program holds every permission, shows the diff, and acts only on
+//! the user's approval.
+//!
+//! - [`agent`]: the step loop, model protocols, events and approvals (no UI).
+//! - [`llm`]: OpenAI-compatible client with SSE streaming.
+//! - [`tools`]: workspace confinement, file tools, the test runner.
+//! - [`diff`]: line diffs of proposed edits.
+//! - [`config`] and [`cli`]: configuration from flags, environment and `.env`.
+//! - [`headless`]: `stepwise exec`; [`tui`]: the full-screen app.
+
+pub mod agent;
+pub mod cli;
+pub mod config;
+pub mod diff;
+pub mod headless;
+pub mod llm;
+pub mod tools;
+pub mod tui;

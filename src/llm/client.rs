@@ -1,0 +1,178 @@
+//! HTTP client for OpenAI-compatible `/chat/completions`, streaming with SSE.
+
+use super::stream::{StreamAccumulator, parse_completion_body};
+use super::{ChatModel, ChatRequest, LlmError, ModelReply, TextSink};
+use crate::config::ApiKey;
+use eventsource_stream::Eventsource;
+use futures_util::StreamExt;
+use futures_util::future::BoxFuture;
+use serde_json::{Value, json};
+use std::time::Duration;
+
+/// A model behind an OpenAI-compatible HTTP endpoint.
+pub struct HttpModel {
+    http: reqwest::Client,
+    endpoint: String,
+    model: String,
+    api_key: Option<ApiKey>,
+}
+
+impl HttpModel {
+    pub fn new(base_url: &str, model: &str, api_key: Option<ApiKey>) -> Result<Self, LlmError> {
+        let http = reqwest::Client::builder()
+            .connect_timeout(Duration::from_secs(15))
+            .build()
+            .map_err(|e| LlmError::Connect {
+                url: base_url.to_string(),
+                detail: e.to_string(),
+            })?;
+        Ok(HttpModel {
+            http,
+            endpoint: format!("{}/chat/completions", base_url.trim_end_matches('/')),
+            model: model.to_string(),
+            api_key,
+        })
+    }
+
+    fn body(&self, request: &ChatRequest<'_>) -> Value {
+        let mut body = json!({
+            "model": self.model,
+            "messages": request.messages,
+            "stream": true,
+            "stream_options": {"include_usage": true},
+        });
+        if let Some(tools) = request.tools {
+            body["tools"] = tools.clone();
+        }
+        body
+    }
+
+    async fn run(
+        &self,
+        request: ChatRequest<'_>,
+        on_text: TextSink<'_>,
+    ) -> Result<ModelReply, LlmError> {
+        let mut builder = self.http.post(&self.endpoint).json(&self.body(&request));
+        if let Some(key) = &self.api_key {
+            builder = builder.bearer_auth(key.expose());
+        }
+        let response = builder.send().await.map_err(|e| LlmError::Connect {
+            url: self.endpoint.clone(),
+            detail: error_chain(&e),
+        })?;
+        let status = response.status();
+        if !status.is_success() {
+            let body = response.text().await.unwrap_or_default();
+            return Err(LlmError::Http {
+                status: status.as_u16(),
+                message: server_error_message(status.as_u16(), &body),
+            });
+        }
+        let is_sse = response
+            .headers()
+            .get(reqwest::header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|v| v.starts_with("text/event-stream"));
+        if !is_sse {
+            let body = response
+                .text()
+                .await
+                .map_err(|e| LlmError::Stream(error_chain(&e)))?;
+            let reply = parse_completion_body(&body)?;
+            if !reply.content.is_empty() {
+                on_text(&reply.content);
+            }
+            return Ok(reply);
+        }
+
+        let mut events = response.bytes_stream().eventsource();
+        let mut acc = StreamAccumulator::default();
+        let mut done = false;
+        while let Some(event) = events.next().await {
+            let event = event.map_err(|e| LlmError::Stream(e.to_string()))?;
+            let data = event.data.trim();
+            if data == "[DONE]" {
+                done = true;
+                break;
+            }
+            if data.is_empty() {
+                continue;
+            }
+            if let Some(text) = acc.push_data(data)? {
+                on_text(&text);
+            }
+        }
+        if !done && !acc.finished() {
+            return Err(LlmError::Stream(
+                "the stream ended before the reply was complete (no finish reason, no [DONE])"
+                    .into(),
+            ));
+        }
+        Ok(acc.into_reply())
+    }
+}
+
+impl ChatModel for HttpModel {
+    fn label(&self) -> String {
+        self.model.clone()
+    }
+
+    fn complete<'a>(
+        &'a self,
+        request: ChatRequest<'a>,
+        on_text: TextSink<'a>,
+    ) -> BoxFuture<'a, Result<ModelReply, LlmError>> {
+        Box::pin(self.run(request, on_text))
+    }
+}
+
+/// The server's own error text (`{"error":{"message":...}}` or the raw body), with a hint.
+fn server_error_message(status: u16, body: &str) -> String {
+    let parsed: Option<Value> = serde_json::from_str(body).ok();
+    let message = parsed
+        .as_ref()
+        .and_then(|v| {
+            v.pointer("/error/message")
+                .or_else(|| v.get("error"))
+                .or_else(|| v.get("message"))
+        })
+        .and_then(|m| m.as_str().map(str::to_string))
+        .unwrap_or_else(|| body.trim().chars().take(300).collect());
+    let hint = match status {
+        401 => " (check OPENAI_API_KEY)",
+        403 => " (the key may lack access to this model)",
+        404 => " (check --base-url and --model)",
+        429 => " (rate limited)",
+        _ => "",
+    };
+    if message.is_empty() {
+        format!("no error message{hint}")
+    } else {
+        format!("{message}{hint}")
+    }
+}
+
+/// `reqwest` hides the useful part (refused, DNS, TLS) in the source chain.
+fn error_chain(e: &dyn std::error::Error) -> String {
+    let mut text = e.to_string();
+    let mut source = e.source();
+    while let Some(s) = source {
+        text.push_str(": ");
+        text.push_str(&s.to_string());
+        source = s.source();
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn error_message_comes_from_the_openai_error_object() {
+        let m = server_error_message(401, r#"{"error":{"message":"Incorrect API key","type":"x"}}"#);
+        assert_eq!(m, "Incorrect API key (check OPENAI_API_KEY)");
+        assert_eq!(server_error_message(500, "  boom \n"), "boom");
+        assert_eq!(server_error_message(404, r#"{"error":"model not found"}"#), "model not found (check --base-url and --model)");
+    }
+}

@@ -1,0 +1,66 @@
+//! The model side: OpenAI chat-completions wire types, the `ChatModel` trait the
+//! agent talks to, and the HTTP/SSE client for any OpenAI-compatible server.
+
+mod client;
+mod stream;
+mod wire;
+
+pub use client::HttpModel;
+pub use stream::StreamAccumulator;
+pub use wire::{ChatMessage, FunctionCall, Role, ToolCallMsg};
+
+use futures_util::future::BoxFuture;
+use serde::Serialize;
+
+/// Token counts reported by the server for one request.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct TokenUsage {
+    pub prompt_tokens: u64,
+    pub completion_tokens: u64,
+}
+
+/// One complete model reply, assembled from a stream or a JSON body.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ModelReply {
+    pub content: String,
+    pub tool_calls: Vec<ToolCallMsg>,
+    pub finish_reason: Option<String>,
+    pub usage: Option<TokenUsage>,
+}
+
+/// What the agent sends for one model turn.
+#[derive(Debug, Clone, Copy)]
+pub struct ChatRequest<'a> {
+    pub messages: &'a [ChatMessage],
+    /// OpenAI `tools` array (native tool calling), or `None` for the JSON text protocol.
+    pub tools: Option<&'a serde_json::Value>,
+}
+
+/// Errors of a model request. Messages never contain the API key.
+#[derive(Debug, thiserror::Error)]
+pub enum LlmError {
+    #[error("cannot reach the model server at {url}: {detail}")]
+    Connect { url: String, detail: String },
+    #[error("the model server answered HTTP {status}: {message}")]
+    Http { status: u16, message: String },
+    #[error("the model stream broke: {0}")]
+    Stream(String),
+    #[error("the model server sent a reply that is not valid chat-completions JSON: {0}")]
+    Decode(String),
+}
+
+/// Receives text as it streams in (called once per content delta).
+pub type TextSink<'a> = &'a mut (dyn FnMut(&str) + Send);
+
+/// Anything that can play the model's side of a conversation.
+pub trait ChatModel: Send + Sync {
+    /// A short label for the header and logs (model name).
+    fn label(&self) -> String;
+
+    /// Run one chat-completions turn, reporting streamed text to `on_text`.
+    fn complete<'a>(
+        &'a self,
+        request: ChatRequest<'a>,
+        on_text: TextSink<'a>,
+    ) -> BoxFuture<'a, Result<ModelReply, LlmError>>;
+}

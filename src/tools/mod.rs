@@ -1,0 +1,333 @@
+//! The five tools the model may call: their JSON schemas, argument parsing
+//! into typed calls, and the uniform `{success, ...}` result shape. The tools
+//! themselves live in `files` and `test_runner`; confinement in `workspace`.
+
+pub mod files;
+pub mod test_runner;
+pub mod workspace;
+
+use serde::Serialize;
+use serde_json::{Map, Value, json};
+pub use test_runner::TestRunner;
+pub use workspace::{PathError, RelPath, Workspace};
+
+/// Tool names as the model sees them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ToolName {
+    ListFiles,
+    ReadFile,
+    WriteFile,
+    ReplaceText,
+    RunTests,
+}
+
+impl ToolName {
+    pub const ALL: [ToolName; 5] = [
+        ToolName::ListFiles,
+        ToolName::ReadFile,
+        ToolName::WriteFile,
+        ToolName::ReplaceText,
+        ToolName::RunTests,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ToolName::ListFiles => "list_files",
+            ToolName::ReadFile => "read_file",
+            ToolName::WriteFile => "write_file",
+            ToolName::ReplaceText => "replace_text",
+            ToolName::RunTests => "run_tests",
+        }
+    }
+
+    pub fn parse(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|t| t.as_str() == name.trim())
+    }
+
+    /// Writes and test runs wait for the user's approval; reads do not.
+    pub fn needs_approval(self) -> bool {
+        matches!(
+            self,
+            ToolName::WriteFile | ToolName::ReplaceText | ToolName::RunTests
+        )
+    }
+
+    fn description(self) -> &'static str {
+        match self {
+            ToolName::ListFiles => "List files under a folder of the workspace (relative paths, sorted; hidden, cache and .gitignored folders skipped; at most 200).",
+            ToolName::ReadFile => "Read a UTF-8 text file of the workspace (.py .json .toml .yaml .yml .md .txt .html .css .js .ts; at most 100000 bytes).",
+            ToolName::WriteFile => "Create a file or replace its whole content. Needs the user's approval. Read an existing file first.",
+            ToolName::ReplaceText => "Replace exactly one occurrence of `old` with `new` in a file. `old` must match the file exactly once; include surrounding lines to make it unique. Needs the user's approval.",
+            ToolName::RunTests => "Run the project's tests in the workspace root: `pytest` (python -m pytest -q) or `unittest` (python -m unittest discover -v). Needs the user's approval.",
+        }
+    }
+
+    fn parameters(self) -> Value {
+        let string = |d: &str| json!({"type": "string", "description": d});
+        let (props, required): (Value, &[&str]) = match self {
+            ToolName::ListFiles => (
+                json!({"path": string("Folder relative to the workspace root; default \".\"")}),
+                &[],
+            ),
+            ToolName::ReadFile => (json!({"path": string("File path relative to the workspace root")}), &["path"]),
+            ToolName::WriteFile => (
+                json!({"path": string("File path relative to the workspace root"), "content": string("The complete new content of the file")}),
+                &["path", "content"],
+            ),
+            ToolName::ReplaceText => (
+                json!({
+                    "path": string("File path relative to the workspace root"),
+                    "old": string("Exact text to replace; must occur exactly once"),
+                    "new": string("Replacement text"),
+                }),
+                &["path", "old", "new"],
+            ),
+            ToolName::RunTests => (
+                json!({"command": {"type": "string", "enum": ["pytest", "unittest"], "description": "Test runner; default \"pytest\""}}),
+                &[],
+            ),
+        };
+        json!({"type": "object", "properties": props, "required": required, "additionalProperties": false})
+    }
+}
+
+/// The OpenAI `tools` array describing all five tools.
+pub fn tool_schemas() -> Value {
+    Value::Array(
+        ToolName::ALL
+            .into_iter()
+            .map(|t| {
+                json!({
+                    "type": "function",
+                    "function": {"name": t.as_str(), "description": t.description(), "parameters": t.parameters()}
+                })
+            })
+            .collect(),
+    )
+}
+
+/// A tool call with validated arguments.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ToolCall {
+    ListFiles { path: String },
+    ReadFile { path: String },
+    WriteFile { path: String, content: String },
+    ReplaceText { path: String, old: String, new: String },
+    RunTests { runner: TestRunner },
+}
+
+/// Largest accepted arguments text of one call.
+pub const MAX_ARGUMENTS_BYTES: usize = 1_000_000;
+
+impl ToolCall {
+    /// Validate a call by name and raw JSON arguments. Errors are written for the model.
+    pub fn parse(name: &str, arguments: &str) -> Result<ToolCall, String> {
+        let tool = ToolName::parse(name).ok_or_else(|| {
+            format!(
+                "unknown tool {name:?}; the tools are: {}",
+                ToolName::ALL.map(ToolName::as_str).join(", ")
+            )
+        })?;
+        if arguments.len() > MAX_ARGUMENTS_BYTES {
+            return Err(format!(
+                "the arguments are {} bytes, over the {MAX_ARGUMENTS_BYTES}-byte limit",
+                arguments.len()
+            ));
+        }
+        let trimmed = arguments.trim();
+        let value: Value = if trimmed.is_empty() {
+            Value::Object(Map::new())
+        } else {
+            serde_json::from_str(trimmed)
+                .map_err(|e| format!("the arguments of {name} are not valid JSON ({e}); send one JSON object"))?
+        };
+        let Value::Object(args) = value else {
+            return Err(format!("the arguments of {name} must be a JSON object"));
+        };
+        let get = |key: &str, required: bool| -> Result<Option<String>, String> {
+            match args.get(key) {
+                None | Some(Value::Null) if required => {
+                    Err(format!("{name} needs the string argument `{key}`"))
+                }
+                None | Some(Value::Null) => Ok(None),
+                Some(Value::String(s)) => Ok(Some(s.clone())),
+                Some(other) => Err(format!(
+                    "argument `{key}` of {name} must be a string, not {}",
+                    json_type(other)
+                )),
+            }
+        };
+        let req = |key: &str| get(key, true).map(Option::unwrap_or_default);
+        Ok(match tool {
+            ToolName::ListFiles => ToolCall::ListFiles {
+                path: get("path", false)?.unwrap_or_else(|| ".".into()),
+            },
+            ToolName::ReadFile => ToolCall::ReadFile { path: req("path")? },
+            ToolName::WriteFile => ToolCall::WriteFile {
+                path: req("path")?,
+                content: req("content")?,
+            },
+            ToolName::ReplaceText => ToolCall::ReplaceText {
+                path: req("path")?,
+                old: req("old")?,
+                new: req("new")?,
+            },
+            ToolName::RunTests => {
+                let command = get("command", false)?.unwrap_or_else(|| "pytest".into());
+                ToolCall::RunTests {
+                    runner: TestRunner::parse(&command)?,
+                }
+            }
+        })
+    }
+
+    pub fn name(&self) -> ToolName {
+        match self {
+            ToolCall::ListFiles { .. } => ToolName::ListFiles,
+            ToolCall::ReadFile { .. } => ToolName::ReadFile,
+            ToolCall::WriteFile { .. } => ToolName::WriteFile,
+            ToolCall::ReplaceText { .. } => ToolName::ReplaceText,
+            ToolCall::RunTests { .. } => ToolName::RunTests,
+        }
+    }
+
+    /// The key argument for one-line displays: the path or the runner.
+    pub fn target(&self) -> String {
+        match self {
+            ToolCall::ListFiles { path }
+            | ToolCall::ReadFile { path }
+            | ToolCall::WriteFile { path, .. }
+            | ToolCall::ReplaceText { path, .. } => path.clone(),
+            ToolCall::RunTests { runner } => runner.as_str().to_string(),
+        }
+    }
+}
+
+fn json_type(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// The result of one tool call: the JSON object sent to the model and a one-line summary.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ToolOutput {
+    pub success: bool,
+    /// One line for displays, e.g. `2 files`, `+4 −0`, `4 passed`, `exit 1`.
+    pub summary: String,
+    /// `{"success": true, ...payload}` or `{"success": false, "error": ...}`.
+    pub body: Value,
+}
+
+impl ToolOutput {
+    pub fn ok(summary: impl Into<String>, payload: Value) -> Self {
+        let mut body = json!({"success": true});
+        if let (Value::Object(b), Value::Object(p)) = (&mut body, payload) {
+            b.extend(p);
+        }
+        ToolOutput {
+            success: true,
+            summary: summary.into(),
+            body,
+        }
+    }
+
+    pub fn error(message: impl Into<String>) -> Self {
+        let message = message.into();
+        ToolOutput {
+            success: false,
+            summary: first_line(&message),
+            body: json!({"success": false, "error": message}),
+        }
+    }
+
+    /// A failed call that still carries a payload (e.g. a failing test run).
+    pub fn failed(summary: impl Into<String>, error: impl Into<String>, payload: Value) -> Self {
+        let mut out = Self::ok(summary, payload);
+        out.success = false;
+        out.body["success"] = Value::Bool(false);
+        out.body["error"] = Value::String(error.into());
+        out
+    }
+
+    /// The text sent back to the model.
+    pub fn to_model_text(&self) -> String {
+        self.body.to_string()
+    }
+}
+
+fn first_line(s: &str) -> String {
+    let line = s.lines().next().unwrap_or("");
+    let mut out: String = line.chars().take(80).collect();
+    if line.chars().count() > 80 {
+        out.push('…');
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_each_tool_with_defaults() {
+        assert_eq!(
+            ToolCall::parse("list_files", "").unwrap(),
+            ToolCall::ListFiles { path: ".".into() }
+        );
+        assert_eq!(
+            ToolCall::parse("run_tests", "{}").unwrap(),
+            ToolCall::RunTests { runner: TestRunner::Pytest }
+        );
+        assert_eq!(
+            ToolCall::parse("replace_text", r#"{"path":"a.py","old":"x","new":""}"#).unwrap(),
+            ToolCall::ReplaceText { path: "a.py".into(), old: "x".into(), new: "".into() }
+        );
+    }
+
+    #[test]
+    fn bad_calls_get_errors_that_say_what_to_do() {
+        let unknown = ToolCall::parse("delete_file", "{}").unwrap_err();
+        assert!(unknown.contains("unknown tool") && unknown.contains("read_file"), "{unknown}");
+        let bad_json = ToolCall::parse("read_file", "{\"path\":").unwrap_err();
+        assert!(bad_json.contains("not valid JSON"), "{bad_json}");
+        let wrong_type = ToolCall::parse("read_file", r#"{"path": 3}"#).unwrap_err();
+        assert!(wrong_type.contains("must be a string, not a number"), "{wrong_type}");
+        let missing = ToolCall::parse("write_file", r#"{"path": "a.py"}"#).unwrap_err();
+        assert!(missing.contains("`content`"), "{missing}");
+        let not_object = ToolCall::parse("read_file", "[1]").unwrap_err();
+        assert!(not_object.contains("JSON object"), "{not_object}");
+        let runner = ToolCall::parse("run_tests", r#"{"command":"rm -rf /"}"#).unwrap_err();
+        assert!(runner.contains("pytest") && runner.contains("unittest"), "{runner}");
+        let huge = format!(r#"{{"path":"a.py","content":"{}"}}"#, "x".repeat(MAX_ARGUMENTS_BYTES));
+        assert!(ToolCall::parse("write_file", &huge).unwrap_err().contains("limit"));
+    }
+
+    #[test]
+    fn schemas_name_all_five_tools_with_their_arguments() {
+        let schemas = tool_schemas();
+        let names: Vec<_> = schemas
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["function"]["name"].as_str().unwrap().to_string())
+            .collect();
+        assert_eq!(names, ["list_files", "read_file", "write_file", "replace_text", "run_tests"]);
+        assert_eq!(schemas[3]["function"]["parameters"]["required"], json!(["path", "old", "new"]));
+    }
+
+    #[test]
+    fn output_bodies_have_the_success_flag() {
+        let ok = ToolOutput::ok("2 files", json!({"files": ["a", "b"]}));
+        assert_eq!(ok.body, json!({"success": true, "files": ["a", "b"]}));
+        let err = ToolOutput::error("nope\nmore");
+        assert_eq!(err.body, json!({"success": false, "error": "nope\nmore"}));
+        assert_eq!(err.summary, "nope");
+    }
+}

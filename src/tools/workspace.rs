@@ -1,0 +1,203 @@
+//! Confinement: every file operation goes through a capability handle on the
+//! workspace root (`cap-std`, `openat2(RESOLVE_BENEATH)` on Linux), so `..`,
+//! absolute paths and symlinks that lead outside are refused by the kernel, for
+//! existing and not-yet-existing targets alike. A lexical pre-check in front of
+//! it gives the model clearer errors.
+
+use cap_std::ambient_authority;
+use cap_std::fs::{Dir, Permissions};
+use std::io::{self, Read, Write};
+use std::path::{Component, Path, PathBuf};
+
+/// A path inside the workspace, normalized (no `.`/`..`, no leading `/`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RelPath(PathBuf);
+
+impl RelPath {
+    /// The empty path stands for the workspace root.
+    pub fn is_root(&self) -> bool {
+        self.0.as_os_str().is_empty()
+    }
+
+    pub fn as_path(&self) -> &Path {
+        if self.is_root() {
+            Path::new(".")
+        } else {
+            &self.0
+        }
+    }
+
+    /// The display form sent to the model: `/`-separated, `.` for the root.
+    pub fn display(&self) -> String {
+        if self.is_root() {
+            ".".into()
+        } else {
+            self.0.to_string_lossy().into_owned()
+        }
+    }
+
+    pub fn file_name(&self) -> Option<&str> {
+        self.0.file_name().and_then(|n| n.to_str())
+    }
+}
+
+/// Why a path or file operation was refused. The text is written for the model.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct PathError(pub String);
+
+/// The workspace folder, opened once as a capability.
+pub struct Workspace {
+    root: PathBuf,
+    dir: Dir,
+}
+
+impl Workspace {
+    pub fn open(root: &Path) -> io::Result<Self> {
+        let root = root.canonicalize()?;
+        let dir = Dir::open_ambient_dir(&root, ambient_authority())?;
+        Ok(Workspace { root, dir })
+    }
+
+    /// The canonical absolute root.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// Lexical check and normalization of a path given by the model.
+    pub fn check(path: &str) -> Result<RelPath, PathError> {
+        if path.contains('\0') {
+            return Err(PathError("the path contains a NUL byte".into()));
+        }
+        let trimmed = path.trim();
+        if trimmed.is_empty() {
+            return Err(PathError(
+                "the path is empty; give a path relative to the workspace root, e.g. \"calculator.py\"".into(),
+            ));
+        }
+        let mut out = PathBuf::new();
+        for component in Path::new(trimmed).components() {
+            match component {
+                Component::Normal(part) => out.push(part),
+                Component::CurDir => {}
+                Component::ParentDir => {
+                    if !out.pop() {
+                        return Err(PathError(format!(
+                            "{trimmed:?} leads outside the workspace; use a path relative to the workspace root"
+                        )));
+                    }
+                }
+                Component::RootDir | Component::Prefix(_) => {
+                    return Err(PathError(format!(
+                        "{trimmed:?} is absolute; use a path relative to the workspace root"
+                    )));
+                }
+            }
+        }
+        Ok(RelPath(out))
+    }
+
+    /// Metadata of an existing entry, following symlinks only inside the root.
+    pub fn metadata(&self, rel: &RelPath) -> Result<Option<cap_std::fs::Metadata>, PathError> {
+        match self.dir.metadata(rel.as_path()) {
+            Ok(m) => Ok(Some(m)),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(io_error(rel, e)),
+        }
+    }
+
+    /// Read at most `limit` bytes; `Ok(None)` when the file does not exist.
+    pub fn read_bytes(&self, rel: &RelPath, limit: u64) -> Result<Option<Vec<u8>>, PathError> {
+        let file = match self.dir.open(rel.as_path()) {
+            Ok(f) => f,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(io_error(rel, e)),
+        };
+        let meta = file.metadata().map_err(|e| io_error(rel, e))?;
+        if meta.is_dir() {
+            return Err(PathError(format!(
+                "{} is a folder, not a file; use list_files to see what it holds",
+                rel.display()
+            )));
+        }
+        if meta.len() > limit {
+            return Err(PathError(format!(
+                "{} is {} bytes, over the {limit}-byte limit",
+                rel.display(),
+                meta.len()
+            )));
+        }
+        let mut bytes = Vec::with_capacity(meta.len() as usize);
+        file.take(limit + 1)
+            .read_to_end(&mut bytes)
+            .map_err(|e| io_error(rel, e))?;
+        Ok(Some(bytes))
+    }
+
+    /// Replace (or create) a file atomically: a temporary file in the same folder,
+    /// fsynced, renamed over the target, then the folder fsynced. Parent folders
+    /// are created. The original's permissions are kept.
+    pub fn write_atomic(&self, rel: &RelPath, bytes: &[u8]) -> Result<(), PathError> {
+        let name = rel
+            .file_name()
+            .ok_or_else(|| PathError(format!("{} is not a file path", rel.display())))?;
+        let parent_rel = rel.0.parent().filter(|p| !p.as_os_str().is_empty());
+        let parent = match parent_rel {
+            Some(p) => {
+                self.dir.create_dir_all(p).map_err(|e| io_error(rel, e))?;
+                self.dir.open_dir(p).map_err(|e| io_error(rel, e))?
+            }
+            None => self.dir.try_clone().map_err(|e| io_error(rel, e))?,
+        };
+        let permissions = match parent.symlink_metadata(name) {
+            Ok(m) if m.is_dir() => {
+                return Err(PathError(format!("{} is a folder", rel.display())));
+            }
+            Ok(m) if m.is_file() => m.permissions(),
+            // A symlink target is replaced by a regular file at the link's place
+            // only after the link itself was checked to stay inside.
+            Ok(_) => parent.metadata(name).map_err(|e| io_error(rel, e))?.permissions(),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => default_permissions(),
+            Err(e) => return Err(io_error(rel, e)),
+        };
+        let mut temp = cap_tempfile::TempFile::new(&parent).map_err(|e| io_error(rel, e))?;
+        temp.write_all(bytes).map_err(|e| io_error(rel, e))?;
+        temp.as_file()
+            .set_permissions(permissions)
+            .map_err(|e| io_error(rel, e))?;
+        temp.as_file().sync_all().map_err(|e| io_error(rel, e))?;
+        temp.replace(name).map_err(|e| io_error(rel, e))?;
+        // Make the rename durable; a folder that cannot be synced is not an error worth failing for.
+        if let Ok(d) = parent.open(".") {
+            let _ = d.sync_all();
+        }
+        Ok(())
+    }
+}
+
+fn default_permissions() -> Permissions {
+    use cap_std::fs::PermissionsExt;
+    Permissions::from_mode(0o644)
+}
+
+/// Turn an OS error into a message that names the path and says what to do.
+pub fn io_error(rel: &RelPath, e: io::Error) -> PathError {
+    let path = rel.display();
+    let escaped = e.kind() == io::ErrorKind::PermissionDenied
+        && e.to_string().contains("outside")
+        || e.raw_os_error() == Some(rustix::io::Errno::XDEV.raw_os_error()); // RESOLVE_BENEATH
+    if escaped {
+        return PathError(format!(
+            "{path} leads outside the workspace (through a symlink); refused"
+        ));
+    }
+    match e.kind() {
+        io::ErrorKind::NotFound => PathError(format!(
+            "{path} does not exist; use list_files to see what exists"
+        )),
+        io::ErrorKind::NotADirectory => PathError(format!(
+            "a parent of {path} is a file, not a folder"
+        )),
+        _ => PathError(format!("{path}: {e}")),
+    }
+}
