@@ -62,6 +62,8 @@ pub async fn run(config: Config, args: ExecArgs) -> i32 {
         color: !args.json && std::io::stdout().is_terminal(),
         policy,
         in_text: false,
+        max_steps: config.max_steps,
+        last_message: String::new(),
     };
     let cancel = CancellationToken::new();
     let interrupt = cancel.clone();
@@ -91,6 +93,9 @@ struct Printer {
     policy: ApprovalPolicy,
     /// Streamed assistant text is open on the current line.
     in_text: bool,
+    max_steps: u32,
+    /// The last complete assistant text, already shown as it streamed.
+    last_message: String,
 }
 
 const GREEN: &str = "\x1b[32m";
@@ -139,9 +144,11 @@ impl Printer {
 
     fn human(&mut self, event: AgentEvent) {
         match event {
-            AgentEvent::TaskStarted { task, .. } => {
+            AgentEvent::TaskStarted { task, max_steps } => {
+                self.max_steps = max_steps;
                 self.line(&format!("{} {task}", self.paint(BOLD, "Task:")))
             }
+            AgentEvent::AssistantMessage { text } => self.last_message = text,
             AgentEvent::AssistantDelta { text } => {
                 let mut out = std::io::stdout().lock();
                 let _ = write!(out, "{text}");
@@ -155,14 +162,14 @@ impl Printer {
                 diff,
                 ..
             } => {
-                self.line(&self.paint(BOLD, &format!("[Step {step}] {tool} {target}")));
+                let max = self.max_steps;
+                self.line(&self.paint(BOLD, &format!("[Step {step}/{max}] {tool} {target}")));
                 if let Some(diff) = diff {
                     self.print_diff(&diff);
                 }
             }
             AgentEvent::StepStarted { .. }
             | AgentEvent::ModelRequest { .. }
-            | AgentEvent::AssistantMessage { .. }
             | AgentEvent::Usage(_)
             | AgentEvent::ToolRunning { .. }
             | AgentEvent::ApprovalRequested(_) => {}
@@ -198,8 +205,13 @@ impl Printer {
                 self.line(&format!("  {} {reason}", self.paint(RED, "gate:")))
             }
             AgentEvent::FinalAnswer { text } => {
-                self.line(&self.paint(BOLD, "Final answer:"));
-                self.line(&text);
+                // The answer usually streamed in already; don't print it twice.
+                if text.trim() == self.last_message.trim() {
+                    self.line(&self.paint(GREEN, "✓ Final answer accepted."));
+                } else {
+                    self.line(&self.paint(BOLD, "Final answer:"));
+                    self.line(&text);
+                }
             }
             AgentEvent::Error { message } => {
                 self.line(&format!("{} {message}", self.paint(RED, "error:")))

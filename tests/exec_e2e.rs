@@ -1,0 +1,197 @@
+//! `stepwise exec` end to end: the real binary against the mock model server
+//! on a temp copy of the sample workspace.
+
+mod common;
+
+use common::*;
+use serde_json::Value;
+use std::process::{Command, Output};
+
+async fn run_exec(args: &[&str], base_url: &str, workspace: &std::path::Path) -> Output {
+    let mut cmd = Command::new(stepwise_bin());
+    hermetic_env(&mut cmd)
+        .arg("exec")
+        .args(["--base-url", base_url])
+        .arg("--workspace")
+        .arg(workspace)
+        .args(args);
+    tokio::task::spawn_blocking(move || cmd.output().expect("run stepwise"))
+        .await
+        .expect("join")
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn python_tests_pass(dir: &std::path::Path, runner: &[&str]) -> bool {
+    Command::new("python3")
+        .args(runner)
+        .current_dir(dir)
+        .env("PYTHONDONTWRITEBYTECODE", "1")
+        .output()
+        .map(|o| o.status.success())
+        .unwrap_or(false)
+}
+
+async fn seed_scenario(runner: &str) {
+    let model = MockModel::start(seed_script(runner)).await;
+    let ws = copy_workspace();
+    let out = run_exec(&["--yes", "Add divide(a, b) with tests"], &model.base_url(), ws.path()).await;
+    assert_eq!(out.status.code(), Some(0), "stdout:\n{}\nstderr:\n{}", stdout(&out), stderr(&out));
+
+    let calc = std::fs::read_to_string(ws.path().join("calculator.py")).unwrap();
+    assert!(calc.contains("def divide(a, b):") && calc.contains("raise ValueError"), "{calc}");
+    let tests = std::fs::read_to_string(ws.path().join("test_calculator.py")).unwrap();
+    assert!(tests.contains("from calculator import add, divide, subtract"), "{tests}");
+    assert!(tests.contains("def test_divide_by_zero_raises"), "{tests}");
+    assert!(python_tests_pass(ws.path(), &["-m", "unittest", "discover"]));
+
+    // Every tool result went back to the model: request k carries k tool messages.
+    let requests = model.requests().await;
+    assert_eq!(requests.len(), 8);
+    for (k, request) in requests.iter().enumerate() {
+        assert_eq!(tool_messages(request).len(), k, "request {k}");
+        assert_eq!(request["stream"], Value::Bool(true));
+        assert!(request["tools"].as_array().is_some_and(|t| t.len() == 5));
+    }
+    let last = &requests[7];
+    let results: Vec<Value> = tool_messages(last)
+        .iter()
+        .map(|m| serde_json::from_str(m["content"].as_str().unwrap()).unwrap())
+        .collect();
+    assert!(results.iter().all(|r| r["success"] == true), "{results:?}");
+    assert_eq!(results[0]["files"], serde_json::json!(["calculator.py", "test_calculator.py"]));
+    assert!(results[1]["content"].as_str().unwrap().contains("def add(a, b):"));
+    assert_eq!(results[6]["returncode"], 0);
+    // Each tool message answers the id of the call it belongs to.
+    let assistant_ids: Vec<String> = last["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|m| m["tool_calls"][0]["id"].as_str().map(String::from))
+        .collect();
+    let answered: Vec<String> = tool_messages(last)
+        .iter()
+        .map(|m| m["tool_call_id"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(assistant_ids, answered);
+
+    let text = stdout(&out);
+    assert!(text.contains("[Step 4/20] replace_text calculator.py"), "{text}");
+    assert!(text.contains("+def divide(a, b):"), "diff shown:\n{text}");
+    assert!(text.contains("Final answer accepted"), "{text}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn seed_task_with_unittest_changes_files_and_exits_zero() {
+    seed_scenario("unittest").await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn seed_task_with_pytest() {
+    if !pytest_available() {
+        eprintln!("SKIPPED: pytest is not installed (python3 -m pip install pytest)");
+        return;
+    }
+    seed_scenario("pytest").await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn without_yes_and_without_a_terminal_writes_are_declined() {
+    let model = MockModel::start(vec![
+        tool_call("write_file", serde_json::json!({"path": "calculator.py", "content": "gone\n"})),
+        text("I could not write the file."),
+    ])
+    .await;
+    let ws = copy_workspace();
+    let before = std::fs::read(ws.path().join("calculator.py")).unwrap();
+    let out = run_exec(&["overwrite it"], &model.base_url(), ws.path()).await;
+    assert_eq!(std::fs::read(ws.path().join("calculator.py")).unwrap(), before);
+    // A task that changed nothing may finish without tests.
+    assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
+    let requests = model.requests().await;
+    let result = tool_messages(&requests[1])[0]["content"].as_str().unwrap().to_string();
+    assert!(result.contains("declined") && result.contains("--yes"), "{result}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn json_output_is_one_event_per_line() {
+    let model = MockModel::start(vec![
+        tool_call("list_files", serde_json::json!({})),
+        text("Two files."),
+    ])
+    .await;
+    let ws = copy_workspace();
+    let out = run_exec(&["--json", "list"], &model.base_url(), ws.path()).await;
+    assert_eq!(out.status.code(), Some(0));
+    let events: Vec<Value> = stdout(&out)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect();
+    let kinds: Vec<&str> = events.iter().filter_map(|e| e["event"].as_str()).collect();
+    assert_eq!(kinds.first(), Some(&"task_started"));
+    assert!(kinds.contains(&"tool_finished") && kinds.contains(&"final_answer"), "{kinds:?}");
+    let finished = events.last().unwrap();
+    assert_eq!(finished["event"], "task_finished");
+    assert_eq!(finished["reason"]["reason"], "answered");
+}
+
+#[test]
+fn missing_key_for_a_remote_server_is_exit_2_with_a_clear_line() {
+    let ws = copy_workspace();
+    let mut cmd = Command::new(stepwise_bin());
+    let out = hermetic_env(&mut cmd)
+        .current_dir(ws.path())
+        .args(["exec", "--base-url", "https://api.example.invalid/v1", "--workspace", "."])
+        .arg("task")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr(&out);
+    assert!(err.contains("OPENAI_API_KEY") && err.contains(".env"), "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+}
+
+#[test]
+fn key_from_dot_env_is_used_and_never_printed() {
+    // A .env in the current directory supplies the key; the remote URL then passes
+    // validation, and the run fails only at connecting (nothing listens on port 9).
+    let ws = copy_workspace();
+    std::fs::write(ws.path().join(".env"), "OPENAI_API_KEY=sk-test-dotenv-secret\n").unwrap();
+    let mut cmd = Command::new(stepwise_bin());
+    let out = hermetic_env(&mut cmd)
+        .current_dir(ws.path())
+        .args(["exec", "--base-url", "http://127.0.0.2:9/v1", "--workspace", ".", "task"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let all = format!("{}{}", stdout(&out), stderr(&out));
+    assert!(all.contains("cannot reach the model server"), "{all}");
+    assert!(!all.contains("sk-test-dotenv-secret"), "{all}");
+}
+
+#[test]
+fn missing_workspace_is_a_usage_error() {
+    let mut cmd = Command::new(stepwise_bin());
+    let out = hermetic_env(&mut cmd)
+        .args(["exec", "--base-url", "http://127.0.0.1:9/v1", "--workspace", "/nonexistent/ws", "t"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("/nonexistent/ws"));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn http_errors_end_the_task_with_the_server_message() {
+    let model = MockModel::start(vec![error(401, "Incorrect API key provided")]).await;
+    let ws = copy_workspace();
+    let out = run_exec(&["--yes", "t"], &model.base_url(), ws.path()).await;
+    assert_eq!(out.status.code(), Some(1));
+    let text = stdout(&out);
+    assert!(text.contains("HTTP 401") && text.contains("Incorrect API key"), "{text}");
+}
