@@ -91,11 +91,27 @@ mod tests {
     #[test]
     fn flags_work_before_and_after_the_subcommand() {
         let before = Cli::try_parse_from([
-            "stepwise", "--workspace", "/tmp/w", "--max-steps", "5", "exec", "--yes", "do", "it",
+            "stepwise",
+            "--workspace",
+            "/tmp/w",
+            "--max-steps",
+            "5",
+            "exec",
+            "--yes",
+            "do",
+            "it",
         ])
         .unwrap();
         let after = Cli::try_parse_from([
-            "stepwise", "exec", "--workspace", "/tmp/w", "--max-steps", "5", "--yes", "do", "it",
+            "stepwise",
+            "exec",
+            "--workspace",
+            "/tmp/w",
+            "--max-steps",
+            "5",
+            "--yes",
+            "do",
+            "it",
         ])
         .unwrap();
         for cli in [before, after] {
@@ -118,6 +134,9 @@ mod tests {
         assert!(cli.command.is_none());
         assert!(Cli::try_parse_from(["stepwise", "--protocol", "xml"]).is_err());
         assert!(Cli::try_parse_from(["stepwise", "--max-steps", "0"]).is_err());
-        assert!(Cli::try_parse_from(["stepwise", "exec"]).is_err(), "a task is required");
+        assert!(
+            Cli::try_parse_from(["stepwise", "exec"]).is_err(),
+            "a task is required"
+        );
     }
 }

@@ -128,7 +128,10 @@ mod tests {
             config(DEFAULT_BASE_URL, None).validate(),
             Err(ConfigError::MissingKey)
         );
-        assert_eq!(config(DEFAULT_BASE_URL, Some("  ")).validate(), Err(ConfigError::MissingKey));
+        assert_eq!(
+            config(DEFAULT_BASE_URL, Some("  ")).validate(),
+            Err(ConfigError::MissingKey)
+        );
         assert_eq!(config(DEFAULT_BASE_URL, Some("sk-x")).validate(), Ok(()));
         assert!(matches!(
             config("ftp://x", Some("k")).validate(),
@@ -147,6 +150,9 @@ mod tests {
     #[test]
     fn missing_key_message_names_the_variable_and_env_file() {
         let msg = ConfigError::MissingKey.to_string();
-        assert!(msg.contains("OPENAI_API_KEY") && msg.contains(".env"), "{msg}");
+        assert!(
+            msg.contains("OPENAI_API_KEY") && msg.contains(".env"),
+            "{msg}"
+        );
     }
 }

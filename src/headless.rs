@@ -3,8 +3,8 @@
 //! when no one can answer.
 
 use crate::agent::{
-    AgentEvent, ApprovalRequest, CallStatus, Decision, EventReceiver,
-    FinishReason, LoopSettings, Session,
+    AgentEvent, ApprovalRequest, CallStatus, Decision, EventReceiver, FinishReason, LoopSettings,
+    Session,
 };
 use crate::cli::ExecArgs;
 use crate::config::Config;
@@ -38,7 +38,10 @@ pub async fn run(config: Config, args: ExecArgs) -> i32 {
     let workspace = match Workspace::open(&config.workspace) {
         Ok(w) => w,
         Err(e) => {
-            eprintln!("stepwise: cannot open workspace {}: {e}", config.workspace.display());
+            eprintln!(
+                "stepwise: cannot open workspace {}: {e}",
+                config.workspace.display()
+            );
             return EXIT_USAGE;
         }
     };
@@ -219,7 +222,9 @@ impl Printer {
             AgentEvent::TaskFinished { reason, steps } => {
                 let text = match reason {
                     FinishReason::Answered => format!("Done in {steps} steps."),
-                    FinishReason::BudgetExhausted => format!("Stopped: step budget used ({steps} steps)."),
+                    FinishReason::BudgetExhausted => {
+                        format!("Stopped: step budget used ({steps} steps).")
+                    }
                     FinishReason::Cancelled => format!("Interrupted after {steps} steps."),
                     FinishReason::Error(_) => format!("Stopped by an error after {steps} steps."),
                 };
@@ -238,7 +243,10 @@ impl Printer {
                     LineKind::Added => ('+', GREEN),
                     LineKind::Removed => ('-', RED),
                 };
-                self.line(&format!("  {}", self.paint(color, &format!("{sign}{}", l.text))));
+                self.line(&format!(
+                    "  {}",
+                    self.paint(color, &format!("{sign}{}", l.text))
+                ));
             }
         }
     }
@@ -247,7 +255,10 @@ impl Printer {
         let decision = match self.policy {
             ApprovalPolicy::ApproveAll => Decision::Approve,
             ApprovalPolicy::DeclineAll => Decision::Decline {
-                reason: Some("no one could approve (stdin is not a terminal); rerun with --yes to approve".into()),
+                reason: Some(
+                    "no one could approve (stdin is not a terminal); rerun with --yes to approve"
+                        .into(),
+                ),
             },
             ApprovalPolicy::AskOnTerminal => {
                 let prompt = format!("{}? [y/N] ", request.action.prompt());
@@ -279,5 +290,7 @@ impl Printer {
 }
 
 fn json_line(event: &AgentEvent) -> String {
-    serde_json::to_string(event).unwrap_or_else(|e| format!("{{\"event\":\"error\",\"message\":\"unserializable event: {e}\"}}"))
+    serde_json::to_string(event).unwrap_or_else(|e| {
+        format!("{{\"event\":\"error\",\"message\":\"unserializable event: {e}\"}}")
+    })
 }

@@ -41,15 +41,35 @@ fn python_tests_pass(dir: &std::path::Path, runner: &[&str]) -> bool {
 async fn seed_scenario(runner: &str) {
     let model = MockModel::start(seed_script(runner)).await;
     let ws = copy_workspace();
-    let out = run_exec(&["--yes", "Add divide(a, b) with tests"], &model.base_url(), ws.path()).await;
-    assert_eq!(out.status.code(), Some(0), "stdout:\n{}\nstderr:\n{}", stdout(&out), stderr(&out));
+    let out = run_exec(
+        &["--yes", "Add divide(a, b) with tests"],
+        &model.base_url(),
+        ws.path(),
+    )
+    .await;
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "stdout:\n{}\nstderr:\n{}",
+        stdout(&out),
+        stderr(&out)
+    );
 
     let calc = std::fs::read_to_string(ws.path().join("calculator.py")).unwrap();
-    assert!(calc.contains("def divide(a, b):") && calc.contains("raise ValueError"), "{calc}");
+    assert!(
+        calc.contains("def divide(a, b):") && calc.contains("raise ValueError"),
+        "{calc}"
+    );
     let tests = std::fs::read_to_string(ws.path().join("test_calculator.py")).unwrap();
-    assert!(tests.contains("from calculator import add, divide, subtract"), "{tests}");
+    assert!(
+        tests.contains("from calculator import add, divide, subtract"),
+        "{tests}"
+    );
     assert!(tests.contains("def test_divide_by_zero_raises"), "{tests}");
-    assert!(python_tests_pass(ws.path(), &["-m", "unittest", "discover"]));
+    assert!(python_tests_pass(
+        ws.path(),
+        &["-m", "unittest", "discover"]
+    ));
 
     // Every tool result went back to the model: request k carries k tool messages.
     let requests = model.requests().await;
@@ -65,8 +85,16 @@ async fn seed_scenario(runner: &str) {
         .map(|m| serde_json::from_str(m["content"].as_str().unwrap()).unwrap())
         .collect();
     assert!(results.iter().all(|r| r["success"] == true), "{results:?}");
-    assert_eq!(results[0]["files"], serde_json::json!(["calculator.py", "test_calculator.py"]));
-    assert!(results[1]["content"].as_str().unwrap().contains("def add(a, b):"));
+    assert_eq!(
+        results[0]["files"],
+        serde_json::json!(["calculator.py", "test_calculator.py"])
+    );
+    assert!(
+        results[1]["content"]
+            .as_str()
+            .unwrap()
+            .contains("def add(a, b):")
+    );
     assert_eq!(results[6]["returncode"], 0);
     // Each tool message answers the id of the call it belongs to.
     let assistant_ids: Vec<String> = last["messages"]
@@ -82,7 +110,10 @@ async fn seed_scenario(runner: &str) {
     assert_eq!(assistant_ids, answered);
 
     let text = stdout(&out);
-    assert!(text.contains("[Step 4/20] replace_text calculator.py"), "{text}");
+    assert!(
+        text.contains("[Step 4/20] replace_text calculator.py"),
+        "{text}"
+    );
     assert!(text.contains("+def divide(a, b):"), "diff shown:\n{text}");
     assert!(text.contains("Final answer accepted"), "{text}");
 }
@@ -104,19 +135,31 @@ async fn seed_task_with_pytest() {
 #[tokio::test(flavor = "multi_thread")]
 async fn without_yes_and_without_a_terminal_writes_are_declined() {
     let model = MockModel::start(vec![
-        tool_call("write_file", serde_json::json!({"path": "calculator.py", "content": "gone\n"})),
+        tool_call(
+            "write_file",
+            serde_json::json!({"path": "calculator.py", "content": "gone\n"}),
+        ),
         text("I could not write the file."),
     ])
     .await;
     let ws = copy_workspace();
     let before = std::fs::read(ws.path().join("calculator.py")).unwrap();
     let out = run_exec(&["overwrite it"], &model.base_url(), ws.path()).await;
-    assert_eq!(std::fs::read(ws.path().join("calculator.py")).unwrap(), before);
+    assert_eq!(
+        std::fs::read(ws.path().join("calculator.py")).unwrap(),
+        before
+    );
     // A task that changed nothing may finish without tests.
     assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
     let requests = model.requests().await;
-    let result = tool_messages(&requests[1])[0]["content"].as_str().unwrap().to_string();
-    assert!(result.contains("declined") && result.contains("--yes"), "{result}");
+    let result = tool_messages(&requests[1])[0]["content"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        result.contains("declined") && result.contains("--yes"),
+        "{result}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -135,7 +178,10 @@ async fn json_output_is_one_event_per_line() {
         .collect();
     let kinds: Vec<&str> = events.iter().filter_map(|e| e["event"].as_str()).collect();
     assert_eq!(kinds.first(), Some(&"task_started"));
-    assert!(kinds.contains(&"tool_finished") && kinds.contains(&"final_answer"), "{kinds:?}");
+    assert!(
+        kinds.contains(&"tool_finished") && kinds.contains(&"final_answer"),
+        "{kinds:?}"
+    );
     let finished = events.last().unwrap();
     assert_eq!(finished["event"], "task_finished");
     assert_eq!(finished["reason"]["reason"], "answered");
@@ -147,13 +193,22 @@ fn missing_key_for_a_remote_server_is_exit_2_with_a_clear_line() {
     let mut cmd = Command::new(stepwise_bin());
     let out = hermetic_env(&mut cmd)
         .current_dir(ws.path())
-        .args(["exec", "--base-url", "https://api.example.invalid/v1", "--workspace", "."])
+        .args([
+            "exec",
+            "--base-url",
+            "https://api.example.invalid/v1",
+            "--workspace",
+            ".",
+        ])
         .arg("task")
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
     let err = stderr(&out);
-    assert!(err.contains("OPENAI_API_KEY") && err.contains(".env"), "{err}");
+    assert!(
+        err.contains("OPENAI_API_KEY") && err.contains(".env"),
+        "{err}"
+    );
     assert_eq!(err.trim().lines().count(), 1, "{err}");
 }
 
@@ -162,11 +217,22 @@ fn key_from_dot_env_is_used_and_never_printed() {
     // A .env in the current directory supplies the key; the remote URL then passes
     // validation, and the run fails only at connecting (nothing listens on port 9).
     let ws = copy_workspace();
-    std::fs::write(ws.path().join(".env"), "OPENAI_API_KEY=sk-test-dotenv-secret\n").unwrap();
+    std::fs::write(
+        ws.path().join(".env"),
+        "OPENAI_API_KEY=sk-test-dotenv-secret\n",
+    )
+    .unwrap();
     let mut cmd = Command::new(stepwise_bin());
     let out = hermetic_env(&mut cmd)
         .current_dir(ws.path())
-        .args(["exec", "--base-url", "http://127.0.0.2:9/v1", "--workspace", ".", "task"])
+        .args([
+            "exec",
+            "--base-url",
+            "http://127.0.0.2:9/v1",
+            "--workspace",
+            ".",
+            "task",
+        ])
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(1));
@@ -179,7 +245,14 @@ fn key_from_dot_env_is_used_and_never_printed() {
 fn missing_workspace_is_a_usage_error() {
     let mut cmd = Command::new(stepwise_bin());
     let out = hermetic_env(&mut cmd)
-        .args(["exec", "--base-url", "http://127.0.0.1:9/v1", "--workspace", "/nonexistent/ws", "t"])
+        .args([
+            "exec",
+            "--base-url",
+            "http://127.0.0.1:9/v1",
+            "--workspace",
+            "/nonexistent/ws",
+            "t",
+        ])
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
@@ -193,5 +266,8 @@ async fn http_errors_end_the_task_with_the_server_message() {
     let out = run_exec(&["--yes", "t"], &model.base_url(), ws.path()).await;
     assert_eq!(out.status.code(), Some(1));
     let text = stdout(&out);
-    assert!(text.contains("HTTP 401") && text.contains("Incorrect API key"), "{text}");
+    assert!(
+        text.contains("HTTP 401") && text.contains("Incorrect API key"),
+        "{text}"
+    );
 }

@@ -18,7 +18,9 @@ pub enum Decision {
     Approve,
     /// Approve this call and every later call of the same tool in this task.
     ApproveToolForTask,
-    Decline { reason: Option<String> },
+    Decline {
+        reason: Option<String>,
+    },
 }
 
 /// What would happen if approved.

@@ -57,7 +57,10 @@ fn parse_native(reply: &ModelReply) -> Result<Vec<Action>, String> {
     }
     let text = reply.content.trim();
     if text.is_empty() {
-        return Err("your reply was empty: call one of the tools, or answer in text when the task is done".into());
+        return Err(
+            "your reply was empty: call one of the tools, or answer in text when the task is done"
+                .into(),
+        );
     }
     Ok(vec![Action::Final {
         text: text.to_string(),
@@ -89,14 +92,15 @@ fn parse_json_reply(text: &str) -> Result<JsonAction, String> {
         .ok_or_else(|| format!("no JSON object was found in your reply; {JSON_SHAPE}"))?;
     match object.get("type").and_then(Value::as_str) {
         Some("tool_call") => {
-            let name = object
-                .get("tool")
-                .and_then(Value::as_str)
-                .ok_or_else(|| format!("\"tool\" must be the tool name as a string; {JSON_SHAPE}"))?;
+            let name = object.get("tool").and_then(Value::as_str).ok_or_else(|| {
+                format!("\"tool\" must be the tool name as a string; {JSON_SHAPE}")
+            })?;
             let arguments = match object.get("arguments") {
                 None | Some(Value::Null) => "{}".to_string(),
                 Some(args @ Value::Object(_)) => args.to_string(),
-                Some(_) => return Err(format!("\"arguments\" must be a JSON object; {JSON_SHAPE}")),
+                Some(_) => {
+                    return Err(format!("\"arguments\" must be a JSON object; {JSON_SHAPE}"));
+                }
             };
             Ok(JsonAction::Tool {
                 name: name.to_string(),
@@ -108,7 +112,9 @@ fn parse_json_reply(text: &str) -> Result<JsonAction, String> {
             .and_then(Value::as_str)
             .map(|a| JsonAction::Final(a.to_string()))
             .ok_or_else(|| format!("\"answer\" must be a string; {JSON_SHAPE}")),
-        _ => Err(format!("\"type\" must be \"tool_call\" or \"final\"; {JSON_SHAPE}")),
+        _ => Err(format!(
+            "\"type\" must be \"tool_call\" or \"final\"; {JSON_SHAPE}"
+        )),
     }
 }
 
@@ -146,7 +152,11 @@ pub fn record_feedback(history: &mut Vec<ChatMessage>, text: &str) {
 /// Native tool calls need an answer for every id; used when a reply's remaining
 /// calls cannot run (budget exhausted, interrupted).
 pub fn unanswered_call_ids(reply_calls: &[ToolCallMsg], answered: usize) -> Vec<String> {
-    reply_calls.iter().skip(answered).map(|c| c.id.clone()).collect()
+    reply_calls
+        .iter()
+        .skip(answered)
+        .map(|c| c.id.clone())
+        .collect()
 }
 
 #[cfg(test)]
@@ -171,12 +181,26 @@ mod tests {
 
     #[test]
     fn json_errors_say_what_was_wrong() {
-        assert!(parse_json_reply("I will read the file now.").unwrap_err().contains("no JSON object"));
-        assert!(parse_json_reply(r#"{"type":"call"}"#).unwrap_err().contains("\"type\" must be"));
-        assert!(parse_json_reply(r#"{"type":"tool_call","tool":"x","arguments":"a"}"#)
-            .unwrap_err()
-            .contains("\"arguments\" must be"));
-        assert!(parse_json_reply(r#"{"type":"final"}"#).unwrap_err().contains("answer"));
+        assert!(
+            parse_json_reply("I will read the file now.")
+                .unwrap_err()
+                .contains("no JSON object")
+        );
+        assert!(
+            parse_json_reply(r#"{"type":"call"}"#)
+                .unwrap_err()
+                .contains("\"type\" must be")
+        );
+        assert!(
+            parse_json_reply(r#"{"type":"tool_call","tool":"x","arguments":"a"}"#)
+                .unwrap_err()
+                .contains("\"arguments\" must be")
+        );
+        assert!(
+            parse_json_reply(r#"{"type":"final"}"#)
+                .unwrap_err()
+                .contains("answer")
+        );
         assert!(parse_json_reply("  ").unwrap_err().contains("empty"));
     }
 
@@ -188,7 +212,9 @@ mod tests {
         };
         assert_eq!(
             parse_native(&reply),
-            Ok(vec![Action::Final { text: "All done.".into() }])
+            Ok(vec![Action::Final {
+                text: "All done.".into()
+            }])
         );
         assert!(parse_native(&ModelReply::default()).is_err());
     }

@@ -232,12 +232,16 @@ impl Session {
         };
         let body = serde_json::json!({"success": false, "error": why}).to_string();
         for id in protocol::unanswered_call_ids(&reply.tool_calls, answered) {
-            self.history.push(ChatMessage::tool_result(id, body.clone()));
+            self.history
+                .push(ChatMessage::tool_result(id, body.clone()));
         }
     }
 
     /// Ask the model until its reply parses (with at most `MAX_REPAIRS` repair requests).
-    async fn next_reply(&mut self, t: &Task<'_>) -> Result<(ModelReply, Vec<Action>), FinishReason> {
+    async fn next_reply(
+        &mut self,
+        t: &Task<'_>,
+    ) -> Result<(ModelReply, Vec<Action>), FinishReason> {
         let protocol_kind = self.settings.protocol;
         let mut attempt = 0;
         loop {
@@ -323,7 +327,13 @@ impl Session {
                     diff: None,
                     needs_approval: false,
                 });
-                return self.finish(t, call_id, name, CallStatus::Failed, ToolOutput::error(problem));
+                return self.finish(
+                    t,
+                    call_id,
+                    name,
+                    CallStatus::Failed,
+                    ToolOutput::error(problem),
+                );
             }
         };
         let tool = call.name();
@@ -343,7 +353,13 @@ impl Session {
         let prepared = match prepared {
             Ok(p) => p,
             Err(problem) => {
-                return self.finish(t, call_id, name, CallStatus::Failed, ToolOutput::error(problem));
+                return self.finish(
+                    t,
+                    call_id,
+                    name,
+                    CallStatus::Failed,
+                    ToolOutput::error(problem),
+                );
             }
         };
         if let Prepared::Edit(edit) = &prepared
@@ -377,8 +393,15 @@ impl Session {
                         t.auto_approved.insert(tool);
                     }
                     Decision::Decline { reason } => {
-                        let message = declined_message(name, reason.as_deref(), t.cancel.is_cancelled());
-                        return self.finish(t, call_id, name, CallStatus::Declined, ToolOutput::error(message));
+                        let message =
+                            declined_message(name, reason.as_deref(), t.cancel.is_cancelled());
+                        return self.finish(
+                            t,
+                            call_id,
+                            name,
+                            CallStatus::Declined,
+                            ToolOutput::error(message),
+                        );
                     }
                 }
             }
@@ -479,12 +502,16 @@ impl Session {
 
 fn declined_message(tool: &str, reason: Option<&str>, interrupted: bool) -> String {
     if interrupted {
-        return format!("The {tool} call was not carried out: the user interrupted the task. Nothing was changed.");
+        return format!(
+            "The {tool} call was not carried out: the user interrupted the task. Nothing was changed."
+        );
     }
     let mut message = format!("The user declined this {tool} call. Nothing was changed.");
     match reason.map(str::trim).filter(|r| !r.is_empty()) {
         Some(r) => message.push_str(&format!(" The user's reason: {r}")),
-        None => message.push_str(" Do not repeat it unchanged; reconsider the approach or explain in a final answer."),
+        None => message.push_str(
+            " Do not repeat it unchanged; reconsider the approach or explain in a final answer.",
+        ),
     }
     message
 }

@@ -170,9 +170,15 @@ mod tests {
 
     #[test]
     fn error_message_comes_from_the_openai_error_object() {
-        let m = server_error_message(401, r#"{"error":{"message":"Incorrect API key","type":"x"}}"#);
+        let m = server_error_message(
+            401,
+            r#"{"error":{"message":"Incorrect API key","type":"x"}}"#,
+        );
         assert_eq!(m, "Incorrect API key (check OPENAI_API_KEY)");
         assert_eq!(server_error_message(500, "  boom \n"), "boom");
-        assert_eq!(server_error_message(404, r#"{"error":"model not found"}"#), "model not found (check --base-url and --model)");
+        assert_eq!(
+            server_error_message(404, r#"{"error":"model not found"}"#),
+            "model not found (check --base-url and --model)"
+        );
     }
 }

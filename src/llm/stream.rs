@@ -113,7 +113,12 @@ impl StreamAccumulator {
             Some(index) => self.calls.iter().position(|c| c.index == Some(index)),
             // Without an index, a new id starts a new call; otherwise it continues the last one.
             None => match &id {
-                Some(id) if self.calls.last().is_none_or(|c| !c.id.is_empty() && &c.id != id) => {
+                Some(id)
+                    if self
+                        .calls
+                        .last()
+                        .is_none_or(|c| !c.id.is_empty() && &c.id != id) =>
+                {
                     None
                 }
                 _ => self.calls.len().checked_sub(1),
@@ -242,7 +247,10 @@ mod tests {
         ]);
         assert_eq!(reply.tool_calls.len(), 1);
         let call = &reply.tool_calls[0];
-        assert_eq!((call.id.as_str(), call.function.name.as_str()), ("call_a", "write_file"));
+        assert_eq!(
+            (call.id.as_str(), call.function.name.as_str()),
+            ("call_a", "write_file")
+        );
         let args: Value = serde_json::from_str(&call.function.arguments).unwrap();
         assert_eq!(args["content"], "x\ny");
         assert_eq!(reply.finish_reason.as_deref(), Some("tool_calls"));
@@ -260,7 +268,10 @@ mod tests {
             .iter()
             .map(|c| (c.id.as_str(), c.function.arguments.as_str()))
             .collect();
-        assert_eq!(got, vec![("c1", r#"{"path":"a.py"}"#), ("c2", r#"{"path":"b.py"}"#)]);
+        assert_eq!(
+            got,
+            vec![("c1", r#"{"path":"a.py"}"#), ("c2", r#"{"path":"b.py"}"#)]
+        );
     }
 
     #[test]
@@ -302,7 +313,10 @@ mod tests {
     #[test]
     fn malformed_chunk_is_a_decode_error() {
         let mut acc = StreamAccumulator::default();
-        assert!(matches!(acc.push_data("{not json"), Err(LlmError::Decode(_))));
+        assert!(matches!(
+            acc.push_data("{not json"),
+            Err(LlmError::Decode(_))
+        ));
     }
 
     #[test]

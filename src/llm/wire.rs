@@ -28,7 +28,11 @@ pub struct ToolCallMsg {
 }
 
 impl ToolCallMsg {
-    pub fn new(id: impl Into<String>, name: impl Into<String>, arguments: impl Into<String>) -> Self {
+    pub fn new(
+        id: impl Into<String>,
+        name: impl Into<String>,
+        arguments: impl Into<String>,
+    ) -> Self {
         ToolCallMsg {
             id: id.into(),
             kind: "function",

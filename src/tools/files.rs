@@ -2,8 +2,8 @@
 //! `replace_text`) split into a side-effect-free *prepare* step that computes
 //! the new content and its diff, and an *apply* step run only after approval.
 
-use super::workspace::{PathError, RelPath, Workspace};
 use super::ToolOutput;
+use super::workspace::{PathError, RelPath, Workspace};
 use crate::diff::FileDiff;
 use serde_json::json;
 

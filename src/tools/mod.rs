@@ -55,11 +55,21 @@ impl ToolName {
 
     fn description(self) -> &'static str {
         match self {
-            ToolName::ListFiles => "List files under a folder of the workspace (relative paths, sorted; hidden, cache and .gitignored folders skipped; at most 200).",
-            ToolName::ReadFile => "Read a UTF-8 text file of the workspace (.py .json .toml .yaml .yml .md .txt .html .css .js .ts; at most 100000 bytes).",
-            ToolName::WriteFile => "Create a file or replace its whole content. Needs the user's approval. Read an existing file first.",
-            ToolName::ReplaceText => "Replace exactly one occurrence of `old` with `new` in a file. `old` must match the file exactly once; include surrounding lines to make it unique. Needs the user's approval.",
-            ToolName::RunTests => "Run the project's tests in the workspace root: `pytest` (python -m pytest -q) or `unittest` (python -m unittest discover -v). Needs the user's approval.",
+            ToolName::ListFiles => {
+                "List files under a folder of the workspace (relative paths, sorted; hidden, cache and .gitignored folders skipped; at most 200)."
+            }
+            ToolName::ReadFile => {
+                "Read a UTF-8 text file of the workspace (.py .json .toml .yaml .yml .md .txt .html .css .js .ts; at most 100000 bytes)."
+            }
+            ToolName::WriteFile => {
+                "Create a file or replace its whole content. Needs the user's approval. Read an existing file first."
+            }
+            ToolName::ReplaceText => {
+                "Replace exactly one occurrence of `old` with `new` in a file. `old` must match the file exactly once; include surrounding lines to make it unique. Needs the user's approval."
+            }
+            ToolName::RunTests => {
+                "Run the project's tests in the workspace root: `pytest` (python -m pytest -q) or `unittest` (python -m unittest discover -v). Needs the user's approval."
+            }
         }
     }
 
@@ -70,7 +80,10 @@ impl ToolName {
                 json!({"path": string("Folder relative to the workspace root; default \".\"")}),
                 &[],
             ),
-            ToolName::ReadFile => (json!({"path": string("File path relative to the workspace root")}), &["path"]),
+            ToolName::ReadFile => (
+                json!({"path": string("File path relative to the workspace root")}),
+                &["path"],
+            ),
             ToolName::WriteFile => (
                 json!({"path": string("File path relative to the workspace root"), "content": string("The complete new content of the file")}),
                 &["path", "content"],
@@ -110,11 +123,24 @@ pub fn tool_schemas() -> Value {
 /// A tool call with validated arguments.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ToolCall {
-    ListFiles { path: String },
-    ReadFile { path: String },
-    WriteFile { path: String, content: String },
-    ReplaceText { path: String, old: String, new: String },
-    RunTests { runner: TestRunner },
+    ListFiles {
+        path: String,
+    },
+    ReadFile {
+        path: String,
+    },
+    WriteFile {
+        path: String,
+        content: String,
+    },
+    ReplaceText {
+        path: String,
+        old: String,
+        new: String,
+    },
+    RunTests {
+        runner: TestRunner,
+    },
 }
 
 /// Largest accepted arguments text of one call.
@@ -139,8 +165,9 @@ impl ToolCall {
         let value: Value = if trimmed.is_empty() {
             Value::Object(Map::new())
         } else {
-            serde_json::from_str(trimmed)
-                .map_err(|e| format!("the arguments of {name} are not valid JSON ({e}); send one JSON object"))?
+            serde_json::from_str(trimmed).map_err(|e| {
+                format!("the arguments of {name} are not valid JSON ({e}); send one JSON object")
+            })?
         };
         let Value::Object(args) = value else {
             return Err(format!("the arguments of {name} must be a JSON object"));
@@ -283,30 +310,52 @@ mod tests {
         );
         assert_eq!(
             ToolCall::parse("run_tests", "{}").unwrap(),
-            ToolCall::RunTests { runner: TestRunner::Pytest }
+            ToolCall::RunTests {
+                runner: TestRunner::Pytest
+            }
         );
         assert_eq!(
             ToolCall::parse("replace_text", r#"{"path":"a.py","old":"x","new":""}"#).unwrap(),
-            ToolCall::ReplaceText { path: "a.py".into(), old: "x".into(), new: "".into() }
+            ToolCall::ReplaceText {
+                path: "a.py".into(),
+                old: "x".into(),
+                new: "".into()
+            }
         );
     }
 
     #[test]
     fn bad_calls_get_errors_that_say_what_to_do() {
         let unknown = ToolCall::parse("delete_file", "{}").unwrap_err();
-        assert!(unknown.contains("unknown tool") && unknown.contains("read_file"), "{unknown}");
+        assert!(
+            unknown.contains("unknown tool") && unknown.contains("read_file"),
+            "{unknown}"
+        );
         let bad_json = ToolCall::parse("read_file", "{\"path\":").unwrap_err();
         assert!(bad_json.contains("not valid JSON"), "{bad_json}");
         let wrong_type = ToolCall::parse("read_file", r#"{"path": 3}"#).unwrap_err();
-        assert!(wrong_type.contains("must be a string, not a number"), "{wrong_type}");
+        assert!(
+            wrong_type.contains("must be a string, not a number"),
+            "{wrong_type}"
+        );
         let missing = ToolCall::parse("write_file", r#"{"path": "a.py"}"#).unwrap_err();
         assert!(missing.contains("`content`"), "{missing}");
         let not_object = ToolCall::parse("read_file", "[1]").unwrap_err();
         assert!(not_object.contains("JSON object"), "{not_object}");
         let runner = ToolCall::parse("run_tests", r#"{"command":"rm -rf /"}"#).unwrap_err();
-        assert!(runner.contains("pytest") && runner.contains("unittest"), "{runner}");
-        let huge = format!(r#"{{"path":"a.py","content":"{}"}}"#, "x".repeat(MAX_ARGUMENTS_BYTES));
-        assert!(ToolCall::parse("write_file", &huge).unwrap_err().contains("limit"));
+        assert!(
+            runner.contains("pytest") && runner.contains("unittest"),
+            "{runner}"
+        );
+        let huge = format!(
+            r#"{{"path":"a.py","content":"{}"}}"#,
+            "x".repeat(MAX_ARGUMENTS_BYTES)
+        );
+        assert!(
+            ToolCall::parse("write_file", &huge)
+                .unwrap_err()
+                .contains("limit")
+        );
     }
 
     #[test]
@@ -318,8 +367,20 @@ mod tests {
             .iter()
             .map(|t| t["function"]["name"].as_str().unwrap().to_string())
             .collect();
-        assert_eq!(names, ["list_files", "read_file", "write_file", "replace_text", "run_tests"]);
-        assert_eq!(schemas[3]["function"]["parameters"]["required"], json!(["path", "old", "new"]));
+        assert_eq!(
+            names,
+            [
+                "list_files",
+                "read_file",
+                "write_file",
+                "replace_text",
+                "run_tests"
+            ]
+        );
+        assert_eq!(
+            schemas[3]["function"]["parameters"]["required"],
+            json!(["path", "old", "new"])
+        );
     }
 
     #[test]

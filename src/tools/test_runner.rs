@@ -58,7 +58,10 @@ impl TestRunner {
 
 /// `STEPWISE_PYTHON`, else `python3` on PATH, else `python`.
 pub fn resolve_python() -> String {
-    if let Some(p) = std::env::var("STEPWISE_PYTHON").ok().filter(|p| !p.trim().is_empty()) {
+    if let Some(p) = std::env::var("STEPWISE_PYTHON")
+        .ok()
+        .filter(|p| !p.trim().is_empty())
+    {
         return p;
     }
     if find_on_path("python3").is_some() {
@@ -114,7 +117,10 @@ impl Tail {
             return text.into_owned();
         }
         let skip = count.saturating_sub(OUTPUT_TAIL_CHARS);
-        format!("[… earlier output cut …]\n{}", text.chars().skip(skip).collect::<String>())
+        format!(
+            "[… earlier output cut …]\n{}",
+            text.chars().skip(skip).collect::<String>()
+        )
     }
 }
 
@@ -177,8 +183,14 @@ pub async fn run_tests(
     let pid = child.id();
     let tail = Arc::new(Mutex::new(Tail::default()));
     let readers: Vec<_> = [
-        child.stdout.take().map(|r| tokio::spawn(pump(r, tail.clone()))),
-        child.stderr.take().map(|r| tokio::spawn(pump(r, tail.clone()))),
+        child
+            .stdout
+            .take()
+            .map(|r| tokio::spawn(pump(r, tail.clone()))),
+        child
+            .stderr
+            .take()
+            .map(|r| tokio::spawn(pump(r, tail.clone()))),
     ]
     .into_iter()
     .flatten()
@@ -211,12 +223,16 @@ pub async fn run_tests(
         Ending::Exited(code) => {
             let summary = summarize(runner, &output)
                 .unwrap_or_else(|| format!("exit {}", code.map_or("?".into(), |c| c.to_string())));
-            let payload = json!({"command": shown, "returncode": code, "timed_out": false, "output": output});
+            let payload =
+                json!({"command": shown, "returncode": code, "timed_out": false, "output": output});
             if code == Some(0) {
                 ToolOutput::ok(summary, payload)
             } else {
                 ToolOutput::failed(
-                    format!("{summary} (exit {})", code.map_or("?".into(), |c| c.to_string())),
+                    format!(
+                        "{summary} (exit {})",
+                        code.map_or("?".into(), |c| c.to_string())
+                    ),
                     "the tests failed; read the output, fix the cause, and run the tests again",
                     payload,
                 )
@@ -234,7 +250,10 @@ pub fn summarize(runner: TestRunner, output: &str) -> Option<String> {
             .map(|l| l.trim().trim_matches('='))
             .map(str::trim)
             .find(|l| {
-                l.contains(" passed") || l.contains(" failed") || l.contains(" error") || l.starts_with("no tests ran")
+                l.contains(" passed")
+                    || l.contains(" failed")
+                    || l.contains(" error")
+                    || l.starts_with("no tests ran")
             })
             .map(|l| l.split(" in ").next().unwrap_or(l).to_string()),
         TestRunner::Unittest => {
@@ -245,7 +264,11 @@ pub fn summarize(runner: TestRunner, output: &str) -> Option<String> {
                 .rev()
                 .find(|l| l.starts_with("OK") || l.starts_with("FAILED"))
                 .unwrap_or("");
-            Some(format!("{count} tests {}", verdict.trim()).trim().to_string())
+            Some(
+                format!("{count} tests {}", verdict.trim())
+                    .trim()
+                    .to_string(),
+            )
         }
     }
 }
@@ -256,7 +279,10 @@ mod tests {
 
     #[test]
     fn argv_is_fixed_and_never_a_shell() {
-        assert_eq!(TestRunner::Pytest.argv("python3"), ["python3", "-m", "pytest", "-q"]);
+        assert_eq!(
+            TestRunner::Pytest.argv("python3"),
+            ["python3", "-m", "pytest", "-q"]
+        );
         assert_eq!(
             TestRunner::Unittest.argv("py"),
             ["py", "-m", "unittest", "discover", "-v"]
@@ -265,7 +291,13 @@ mod tests {
 
     #[test]
     fn secret_variables_are_recognized() {
-        for name in ["OPENAI_API_KEY", "GITHUB_TOKEN", "aws_secret_access_key", "DB_PASSWORD", "SSH_KEYFILE"] {
+        for name in [
+            "OPENAI_API_KEY",
+            "GITHUB_TOKEN",
+            "aws_secret_access_key",
+            "DB_PASSWORD",
+            "SSH_KEYFILE",
+        ] {
             assert!(is_secret_var(name), "{name}");
         }
         for name in ["PATH", "HOME", "PYTHONPATH", "LANG"] {
@@ -276,16 +308,31 @@ mod tests {
     #[test]
     fn summaries_come_from_the_runner_output() {
         assert_eq!(
-            summarize(TestRunner::Pytest, "..F.\n=== 1 failed, 3 passed in 0.02s ===\n").as_deref(),
+            summarize(
+                TestRunner::Pytest,
+                "..F.\n=== 1 failed, 3 passed in 0.02s ===\n"
+            )
+            .as_deref(),
             Some("1 failed, 3 passed")
         );
-        assert_eq!(summarize(TestRunner::Pytest, "....\n4 passed in 0.01s\n").as_deref(), Some("4 passed"));
         assert_eq!(
-            summarize(TestRunner::Unittest, "test_add ... ok\n----\nRan 4 tests in 0.001s\n\nOK\n").as_deref(),
+            summarize(TestRunner::Pytest, "....\n4 passed in 0.01s\n").as_deref(),
+            Some("4 passed")
+        );
+        assert_eq!(
+            summarize(
+                TestRunner::Unittest,
+                "test_add ... ok\n----\nRan 4 tests in 0.001s\n\nOK\n"
+            )
+            .as_deref(),
             Some("4 tests OK")
         );
         assert_eq!(
-            summarize(TestRunner::Unittest, "Ran 2 tests in 0.001s\n\nFAILED (failures=1)\n").as_deref(),
+            summarize(
+                TestRunner::Unittest,
+                "Ran 2 tests in 0.001s\n\nFAILED (failures=1)\n"
+            )
+            .as_deref(),
             Some("2 tests FAILED (failures=1)")
         );
     }

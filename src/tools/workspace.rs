@@ -156,7 +156,10 @@ impl Workspace {
             Ok(m) if m.is_file() => m.permissions(),
             // A symlink target is replaced by a regular file at the link's place
             // only after the link itself was checked to stay inside.
-            Ok(_) => parent.metadata(name).map_err(|e| io_error(rel, e))?.permissions(),
+            Ok(_) => parent
+                .metadata(name)
+                .map_err(|e| io_error(rel, e))?
+                .permissions(),
             Err(e) if e.kind() == io::ErrorKind::NotFound => default_permissions(),
             Err(e) => return Err(io_error(rel, e)),
         };
@@ -183,8 +186,7 @@ fn default_permissions() -> Permissions {
 /// Turn an OS error into a message that names the path and says what to do.
 pub fn io_error(rel: &RelPath, e: io::Error) -> PathError {
     let path = rel.display();
-    let escaped = e.kind() == io::ErrorKind::PermissionDenied
-        && e.to_string().contains("outside")
+    let escaped = e.kind() == io::ErrorKind::PermissionDenied && e.to_string().contains("outside")
         || e.raw_os_error() == Some(rustix::io::Errno::XDEV.raw_os_error()); // RESOLVE_BENEATH
     if escaped {
         return PathError(format!(
@@ -195,9 +197,9 @@ pub fn io_error(rel: &RelPath, e: io::Error) -> PathError {
         io::ErrorKind::NotFound => PathError(format!(
             "{path} does not exist; use list_files to see what exists"
         )),
-        io::ErrorKind::NotADirectory => PathError(format!(
-            "a parent of {path} is a file, not a folder"
-        )),
+        io::ErrorKind::NotADirectory => {
+            PathError(format!("a parent of {path} is a file, not a folder"))
+        }
         _ => PathError(format!("{path}: {e}")),
     }
 }

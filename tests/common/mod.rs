@@ -37,7 +37,9 @@ impl Reply {
                 }
                 ResponseTemplate::new(200).set_body_raw(body, "text/event-stream")
             }
-            Reply::Json(v) => ResponseTemplate::new(200).set_body_raw(v.to_string(), "application/json"),
+            Reply::Json(v) => {
+                ResponseTemplate::new(200).set_body_raw(v.to_string(), "application/json")
+            }
             Reply::Error { status, body } => {
                 ResponseTemplate::new(*status).set_body_raw(body.clone(), "application/json")
             }

@@ -1,0 +1,303 @@
+//! Every tool's error paths, and the behaviour of the test runner under hangs,
+//! children, secrets and cancellation.
+
+use serde_json::json;
+use std::os::unix::fs::PermissionsExt;
+use std::time::{Duration, Instant};
+use stepwise::tools::Workspace;
+use stepwise::tools::files::{self, prepare_replace, prepare_write};
+use stepwise::tools::test_runner::{TestRunner, run_tests};
+use tokio_util::sync::CancellationToken;
+
+fn ws_with(files: &[(&str, &str)]) -> (tempfile::TempDir, Workspace) {
+    let tmp = tempfile::tempdir().unwrap();
+    for (path, content) in files {
+        let p = tmp.path().join(path);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, content).unwrap();
+    }
+    let ws = Workspace::open(tmp.path()).unwrap();
+    (tmp, ws)
+}
+
+fn error_of(out: &stepwise::tools::ToolOutput) -> String {
+    assert!(!out.success, "expected an error: {:?}", out.body);
+    out.body["error"].as_str().unwrap().to_string()
+}
+
+#[test]
+fn read_file_errors() {
+    let (tmp, ws) = ws_with(&[("a.py", "x = 1\n"), ("pkg/b.py", "")]);
+    assert!(error_of(&files::read_file(&ws, "missing.py")).contains("does not exist"));
+    assert!(error_of(&files::read_file(&ws, "pkg")).contains("not an allowed text file"));
+    std::fs::create_dir(tmp.path().join("dir.py")).unwrap();
+    assert!(error_of(&files::read_file(&ws, "dir.py")).contains("is a folder"));
+    std::fs::write(tmp.path().join("big.txt"), "x".repeat(100_001)).unwrap();
+    assert!(error_of(&files::read_file(&ws, "big.txt")).contains("100000-byte limit"));
+    std::fs::write(tmp.path().join("bin.txt"), [0xff, 0xfe, 0x00]).unwrap();
+    assert!(error_of(&files::read_file(&ws, "bin.txt")).contains("not UTF-8"));
+    assert!(error_of(&files::read_file(&ws, "")).contains("empty"));
+    assert!(error_of(&files::read_file(&ws, "a\0.py")).contains("NUL"));
+    let ok = files::read_file(&ws, "a.py");
+    assert_eq!(
+        ok.body,
+        json!({"success": true, "path": "a.py", "content": "x = 1\n"})
+    );
+}
+
+#[test]
+fn write_and_replace_errors() {
+    let (_tmp, ws) = ws_with(&[("a.py", "x = 1\ny = 1\nx = 1\n")]);
+    let too_big = "x".repeat(100_001);
+    assert!(
+        prepare_write(&ws, "b.py", &too_big)
+            .unwrap_err()
+            .0
+            .contains("limit")
+    );
+    assert!(
+        prepare_write(&ws, "b.exe", "x")
+            .unwrap_err()
+            .0
+            .contains("allowed suffixes")
+    );
+    let zero = prepare_replace(&ws, "a.py", "z = 3", "z = 4")
+        .unwrap_err()
+        .0;
+    assert!(zero.contains("found 0 times"), "{zero}");
+    let many = prepare_replace(&ws, "a.py", "x = 1", "x = 2")
+        .unwrap_err()
+        .0;
+    assert!(
+        many.contains("found 2 times") && many.contains("context"),
+        "{many}"
+    );
+    assert!(
+        prepare_replace(&ws, "a.py", "", "x")
+            .unwrap_err()
+            .0
+            .contains("empty")
+    );
+    assert!(
+        prepare_replace(&ws, "nope.py", "a", "b")
+            .unwrap_err()
+            .0
+            .contains("write_file")
+    );
+    let edit = prepare_replace(&ws, "a.py", "y = 1", "y = 2").unwrap();
+    assert_eq!(edit.new, "x = 1\ny = 2\nx = 1\n");
+    assert_eq!((edit.diff.added, edit.diff.removed), (1, 1));
+}
+
+#[test]
+fn writes_are_atomic_keep_permissions_and_create_folders() {
+    let (tmp, ws) = ws_with(&[("tool.py", "print(1)\n")]);
+    let path = tmp.path().join("tool.py");
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let edit = prepare_write(&ws, "tool.py", "print(2)\n").unwrap();
+    assert!(files::apply_edit(&ws, &edit).success);
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), "print(2)\n");
+    assert_eq!(
+        std::fs::metadata(&path).unwrap().permissions().mode() & 0o777,
+        0o755
+    );
+    // No temporary files are left behind.
+    let names: Vec<_> = std::fs::read_dir(tmp.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    assert_eq!(names, ["tool.py"]);
+    let created = prepare_write(&ws, "a/b/c.py", "c = 1\n").unwrap();
+    assert!(created.diff.new_file);
+    let out = files::apply_edit(&ws, &created);
+    assert_eq!(out.body["created"], true);
+    let mode = std::fs::metadata(tmp.path().join("a/b/c.py"))
+        .unwrap()
+        .permissions()
+        .mode();
+    assert_eq!(
+        mode & 0o600,
+        0o600,
+        "new files are readable and writable by the owner"
+    );
+}
+
+#[test]
+fn write_into_a_read_only_folder_fails_and_keeps_the_original() {
+    if rustix::process::geteuid().is_root() {
+        eprintln!("SKIPPED: root ignores folder permissions");
+        return;
+    }
+    let (tmp, ws) = ws_with(&[("ro/a.py", "keep\n")]);
+    let ro = tmp.path().join("ro");
+    std::fs::set_permissions(&ro, std::fs::Permissions::from_mode(0o555)).unwrap();
+    let edit = prepare_write(&ws, "ro/a.py", "new\n").unwrap();
+    let out = files::apply_edit(&ws, &edit);
+    std::fs::set_permissions(&ro, std::fs::Permissions::from_mode(0o755)).unwrap();
+    assert!(error_of(&out).contains("nothing changed"));
+    assert_eq!(std::fs::read_to_string(ro.join("a.py")).unwrap(), "keep\n");
+}
+
+#[test]
+fn list_files_skips_hidden_cache_and_ignored_and_caps_at_200() {
+    let mut entries: Vec<(String, String)> = vec![
+        (".git/config".into(), String::new()),
+        ("__pycache__/a.pyc".into(), String::new()),
+        ("node_modules/m/index.js".into(), String::new()),
+        (".pytest_cache/v".into(), String::new()),
+        ("target/debug/x".into(), String::new()),
+        (".env".into(), "K=v".into()),
+        (".gitignore".into(), "build/\n*.log\n".into()),
+        ("build/out.py".into(), String::new()),
+        ("app.log".into(), String::new()),
+        ("src/main.py".into(), String::new()),
+    ];
+    let (_tmp, ws) = ws_with(
+        &entries
+            .iter()
+            .map(|(a, b)| (a.as_str(), b.as_str()))
+            .collect::<Vec<_>>(),
+    );
+    let out = files::list_files(&ws, ".");
+    assert_eq!(out.body["files"], json!(["src/main.py"]));
+    assert_eq!(out.body["truncated"], false);
+    assert!(error_of(&files::list_files(&ws, "nope")).contains("does not exist"));
+    assert!(error_of(&files::list_files(&ws, "src/main.py")).contains("read_file"));
+
+    entries = (0..250)
+        .map(|i| (format!("m/f{i:03}.py"), String::new()))
+        .collect();
+    let (_tmp2, ws2) = ws_with(
+        &entries
+            .iter()
+            .map(|(a, b)| (a.as_str(), b.as_str()))
+            .collect::<Vec<_>>(),
+    );
+    let out = files::list_files(&ws2, "m");
+    assert_eq!(out.body["files"].as_array().unwrap().len(), 200);
+    assert_eq!(out.body["truncated"], true);
+    assert_eq!(out.body["files"][0], "m/f000.py");
+    assert!(out.body["note"].as_str().unwrap().contains("250"));
+    assert_eq!(out.summary, "200 of 250 files");
+}
+
+fn python_test(body: &str) -> (tempfile::TempDir, Workspace) {
+    ws_with(&[("test_it.py", body)])
+}
+
+#[tokio::test]
+async fn hanging_tests_are_killed_at_the_timeout_with_their_children() {
+    let marker = tempfile::tempdir().unwrap();
+    let pid_file = marker.path().join("child.pid");
+    let body = format!(
+        "import subprocess, time, unittest\n\
+         class T(unittest.TestCase):\n\
+         \x20   def test_hang(self):\n\
+         \x20       p = subprocess.Popen(['sleep', '300'])\n\
+         \x20       open({:?}, 'w').write(str(p.pid))\n\
+         \x20       time.sleep(300)\n",
+        pid_file.display().to_string()
+    );
+    let (_tmp, ws) = python_test(&body);
+    let started = Instant::now();
+    let out = run_tests(
+        ws.root(),
+        TestRunner::Unittest,
+        Duration::from_secs(2),
+        &CancellationToken::new(),
+    )
+    .await;
+    assert!(
+        started.elapsed() < Duration::from_secs(60),
+        "returned after the timeout"
+    );
+    assert!(!out.success);
+    assert_eq!(out.body["timed_out"], true);
+    assert!(out.summary.contains("timed out"));
+    let child: i32 = std::fs::read_to_string(&pid_file)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    // The grandchild was in the test's process group and is gone (or a zombie being reaped).
+    let alive = std::fs::read_to_string(format!("/proc/{child}/stat"))
+        .map(|s| s.split_whitespace().nth(2).is_none_or(|state| state != "Z"))
+        .unwrap_or(false);
+    assert!(!alive, "child {child} survived the timeout");
+}
+
+#[tokio::test]
+async fn failing_tests_report_returncode_and_output_tail() {
+    let body = "import unittest\n\
+        class T(unittest.TestCase):\n\
+        \x20   def test_fails(self):\n\
+        \x20       self.assertEqual(1, 2)\n";
+    let (_tmp, ws) = python_test(body);
+    let out = run_tests(
+        ws.root(),
+        TestRunner::Unittest,
+        Duration::from_secs(60),
+        &CancellationToken::new(),
+    )
+    .await;
+    assert!(!out.success);
+    assert_eq!(out.body["returncode"], 1);
+    assert!(
+        out.body["output"]
+            .as_str()
+            .unwrap()
+            .contains("AssertionError")
+    );
+    assert!(
+        out.summary.contains("FAILED") && out.summary.contains("exit 1"),
+        "{}",
+        out.summary
+    );
+    assert!(out.body["error"].as_str().unwrap().contains("fix"));
+}
+
+#[tokio::test]
+async fn cancelling_kills_a_running_test_promptly() {
+    let body = "import time, unittest\n\
+        class T(unittest.TestCase):\n\
+        \x20   def test_slow(self):\n\
+        \x20       time.sleep(300)\n";
+    let (_tmp, ws) = python_test(body);
+    let cancel = CancellationToken::new();
+    let trigger = cancel.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        trigger.cancel();
+    });
+    let started = Instant::now();
+    let out = run_tests(
+        ws.root(),
+        TestRunner::Unittest,
+        Duration::from_secs(600),
+        &cancel,
+    )
+    .await;
+    assert!(started.elapsed() < Duration::from_secs(60));
+    assert!(error_of(&out).contains("interrupted"));
+}
+
+#[tokio::test]
+async fn endless_output_is_cut_to_the_tail() {
+    let body = "import sys, unittest\n\
+        class T(unittest.TestCase):\n\
+        \x20   def test_noise(self):\n\
+        \x20       for i in range(200000):\n\
+        \x20           sys.stdout.write('noise line %d\\n' % i)\n";
+    let (_tmp, ws) = python_test(body);
+    let out = run_tests(
+        ws.root(),
+        TestRunner::Unittest,
+        Duration::from_secs(60),
+        &CancellationToken::new(),
+    )
+    .await;
+    let output = out.body["output"].as_str().unwrap();
+    assert!(output.chars().count() <= 12_100, "{}", output.len());
+    assert!(output.starts_with("[… earlier output cut …]"));
+    assert!(output.contains("OK"), "the end of the output is kept");
+}
