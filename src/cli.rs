@@ -2,7 +2,9 @@
 //! variable in `--help`), shared by the TUI and `exec`, before or after the
 //! subcommand.
 
-use crate::config::{API_KEY_VAR, ApiKey, Config, DEFAULT_BASE_URL, DEFAULT_MODEL, Protocol};
+use crate::config::{
+    API_KEY_VAR, ApiKey, Config, DEFAULT_BASE_URL, DEFAULT_MODEL, ModelSource, Protocol,
+};
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
 use std::time::Duration;
@@ -39,6 +41,12 @@ pub struct Options {
     /// Seconds a test run may take before its whole process group is killed.
     #[arg(long, global = true, value_name = "SECS", default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..=86_400))]
     pub test_timeout: u64,
+    /// Run the built-in scripted demo model on a temporary copy of the workspace (no key, no network).
+    #[arg(long, global = true)]
+    pub demo: bool,
+    /// Play the model's side from this script file (JSON), on a temporary copy of the workspace.
+    #[arg(long, global = true, value_name = "FILE", conflicts_with = "demo")]
+    pub script: Option<PathBuf>,
     /// How the model calls tools: native tool calls, or a JSON object in its text.
     #[arg(long, global = true, value_enum, default_value_t = Protocol::Tools)]
     pub protocol: Protocol,
@@ -58,14 +66,16 @@ pub struct ExecArgs {
     /// Print one JSON event per line instead of human-readable output.
     #[arg(long)]
     pub json: bool,
-    /// The task, in words.
-    #[arg(required = true, value_name = "TASK")]
+    /// The task, in words (optional with --demo or --script: the script's task is used).
+    #[arg(value_name = "TASK")]
     pub task: Vec<String>,
 }
 
 impl ExecArgs {
-    pub fn task_text(&self) -> String {
-        self.task.join(" ")
+    /// The task given on the command line, if any.
+    pub fn task_text(&self) -> Option<String> {
+        let task = self.task.join(" ");
+        (!task.trim().is_empty()).then_some(task)
     }
 }
 
@@ -80,6 +90,11 @@ impl Options {
             max_steps: self.max_steps,
             test_timeout: Duration::from_secs(self.test_timeout),
             protocol: self.protocol,
+            model_source: match (&self.script, self.demo) {
+                (Some(path), _) => ModelSource::Script(path.clone()),
+                (None, true) => ModelSource::Demo,
+                (None, false) => ModelSource::Http,
+            },
         }
     }
 }
@@ -121,7 +136,7 @@ mod tests {
                 panic!("exec expected")
             };
             assert!(args.yes);
-            assert_eq!(args.task_text(), "do it");
+            assert_eq!(args.task_text().as_deref(), Some("do it"));
         }
     }
 

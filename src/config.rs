@@ -44,6 +44,24 @@ pub enum Protocol {
     Json,
 }
 
+/// Where the model's replies come from.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum ModelSource {
+    /// An OpenAI-compatible HTTP endpoint.
+    #[default]
+    Http,
+    /// The built-in scripted demo (`assets/demo/calculator.json`).
+    Demo,
+    /// A script file (`--script FILE`).
+    Script(PathBuf),
+}
+
+impl ModelSource {
+    pub fn is_scripted(&self) -> bool {
+        !matches!(self, ModelSource::Http)
+    }
+}
+
 /// Everything a session needs to run.
 #[derive(Debug, Clone)]
 pub struct Config {
@@ -54,6 +72,7 @@ pub struct Config {
     pub max_steps: u32,
     pub test_timeout: Duration,
     pub protocol: Protocol,
+    pub model_source: ModelSource,
 }
 
 /// A configuration problem the user must fix (exit code 2).
@@ -78,7 +97,7 @@ impl Config {
             ));
         }
         let local = is_local_url(&self.base_url)?;
-        if self.api_key.is_none() && !local {
+        if self.api_key.is_none() && !local && !self.model_source.is_scripted() {
             return Err(ConfigError::MissingKey);
         }
         Ok(())
@@ -112,6 +131,7 @@ mod tests {
             max_steps: 20,
             test_timeout: Duration::from_secs(30),
             protocol: Protocol::Tools,
+            model_source: ModelSource::Http,
         }
     }
 
@@ -133,6 +153,9 @@ mod tests {
             Err(ConfigError::MissingKey)
         );
         assert_eq!(config(DEFAULT_BASE_URL, Some("sk-x")).validate(), Ok(()));
+        let mut demo = config(DEFAULT_BASE_URL, None);
+        demo.model_source = ModelSource::Demo;
+        assert_eq!(demo.validate(), Ok(()), "a scripted model needs no key");
         assert!(matches!(
             config("ftp://x", Some("k")).validate(),
             Err(ConfigError::BadBaseUrl(_))

@@ -3,16 +3,13 @@
 //! when no one can answer.
 
 use crate::agent::{
-    AgentEvent, ApprovalRequest, CallStatus, Decision, EventReceiver, FinishReason, LoopSettings,
-    Session,
+    AgentEvent, ApprovalRequest, CallStatus, Decision, EventReceiver, FinishReason,
 };
 use crate::cli::ExecArgs;
 use crate::config::Config;
 use crate::diff::{FileDiff, LineKind};
-use crate::llm::HttpModel;
-use crate::tools::Workspace;
+use crate::setup;
 use std::io::{BufRead, IsTerminal, Write};
-use std::sync::Arc;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
@@ -35,24 +32,28 @@ pub async fn run(config: Config, args: ExecArgs) -> i32 {
         eprintln!("stepwise: {e}");
         return EXIT_USAGE;
     }
-    let workspace = match Workspace::open(&config.workspace) {
-        Ok(w) => w,
-        Err(e) => {
-            eprintln!(
-                "stepwise: cannot open workspace {}: {e}",
-                config.workspace.display()
-            );
-            return EXIT_USAGE;
-        }
-    };
-    let model = match HttpModel::new(&config.base_url, &config.model, config.api_key.clone()) {
-        Ok(m) => m,
+    let prepared = match setup::prepare(&config) {
+        Ok(p) => p,
         Err(e) => {
             eprintln!("stepwise: {e}");
             return EXIT_USAGE;
         }
     };
-    let mut session = Session::new(LoopSettings::from(&config), Arc::new(model), workspace);
+    let Some(task) = args.task_text().or(prepared.task.clone()) else {
+        eprintln!("stepwise: exec needs a TASK (or --demo / --script with a task)");
+        return EXIT_USAGE;
+    };
+    let mut session = prepared.session;
+    if let Some(notice) = &prepared.notice {
+        if args.json {
+            println!(
+                "{}",
+                serde_json::json!({"event": "notice", "text": notice, "workspace": prepared.workspace})
+            );
+        } else {
+            println!("{notice}");
+        }
+    }
     let policy = if args.yes {
         ApprovalPolicy::ApproveAll
     } else if std::io::stdin().is_terminal() {
@@ -77,7 +78,7 @@ pub async fn run(config: Config, args: ExecArgs) -> i32 {
     });
     let (events, inbox) = mpsc::unbounded_channel();
     let printing = tokio::spawn(printer.run(inbox));
-    let reason = session.run_task(&args.task_text(), &events, cancel).await;
+    let reason = session.run_task(&task, &events, cancel).await;
     drop(events);
     let _ = printing.await;
     exit_code(&reason)

@@ -7,6 +7,7 @@
 //! - [`tools`]: workspace confinement, file tools, the test runner.
 //! - [`diff`]: line diffs of proposed edits.
 //! - [`config`] and [`cli`]: configuration from flags, environment and `.env`.
+//! - [`setup`]: building a session from the configuration (HTTP or scripted model).
 //! - [`headless`]: `stepwise exec`; [`tui`]: the full-screen app.
 
 pub mod agent;
@@ -15,5 +16,6 @@ pub mod config;
 pub mod diff;
 pub mod headless;
 pub mod llm;
+pub mod setup;
 pub mod tools;
 pub mod tui;

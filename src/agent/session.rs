@@ -8,6 +8,7 @@ use super::events::{
 };
 use super::protocol::{self, Action};
 use crate::config::{Config, Protocol};
+use crate::llm::scripted::DECLINED_MARKER;
 use crate::llm::{ChatMessage, ChatModel, ChatRequest, ModelReply};
 use crate::tools::files::{self, PreparedEdit};
 use crate::tools::test_runner::{self, TestRunner};
@@ -506,7 +507,7 @@ fn declined_message(tool: &str, reason: Option<&str>, interrupted: bool) -> Stri
             "The {tool} call was not carried out: the user interrupted the task. Nothing was changed."
         );
     }
-    let mut message = format!("The user declined this {tool} call. Nothing was changed.");
+    let mut message = format!("{DECLINED_MARKER} this {tool} call. Nothing was changed.");
     match reason.map(str::trim).filter(|r| !r.is_empty()) {
         Some(r) => message.push_str(&format!(" The user's reason: {r}")),
         None => message.push_str(

@@ -2,10 +2,12 @@
 //! agent talks to, and the HTTP/SSE client for any OpenAI-compatible server.
 
 mod client;
+pub mod scripted;
 mod stream;
 mod wire;
 
 pub use client::HttpModel;
+pub use scripted::{Script, ScriptedModel};
 pub use stream::StreamAccumulator;
 pub use wire::{ChatMessage, FunctionCall, Role, ToolCallMsg};
 

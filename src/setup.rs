@@ -1,0 +1,141 @@
+//! Turning a `Config` into a ready `Session`: the model (HTTP or scripted), the
+//! workspace (for `--demo`/`--script`, a fresh temporary copy), and what the
+//! front end should tell the user about it. Shared by `exec` and the TUI.
+
+use crate::agent::{LoopSettings, Session};
+use crate::config::{Config, ModelSource};
+use crate::llm::{ChatModel, HttpModel, Script, ScriptedModel};
+use crate::tools::Workspace;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// The built-in demo script.
+pub const DEMO_SCRIPT: &str = include_str!("../assets/demo/calculator.json");
+/// What the header shows instead of a model name for a scripted model.
+pub const SCRIPTED_LABEL: &str = "demo (scripted)";
+
+/// A session ready to run, and what to tell the user about it.
+pub struct Prepared {
+    pub session: Session,
+    /// Model name, or `demo (scripted)`.
+    pub model_label: String,
+    /// The folder the agent works on (the temporary copy for a demo).
+    pub workspace: PathBuf,
+    /// A note to show before anything else (demo mode, where the copy lives).
+    pub notice: Option<String>,
+    /// A task to pre-fill (from the script).
+    pub task: Option<String>,
+}
+
+/// Build the session. The key is not checked here (the TUI opens without one).
+pub fn prepare(config: &Config) -> Result<Prepared, String> {
+    if !config.workspace.is_dir() {
+        return Err(format!(
+            "workspace folder {} does not exist or is not a folder",
+            config.workspace.display()
+        ));
+    }
+    let settings = LoopSettings::from(config);
+    let (script_text, script_name) = match &config.model_source {
+        ModelSource::Http => {
+            let model = HttpModel::new(&config.base_url, &config.model, config.api_key.clone())
+                .map_err(|e| e.to_string())?;
+            let workspace = open(&config.workspace)?;
+            return Ok(Prepared {
+                session: Session::new(settings, Arc::new(model), workspace),
+                model_label: config.model.clone(),
+                workspace: config.workspace.clone(),
+                notice: None,
+                task: None,
+            });
+        }
+        ModelSource::Demo => (DEMO_SCRIPT.to_string(), "the calculator demo".to_string()),
+        ModelSource::Script(path) => (
+            std::fs::read_to_string(path)
+                .map_err(|e| format!("cannot read script {}: {e}", path.display()))?,
+            path.display().to_string(),
+        ),
+    };
+    let script = Script::parse(&script_text).map_err(|e| format!("{script_name}: {e}"))?;
+    let task = script.task.clone();
+    let copy = copy_to_temp(&config.workspace)
+        .map_err(|e| format!("cannot copy the workspace for the demo: {e}"))?;
+    let model: Arc<dyn ChatModel> = Arc::new(ScriptedModel::new(script, SCRIPTED_LABEL));
+    let workspace = open(&copy)?;
+    Ok(Prepared {
+        session: Session::new(settings, model, workspace),
+        model_label: SCRIPTED_LABEL.to_string(),
+        notice: Some(format!(
+            "This is a scripted demo model playing {script_name}: no network, no API key. It works on a copy of {} at {} (your workspace is never touched). Approve each step with y, decline with n.",
+            config.workspace.display(),
+            copy.display()
+        )),
+        workspace: copy,
+        task,
+    })
+}
+
+fn open(path: &Path) -> Result<Workspace, String> {
+    Workspace::open(path).map_err(|e| format!("cannot open workspace {}: {e}", path.display()))
+}
+
+/// Folders never copied into a demo workspace.
+const NOT_COPIED: [&str; 4] = ["__pycache__", ".pytest_cache", ".stepwise", ".git"];
+
+/// Copy `from` into a new folder under the system temp dir and return it.
+/// The copy is kept after exit so the user can look at what the demo did.
+pub fn copy_to_temp(from: &Path) -> std::io::Result<PathBuf> {
+    let stamp = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or(0);
+    let target = std::env::temp_dir().join(format!(
+        "stepwise-demo-{}-{:x}",
+        std::process::id(),
+        stamp & 0xff_ffff
+    ));
+    std::fs::create_dir(&target)?;
+    copy_dir(from, &target)?;
+    Ok(target)
+}
+
+fn copy_dir(from: &Path, to: &Path) -> std::io::Result<()> {
+    for entry in std::fs::read_dir(from)? {
+        let entry = entry?;
+        let name = entry.file_name();
+        if NOT_COPIED.iter().any(|n| name == *n) {
+            continue;
+        }
+        let kind = entry.file_type()?;
+        let target = to.join(&name);
+        if kind.is_dir() {
+            std::fs::create_dir(&target)?;
+            copy_dir(&entry.path(), &target)?;
+        } else if kind.is_file() {
+            std::fs::copy(entry.path(), &target)?;
+        }
+        // Symlinks are not copied: the copy must not point back into the original.
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn copy_skips_caches_and_links() {
+        let src = std::env::temp_dir().join(format!("stepwise-copy-src-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&src);
+        std::fs::create_dir_all(src.join("pkg/__pycache__")).unwrap();
+        std::fs::write(src.join("pkg/a.py"), "a").unwrap();
+        std::fs::write(src.join("pkg/__pycache__/a.pyc"), "x").unwrap();
+        std::os::unix::fs::symlink("/etc", src.join("etc")).unwrap();
+        let copy = copy_to_temp(&src).unwrap();
+        assert_eq!(std::fs::read_to_string(copy.join("pkg/a.py")).unwrap(), "a");
+        assert!(!copy.join("pkg/__pycache__").exists());
+        assert!(std::fs::symlink_metadata(copy.join("etc")).is_err());
+        std::fs::remove_dir_all(&src).unwrap();
+        std::fs::remove_dir_all(&copy).unwrap();
+    }
+}
