@@ -41,6 +41,12 @@ pub struct Options {
     /// Seconds a test run may take before its whole process group is killed.
     #[arg(long, global = true, value_name = "SECS", default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..=86_400))]
     pub test_timeout: u64,
+    /// Retries of a failed model request (connection errors, timeouts, 429, 5xx), with backoff.
+    #[arg(long, global = true, value_name = "N", default_value_t = 4, value_parser = clap::value_parser!(u32).range(0..=20))]
+    pub max_retries: u32,
+    /// Seconds the model server may stay silent before the request counts as broken.
+    #[arg(long, global = true, value_name = "SECS", default_value_t = 120, value_parser = clap::value_parser!(u64).range(1..=3600))]
+    pub stream_idle_timeout: u64,
     /// Run the built-in scripted demo model on a temporary copy of the workspace (no key, no network).
     #[arg(long, global = true)]
     pub demo: bool,
@@ -90,6 +96,8 @@ impl Options {
             max_steps: self.max_steps,
             test_timeout: Duration::from_secs(self.test_timeout),
             protocol: self.protocol,
+            max_retries: self.max_retries,
+            idle_timeout: Duration::from_secs(self.stream_idle_timeout),
             model_source: match (&self.script, self.demo) {
                 (Some(path), _) => ModelSource::Script(path.clone()),
                 (None, true) => ModelSource::Demo,

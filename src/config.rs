@@ -73,6 +73,10 @@ pub struct Config {
     pub test_timeout: Duration,
     pub protocol: Protocol,
     pub model_source: ModelSource,
+    /// Retries of a failed model request (connection, timeout, 429, 5xx).
+    pub max_retries: u32,
+    /// Seconds the model server may send nothing before the request counts as broken.
+    pub idle_timeout: Duration,
 }
 
 /// A configuration problem the user must fix (exit code 2).
@@ -132,6 +136,8 @@ mod tests {
             test_timeout: Duration::from_secs(30),
             protocol: Protocol::Tools,
             model_source: ModelSource::Http,
+            max_retries: 4,
+            idle_timeout: Duration::from_secs(120),
         }
     }
 

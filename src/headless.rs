@@ -201,6 +201,16 @@ impl Printer {
                     }
                 }
             }
+            AgentEvent::Retrying {
+                retry,
+                max_retries,
+                delay_ms,
+                error,
+            } => self.line(&format!(
+                "  {} retrying ({retry}/{max_retries}) in {:.1}s: {error}",
+                self.paint(RED, "!"),
+                delay_ms as f64 / 1000.0
+            )),
             AgentEvent::ProtocolRepair { attempt, error } => self.line(&format!(
                 "  {} reply not understood (repair {attempt}): {error}",
                 self.paint(RED, "!")

@@ -39,7 +39,8 @@ pub fn prepare(config: &Config) -> Result<Prepared, String> {
     let (script_text, script_name) = match &config.model_source {
         ModelSource::Http => {
             let model = HttpModel::new(&config.base_url, &config.model, config.api_key.clone())
-                .map_err(|e| e.to_string())?;
+                .map_err(|e| e.to_string())?
+                .with_idle_timeout(config.idle_timeout);
             let workspace = open(&config.workspace)?;
             return Ok(Prepared {
                 session: Session::new(settings, Arc::new(model), workspace),

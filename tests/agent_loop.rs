@@ -7,7 +7,7 @@ use common::*;
 use serde_json::{Value, json};
 use std::sync::Arc;
 use std::time::Duration;
-use stepwise::agent::{AgentEvent, Decision, FinishReason, LoopSettings, Session};
+use stepwise::agent::{AgentEvent, Decision, FinishReason, LoopSettings, RetryPolicy, Session};
 use stepwise::config::Protocol;
 use stepwise::llm::HttpModel;
 use stepwise::tools::Workspace;
@@ -26,6 +26,7 @@ fn session(
             max_steps,
             test_timeout: Duration::from_secs(60),
             protocol,
+            retry: RetryPolicy::default(),
         },
         Arc::new(http),
         Workspace::open(dir).unwrap(),
@@ -127,7 +128,7 @@ async fn a_failing_test_run_does_not_open_the_gate() {
     let ws = copy_workspace();
     let mut s = session(&model, ws.path(), 20, Protocol::Tools);
     let (reason, events) = run(&mut s, "t", approve).await;
-    // The script ran out after the refusal: the mock answers 500 and the task ends in an error.
+    // The script ran out after the refusal: the mock answers 400 and the task ends in an error.
     assert!(matches!(reason, FinishReason::Error(_)), "{reason:?}");
     assert!(kinds(&events).contains(&"gate_refused".to_string()));
     assert!(!kinds(&events).contains(&"final_answer".to_string()));
@@ -442,6 +443,7 @@ async fn the_api_key_goes_only_into_the_authorization_header() {
             max_steps: 5,
             test_timeout: Duration::from_secs(5),
             protocol: Protocol::Tools,
+            retry: RetryPolicy::default(),
         },
         Arc::new(http),
         Workspace::open(ws.path()).unwrap(),

@@ -102,6 +102,14 @@ pub enum AgentEvent {
         text: String,
     },
     Usage(TokenUsage),
+    /// A request failed transiently and will be sent again after `delay_ms`.
+    /// Assistant text streamed by the failed attempt is void: drop it.
+    Retrying {
+        retry: u32,
+        max_retries: u32,
+        delay_ms: u64,
+        error: String,
+    },
     /// A step begins: one tool call or one final answer.
     StepStarted {
         step: u32,

@@ -4,6 +4,7 @@
 
 pub mod events;
 pub mod protocol;
+mod retry;
 mod runner;
 mod session;
 
@@ -11,5 +12,6 @@ pub use events::{
     AgentEvent, ApprovalAction, ApprovalRequest, CallStatus, Decision, EventReceiver, EventSender,
     FinishReason,
 };
+pub use retry::RetryPolicy;
 pub use runner::{AgentCommand, AgentHandle, spawn_agent};
 pub use session::{LoopSettings, MAX_REPAIRS, Session};

@@ -15,6 +15,8 @@ pub enum AgentCommand {
         task: String,
         cancel: CancellationToken,
     },
+    /// Go on after an error or interrupt without a new user message.
+    Resume { cancel: CancellationToken },
     /// Forget the conversation.
     ClearConversation,
 }
@@ -33,6 +35,9 @@ pub fn spawn_agent(mut session: Session, events: EventSender) -> AgentHandle {
             match command {
                 AgentCommand::RunTask { task, cancel } => {
                     session.run_task(&task, &events, cancel).await;
+                }
+                AgentCommand::Resume { cancel } => {
+                    session.resume(&events, cancel).await;
                 }
                 AgentCommand::ClearConversation => session.clear(),
             }

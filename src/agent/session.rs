@@ -7,6 +7,7 @@ use super::events::{
     AgentEvent, ApprovalAction, ApprovalRequest, CallStatus, Decision, EventSender, FinishReason,
 };
 use super::protocol::{self, Action};
+use super::retry::RetryPolicy;
 use crate::config::{Config, Protocol};
 use crate::llm::scripted::DECLINED_MARKER;
 use crate::llm::{ChatMessage, ChatModel, ChatRequest, ModelReply};
@@ -31,6 +32,7 @@ pub struct LoopSettings {
     pub max_steps: u32,
     pub test_timeout: Duration,
     pub protocol: Protocol,
+    pub retry: RetryPolicy,
 }
 
 impl From<&Config> for LoopSettings {
@@ -39,6 +41,10 @@ impl From<&Config> for LoopSettings {
             max_steps: c.max_steps,
             test_timeout: c.test_timeout,
             protocol: c.protocol,
+            retry: RetryPolicy {
+                max_retries: c.max_retries,
+                ..RetryPolicy::default()
+            },
         }
     }
 }
@@ -121,6 +127,25 @@ impl Session {
         events: &EventSender,
         cancel: CancellationToken,
     ) -> FinishReason {
+        self.run(Some(task), events, cancel).await
+    }
+
+    /// Go on from where the last task stopped (after an error or interrupt),
+    /// without a new message from the user.
+    pub async fn resume(
+        &mut self,
+        events: &EventSender,
+        cancel: CancellationToken,
+    ) -> FinishReason {
+        self.run(None, events, cancel).await
+    }
+
+    async fn run(
+        &mut self,
+        task: Option<&str>,
+        events: &EventSender,
+        cancel: CancellationToken,
+    ) -> FinishReason {
         let mut t = Task {
             events,
             cancel: &cancel,
@@ -129,10 +154,12 @@ impl Session {
             auto_approved: HashSet::new(),
         };
         t.emit(AgentEvent::TaskStarted {
-            task: task.to_string(),
+            task: task.unwrap_or("(continue)").to_string(),
             max_steps: self.settings.max_steps,
         });
-        self.history.push(ChatMessage::user(task));
+        if let Some(task) = task {
+            self.history.push(ChatMessage::user(task));
+        }
         let reason = self.drive(&mut t).await;
         match &reason {
             FinishReason::BudgetExhausted => {
@@ -244,36 +271,10 @@ impl Session {
         t: &Task<'_>,
     ) -> Result<(ModelReply, Vec<Action>), FinishReason> {
         let protocol_kind = self.settings.protocol;
+        let streams_text = protocol_kind == Protocol::Tools;
         let mut attempt = 0;
         loop {
-            t.emit(AgentEvent::ModelRequest { steps_done: t.step });
-            let events = t.events;
-            let streams_text = protocol_kind == Protocol::Tools;
-            let mut on_text = |text: &str| {
-                if streams_text {
-                    let _ = events.send(AgentEvent::AssistantDelta {
-                        text: text.to_string(),
-                    });
-                }
-            };
-            let request = ChatRequest {
-                messages: &self.history,
-                tools: self.tools.as_ref(),
-            };
-            let result = tokio::select! {
-                r = self.model.complete(request, &mut on_text) => r,
-                _ = t.cancel.cancelled() => return Err(FinishReason::Cancelled),
-            };
-            let reply = match result {
-                Ok(reply) => reply,
-                Err(e) => {
-                    let message = e.to_string();
-                    t.emit(AgentEvent::Error {
-                        message: message.clone(),
-                    });
-                    return Err(FinishReason::Error(message));
-                }
-            };
+            let reply = self.request_with_retries(t).await?;
             if let Some(usage) = reply.usage {
                 t.emit(AgentEvent::Usage(usage));
             }
@@ -302,6 +303,59 @@ impl Session {
                     });
                     protocol::record_feedback(&mut self.history, &problem);
                 }
+            }
+        }
+    }
+
+    /// One model request; transient failures are retried with backoff (the
+    /// partial text of a failed attempt is discarded, never executed).
+    async fn request_with_retries(&self, t: &Task<'_>) -> Result<ModelReply, FinishReason> {
+        let policy = self.settings.retry;
+        let streams_text = self.settings.protocol == Protocol::Tools;
+        let mut retries = 0;
+        loop {
+            t.emit(AgentEvent::ModelRequest { steps_done: t.step });
+            let events = t.events;
+            let mut on_text = |text: &str| {
+                if streams_text {
+                    let _ = events.send(AgentEvent::AssistantDelta {
+                        text: text.to_string(),
+                    });
+                }
+            };
+            let request = ChatRequest {
+                messages: &self.history,
+                tools: self.tools.as_ref(),
+            };
+            let result = tokio::select! {
+                r = self.model.complete(request, &mut on_text) => r,
+                _ = t.cancel.cancelled() => return Err(FinishReason::Cancelled),
+            };
+            let error = match result {
+                Ok(reply) => return Ok(reply),
+                Err(e) => e,
+            };
+            if !error.is_retryable() || retries >= policy.max_retries {
+                let mut message = error.to_string();
+                if retries > 0 {
+                    message.push_str(&format!(" (gave up after {retries} retries)"));
+                }
+                t.emit(AgentEvent::Error {
+                    message: message.clone(),
+                });
+                return Err(FinishReason::Error(message));
+            }
+            retries += 1;
+            let delay = policy.delay(retries, error.retry_after());
+            t.emit(AgentEvent::Retrying {
+                retry: retries,
+                max_retries: policy.max_retries,
+                delay_ms: u64::try_from(delay.as_millis()).unwrap_or(u64::MAX),
+                error: error.to_string(),
+            });
+            tokio::select! {
+                _ = tokio::time::sleep(delay) => {}
+                _ = t.cancel.cancelled() => return Err(FinishReason::Cancelled),
             }
         }
     }

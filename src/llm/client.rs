@@ -15,7 +15,13 @@ pub struct HttpModel {
     endpoint: String,
     model: String,
     api_key: Option<ApiKey>,
+    idle_timeout: Duration,
 }
+
+/// Default for how long a response may stay silent before it counts as broken.
+pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(120);
+/// Longest `Retry-After` honoured.
+const MAX_RETRY_AFTER: Duration = Duration::from_secs(120);
 
 impl HttpModel {
     pub fn new(base_url: &str, model: &str, api_key: Option<ApiKey>) -> Result<Self, LlmError> {
@@ -31,7 +37,18 @@ impl HttpModel {
             endpoint: format!("{}/chat/completions", base_url.trim_end_matches('/')),
             model: model.to_string(),
             api_key,
+            idle_timeout: DEFAULT_IDLE_TIMEOUT,
         })
+    }
+
+    /// Set how long the server may send nothing (before the headers or between chunks).
+    pub fn with_idle_timeout(mut self, idle_timeout: Duration) -> Self {
+        self.idle_timeout = idle_timeout;
+        self
+    }
+
+    fn idle_error(&self) -> LlmError {
+        LlmError::IdleTimeout(self.idle_timeout.as_secs())
     }
 
     fn body(&self, request: &ChatRequest<'_>) -> Value {
@@ -56,16 +73,30 @@ impl HttpModel {
         if let Some(key) = &self.api_key {
             builder = builder.bearer_auth(key.expose());
         }
-        let response = builder.send().await.map_err(|e| LlmError::Connect {
-            url: self.endpoint.clone(),
-            detail: error_chain(&e),
-        })?;
+        let response = tokio::time::timeout(self.idle_timeout, builder.send())
+            .await
+            .map_err(|_| self.idle_error())?
+            .map_err(|e| LlmError::Connect {
+                url: self.endpoint.clone(),
+                detail: error_chain(&e),
+            })?;
         let status = response.status();
         if !status.is_success() {
-            let body = response.text().await.unwrap_or_default();
+            let retry_after = response
+                .headers()
+                .get(reqwest::header::RETRY_AFTER)
+                .and_then(|v| v.to_str().ok())
+                .and_then(|v| v.trim().parse::<u64>().ok())
+                .map(|secs| Duration::from_secs(secs).min(MAX_RETRY_AFTER));
+            let body = tokio::time::timeout(self.idle_timeout, response.text())
+                .await
+                .ok()
+                .and_then(Result::ok)
+                .unwrap_or_default();
             return Err(LlmError::Http {
                 status: status.as_u16(),
                 message: server_error_message(status.as_u16(), &body),
+                retry_after,
             });
         }
         let is_sse = response
@@ -74,9 +105,9 @@ impl HttpModel {
             .and_then(|v| v.to_str().ok())
             .is_some_and(|v| v.starts_with("text/event-stream"));
         if !is_sse {
-            let body = response
-                .text()
+            let body = tokio::time::timeout(self.idle_timeout, response.text())
                 .await
+                .map_err(|_| self.idle_error())?
                 .map_err(|e| LlmError::Stream(error_chain(&e)))?;
             let reply = parse_completion_body(&body)?;
             if !reply.content.is_empty() {
@@ -88,7 +119,10 @@ impl HttpModel {
         let mut events = response.bytes_stream().eventsource();
         let mut acc = StreamAccumulator::default();
         let mut done = false;
-        while let Some(event) = events.next().await {
+        while let Some(event) = tokio::time::timeout(self.idle_timeout, events.next())
+            .await
+            .map_err(|_| self.idle_error())?
+        {
             let event = event.map_err(|e| LlmError::Stream(e.to_string()))?;
             let data = event.data.trim();
             if data == "[DONE]" {

@@ -44,11 +44,38 @@ pub enum LlmError {
     #[error("cannot reach the model server at {url}: {detail}")]
     Connect { url: String, detail: String },
     #[error("the model server answered HTTP {status}: {message}")]
-    Http { status: u16, message: String },
+    Http {
+        status: u16,
+        message: String,
+        /// The server's `Retry-After`, when it sent one.
+        retry_after: Option<std::time::Duration>,
+    },
     #[error("the model stream broke: {0}")]
     Stream(String),
+    #[error("the model server sent nothing for {0}s")]
+    IdleTimeout(u64),
     #[error("the model server sent a reply that is not valid chat-completions JSON: {0}")]
     Decode(String),
+}
+
+impl LlmError {
+    /// Whether trying the same request again may succeed: connection problems,
+    /// timeouts, broken streams, 429 and 5xx. Bad keys, models and URLs are not.
+    pub fn is_retryable(&self) -> bool {
+        match self {
+            LlmError::Connect { .. } | LlmError::Stream(_) | LlmError::IdleTimeout(_) => true,
+            LlmError::Http { status, .. } => *status == 429 || *status >= 500,
+            LlmError::Decode(_) => false,
+        }
+    }
+
+    /// The wait the server asked for, if any.
+    pub fn retry_after(&self) -> Option<std::time::Duration> {
+        match self {
+            LlmError::Http { retry_after, .. } => *retry_after,
+            _ => None,
+        }
+    }
 }
 
 /// Receives text as it streams in (called once per content delta).

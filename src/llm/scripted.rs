@@ -125,6 +125,7 @@ impl ScriptedModel {
                 status: 410,
                 message: "the script has no more turns (the scripted model cannot improvise)"
                     .into(),
+                retry_after: None,
             })?;
         cursor.next += 1;
         cursor.calls += 1;

@@ -12,7 +12,7 @@ use wiremock::matchers::{method, path};
 use wiremock::{Mock, MockServer, Request, Respond, ResponseTemplate};
 
 /// One scripted HTTP reply of the mock model.
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub enum Reply {
     /// `text/event-stream` body made of these `data:` payloads (a `[DONE]` is appended when `done`).
     Sse { chunks: Vec<String>, done: bool },
@@ -20,6 +20,8 @@ pub enum Reply {
     Json(Value),
     /// An error status with a body.
     Error { status: u16, body: String },
+    /// Any response (headers, delays) built directly.
+    Custom(ResponseTemplate),
 }
 
 impl Reply {
@@ -43,6 +45,7 @@ impl Reply {
             Reply::Error { status, body } => {
                 ResponseTemplate::new(*status).set_body_raw(body.clone(), "application/json")
             }
+            Reply::Custom(template) => template.clone(),
         }
     }
 }
@@ -139,7 +142,7 @@ impl Respond for Script {
     fn respond(&self, _request: &Request) -> ResponseTemplate {
         match self.replies.lock().ok().and_then(|mut r| r.pop_front()) {
             Some(reply) => reply.template(),
-            None => error(500, "mock model: no scripted reply left").template(),
+            None => error(400, "mock model: no scripted reply left").template(),
         }
     }
 }
