@@ -3,7 +3,8 @@
 //! subcommand.
 
 use crate::config::{
-    API_KEY_VAR, ApiKey, Config, DEFAULT_BASE_URL, DEFAULT_MODEL, ModelSource, Protocol,
+    API_KEY_VAR, ApiKey, Config, DEFAULT_BASE_URL, DEFAULT_MODEL, LogSetting, ModelSource,
+    Protocol,
 };
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
@@ -47,6 +48,12 @@ pub struct Options {
     /// Seconds the model server may stay silent before the request counts as broken.
     #[arg(long, global = true, value_name = "SECS", default_value_t = 120, value_parser = clap::value_parser!(u64).range(1..=3600))]
     pub stream_idle_timeout: u64,
+    /// Do not write the session transcript.
+    #[arg(long, global = true)]
+    pub no_log: bool,
+    /// Folder for session transcripts (JSONL); default .stepwise/sessions in the workspace.
+    #[arg(long, global = true, value_name = "DIR", conflicts_with = "no_log")]
+    pub log_dir: Option<PathBuf>,
     /// Run the built-in scripted demo model on a temporary copy of the workspace (no key, no network).
     #[arg(long, global = true)]
     pub demo: bool,
@@ -97,6 +104,11 @@ impl Options {
             test_timeout: Duration::from_secs(self.test_timeout),
             protocol: self.protocol,
             max_retries: self.max_retries,
+            log: match (&self.log_dir, self.no_log) {
+                (_, true) => LogSetting::Off,
+                (Some(dir), false) => LogSetting::Dir(dir.clone()),
+                (None, false) => LogSetting::InWorkspace,
+            },
             idle_timeout: Duration::from_secs(self.stream_idle_timeout),
             model_source: match (&self.script, self.demo) {
                 (Some(path), _) => ModelSource::Script(path.clone()),

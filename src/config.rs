@@ -77,6 +77,17 @@ pub struct Config {
     pub max_retries: u32,
     /// Seconds the model server may send nothing before the request counts as broken.
     pub idle_timeout: Duration,
+    /// Session transcripts: off, or a folder (default: `.stepwise/sessions` in the workspace).
+    pub log: LogSetting,
+}
+
+/// Where the session transcript goes.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum LogSetting {
+    Off,
+    #[default]
+    InWorkspace,
+    Dir(PathBuf),
 }
 
 /// A configuration problem the user must fix (exit code 2).
@@ -138,6 +149,7 @@ mod tests {
             model_source: ModelSource::Http,
             max_retries: 4,
             idle_timeout: Duration::from_secs(120),
+            log: LogSetting::InWorkspace,
         }
     }
 

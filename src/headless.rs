@@ -43,7 +43,7 @@ pub async fn run(config: Config, args: ExecArgs) -> i32 {
         eprintln!("stepwise: exec needs a TASK (or --demo / --script with a task)");
         return EXIT_USAGE;
     };
-    let mut session = prepared.session;
+    let mut prepared = prepared;
     if let Some(notice) = &prepared.notice {
         if args.json {
             println!(
@@ -77,8 +77,14 @@ pub async fn run(config: Config, args: ExecArgs) -> i32 {
         }
     });
     let (events, inbox) = mpsc::unbounded_channel();
+    let decided_by = match policy {
+        ApprovalPolicy::ApproveAll => "--yes",
+        ApprovalPolicy::AskOnTerminal => "user",
+        ApprovalPolicy::DeclineAll => "no terminal (declined)",
+    };
+    let inbox = prepared.events_for_front_end(inbox, decided_by);
     let printing = tokio::spawn(printer.run(inbox));
-    let reason = session.run_task(&task, &events, cancel).await;
+    let reason = prepared.session.run_task(&task, &events, cancel).await;
     drop(events);
     let _ = printing.await;
     exit_code(&reason)

@@ -7,15 +7,18 @@
 //! - [`tools`]: workspace confinement, file tools, the test runner.
 //! - [`diff`]: line diffs of proposed edits.
 //! - [`config`] and [`cli`]: configuration from flags, environment and `.env`.
+//! - [`audit`]: the JSONL session transcript; [`lock`]: one stepwise per workspace.
 //! - [`setup`]: building a session from the configuration (HTTP or scripted model).
 //! - [`headless`]: `stepwise exec`; [`tui`]: the full-screen app.
 
 pub mod agent;
+pub mod audit;
 pub mod cli;
 pub mod config;
 pub mod diff;
 pub mod headless;
 pub mod llm;
+pub mod lock;
 pub mod setup;
 pub mod tools;
 pub mod tui;

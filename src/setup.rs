@@ -2,8 +2,10 @@
 //! workspace (for `--demo`/`--script`, a fresh temporary copy), and what the
 //! front end should tell the user about it. Shared by `exec` and the TUI.
 
-use crate::agent::{LoopSettings, Session};
-use crate::config::{Config, ModelSource};
+use crate::agent::{EventReceiver, LoopSettings, Session};
+use crate::audit::{self, AuditLog, DecidedBy};
+use crate::config::{Config, LogSetting, ModelSource};
+use crate::lock::WorkspaceLock;
 use crate::llm::{ChatModel, HttpModel, Script, ScriptedModel};
 use crate::tools::Workspace;
 use std::path::{Path, PathBuf};
@@ -25,6 +27,24 @@ pub struct Prepared {
     pub notice: Option<String>,
     /// A task to pre-fill (from the script).
     pub task: Option<String>,
+    /// Held until exit: no second stepwise on this workspace.
+    pub lock: WorkspaceLock,
+    /// The transcript, unless logging is off.
+    pub audit: Option<AuditLog>,
+}
+
+impl Prepared {
+    /// Route the core's events through the transcript (when there is one).
+    pub fn events_for_front_end(
+        &mut self,
+        from_core: EventReceiver,
+        decided_by: DecidedBy,
+    ) -> EventReceiver {
+        match self.audit.take() {
+            Some(log) => audit::tee(from_core, log, decided_by),
+            None => from_core,
+        }
+    }
 }
 
 /// Build the session. The key is not checked here (the TUI opens without one).
@@ -42,12 +62,15 @@ pub fn prepare(config: &Config) -> Result<Prepared, String> {
                 .map_err(|e| e.to_string())?
                 .with_idle_timeout(config.idle_timeout);
             let workspace = open(&config.workspace)?;
+            let lock = WorkspaceLock::acquire(workspace.root())?;
             return Ok(Prepared {
+                audit: open_log(config, workspace.root())?,
                 session: Session::new(settings, Arc::new(model), workspace),
                 model_label: config.model.clone(),
                 workspace: config.workspace.clone(),
                 notice: None,
                 task: None,
+                lock,
             });
         }
         ModelSource::Demo => (DEMO_SCRIPT.to_string(), "the calculator demo".to_string()),
@@ -63,7 +86,10 @@ pub fn prepare(config: &Config) -> Result<Prepared, String> {
         .map_err(|e| format!("cannot copy the workspace for the demo: {e}"))?;
     let model: Arc<dyn ChatModel> = Arc::new(ScriptedModel::new(script, SCRIPTED_LABEL));
     let workspace = open(&copy)?;
+    let lock = WorkspaceLock::acquire(workspace.root())?;
     Ok(Prepared {
+        audit: open_log(config, workspace.root())?,
+        lock,
         session: Session::new(settings, model, workspace),
         model_label: SCRIPTED_LABEL.to_string(),
         notice: Some(format!(
@@ -74,6 +100,17 @@ pub fn prepare(config: &Config) -> Result<Prepared, String> {
         workspace: copy,
         task,
     })
+}
+
+fn open_log(config: &Config, workspace: &Path) -> Result<Option<AuditLog>, String> {
+    let dir = match &config.log {
+        LogSetting::Off => return Ok(None),
+        LogSetting::InWorkspace => audit::default_dir(workspace),
+        LogSetting::Dir(dir) => dir.clone(),
+    };
+    AuditLog::create(&dir)
+        .map(Some)
+        .map_err(|e| format!("cannot create the session log in {}: {e} (use --no-log to run without it)", dir.display()))
 }
 
 fn open(path: &Path) -> Result<Workspace, String> {

@@ -1,0 +1,128 @@
+//! The session's audit log: a JSONL transcript of every event and every
+//! approval decision (and who made it) in `.stepwise/sessions/` of the
+//! workspace. It sits between the core and the front end as a tee, so neither
+//! needs to know about it. It never holds the API key: events carry none.
+
+use crate::agent::{AgentEvent, Decision, EventReceiver};
+use serde_json::{Value, json};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::SystemTime;
+use tokio::sync::{mpsc, oneshot};
+
+/// Where sessions are logged inside a workspace.
+pub fn default_dir(workspace: &Path) -> PathBuf {
+    workspace.join(".stepwise").join("sessions")
+}
+
+/// An open transcript file.
+pub struct AuditLog {
+    path: PathBuf,
+    out: std::io::BufWriter<std::fs::File>,
+}
+
+impl AuditLog {
+    /// Create `<dir>/<timestamp>.jsonl` (the folder is created if needed).
+    pub fn create(dir: &Path) -> std::io::Result<AuditLog> {
+        std::fs::create_dir_all(dir)?;
+        let stamp = humantime::format_rfc3339_seconds(SystemTime::now())
+            .to_string()
+            .replace(':', "-");
+        let mut path = dir.join(format!("{stamp}.jsonl"));
+        let mut n = 1;
+        while path.exists() {
+            n += 1;
+            path = dir.join(format!("{stamp}-{n}.jsonl"));
+        }
+        let file = std::fs::OpenOptions::new()
+            .create_new(true)
+            .append(true)
+            .open(&path)?;
+        Ok(AuditLog {
+            path,
+            out: std::io::BufWriter::new(file),
+        })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Append one record with a timestamp. Logging failures never stop the session.
+    pub fn record(&mut self, mut value: Value) {
+        if let Value::Object(map) = &mut value {
+            map.insert(
+                "ts".into(),
+                json!(humantime::format_rfc3339_millis(SystemTime::now()).to_string()),
+            );
+        }
+        let _ = writeln!(self.out, "{value}");
+        let _ = self.out.flush();
+    }
+}
+
+/// Who answers approvals in this front end (`user`, `--yes`, `no terminal`).
+pub type DecidedBy = &'static str;
+
+/// Put the log between the core's events and the front end. Streamed text
+/// deltas are not logged (the complete message is). Approval replies are
+/// intercepted so the decision and who made it are logged before the core sees it.
+pub fn tee(mut from_core: EventReceiver, log: AuditLog, decided_by: DecidedBy) -> EventReceiver {
+    let (to_front, front) = mpsc::unbounded_channel();
+    let log = Arc::new(Mutex::new(log));
+    tokio::spawn(async move {
+        while let Some(event) = from_core.recv().await {
+            let event = match event {
+                AgentEvent::ApprovalRequested(mut request) => {
+                    write(&log, serde_json::to_value(&request).map(|v| {
+                        json!({"event": "approval_requested", "request": v})
+                    }));
+                    let (reply, answer) = oneshot::channel();
+                    let to_core = std::mem::replace(&mut request.reply, reply);
+                    let call_id = request.call_id.clone();
+                    tokio::spawn(relay_decision(answer, to_core, call_id, log.clone(), decided_by));
+                    AgentEvent::ApprovalRequested(request)
+                }
+                AgentEvent::AssistantDelta { .. } => event,
+                other => {
+                    write(&log, serde_json::to_value(&other));
+                    other
+                }
+            };
+            if to_front.send(event).is_err() {
+                // The front end is gone; keep draining so the core is not blocked.
+                continue;
+            }
+        }
+    });
+    front
+}
+
+fn write(log: &Arc<Mutex<AuditLog>>, value: Result<Value, serde_json::Error>) {
+    if let (Ok(value), Ok(mut log)) = (value, log.lock()) {
+        log.record(value);
+    }
+}
+
+async fn relay_decision(
+    answer: oneshot::Receiver<Decision>,
+    mut to_core: oneshot::Sender<Decision>,
+    call_id: String,
+    log: Arc<Mutex<AuditLog>>,
+    decided_by: DecidedBy,
+) {
+    let decision = tokio::select! {
+        d = answer => d.ok(),
+        // The task was interrupted while waiting; dropping `answer` tells the front end.
+        _ = to_core.closed() => None,
+    };
+    let record = match &decision {
+        Some(d) => json!({"event": "approval_decided", "call_id": call_id, "decision": d, "decided_by": decided_by}),
+        None => json!({"event": "approval_decided", "call_id": call_id, "decision": {"decision": "decline", "reason": "no answer (interrupted or closed)"}, "decided_by": "nobody"}),
+    };
+    write(&log, Ok(record));
+    if let Some(d) = decision {
+        let _ = to_core.send(d);
+    }
+}
