@@ -37,8 +37,16 @@ fn exec_json(args: &[&str], tmp: &Path) -> (Option<i32>, Vec<Value>) {
 }
 
 fn demo_copy(events: &[Value]) -> PathBuf {
-    let notice = events.iter().find(|e| e["event"] == "notice").expect("a notice event");
-    assert!(notice["text"].as_str().unwrap().contains("scripted demo model"));
+    let notice = events
+        .iter()
+        .find(|e| e["event"] == "notice")
+        .expect("a notice event");
+    assert!(
+        notice["text"]
+            .as_str()
+            .unwrap()
+            .contains("scripted demo model")
+    );
     PathBuf::from(notice["workspace"].as_str().unwrap())
 }
 
@@ -49,7 +57,11 @@ fn demo_with_yes_finishes_on_a_copy_and_leaves_the_repo_workspace_alone() {
     let (code, events) = exec_json(&["--demo", "--yes"], tmp.path());
     assert_eq!(code, Some(0), "{events:#?}");
     let copy = demo_copy(&events);
-    assert!(copy.starts_with(tmp.path()), "the copy lives in the temp dir: {}", copy.display());
+    assert!(
+        copy.starts_with(tmp.path()),
+        "the copy lives in the temp dir: {}",
+        copy.display()
+    );
     let calc = std::fs::read_to_string(copy.join("calculator.py")).unwrap();
     assert!(calc.contains("def divide(a, b):") && calc.contains("ValueError"));
     let tests = std::fs::read_to_string(copy.join("test_calculator.py")).unwrap();
@@ -60,8 +72,16 @@ fn demo_with_yes_finishes_on_a_copy_and_leaves_the_repo_workspace_alone() {
         .env("PYTHONDONTWRITEBYTECODE", "1")
         .output()
         .unwrap();
-    assert!(run.status.success(), "{}", String::from_utf8_lossy(&run.stderr));
-    assert_eq!(snapshot(&sample_workspace()), before, "repo workspace unchanged");
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    assert_eq!(
+        snapshot(&sample_workspace()),
+        before,
+        "repo workspace unchanged"
+    );
     let finished = events.last().unwrap();
     assert_eq!(finished["reason"]["reason"], "answered");
 }
@@ -76,11 +96,24 @@ fn declining_in_the_demo_ends_with_the_honest_message() {
         std::fs::read(copy.join("calculator.py")).unwrap(),
         std::fs::read(sample_workspace().join("calculator.py")).unwrap()
     );
-    let answer = events.iter().find(|e| e["event"] == "final_answer").expect("final answer");
-    assert!(answer["text"].as_str().unwrap().contains("You declined"), "{answer}");
-    assert_eq!(code, Some(0), "nothing changed, so the honest answer passes the gate");
+    let answer = events
+        .iter()
+        .find(|e| e["event"] == "final_answer")
+        .expect("final answer");
+    assert!(
+        answer["text"].as_str().unwrap().contains("You declined"),
+        "{answer}"
+    );
     assert_eq!(
-        events.iter().filter(|e| e["event"] == "approval_requested").count(),
+        code,
+        Some(0),
+        "nothing changed, so the honest answer passes the gate"
+    );
+    assert_eq!(
+        events
+            .iter()
+            .filter(|e| e["event"] == "approval_requested")
+            .count(),
         1,
         "the script stopped after the first decline"
     );
@@ -103,7 +136,10 @@ fn a_script_file_runs_the_same_way_and_the_gate_still_applies() {
     let (code, events) = exec_json(&["--yes", "--script", script.to_str().unwrap()], tmp.path());
     assert_eq!(code, Some(0), "{events:#?}");
     assert!(events.iter().any(|e| e["event"] == "gate_refused"));
-    let answer = events.iter().find(|e| e["event"] == "final_answer").unwrap();
+    let answer = events
+        .iter()
+        .find(|e| e["event"] == "final_answer")
+        .unwrap();
     assert_eq!(answer["text"], "Done; tests pass.");
     assert!(demo_copy(&events).join("notes.md").exists());
 }
