@@ -154,9 +154,16 @@ impl Printer {
 
     fn human(&mut self, event: AgentEvent) {
         match event {
-            AgentEvent::TaskStarted { task, max_steps } => {
+            AgentEvent::TaskStarted {
+                task,
+                max_steps,
+                rules,
+            } => {
                 self.max_steps = max_steps;
-                self.line(&format!("{} {task}", self.paint(BOLD, "Task:")))
+                self.line(&format!("{} {task}", self.paint(BOLD, "Task:")));
+                if !rules.is_empty() {
+                    self.line(&self.paint(DIM, &format!("Project rules: {}", rules.join(", "))));
+                }
             }
             AgentEvent::AssistantMessage { text } => self.last_message = text,
             AgentEvent::AssistantDelta { text } => {

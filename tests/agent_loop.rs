@@ -462,3 +462,20 @@ async fn the_api_key_goes_only_into_the_authorization_header() {
             .contains("sk-header-only")
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn project_rules_reach_the_model_and_are_reread_per_task() {
+    let model = MockModel::start(vec![text("ok"), text("ok again")]).await;
+    let ws = copy_workspace();
+    std::fs::write(ws.path().join("AGENTS.md"), "Always use type hints.\n").unwrap();
+    let mut s = session(&model, ws.path(), 5, Protocol::Tools);
+    let (_, events) = run(&mut s, "first", approve).await;
+    assert_eq!(events[0]["rules"], json!(["AGENTS.md"]));
+    std::fs::write(ws.path().join("AGENTS.md"), "Never use global state.\n").unwrap();
+    run(&mut s, "second", approve).await;
+    let requests = model.requests().await;
+    let system = |i: usize| requests[i]["messages"][0]["content"].as_str().unwrap().to_string();
+    assert!(system(0).contains("Always use type hints.") && system(0).contains("Project rules (from AGENTS.md)"));
+    assert!(system(1).contains("Never use global state.") && !system(1).contains("type hints"));
+    assert_eq!(requests[1]["messages"].as_array().unwrap().iter().filter(|m| m["role"] == "system").count(), 1);
+}

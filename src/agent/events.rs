@@ -87,6 +87,8 @@ pub enum AgentEvent {
     TaskStarted {
         task: String,
         max_steps: u32,
+        /// Project rule files added to the system prompt (e.g. `AGENTS.md`).
+        rules: Vec<String>,
     },
     /// A request to the model is about to be sent (the UI shows "thinking").
     ModelRequest {

@@ -5,6 +5,7 @@
 pub mod events;
 pub mod protocol;
 mod retry;
+pub mod rules;
 mod runner;
 mod session;
 

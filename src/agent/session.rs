@@ -8,9 +8,10 @@ use super::events::{
 };
 use super::protocol::{self, Action};
 use super::retry::RetryPolicy;
+use super::rules::{self, Rules};
 use crate::config::{Config, Protocol};
 use crate::llm::scripted::DECLINED_MARKER;
-use crate::llm::{ChatMessage, ChatModel, ChatRequest, ModelReply};
+use crate::llm::{ChatMessage, ChatModel, ChatRequest, ModelReply, Role};
 use crate::tools::files::{self, PreparedEdit};
 use crate::tools::test_runner::{self, TestRunner};
 use crate::tools::{ToolCall, ToolName, ToolOutput, Workspace, tool_schemas};
@@ -98,14 +99,33 @@ impl Session {
         session
     }
 
-    /// Start a new conversation (keeps the system prompt).
+    /// Start a new conversation.
     pub fn clear(&mut self) {
+        self.history = vec![ChatMessage::system(self.system_prompt(&Rules::default()))];
+    }
+
+    fn system_prompt(&self, rules: &Rules) -> String {
         let mut prompt = SYSTEM_PROMPT.to_string();
         if self.settings.protocol == Protocol::Json {
             prompt.push_str("\n\n");
             prompt.push_str(&json_protocol_prompt());
         }
-        self.history = vec![ChatMessage::system(prompt)];
+        if let Some(section) = rules.prompt_section() {
+            prompt.push_str("\n\n");
+            prompt.push_str(&section);
+        }
+        prompt
+    }
+
+    /// Re-read the project rules into the system prompt (they may change between tasks).
+    fn refresh_rules(&mut self) -> Rules {
+        let rules = rules::load(self.workspace.root());
+        let prompt = self.system_prompt(&rules);
+        match self.history.first_mut() {
+            Some(first) if first.role == Role::System => first.content = Some(prompt),
+            _ => self.history.insert(0, ChatMessage::system(prompt)),
+        }
+        rules
     }
 
     pub fn history(&self) -> &[ChatMessage] {
@@ -153,9 +173,11 @@ impl Session {
             changed_since_tests: false,
             auto_approved: HashSet::new(),
         };
+        let rules = self.refresh_rules();
         t.emit(AgentEvent::TaskStarted {
             task: task.unwrap_or("(continue)").to_string(),
             max_steps: self.settings.max_steps,
+            rules: rules.files,
         });
         if let Some(task) = task {
             self.history.push(ChatMessage::user(task));
