@@ -1,6 +1,7 @@
 //! Resolved run configuration: flags and environment (with `.env`) turned into
 //! one validated `Config`. The API key is held in a type that never prints.
 
+use crate::models::ModelTable;
 use std::fmt;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -34,7 +35,17 @@ impl fmt::Debug for ApiKey {
 }
 
 /// How tool calls travel between the model and stepwise.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum, serde::Serialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Default,
+    clap::ValueEnum,
+    serde::Serialize,
+    serde::Deserialize,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum Protocol {
     /// Native OpenAI tool calling (`tools` + `tool_calls`).
@@ -79,6 +90,14 @@ pub struct Config {
     pub idle_timeout: Duration,
     /// Session transcripts: off, or a folder (default: `.stepwise/sessions` in the workspace).
     pub log: LogSetting,
+    /// Compact the conversation when the next request would pass this percentage of the window.
+    pub context_budget: u8,
+    /// The model's context window in tokens (from the model table unless set).
+    pub context_window: u64,
+    /// Stop a task when its estimated cost reaches this many US dollars.
+    pub max_cost: Option<f64>,
+    /// Context windows and prices.
+    pub models: ModelTable,
 }
 
 /// Where the session transcript goes.
@@ -150,6 +169,10 @@ mod tests {
             max_retries: 4,
             idle_timeout: Duration::from_secs(120),
             log: LogSetting::InWorkspace,
+            context_budget: 70,
+            context_window: 32768,
+            max_cost: None,
+            models: ModelTable::builtin(),
         }
     }
 

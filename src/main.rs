@@ -1,7 +1,7 @@
 //! The `stepwise` binary: load `.env`, parse flags, run the TUI or `exec`.
 
-use clap::Parser;
-use stepwise::cli::{Cli, Command};
+use clap::{CommandFactory, FromArgMatches};
+use stepwise::cli::{self, Cli, Command};
 use stepwise::headless::{self, EXIT_USAGE};
 
 fn main() {
@@ -15,8 +15,23 @@ fn main() {
             std::process::exit(EXIT_USAGE);
         }
     }
-    let cli = Cli::parse();
-    let config = cli.options.to_config();
+    let matches = Cli::command().get_matches();
+    let cli = match Cli::from_arg_matches(&matches) {
+        Ok(cli) => cli,
+        Err(e) => e.exit(),
+    };
+    let resolved = match cli::resolve(&matches, &cli.options) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("stepwise: {e}");
+            std::process::exit(EXIT_USAGE);
+        }
+    };
+    if cli.options.print_config {
+        print!("{}", resolved.report());
+        std::process::exit(0);
+    }
+    let config = resolved.config;
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()

@@ -19,6 +19,16 @@ use serde::Serialize;
 pub struct TokenUsage {
     pub prompt_tokens: u64,
     pub completion_tokens: u64,
+    /// Prompt tokens served from the server's cache (billed cheaper), when reported.
+    pub cached_tokens: u64,
+}
+
+impl TokenUsage {
+    pub fn add(&mut self, other: &TokenUsage) {
+        self.prompt_tokens += other.prompt_tokens;
+        self.completion_tokens += other.completion_tokens;
+        self.cached_tokens += other.cached_tokens;
+    }
 }
 
 /// One complete model reply, assembled from a stream or a JSON body.

@@ -51,6 +51,13 @@ struct FunctionDelta {
 struct WireUsage {
     prompt_tokens: Option<u64>,
     completion_tokens: Option<u64>,
+    prompt_tokens_details: Option<PromptDetails>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct PromptDetails {
+    cached_tokens: Option<u64>,
 }
 
 #[derive(Debug, Default)]
@@ -85,6 +92,10 @@ impl StreamAccumulator {
                 self.usage = Some(TokenUsage {
                     prompt_tokens: usage.prompt_tokens.unwrap_or(0),
                     completion_tokens: usage.completion_tokens.unwrap_or(0),
+                    cached_tokens: usage
+                        .prompt_tokens_details
+                        .and_then(|d| d.cached_tokens)
+                        .unwrap_or(0),
                 });
             }
         }
@@ -288,7 +299,7 @@ mod tests {
     fn usage_only_chunk_and_empty_usage_and_extra_fields() {
         let reply = feed(&[
             r#"{"id":"x","system_fingerprint":"fp","service_tier":"default","choices":[{"delta":{"reasoning_content":"hmm","content":"ok"},"logprobs":null}],"usage":{}}"#,
-            r#"{"choices":[],"usage":{"prompt_tokens":12,"completion_tokens":3,"total_tokens":15}}"#,
+            r#"{"choices":[],"usage":{"prompt_tokens":12,"completion_tokens":3,"total_tokens":15,"prompt_tokens_details":{"cached_tokens":8}}}"#,
             r#"{"choices":[],"usage":{}}"#,
         ]);
         assert_eq!(reply.content, "ok");
@@ -296,7 +307,8 @@ mod tests {
             reply.usage,
             Some(TokenUsage {
                 prompt_tokens: 12,
-                completion_tokens: 3
+                completion_tokens: 3,
+                cached_tokens: 8,
             })
         );
     }
