@@ -421,9 +421,17 @@ mod tests {
         assert!(cli.command.is_none());
         assert!(Cli::try_parse_from(["stepwise", "--protocol", "xml"]).is_err());
         assert!(Cli::try_parse_from(["stepwise", "--max-steps", "0"]).is_err());
-        assert!(
-            Cli::try_parse_from(["stepwise", "exec"]).is_err(),
-            "a task is required"
+        let bare = Cli::try_parse_from(["stepwise", "exec"]).unwrap();
+        let Some(Command::Exec(args)) = bare.command else {
+            panic!("exec expected")
+        };
+        assert_eq!(
+            args.task_text(),
+            None,
+            "checked later: a script may bring its task"
         );
+        assert!(Cli::try_parse_from(["stepwise", "--demo", "--script", "x.json"]).is_err());
+        let demo = Cli::try_parse_from(["stepwise", "exec", "--demo", "--yes"]).unwrap();
+        assert_eq!(demo.options.to_config().model_source, ModelSource::Demo);
     }
 }

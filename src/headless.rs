@@ -8,6 +8,7 @@ use crate::agent::{
 use crate::cli::ExecArgs;
 use crate::config::Config;
 use crate::diff::{FileDiff, LineKind};
+use crate::llm::TokenUsage;
 use crate::setup;
 use std::io::{BufRead, IsTerminal, Write};
 use tokio::sync::mpsc;
@@ -188,6 +189,7 @@ impl Printer {
             AgentEvent::StepStarted { .. }
             | AgentEvent::ModelRequest { .. }
             | AgentEvent::Usage(_)
+            | AgentEvent::Cost { .. }
             | AgentEvent::ToolRunning { .. }
             | AgentEvent::ApprovalRequested(_) => {}
             AgentEvent::ToolFinished {
@@ -224,6 +226,19 @@ impl Printer {
                 self.paint(RED, "!"),
                 delay_ms as f64 / 1000.0
             )),
+            AgentEvent::Compacted {
+                before_tokens,
+                after_tokens,
+                elided,
+                summarized,
+            } => {
+                let mut text = format!("  context compacted: {elided} old tool results elided");
+                if summarized > 0 {
+                    text.push_str(&format!(", {summarized} older messages summarized"));
+                }
+                text.push_str(&format!(" (~{before_tokens} → ~{after_tokens} tokens)"));
+                self.line(&self.paint(DIM, &text));
+            }
             AgentEvent::ProtocolRepair { attempt, error } => self.line(&format!(
                 "  {} reply not understood (repair {attempt}): {error}",
                 self.paint(RED, "!")
@@ -243,7 +258,12 @@ impl Printer {
             AgentEvent::Error { message } => {
                 self.line(&format!("{} {message}", self.paint(RED, "error:")))
             }
-            AgentEvent::TaskFinished { reason, steps } => {
+            AgentEvent::TaskFinished {
+                reason,
+                steps,
+                usage,
+                cost_usd,
+            } => {
                 let text = match reason {
                     FinishReason::Answered => format!("Done in {steps} steps."),
                     FinishReason::BudgetExhausted => {
@@ -251,8 +271,12 @@ impl Printer {
                     }
                     FinishReason::Cancelled => format!("Interrupted after {steps} steps."),
                     FinishReason::Error(_) => format!("Stopped by an error after {steps} steps."),
+                    FinishReason::CostLimit => {
+                        format!("Stopped: cost limit reached ({steps} steps).")
+                    }
                 };
                 self.line(&self.paint(DIM, &text));
+                self.line(&self.paint(DIM, &usage_line(&usage, cost_usd)));
             }
         }
     }
@@ -311,6 +335,20 @@ impl Printer {
         };
         let _ = request.reply.send(decision);
     }
+}
+
+/// `Tokens: 1,234 in (200 cached) / 56 out · est. $0.0012`
+pub fn usage_line(usage: &TokenUsage, cost_usd: Option<f64>) -> String {
+    let mut line = format!("Tokens: {} in", usage.prompt_tokens);
+    if usage.cached_tokens > 0 {
+        line.push_str(&format!(" ({} cached)", usage.cached_tokens));
+    }
+    line.push_str(&format!(" / {} out", usage.completion_tokens));
+    match cost_usd {
+        Some(cost) => line.push_str(&format!(" · est. ${cost:.4}")),
+        None => line.push_str(" · cost unknown for this model"),
+    }
+    line
 }
 
 fn json_line(event: &AgentEvent) -> String {

@@ -27,6 +27,7 @@ fn session(
             test_timeout: Duration::from_secs(60),
             protocol,
             retry: RetryPolicy::default(),
+            ..LoopSettings::default()
         },
         Arc::new(http),
         Workspace::open(dir).unwrap(),
@@ -444,6 +445,7 @@ async fn the_api_key_goes_only_into_the_authorization_header() {
             test_timeout: Duration::from_secs(5),
             protocol: Protocol::Tools,
             retry: RetryPolicy::default(),
+            ..LoopSettings::default()
         },
         Arc::new(http),
         Workspace::open(ws.path()).unwrap(),
@@ -474,8 +476,24 @@ async fn project_rules_reach_the_model_and_are_reread_per_task() {
     std::fs::write(ws.path().join("AGENTS.md"), "Never use global state.\n").unwrap();
     run(&mut s, "second", approve).await;
     let requests = model.requests().await;
-    let system = |i: usize| requests[i]["messages"][0]["content"].as_str().unwrap().to_string();
-    assert!(system(0).contains("Always use type hints.") && system(0).contains("Project rules (from AGENTS.md)"));
+    let system = |i: usize| {
+        requests[i]["messages"][0]["content"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    assert!(
+        system(0).contains("Always use type hints.")
+            && system(0).contains("Project rules (from AGENTS.md)")
+    );
     assert!(system(1).contains("Never use global state.") && !system(1).contains("type hints"));
-    assert_eq!(requests[1]["messages"].as_array().unwrap().iter().filter(|m| m["role"] == "system").count(), 1);
+    assert_eq!(
+        requests[1]["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|m| m["role"] == "system")
+            .count(),
+        1
+    );
 }

@@ -31,6 +31,7 @@ fn session_at(base_url: &str, dir: &std::path::Path, max_retries: u32, idle: Dur
                 base_delay: Duration::from_millis(10),
                 max_delay: Duration::from_millis(50),
             },
+            ..LoopSettings::default()
         },
         Arc::new(http),
         Workspace::open(dir).unwrap(),

@@ -76,6 +76,8 @@ pub enum FinishReason {
     BudgetExhausted,
     /// The user interrupted the task.
     Cancelled,
+    /// The task's estimated cost reached `--max-cost`.
+    CostLimit,
     /// The model could not be reached or did not follow the protocol.
     Error(String),
 }
@@ -163,5 +165,23 @@ pub enum AgentEvent {
     TaskFinished {
         reason: FinishReason,
         steps: u32,
+        /// Tokens of the whole task.
+        usage: TokenUsage,
+        /// Estimated cost of the task, when the model's prices are known.
+        cost_usd: Option<f64>,
+    },
+    /// The estimated cost so far (sent after each request when prices are known).
+    Cost {
+        request_usd: f64,
+        task_usd: f64,
+        session_usd: f64,
+    },
+    /// Older tool results were replaced by stubs (and older turns maybe
+    /// summarized) to stay inside the context window.
+    Compacted {
+        before_tokens: u64,
+        after_tokens: u64,
+        elided: usize,
+        summarized: usize,
     },
 }

@@ -2,7 +2,10 @@
 //! It knows nothing of terminals; the headless printer and the TUI both consume
 //! the same events and answer the same approval requests.
 
+mod compact;
+mod context;
 pub mod events;
+mod execute;
 pub mod protocol;
 mod retry;
 pub mod rules;

@@ -17,6 +17,8 @@ pub enum AgentCommand {
     },
     /// Go on after an error or interrupt without a new user message.
     Resume { cancel: CancellationToken },
+    /// Elide old tool results now (`/compact`).
+    Compact,
     /// Forget the conversation.
     ClearConversation,
 }
@@ -39,6 +41,7 @@ pub fn spawn_agent(mut session: Session, events: EventSender) -> AgentHandle {
                 AgentCommand::Resume { cancel } => {
                     session.resume(&events, cancel).await;
                 }
+                AgentCommand::Compact => session.compact_now(&events).await,
                 AgentCommand::ClearConversation => session.clear(),
             }
         }

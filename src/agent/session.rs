@@ -3,23 +3,18 @@
 //! gate only when tests have passed after the last change. The conversation
 //! lives here and persists across tasks; the gate and step counter are per task.
 
-use super::events::{
-    AgentEvent, ApprovalAction, ApprovalRequest, CallStatus, Decision, EventSender, FinishReason,
-};
+use super::events::{AgentEvent, EventSender, FinishReason};
 use super::protocol::{self, Action};
 use super::retry::RetryPolicy;
 use super::rules::{self, Rules};
 use crate::config::{Config, Protocol};
-use crate::llm::scripted::DECLINED_MARKER;
-use crate::llm::{ChatMessage, ChatModel, ChatRequest, ModelReply, Role};
-use crate::tools::files::{self, PreparedEdit};
-use crate::tools::test_runner::{self, TestRunner};
-use crate::tools::{ToolCall, ToolName, ToolOutput, Workspace, tool_schemas};
+use crate::llm::{ChatMessage, ChatModel, ChatRequest, ModelReply, Role, TokenUsage};
+use crate::models::ModelInfo;
+use crate::tools::{ToolName, Workspace, tool_schemas};
 use serde_json::Value;
 use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::Duration;
-use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 
 const SYSTEM_PROMPT: &str = include_str!("../../assets/system_prompt.md");
@@ -34,6 +29,26 @@ pub struct LoopSettings {
     pub test_timeout: Duration,
     pub protocol: Protocol,
     pub retry: RetryPolicy,
+    /// Compact the conversation when the next request is estimated above this many tokens.
+    pub context_limit: u64,
+    /// Prices of the model, when known (for cost estimates).
+    pub pricing: Option<ModelInfo>,
+    /// Stop a task once its estimated cost reaches this (US dollars).
+    pub max_cost: Option<f64>,
+}
+
+impl Default for LoopSettings {
+    fn default() -> Self {
+        LoopSettings {
+            max_steps: 20,
+            test_timeout: Duration::from_secs(30),
+            protocol: Protocol::Tools,
+            retry: RetryPolicy::default(),
+            context_limit: 32768 * 70 / 100,
+            pricing: None,
+            max_cost: None,
+        }
+    }
 }
 
 impl From<&Config> for LoopSettings {
@@ -46,42 +61,44 @@ impl From<&Config> for LoopSettings {
                 max_retries: c.max_retries,
                 ..RetryPolicy::default()
             },
+            context_limit: c.context_window * u64::from(c.context_budget) / 100,
+            pricing: c.models.lookup(&c.model).cloned(),
+            max_cost: c.max_cost,
         }
     }
 }
 
 /// A conversation with one model about one workspace.
 pub struct Session {
-    settings: LoopSettings,
-    model: Arc<dyn ChatModel>,
-    workspace: Workspace,
-    history: Vec<ChatMessage>,
-    tools: Option<Value>,
-    json_ids: u64,
+    pub(super) settings: LoopSettings,
+    pub(super) model: Arc<dyn ChatModel>,
+    pub(super) workspace: Workspace,
+    pub(super) history: Vec<ChatMessage>,
+    pub(super) tools: Option<Value>,
+    pub(super) json_ids: u64,
+    /// History length and token count of the last request the server measured.
+    pub(super) usage_base: Option<(usize, u64)>,
+    pub(super) session_usage: TokenUsage,
+    pub(super) session_cost: f64,
 }
 
 /// State of the task being run.
-struct Task<'a> {
-    events: &'a EventSender,
-    cancel: &'a CancellationToken,
-    step: u32,
+pub(super) struct Task<'a> {
+    pub(super) events: &'a EventSender,
+    pub(super) cancel: &'a CancellationToken,
+    pub(super) step: u32,
     /// A file changed and no test run has passed since.
-    changed_since_tests: bool,
-    auto_approved: HashSet<ToolName>,
+    pub(super) changed_since_tests: bool,
+    pub(super) auto_approved: HashSet<ToolName>,
+    pub(super) usage: TokenUsage,
+    pub(super) cost: f64,
 }
 
 impl Task<'_> {
-    fn emit(&self, event: AgentEvent) {
+    pub(super) fn emit(&self, event: AgentEvent) {
         // A consumer that went away is not the core's problem.
         let _ = self.events.send(event);
     }
-}
-
-/// What the prepare stage produced for a valid call.
-enum Prepared {
-    Read,
-    Edit(PreparedEdit),
-    Tests(TestRunner),
 }
 
 impl Session {
@@ -94,6 +111,9 @@ impl Session {
             history: Vec::new(),
             tools,
             json_ids: 0,
+            usage_base: None,
+            session_usage: TokenUsage::default(),
+            session_cost: 0.0,
         };
         session.clear();
         session
@@ -172,6 +192,8 @@ impl Session {
             step: 0,
             changed_since_tests: false,
             auto_approved: HashSet::new(),
+            usage: TokenUsage::default(),
+            cost: 0.0,
         };
         let rules = self.refresh_rules();
         t.emit(AgentEvent::TaskStarted {
@@ -194,6 +216,17 @@ impl Session {
                 });
                 protocol::record_feedback(&mut self.history, &text);
             }
+            FinishReason::CostLimit => {
+                let text = format!(
+                    "The cost limit of ${:.2} was reached (estimated ${:.4}) before the task was finished.",
+                    self.settings.max_cost.unwrap_or(0.0),
+                    t.cost
+                );
+                t.emit(AgentEvent::Error {
+                    message: text.clone(),
+                });
+                protocol::record_feedback(&mut self.history, &text);
+            }
             FinishReason::Cancelled => {
                 protocol::record_feedback(&mut self.history, "The user interrupted the task.");
             }
@@ -202,6 +235,8 @@ impl Session {
         t.emit(AgentEvent::TaskFinished {
             reason: reason.clone(),
             steps: t.step,
+            usage: t.usage,
+            cost_usd: self.settings.pricing.as_ref().map(|_| t.cost),
         });
         reason
     }
@@ -214,6 +249,12 @@ impl Session {
             if t.step >= self.settings.max_steps {
                 return FinishReason::BudgetExhausted;
             }
+            if let Some(max) = self.settings.max_cost
+                && t.cost >= max
+            {
+                return FinishReason::CostLimit;
+            }
+            self.keep_within_context(t).await;
             let (reply, actions) = match self.next_reply(t).await {
                 Ok(r) => r,
                 Err(reason) => return reason,
@@ -290,22 +331,22 @@ impl Session {
     /// Ask the model until its reply parses (with at most `MAX_REPAIRS` repair requests).
     async fn next_reply(
         &mut self,
-        t: &Task<'_>,
+        t: &mut Task<'_>,
     ) -> Result<(ModelReply, Vec<Action>), FinishReason> {
         let protocol_kind = self.settings.protocol;
         let streams_text = protocol_kind == Protocol::Tools;
         let mut attempt = 0;
         loop {
             let reply = self.request_with_retries(t).await?;
-            if let Some(usage) = reply.usage {
-                t.emit(AgentEvent::Usage(usage));
-            }
             if streams_text && !reply.content.trim().is_empty() {
                 t.emit(AgentEvent::AssistantMessage {
                     text: reply.content.clone(),
                 });
             }
             protocol::record_reply(protocol_kind, &mut self.history, &reply);
+            if let Some(usage) = reply.usage {
+                self.record_usage(t, usage);
+            }
             match protocol::parse_reply(protocol_kind, &reply, &mut self.json_ids) {
                 Ok(actions) => return Ok((reply, actions)),
                 Err(problem) => {
@@ -381,216 +422,6 @@ impl Session {
             }
         }
     }
-
-    /// One tool call: validate, prepare, ask, run, report.
-    async fn execute(
-        &mut self,
-        t: &mut Task<'_>,
-        call_id: &str,
-        name: &str,
-        arguments: &str,
-    ) -> ToolOutput {
-        let shown_args = serde_json::from_str::<Value>(arguments)
-            .unwrap_or_else(|_| Value::String(arguments.to_string()));
-        let call = match ToolCall::parse(name, arguments) {
-            Ok(call) => call,
-            Err(problem) => {
-                t.emit(AgentEvent::ToolCallProposed {
-                    step: t.step,
-                    call_id: call_id.to_string(),
-                    tool: name.to_string(),
-                    target: String::new(),
-                    arguments: shown_args,
-                    diff: None,
-                    needs_approval: false,
-                });
-                return self.finish(
-                    t,
-                    call_id,
-                    name,
-                    CallStatus::Failed,
-                    ToolOutput::error(problem),
-                );
-            }
-        };
-        let tool = call.name();
-        let prepared = self.prepare(&call);
-        t.emit(AgentEvent::ToolCallProposed {
-            step: t.step,
-            call_id: call_id.to_string(),
-            tool: name.to_string(),
-            target: call.target(),
-            arguments: shown_args,
-            diff: match &prepared {
-                Ok(Prepared::Edit(edit)) => Some(edit.diff.clone()),
-                _ => None,
-            },
-            needs_approval: tool.needs_approval(),
-        });
-        let prepared = match prepared {
-            Ok(p) => p,
-            Err(problem) => {
-                return self.finish(
-                    t,
-                    call_id,
-                    name,
-                    CallStatus::Failed,
-                    ToolOutput::error(problem),
-                );
-            }
-        };
-        if let Prepared::Edit(edit) = &prepared
-            && edit.diff.is_empty()
-        {
-            let output = ToolOutput::ok(
-                "no change",
-                serde_json::json!({"path": edit.path.display(), "note": "the file already has exactly this content; nothing was written"}),
-            );
-            return self.finish(t, call_id, name, CallStatus::Ok, output);
-        }
-
-        let mut auto_approved = false;
-        if tool.needs_approval() {
-            if t.auto_approved.contains(&tool) {
-                auto_approved = true;
-            } else {
-                let action = match &prepared {
-                    Prepared::Edit(edit) => ApprovalAction::Edit {
-                        path: edit.path.display(),
-                        diff: edit.diff.clone(),
-                    },
-                    Prepared::Tests(runner) => ApprovalAction::RunTests {
-                        command: runner.argv(&test_runner::resolve_python()),
-                    },
-                    Prepared::Read => unreachable!("reads need no approval"),
-                };
-                match self.ask(t, call_id, tool, action).await {
-                    Decision::Approve => {}
-                    Decision::ApproveToolForTask => {
-                        t.auto_approved.insert(tool);
-                    }
-                    Decision::Decline { reason } => {
-                        let message =
-                            declined_message(name, reason.as_deref(), t.cancel.is_cancelled());
-                        return self.finish(
-                            t,
-                            call_id,
-                            name,
-                            CallStatus::Declined,
-                            ToolOutput::error(message),
-                        );
-                    }
-                }
-            }
-        }
-        t.emit(AgentEvent::ToolRunning {
-            step: t.step,
-            call_id: call_id.to_string(),
-            auto_approved,
-        });
-        let output = match (&call, prepared) {
-            (ToolCall::ListFiles { path }, _) => files::list_files(&self.workspace, path),
-            (ToolCall::ReadFile { path }, _) => files::read_file(&self.workspace, path),
-            (_, Prepared::Edit(edit)) => {
-                let output = files::apply_edit(&self.workspace, &edit);
-                if output.success {
-                    t.changed_since_tests = true;
-                }
-                output
-            }
-            (_, Prepared::Tests(runner)) => {
-                let output = test_runner::run_tests(
-                    self.workspace.root(),
-                    runner,
-                    self.settings.test_timeout,
-                    t.cancel,
-                )
-                .await;
-                if output.success {
-                    t.changed_since_tests = false;
-                }
-                output
-            }
-            (_, Prepared::Read) => unreachable!("only reads prepare to Read"),
-        };
-        let status = if output.success {
-            CallStatus::Ok
-        } else {
-            CallStatus::Failed
-        };
-        self.finish(t, call_id, name, status, output)
-    }
-
-    fn prepare(&self, call: &ToolCall) -> Result<Prepared, String> {
-        let ws = &self.workspace;
-        match call {
-            ToolCall::ListFiles { .. } | ToolCall::ReadFile { .. } => Ok(Prepared::Read),
-            ToolCall::WriteFile { path, content } => files::prepare_write(ws, path, content)
-                .map(Prepared::Edit)
-                .map_err(|e| e.0),
-            ToolCall::ReplaceText { path, old, new } => files::prepare_replace(ws, path, old, new)
-                .map(Prepared::Edit)
-                .map_err(|e| e.0),
-            ToolCall::RunTests { runner } => Ok(Prepared::Tests(*runner)),
-        }
-    }
-
-    /// Send an approval request and wait; a dropped reply or an interrupt declines.
-    async fn ask(
-        &self,
-        t: &Task<'_>,
-        call_id: &str,
-        tool: ToolName,
-        action: ApprovalAction,
-    ) -> Decision {
-        let (reply, answer) = oneshot::channel();
-        t.emit(AgentEvent::ApprovalRequested(ApprovalRequest {
-            step: t.step,
-            call_id: call_id.to_string(),
-            tool,
-            action,
-            reply,
-        }));
-        tokio::select! {
-            decision = answer => decision.unwrap_or(Decision::Decline { reason: None }),
-            _ = t.cancel.cancelled() => Decision::Decline { reason: None },
-        }
-    }
-
-    fn finish(
-        &self,
-        t: &Task<'_>,
-        call_id: &str,
-        tool: &str,
-        status: CallStatus,
-        output: ToolOutput,
-    ) -> ToolOutput {
-        t.emit(AgentEvent::ToolFinished {
-            step: t.step,
-            call_id: call_id.to_string(),
-            tool: tool.to_string(),
-            status,
-            summary: output.summary.clone(),
-            result: output.body.clone(),
-        });
-        output
-    }
-}
-
-fn declined_message(tool: &str, reason: Option<&str>, interrupted: bool) -> String {
-    if interrupted {
-        return format!(
-            "The {tool} call was not carried out: the user interrupted the task. Nothing was changed."
-        );
-    }
-    let mut message = format!("{DECLINED_MARKER} this {tool} call. Nothing was changed.");
-    match reason.map(str::trim).filter(|r| !r.is_empty()) {
-        Some(r) => message.push_str(&format!(" The user's reason: {r}")),
-        None => message.push_str(
-            " Do not repeat it unchanged; reconsider the approach or explain in a final answer.",
-        ),
-    }
-    message
 }
 
 /// The JSON-protocol instructions with the tool list filled in from the schemas.

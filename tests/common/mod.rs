@@ -134,13 +134,35 @@ fn next_id() -> u64 {
     NEXT.fetch_add(1, Ordering::Relaxed)
 }
 
+/// Marker of stepwise's summarization request (see `src/agent/context.rs`).
+pub const SUMMARIZE_MARKER: &str = "You compress the history";
+
 struct Script {
     replies: Mutex<VecDeque<Reply>>,
 }
 
 impl Respond for Script {
-    fn respond(&self, _request: &Request) -> ResponseTemplate {
+    fn respond(&self, request: &Request) -> ResponseTemplate {
+        let body = String::from_utf8_lossy(&request.body);
+        // Summaries are answered on the side, without using up the script.
+        if body.contains(SUMMARIZE_MARKER) {
+            return text("Summary: the user asked for work; files were read.").template();
+        }
         match self.replies.lock().ok().and_then(|mut r| r.pop_front()) {
+            // Report usage like a real server would: about four bytes a token.
+            Some(Reply::Sse { chunks, done }) => Reply::Sse {
+                chunks: chunks
+                    .into_iter()
+                    .map(|c| {
+                        c.replace(
+                            "\"prompt_tokens\":100,",
+                            &format!("\"prompt_tokens\":{},", request.body.len() / 4),
+                        )
+                    })
+                    .collect(),
+                done,
+            }
+            .template(),
             Some(reply) => reply.template(),
             None => error(400, "mock model: no scripted reply left").template(),
         }

@@ -1,0 +1,154 @@
+//! Token and cost accounting, and keeping requests inside the context budget:
+//! eliding old tool results first, then summarizing older turns with a model call.
+
+use super::compact::{self, KEEP_RECENT, estimate_tokens};
+use super::events::{AgentEvent, EventSender};
+use super::session::{Session, Task};
+use crate::llm::{ChatMessage, ChatRequest, Role, TokenUsage};
+
+/// Characters of each message shown to the summarizer.
+const SUMMARY_MESSAGE_CHARS: usize = 2_000;
+
+const SUMMARIZE_PROMPT: &str = "You compress the history of a coding agent's session. Summarize the conversation below in at most 300 words: the user's requests, what was learned about the files, what was changed, test results, and anything still open. Plain text, no preamble.";
+
+impl Session {
+    /// Account a request's usage (and cost, when prices are known).
+    pub(super) fn record_usage(&mut self, t: &mut Task<'_>, usage: TokenUsage) {
+        t.usage.add(&usage);
+        self.session_usage.add(&usage);
+        self.usage_base = Some((
+            self.history.len(),
+            usage.prompt_tokens + usage.completion_tokens,
+        ));
+        t.emit(AgentEvent::Usage(usage));
+        if let Some(cost) = self.settings.pricing.as_ref().and_then(|p| p.cost(&usage)) {
+            t.cost += cost;
+            self.session_cost += cost;
+            t.emit(AgentEvent::Cost {
+                request_usd: cost,
+                task_usd: t.cost,
+                session_usd: self.session_cost,
+            });
+        }
+    }
+
+    /// Estimated tokens of the next request: the server's last count plus an
+    /// estimate of what was added since (or a full estimate).
+    pub fn estimated_context(&self) -> u64 {
+        let tools = self
+            .tools
+            .as_ref()
+            .map_or(0, |t| t.to_string().len() as u64 / 4);
+        match self.usage_base {
+            Some((len, tokens)) if len <= self.history.len() => {
+                tokens + estimate_tokens(&self.history[len..])
+            }
+            _ => estimate_tokens(&self.history) + tools,
+        }
+    }
+
+    /// Compact when the next request would pass the budget. It compacts to
+    /// three quarters of the budget, so that it does not happen again at the
+    /// next step (each compaction also invalidates the server's prompt cache).
+    pub(super) async fn keep_within_context(&mut self, t: &Task<'_>) {
+        let limit = self.settings.context_limit;
+        if self.estimated_context() <= limit {
+            return;
+        }
+        self.compact_to(limit / 4 * 3, Some(t.events)).await;
+    }
+
+    /// `/compact`: elide every old tool result now.
+    pub async fn compact_now(&mut self, events: &EventSender) {
+        self.compact_to(0, Some(events)).await;
+    }
+
+    async fn compact_to(&mut self, limit: u64, events: Option<&EventSender>) {
+        let before = self.estimated_context();
+        let tools = before.saturating_sub(estimate_tokens(&self.history));
+        let elided = compact::compact(&mut self.history, limit.saturating_sub(tools));
+        self.usage_base = None;
+        let mut summarized = 0;
+        if limit > 0 && self.estimated_context() > limit {
+            summarized = self.summarize_older_turns().await;
+        }
+        if let Some(events) = events {
+            let _ = events.send(AgentEvent::Compacted {
+                before_tokens: before,
+                after_tokens: self.estimated_context(),
+                elided: elided.elided,
+                summarized,
+            });
+        }
+    }
+
+    /// Replace the turns between the system prompt and the recent ones by a
+    /// summary written by the model; the current task message stays. Returns
+    /// how many messages were summarized (0 when the model call failed).
+    async fn summarize_older_turns(&mut self) -> usize {
+        let mut cut = self.history.len().saturating_sub(KEEP_RECENT);
+        // Never separate tool results from the call that asked for them.
+        while cut > 1 && self.history[cut].role == Role::Tool {
+            cut -= 1;
+        }
+        if cut <= 2 {
+            return 0;
+        }
+        let task_index = self.history[..cut]
+            .iter()
+            .rposition(|m| m.role == Role::User && !is_stepwise_note(m));
+        let transcript: String = self.history[1..cut]
+            .iter()
+            .map(|m| {
+                let text: String = m
+                    .content
+                    .as_deref()
+                    .unwrap_or("")
+                    .chars()
+                    .take(SUMMARY_MESSAGE_CHARS)
+                    .collect();
+                let calls: Vec<String> = m
+                    .tool_calls
+                    .iter()
+                    .map(|c| format!("{}({})", c.function.name, c.function.arguments))
+                    .collect();
+                format!("{:?}: {text} {}\n", m.role, calls.join(", "))
+            })
+            .collect();
+        let messages = [
+            ChatMessage::system(SUMMARIZE_PROMPT),
+            ChatMessage::user(transcript),
+        ];
+        let mut ignore = |_: &str| {};
+        let reply = self
+            .model
+            .complete(
+                ChatRequest {
+                    messages: &messages,
+                    tools: None,
+                },
+                &mut ignore,
+            )
+            .await;
+        let Ok(reply) = reply else {
+            return 0;
+        };
+        let mut replacement = vec![ChatMessage::user(format!(
+            "[stepwise] Summary of the earlier conversation (compacted to fit the context window):\n{}",
+            reply.content.trim()
+        ))];
+        if let Some(i) = task_index.filter(|&i| i >= 1) {
+            replacement.push(self.history[i].clone());
+        }
+        let removed = cut - 1;
+        self.history.splice(1..cut, replacement);
+        self.usage_base = None;
+        removed
+    }
+}
+
+fn is_stepwise_note(m: &ChatMessage) -> bool {
+    m.content
+        .as_deref()
+        .is_some_and(|c| c.starts_with("[stepwise]") || c.starts_with("Tool result for"))
+}

@@ -1,0 +1,230 @@
+//! Carrying out one tool call: validate the arguments, prepare the edit and
+//! its diff without side effects, ask for approval, run it, report the result.
+
+use super::events::{AgentEvent, ApprovalAction, ApprovalRequest, CallStatus, Decision};
+use super::session::{Session, Task};
+use crate::llm::scripted::DECLINED_MARKER;
+use crate::tools::files::{self, PreparedEdit};
+use crate::tools::test_runner::{self, TestRunner};
+use crate::tools::{ToolCall, ToolName, ToolOutput};
+use serde_json::Value;
+use tokio::sync::oneshot;
+
+/// What the prepare stage produced for a valid call.
+enum Prepared {
+    Read,
+    Edit(PreparedEdit),
+    Tests(TestRunner),
+}
+
+impl Session {
+    /// One tool call: validate, prepare, ask, run, report.
+    pub(super) async fn execute(
+        &mut self,
+        t: &mut Task<'_>,
+        call_id: &str,
+        name: &str,
+        arguments: &str,
+    ) -> ToolOutput {
+        let shown_args = serde_json::from_str::<Value>(arguments)
+            .unwrap_or_else(|_| Value::String(arguments.to_string()));
+        let call = match ToolCall::parse(name, arguments) {
+            Ok(call) => call,
+            Err(problem) => {
+                t.emit(AgentEvent::ToolCallProposed {
+                    step: t.step,
+                    call_id: call_id.to_string(),
+                    tool: name.to_string(),
+                    target: String::new(),
+                    arguments: shown_args,
+                    diff: None,
+                    needs_approval: false,
+                });
+                return self.finish(
+                    t,
+                    call_id,
+                    name,
+                    CallStatus::Failed,
+                    ToolOutput::error(problem),
+                );
+            }
+        };
+        let tool = call.name();
+        let prepared = self.prepare(&call);
+        t.emit(AgentEvent::ToolCallProposed {
+            step: t.step,
+            call_id: call_id.to_string(),
+            tool: name.to_string(),
+            target: call.target(),
+            arguments: shown_args,
+            diff: match &prepared {
+                Ok(Prepared::Edit(edit)) => Some(edit.diff.clone()),
+                _ => None,
+            },
+            needs_approval: tool.needs_approval(),
+        });
+        let prepared = match prepared {
+            Ok(p) => p,
+            Err(problem) => {
+                return self.finish(
+                    t,
+                    call_id,
+                    name,
+                    CallStatus::Failed,
+                    ToolOutput::error(problem),
+                );
+            }
+        };
+        if let Prepared::Edit(edit) = &prepared
+            && edit.diff.is_empty()
+        {
+            let output = ToolOutput::ok(
+                "no change",
+                serde_json::json!({"path": edit.path.display(), "note": "the file already has exactly this content; nothing was written"}),
+            );
+            return self.finish(t, call_id, name, CallStatus::Ok, output);
+        }
+
+        let mut auto_approved = false;
+        if tool.needs_approval() {
+            if t.auto_approved.contains(&tool) {
+                auto_approved = true;
+            } else {
+                let action = match &prepared {
+                    Prepared::Edit(edit) => ApprovalAction::Edit {
+                        path: edit.path.display(),
+                        diff: edit.diff.clone(),
+                    },
+                    Prepared::Tests(runner) => ApprovalAction::RunTests {
+                        command: runner.argv(&test_runner::resolve_python()),
+                    },
+                    Prepared::Read => unreachable!("reads need no approval"),
+                };
+                match self.ask(t, call_id, tool, action).await {
+                    Decision::Approve => {}
+                    Decision::ApproveToolForTask => {
+                        t.auto_approved.insert(tool);
+                    }
+                    Decision::Decline { reason } => {
+                        let message =
+                            declined_message(name, reason.as_deref(), t.cancel.is_cancelled());
+                        return self.finish(
+                            t,
+                            call_id,
+                            name,
+                            CallStatus::Declined,
+                            ToolOutput::error(message),
+                        );
+                    }
+                }
+            }
+        }
+        t.emit(AgentEvent::ToolRunning {
+            step: t.step,
+            call_id: call_id.to_string(),
+            auto_approved,
+        });
+        let output = match (&call, prepared) {
+            (ToolCall::ListFiles { path }, _) => files::list_files(&self.workspace, path),
+            (ToolCall::ReadFile { path }, _) => files::read_file(&self.workspace, path),
+            (_, Prepared::Edit(edit)) => {
+                let output = files::apply_edit(&self.workspace, &edit);
+                if output.success {
+                    t.changed_since_tests = true;
+                }
+                output
+            }
+            (_, Prepared::Tests(runner)) => {
+                let output = test_runner::run_tests(
+                    self.workspace.root(),
+                    runner,
+                    self.settings.test_timeout,
+                    t.cancel,
+                )
+                .await;
+                if output.success {
+                    t.changed_since_tests = false;
+                }
+                output
+            }
+            (_, Prepared::Read) => unreachable!("only reads prepare to Read"),
+        };
+        let status = if output.success {
+            CallStatus::Ok
+        } else {
+            CallStatus::Failed
+        };
+        self.finish(t, call_id, name, status, output)
+    }
+
+    fn prepare(&self, call: &ToolCall) -> Result<Prepared, String> {
+        let ws = &self.workspace;
+        match call {
+            ToolCall::ListFiles { .. } | ToolCall::ReadFile { .. } => Ok(Prepared::Read),
+            ToolCall::WriteFile { path, content } => files::prepare_write(ws, path, content)
+                .map(Prepared::Edit)
+                .map_err(|e| e.0),
+            ToolCall::ReplaceText { path, old, new } => files::prepare_replace(ws, path, old, new)
+                .map(Prepared::Edit)
+                .map_err(|e| e.0),
+            ToolCall::RunTests { runner } => Ok(Prepared::Tests(*runner)),
+        }
+    }
+
+    /// Send an approval request and wait; a dropped reply or an interrupt declines.
+    async fn ask(
+        &self,
+        t: &Task<'_>,
+        call_id: &str,
+        tool: ToolName,
+        action: ApprovalAction,
+    ) -> Decision {
+        let (reply, answer) = oneshot::channel();
+        t.emit(AgentEvent::ApprovalRequested(ApprovalRequest {
+            step: t.step,
+            call_id: call_id.to_string(),
+            tool,
+            action,
+            reply,
+        }));
+        tokio::select! {
+            decision = answer => decision.unwrap_or(Decision::Decline { reason: None }),
+            _ = t.cancel.cancelled() => Decision::Decline { reason: None },
+        }
+    }
+
+    fn finish(
+        &self,
+        t: &Task<'_>,
+        call_id: &str,
+        tool: &str,
+        status: CallStatus,
+        output: ToolOutput,
+    ) -> ToolOutput {
+        t.emit(AgentEvent::ToolFinished {
+            step: t.step,
+            call_id: call_id.to_string(),
+            tool: tool.to_string(),
+            status,
+            summary: output.summary.clone(),
+            result: output.body.clone(),
+        });
+        output
+    }
+}
+
+fn declined_message(tool: &str, reason: Option<&str>, interrupted: bool) -> String {
+    if interrupted {
+        return format!(
+            "The {tool} call was not carried out: the user interrupted the task. Nothing was changed."
+        );
+    }
+    let mut message = format!("{DECLINED_MARKER} this {tool} call. Nothing was changed.");
+    match reason.map(str::trim).filter(|r| !r.is_empty()) {
+        Some(r) => message.push_str(&format!(" The user's reason: {r}")),
+        None => message.push_str(
+            " Do not repeat it unchanged; reconsider the approach or explain in a final answer.",
+        ),
+    }
+    message
+}

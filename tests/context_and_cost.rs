@@ -1,0 +1,195 @@
+//! Context compaction over a long session, the cost estimate and `--max-cost`.
+
+mod common;
+
+use common::*;
+use serde_json::{Value, json};
+use std::sync::Arc;
+use stepwise::agent::{AgentEvent, Decision, FinishReason, LoopSettings, Session};
+use stepwise::llm::HttpModel;
+use stepwise::models::ModelInfo;
+use stepwise::tools::Workspace;
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+fn session(model: &MockModel, dir: &std::path::Path, settings: LoopSettings) -> Session {
+    let http = HttpModel::new(&model.base_url(), "mock-model", None).unwrap();
+    Session::new(settings, Arc::new(http), Workspace::open(dir).unwrap())
+}
+
+async fn run(s: &mut Session, task: &str) -> (FinishReason, Vec<Value>) {
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    let collector = tokio::spawn(async move {
+        let mut seen = Vec::new();
+        while let Some(event) = rx.recv().await {
+            seen.push(serde_json::to_value(&event).unwrap());
+            if let AgentEvent::ApprovalRequested(request) = event {
+                let _ = request.reply.send(Decision::Approve);
+            }
+        }
+        seen
+    });
+    let reason = s.run_task(task, &tx, CancellationToken::new()).await;
+    drop(tx);
+    (reason, collector.await.unwrap())
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_long_session_of_large_reads_stays_under_the_budget_and_completes() {
+    let ws = copy_workspace();
+    for i in 0..5 {
+        std::fs::write(
+            ws.path().join(format!("big{i}.txt")),
+            format!("{i}").repeat(6_000),
+        )
+        .unwrap();
+    }
+    let steps = 300;
+    let mut script: Vec<Reply> = (0..steps)
+        .map(|i| tool_call("read_file", json!({"path": format!("big{}.txt", i % 5)})))
+        .collect();
+    script.push(text("Read them all."));
+    let model = MockModel::start(script).await;
+    let limit = 12_000;
+    let mut s = session(
+        &model,
+        ws.path(),
+        LoopSettings {
+            max_steps: steps + 5,
+            context_limit: limit,
+            ..LoopSettings::default()
+        },
+    );
+    let (reason, events) = run(&mut s, "read everything").await;
+    assert_eq!(reason, FinishReason::Answered);
+    let requests = model.raw_requests().await;
+    let (summaries, turns): (Vec<_>, Vec<_>) = requests
+        .iter()
+        .partition(|r| String::from_utf8_lossy(&r.body).contains(SUMMARIZE_MARKER));
+    assert_eq!(turns.len(), steps as usize + 1);
+    // 300 steps of call + stub outgrow the budget: older turns get summarized too.
+    assert!(!summaries.is_empty());
+    let largest = requests
+        .iter()
+        .map(|r| r.body.len() as u64 / 4)
+        .max()
+        .unwrap();
+    assert!(
+        largest <= limit + limit / 20,
+        "a request of ~{largest} tokens passed the {limit} budget"
+    );
+    let compactions: Vec<&Value> = events
+        .iter()
+        .filter(|e| e["event"] == "compacted")
+        .collect();
+    // Each compaction makes room for several steps, not one (prompt caches stay useful).
+    assert!(
+        !compactions.is_empty() && compactions.len() < steps as usize / 3,
+        "{}",
+        compactions.len()
+    );
+    assert!(
+        compactions
+            .iter()
+            .all(|c| c["after_tokens"].as_u64() < c["before_tokens"].as_u64())
+    );
+    // Stubs say what was elided.
+    assert!(turns.iter().any(
+        |r| String::from_utf8_lossy(&r.body).contains("[read_file big")
+            && String::from_utf8_lossy(&r.body).contains("bytes, elided]")
+    ));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn when_eliding_is_not_enough_older_turns_are_summarized() {
+    let ws = copy_workspace();
+    let chatter = "I am thinking out loud at length. ".repeat(200);
+    let mut script: Vec<Reply> = (0..6)
+        .map(|_| Reply::Sse {
+            chunks: vec![
+                json!({"choices":[{"index":0,"delta":{"content": chatter}}]}).to_string(),
+                json!({"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":format!("c{}", rand_id()),"function":{"name":"list_files","arguments":"{}"}}]},"finish_reason":"tool_calls"}]}).to_string(),
+            ],
+            done: true,
+        })
+        .collect();
+    script.push(text("done"));
+    let model = MockModel::start(script).await;
+    let mut s = session(
+        &model,
+        ws.path(),
+        LoopSettings {
+            context_limit: 6_000,
+            ..LoopSettings::default()
+        },
+    );
+    let (reason, events) = run(&mut s, "ramble").await;
+    assert_eq!(reason, FinishReason::Answered);
+    let summarized: u64 = events
+        .iter()
+        .filter(|e| e["event"] == "compacted")
+        .map(|e| e["summarized"].as_u64().unwrap())
+        .sum();
+    assert!(summarized > 0, "{events:#?}");
+    let bodies = model.requests().await;
+    let last = bodies.last().unwrap().to_string();
+    assert!(last.contains("Summary of the earlier conversation"));
+    assert!(last.contains("ramble"), "the task message is kept");
+}
+
+fn rand_id() -> u64 {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static N: AtomicU64 = AtomicU64::new(0);
+    N.fetch_add(1, Ordering::Relaxed)
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn cost_is_estimated_from_prices_and_max_cost_stops_the_task() {
+    let ws = copy_workspace();
+    let model = MockModel::start(vec![
+        tool_call("list_files", json!({})),
+        tool_call("list_files", json!({})),
+        tool_call("list_files", json!({})),
+        text("never reached"),
+    ])
+    .await;
+    let pricing = ModelInfo {
+        context_window: None,
+        input: Some(1000.0),
+        cached_input: None,
+        output: Some(1000.0),
+    };
+    let mut s = session(
+        &model,
+        ws.path(),
+        LoopSettings {
+            pricing: Some(pricing),
+            max_cost: Some(0.000_001),
+            ..LoopSettings::default()
+        },
+    );
+    let (reason, events) = run(&mut s, "list").await;
+    assert_eq!(reason, FinishReason::CostLimit);
+    assert_eq!(
+        model.requests().await.len(),
+        1,
+        "stopped before the second request"
+    );
+    let cost = events.iter().find(|e| e["event"] == "cost").unwrap();
+    assert!(cost["task_usd"].as_f64().unwrap() > 0.0);
+    let finished = events.last().unwrap();
+    assert_eq!(finished["reason"]["reason"], "cost_limit");
+    assert!(finished["cost_usd"].as_f64().unwrap() > 0.0);
+    assert!(finished["usage"]["completion_tokens"].as_u64().unwrap() > 0);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn unknown_prices_give_no_cost_events() {
+    let ws = copy_workspace();
+    let model = MockModel::start(vec![text("hi")]).await;
+    let mut s = session(&model, ws.path(), LoopSettings::default());
+    let (_, events) = run(&mut s, "hi").await;
+    assert!(events.iter().any(|e| e["event"] == "usage"));
+    assert!(!events.iter().any(|e| e["event"] == "cost"));
+    assert_eq!(events.last().unwrap()["cost_usd"], Value::Null);
+}
