@@ -1,0 +1,175 @@
+//! Frame benchmark of the TUI: a session holding 20,000 conversation lines and
+//! a 5,000-line diff, drawn at 200x60 into ratatui's `TestBackend`.
+//! Run with `cargo bench --bench tui_frame`; prints the time per frame for a
+//! cold frame (everything wrapped once), idle redraws, redraws while text
+//! streams in, and redraws while scrolling the middle of the history.
+
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+use serde_json::json;
+use std::time::{Duration, Instant};
+use stepwise::agent::AgentEvent;
+use stepwise::diff::FileDiff;
+use stepwise::tui::{App, draw};
+
+const WIDTH: u16 = 200;
+const HEIGHT: u16 = 60;
+const CONVERSATION_LINES: usize = 20_000;
+const DIFF_LINES: usize = 5_000;
+
+fn session() -> App {
+    let mut app = App::new("bench-model", "~/bench/workspace");
+    let mut text = String::new();
+    for i in 0..CONVERSATION_LINES {
+        match i % 50 {
+            10 => text.push_str("```python\n"),
+            20 => text.push_str("```\n"),
+            _ => text.push_str(&format!(
+                "Line {i}: the model explains a `step` in some detail, with **bold** words and a\tTab, long enough to wrap at narrower widths maybe.\n"
+            )),
+        }
+    }
+    app.on_agent(AgentEvent::AssistantDelta { text });
+    app.on_agent(AgentEvent::AssistantMessage {
+        text: String::new(),
+    });
+
+    // Every fourth line changed and a line added: one long hunk of ~5,000 rows.
+    let old: String = (0..4_000)
+        .map(|i| format!("    value_{i} = compute({i}, 'x')\n"))
+        .collect();
+    let new: String = (0..4_000)
+        .map(|i| {
+            if i % 4 == 0 {
+                format!("    value_{i} = compute({i}, 'y')  # changed\n    extra_{i} = {i}\n")
+            } else {
+                format!("    value_{i} = compute({i}, 'x')\n")
+            }
+        })
+        .collect();
+    let diff = FileDiff::compute("big.py", Some(&old), &new);
+    let rows: usize = diff.hunks.iter().map(|h| h.lines.len()).sum();
+    assert!(rows >= DIFF_LINES, "diff has {rows} lines");
+    app.on_agent(AgentEvent::ToolCallProposed {
+        step: 1,
+        call_id: "c1".into(),
+        tool: "write_file".into(),
+        target: "big.py".into(),
+        arguments: json!({"path": "big.py"}),
+        diff: Some(diff),
+        needs_approval: true,
+    });
+    app
+}
+
+fn time_frames(
+    label: &str,
+    frames: u32,
+    term: &mut Terminal<TestBackend>,
+    app: &mut App,
+    mut before: impl FnMut(&mut App, u32),
+) {
+    let mut total = Duration::ZERO;
+    let mut worst = Duration::ZERO;
+    for i in 0..frames {
+        before(app, i);
+        let start = Instant::now();
+        term.draw(|f| draw(f, app)).expect("draw");
+        let took = start.elapsed();
+        total += took;
+        worst = worst.max(took);
+    }
+    let mean = total / frames;
+    println!(
+        "{label:<44} {:>9.1} µs/frame (worst {:>8.1} µs, {frames} frames)",
+        mean.as_secs_f64() * 1e6,
+        worst.as_secs_f64() * 1e6
+    );
+}
+
+fn main() {
+    let build = Instant::now();
+    let mut app = session();
+    println!(
+        "session: {} conversation lines, a {DIFF_LINES}+ line diff, {WIDTH}x{HEIGHT} (built in {:?})",
+        app.conversation.line_count(),
+        build.elapsed()
+    );
+    let mut term = Terminal::new(TestBackend::new(WIDTH, HEIGHT)).expect("terminal");
+
+    let cold = Instant::now();
+    term.draw(|f| draw(f, &mut app)).expect("draw");
+    println!(
+        "{:<44} {:>9.1} µs (wraps all 20,000 lines and the diff once)",
+        "first frame (cold caches)",
+        cold.elapsed().as_secs_f64() * 1e6
+    );
+
+    time_frames(
+        "idle redraw (caches warm)",
+        500,
+        &mut term,
+        &mut app,
+        |_, _| {},
+    );
+    time_frames(
+        "streaming: one delta per frame",
+        500,
+        &mut term,
+        &mut app,
+        |app, i| {
+            app.on_agent(AgentEvent::AssistantDelta {
+                text: if i % 8 == 7 {
+                    "word\n".into()
+                } else {
+                    "word ".into()
+                },
+            });
+        },
+    );
+    time_frames(
+        "scrolling the conversation (PgUp)",
+        200,
+        &mut term,
+        &mut app,
+        |app, _| {
+            app.scroll(
+                stepwise::tui::Focus::Conversation,
+                stepwise::tui::scroll::ScrollMove::PageUp,
+            );
+        },
+    );
+    time_frames(
+        "scrolling the diff (PgDn)",
+        200,
+        &mut term,
+        &mut app,
+        |app, _| {
+            app.scroll(
+                stepwise::tui::Focus::Diff,
+                stepwise::tui::scroll::ScrollMove::PageDown,
+            );
+        },
+    );
+
+    // For comparison: the same frame size with an empty session.
+    let mut empty = App::new("bench-model", "~/bench/workspace");
+    let mut small = Terminal::new(TestBackend::new(WIDTH, HEIGHT)).expect("terminal");
+    time_frames(
+        "idle redraw, empty session (baseline)",
+        500,
+        &mut small,
+        &mut empty,
+        |_, _| {},
+    );
+
+    // A resize re-wraps everything once, then frames are cheap again.
+    let mut narrow = Terminal::new(TestBackend::new(WIDTH - 40, HEIGHT)).expect("terminal");
+    let rewrap = Instant::now();
+    narrow.draw(|f| draw(f, &mut app)).expect("draw");
+    println!(
+        "{:<44} {:>9.1} µs",
+        "frame after a resize (re-wrap once)",
+        rewrap.elapsed().as_secs_f64() * 1e6
+    );
+}

@@ -1,0 +1,242 @@
+//! Core events into the App: each `AgentEvent` updates the transcript, the
+//! tool-call rows, the approval queue and the header's counters.
+
+use super::app::{App, Overlay, TaskState, format_elapsed};
+use super::conversation::Kind;
+use super::tool_calls::{CallRow, RowStatus};
+use crate::agent::{AgentEvent, FinishReason};
+use crate::llm::TokenUsage;
+
+impl App {
+    /// One event from the core.
+    pub fn on_agent(&mut self, event: AgentEvent) {
+        match event {
+            AgentEvent::TaskStarted {
+                max_steps, rules, ..
+            } => {
+                if !rules.is_empty() {
+                    let text = format!("Following the project rules in {}", rules.join(", "));
+                    self.conversation.push_entry(Kind::Notice, &text);
+                }
+                self.state = TaskState::Thinking;
+                self.step = 0;
+                self.max_steps = max_steps;
+                self.task_tokens = TokenUsage::default();
+                self.task_cost = None;
+                self.task_started = Some(self.now);
+                self.last_elapsed = None;
+                self.auto_approved.clear();
+            }
+            AgentEvent::ModelRequest { .. } => {
+                self.conversation.new_turn();
+                self.set_state(TaskState::Thinking);
+            }
+            AgentEvent::AssistantDelta { text } => self.conversation.delta(&text),
+            AgentEvent::AssistantMessage { text } => {
+                if !self.conversation.is_streaming() {
+                    self.conversation.delta(&text);
+                }
+                self.conversation.close_reply();
+            }
+            AgentEvent::Usage(u) => {
+                for t in [&mut self.task_tokens, &mut self.session_tokens] {
+                    t.prompt_tokens += u.prompt_tokens;
+                    t.completion_tokens += u.completion_tokens;
+                }
+            }
+            AgentEvent::Retrying {
+                retry,
+                max_retries,
+                delay_ms,
+                error,
+            } => {
+                self.conversation.discard_reply();
+                let secs = delay_ms as f64 / 1000.0;
+                let why = if retry > 1 {
+                    "still failing".to_string()
+                } else {
+                    error
+                };
+                self.conversation.push_entry(
+                    Kind::Notice,
+                    &format!("{why} — retrying ({retry}/{max_retries}) in {secs:.1}s"),
+                );
+            }
+            AgentEvent::Cost {
+                task_usd,
+                session_usd,
+                ..
+            } => {
+                self.task_cost = Some(task_usd);
+                self.session_cost = Some(session_usd);
+            }
+            AgentEvent::Compacted {
+                before_tokens,
+                after_tokens,
+                elided,
+                summarized,
+            } => {
+                let text = format!(
+                    "Context compacted to fit the model: {before_tokens} → {after_tokens} tokens ({elided} old tool results shortened, {summarized} turns summarized)"
+                );
+                self.conversation.push_entry(Kind::Notice, &text);
+            }
+            AgentEvent::StepStarted { step, max_steps } => {
+                self.step = step;
+                self.max_steps = max_steps;
+            }
+            AgentEvent::ToolCallProposed {
+                step,
+                call_id,
+                tool,
+                target,
+                arguments,
+                diff,
+                ..
+            } => {
+                self.conversation.close_reply();
+                self.calls.rows.push(CallRow {
+                    step,
+                    call_id,
+                    tool,
+                    target,
+                    arguments,
+                    diff,
+                    status: RowStatus::Pending,
+                    summary: String::new(),
+                    result: None,
+                    auto_approved: false,
+                });
+            }
+            AgentEvent::ApprovalRequested(request) => {
+                if let Some(row) = self.calls.find_mut(&request.call_id) {
+                    row.status = RowStatus::Awaiting;
+                }
+                tracing::info!(step = request.step, prompt = %request.action.prompt(), "approval requested");
+                // The diff must be visible while the prompt is open.
+                if matches!(self.overlay, Some(Overlay::Detail(_))) {
+                    self.overlay = None;
+                }
+                self.approvals.push(request);
+                self.set_state(TaskState::AwaitingApproval);
+            }
+            AgentEvent::ToolRunning {
+                call_id,
+                auto_approved,
+                ..
+            } => {
+                let mut tool = "";
+                if let Some(row) = self.calls.find_mut(&call_id) {
+                    row.status = RowStatus::Approved;
+                    row.auto_approved = auto_approved;
+                    tool = crate::tools::ToolName::parse(&row.tool).map_or("", |t| t.as_str());
+                }
+                self.set_state(if tool == "run_tests" {
+                    TaskState::RunningTests
+                } else {
+                    TaskState::Running(tool)
+                });
+            }
+            AgentEvent::ToolFinished {
+                call_id,
+                status,
+                summary,
+                result,
+                ..
+            } => {
+                if let Some(row) = self.calls.find_mut(&call_id) {
+                    row.status = status.into();
+                    row.summary = summary;
+                    row.result = Some(result);
+                }
+                self.set_state(TaskState::Thinking);
+            }
+            AgentEvent::ProtocolRepair { attempt, error } => self.conversation.push_entry(
+                Kind::Notice,
+                &format!(
+                    "The model's reply was not understood (repair request {attempt}): {error}"
+                ),
+            ),
+            AgentEvent::GateRefused { reason, .. } => {
+                self.conversation.push_entry(Kind::Gate, &reason)
+            }
+            AgentEvent::FinalAnswer { text } => self.conversation.final_answer(&text),
+            AgentEvent::Error { message } => {
+                tracing::warn!(%message, "agent error");
+                self.conversation
+                    .push_entry(Kind::Error, &explain_error(&message));
+            }
+            AgentEvent::TaskFinished { reason, steps, .. } => self.finish(reason, steps),
+        }
+        if self.approvals.prune()
+            && self.approvals.is_empty()
+            && self.state == TaskState::AwaitingApproval
+        {
+            self.state = TaskState::Thinking;
+        }
+    }
+
+    pub(super) fn set_state(&mut self, state: TaskState) {
+        // An interrupt in progress stays visible until the task ends.
+        if self.state != TaskState::Interrupting {
+            self.state = state;
+        }
+    }
+
+    fn finish(&mut self, reason: FinishReason, steps: u32) {
+        self.conversation.close_reply();
+        self.approvals.decline_all();
+        self.cancel = None;
+        self.auto_approved.clear();
+        let elapsed = self.elapsed();
+        self.last_elapsed = Some(elapsed);
+        let secs = format_elapsed(elapsed);
+        let plural = if steps == 1 { "" } else { "s" };
+        let (state, text) = match &reason {
+            FinishReason::Answered => (
+                TaskState::Done,
+                format!("Done in {steps} step{plural} · {secs}"),
+            ),
+            FinishReason::BudgetExhausted => (
+                TaskState::Failed,
+                format!("Stopped: the step budget ran out after {steps} step{plural} · {secs}"),
+            ),
+            FinishReason::CostLimit => (
+                TaskState::Failed,
+                format!(
+                    "Stopped: the cost limit (--max-cost) was reached after {steps} step{plural} · {secs}"
+                ),
+            ),
+            FinishReason::Cancelled => (
+                TaskState::Interrupted,
+                format!(
+                    "Interrupted after {steps} step{plural} · {secs}. The conversation is kept."
+                ),
+            ),
+            FinishReason::Error(_) => (
+                TaskState::Failed,
+                format!("Stopped by an error after {steps} step{plural} · {secs}"),
+            ),
+        };
+        tracing::info!(?reason, steps, "task finished");
+        self.state = state;
+        self.conversation.push_entry(Kind::Notice, &text);
+    }
+}
+
+/// Add what to do about common endpoint errors.
+fn explain_error(message: &str) -> String {
+    let hint = if message.contains("OPENAI_API_KEY") || message.contains("--base-url") {
+        // The core already says what to check.
+        ""
+    } else if message.contains("HTTP 401") || message.contains("HTTP 403") {
+        " — check OPENAI_API_KEY (in .env or the environment) and --base-url."
+    } else if message.contains("cannot reach the model server") {
+        " — is the server running, and is --base-url right?"
+    } else if message.contains("HTTP 404") {
+        " — check --base-url (it usually ends in /v1) and --model."
+    } else {
+        ""
+    };
+    format!("{message}{hint}")
+}

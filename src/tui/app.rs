@@ -1,0 +1,325 @@
+//! The UI state machine. Core events (`on_agent`) and terminal events
+//! (`on_terminal`, in `input.rs`) are the only ways state changes; approval
+//! decisions go out through the requests' replies and everything else the run
+//! loop must do comes out as `Effect`s. Nothing here touches the terminal.
+
+use super::approval::Approvals;
+use super::conversation::{Conversation, Kind};
+use super::detail::DetailView;
+use super::diff_view::DiffView;
+use super::input_box::InputBox;
+use super::layout::Panes;
+use super::tool_calls::{RowStatus, ToolCalls};
+use crate::agent::Decision;
+use crate::llm::TokenUsage;
+use std::time::{Duration, Instant};
+use tokio_util::sync::CancellationToken;
+
+/// What the task is doing, for the header.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TaskState {
+    Idle,
+    Thinking,
+    AwaitingApproval,
+    RunningTests,
+    /// Carrying out an approved or read-only tool call.
+    Running(&'static str),
+    Interrupting,
+    Done,
+    Failed,
+    Interrupted,
+}
+
+impl TaskState {
+    pub fn label(self) -> &'static str {
+        match self {
+            TaskState::Idle => "idle",
+            TaskState::Thinking => "thinking",
+            TaskState::AwaitingApproval => "awaiting approval",
+            TaskState::RunningTests => "running tests",
+            TaskState::Running(_) => "working",
+            TaskState::Interrupting => "interrupting",
+            TaskState::Done => "done",
+            TaskState::Failed => "failed",
+            TaskState::Interrupted => "interrupted",
+        }
+    }
+}
+
+/// Which pane the arrows and PgUp/PgDn act on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Focus {
+    Input,
+    Conversation,
+    ToolCalls,
+    Diff,
+}
+
+/// A full-screen view over the panes.
+#[derive(Debug)]
+pub enum Overlay {
+    Help,
+    Detail(DetailView),
+}
+
+/// What the run loop must do on the App's behalf.
+#[derive(Debug)]
+pub enum Effect {
+    RunTask {
+        task: String,
+        cancel: CancellationToken,
+    },
+    /// Continue the conversation's last task (`/continue`).
+    Resume {
+        cancel: CancellationToken,
+    },
+    ClearConversation,
+    SetMouseCapture(bool),
+    Quit,
+}
+
+pub struct App {
+    pub model: String,
+    pub workspace: String,
+    pub state: TaskState,
+    pub step: u32,
+    pub max_steps: u32,
+    pub task_tokens: TokenUsage,
+    pub session_tokens: TokenUsage,
+    /// Estimated cost in USD, when the model's prices are known.
+    pub task_cost: Option<f64>,
+    pub session_cost: Option<f64>,
+    /// The clock as of the last event; the run loop advances it.
+    pub now: Instant,
+    pub task_started: Option<Instant>,
+    /// Duration of the last finished task.
+    pub last_elapsed: Option<Duration>,
+    /// Tools the user approved for the rest of the task.
+    pub auto_approved: Vec<&'static str>,
+    pub conversation: Conversation,
+    pub calls: ToolCalls,
+    pub diff: DiffView,
+    pub approvals: Approvals,
+    pub input: InputBox,
+    pub focus: Focus,
+    pub overlay: Option<Overlay>,
+    pub mouse_capture: bool,
+    /// A configuration problem that keeps tasks from running.
+    pub config_error: Option<String>,
+    /// A one-off message shown above the input until the next key.
+    pub flash: Option<String>,
+    /// Pane rectangles of the last layout (for mouse hits and page sizes).
+    pub panes: Panes,
+    pub quit: bool,
+    pub(super) cancel: Option<CancellationToken>,
+    effects: Vec<Effect>,
+}
+
+impl App {
+    pub fn new(model: impl Into<String>, workspace: impl Into<String>) -> Self {
+        App {
+            model: model.into(),
+            workspace: workspace.into(),
+            state: TaskState::Idle,
+            step: 0,
+            max_steps: 0,
+            task_tokens: TokenUsage::default(),
+            session_tokens: TokenUsage::default(),
+            task_cost: None,
+            session_cost: None,
+            now: Instant::now(),
+            task_started: None,
+            last_elapsed: None,
+            auto_approved: Vec::new(),
+            conversation: Conversation::new(),
+            calls: ToolCalls::default(),
+            diff: DiffView::default(),
+            approvals: Approvals::default(),
+            input: InputBox::new(),
+            focus: Focus::Input,
+            overlay: None,
+            mouse_capture: true,
+            config_error: None,
+            flash: None,
+            panes: Panes::default(),
+            quit: false,
+            cancel: None,
+            effects: Vec::new(),
+        }
+    }
+
+    /// Show a configuration problem; tasks are refused until it is fixed.
+    pub fn set_config_error(&mut self, message: impl Into<String>) {
+        let message = message.into();
+        self.conversation
+            .push_entry(Kind::Error, &format!("Configuration problem: {message}"));
+        self.config_error = Some(message);
+    }
+
+    /// Everything the run loop must do, oldest first.
+    pub fn take_effects(&mut self) -> Vec<Effect> {
+        std::mem::take(&mut self.effects)
+    }
+
+    pub(super) fn effect(&mut self, effect: Effect) {
+        self.effects.push(effect);
+    }
+
+    /// A task is running (submitted and not yet finished).
+    pub fn is_running(&self) -> bool {
+        self.cancel.is_some()
+    }
+
+    /// The token that interrupts the running task.
+    pub fn cancel_token(&self) -> Option<&CancellationToken> {
+        self.cancel.as_ref()
+    }
+
+    /// Time spent on the current (or last) task.
+    pub fn elapsed(&self) -> Duration {
+        match (self.task_started, self.last_elapsed) {
+            (Some(start), None) => self.now.saturating_duration_since(start),
+            (_, Some(d)) => d,
+            (None, None) => Duration::ZERO,
+        }
+    }
+
+    /// Start a task from the input box text.
+    pub(super) fn start_task(&mut self, task: String) {
+        if self.refuse_if_misconfigured() {
+            return;
+        }
+        self.conversation.push_entry(Kind::User, &task);
+        tracing::info!(chars = task.len(), "task submitted");
+        let cancel = self.begin_run();
+        self.effect(Effect::RunTask { task, cancel });
+    }
+
+    /// `/continue`: go on after an error or an interrupt, without a new message.
+    pub(super) fn resume(&mut self) {
+        if self.refuse_if_misconfigured() {
+            return;
+        }
+        if self.input.history().is_empty() {
+            self.flash = Some("Nothing to continue yet: type a task.".into());
+            return;
+        }
+        self.conversation
+            .push_entry(Kind::Notice, "Continuing where the last task stopped.");
+        tracing::info!("resume requested");
+        let cancel = self.begin_run();
+        self.effect(Effect::Resume { cancel });
+    }
+
+    fn refuse_if_misconfigured(&mut self) -> bool {
+        let Some(problem) = &self.config_error else {
+            return false;
+        };
+        let text = format!("Cannot run the task: {problem}");
+        self.conversation.push_entry(Kind::Error, &text);
+        true
+    }
+
+    /// A run starts: follow the newest content, and keep the interrupt token.
+    fn begin_run(&mut self) -> CancellationToken {
+        self.conversation.scroll.follow();
+        self.calls.select_last();
+        let cancel = CancellationToken::new();
+        self.cancel = Some(cancel.clone());
+        self.state = TaskState::Thinking;
+        self.step = 0;
+        self.task_started = Some(self.now);
+        self.last_elapsed = None;
+        cancel
+    }
+
+    /// Answer the open approval request.
+    pub fn answer(&mut self, decision: Decision) {
+        let Some(answered) = self.approvals.decide(decision) else {
+            return;
+        };
+        tracing::info!(step = answered.step, decision = ?answered.decision, "approval answered");
+        if let Some(row) = self.calls.find_mut(&answered.call_id) {
+            row.status = match answered.decision {
+                Decision::Decline { .. } => RowStatus::Declined,
+                _ => RowStatus::Approved,
+            };
+        }
+        if answered.decision == Decision::ApproveToolForTask {
+            if !self.auto_approved.contains(&answered.tool) {
+                self.auto_approved.push(answered.tool);
+            }
+            // Requests of that tool already waiting are covered too.
+            for other in self.approvals.approve_tool(answered.tool) {
+                if let Some(row) = self.calls.find_mut(&other.call_id) {
+                    row.status = RowStatus::Approved;
+                }
+            }
+        }
+        if self.approvals.is_empty() {
+            self.set_state(TaskState::Thinking);
+        }
+    }
+
+    /// Ctrl+C while a task runs: decline what is pending and cancel the task.
+    pub fn interrupt(&mut self) {
+        for answered in self.approvals.decline_all() {
+            if let Some(row) = self.calls.find_mut(&answered.call_id) {
+                row.status = RowStatus::Declined;
+            }
+        }
+        if let Some(cancel) = &self.cancel {
+            tracing::info!("interrupt requested");
+            cancel.cancel();
+            self.state = TaskState::Interrupting;
+        }
+    }
+
+    /// Leave the app: pending requests are declined, the task is cancelled.
+    pub fn request_quit(&mut self) {
+        self.interrupt();
+        self.quit = true;
+        self.effect(Effect::Quit);
+    }
+
+    /// `/clear`: a new conversation.
+    pub(super) fn clear_conversation(&mut self) {
+        if self.is_running() {
+            self.flash =
+                Some("A task is running: wait for it or press Ctrl+C, then /clear.".into());
+            return;
+        }
+        self.conversation.clear();
+        self.calls = ToolCalls::default();
+        self.diff = DiffView::default();
+        self.state = TaskState::Idle;
+        self.step = 0;
+        self.task_tokens = TokenUsage::default();
+        self.task_cost = None;
+        self.task_started = None;
+        self.last_elapsed = None;
+        self.conversation
+            .push_entry(Kind::Notice, "New conversation.");
+        self.effect(Effect::ClearConversation);
+    }
+
+    /// The agent task ended on its own (a panic): nothing can run any more.
+    pub fn agent_died(&mut self, why: &str) {
+        self.cancel = None;
+        self.conversation.push_entry(
+            Kind::Error,
+            &format!("The agent stopped unexpectedly: {why}"),
+        );
+        self.state = TaskState::Failed;
+    }
+}
+
+/// `m:ss` (or `h:mm:ss`).
+pub fn format_elapsed(d: Duration) -> String {
+    let s = d.as_secs();
+    if s >= 3600 {
+        format!("{}:{:02}:{:02}", s / 3600, s / 60 % 60, s % 60)
+    } else {
+        format!("{}:{:02}", s / 60, s % 60)
+    }
+}

@@ -1,0 +1,158 @@
+//! The two-line header: model, workspace, auto-approved tools and mouse mode
+//! on the first line; task state, step n/max, tokens (task and session) and
+//! elapsed time on the second. Drops detail rather than overflow.
+
+use super::app::{App, TaskState, format_elapsed};
+use super::text::{sanitize, truncate_left, width};
+use crate::llm::TokenUsage;
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::style::{Color, Modifier, Style};
+use ratatui::text::{Line, Span};
+
+pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
+    let w = area.width as usize;
+    let bar = Style::new().bg(Color::Blue).fg(Color::White);
+    buf.set_style(Rect { height: 1, ..area }, bar);
+
+    // Line 1: name, model, workspace ... auto-approved, mouse, help.
+    let mut right = Vec::new();
+    if !app.auto_approved.is_empty() {
+        right.push(Span::styled(
+            format!(" auto-approved: {} ", app.auto_approved.join(", ")),
+            bar.fg(Color::Yellow).add_modifier(Modifier::BOLD),
+        ));
+    }
+    if !app.mouse_capture {
+        right.push(Span::styled(" mouse off (F2) ", bar.fg(Color::Yellow)));
+    }
+    right.push(Span::styled(" F1 help ", bar));
+    let right_w: usize = right.iter().map(|s| s.width()).sum();
+    let name = " stepwise ";
+    let model = format!(" {} ", sanitize(&app.model));
+    let room = w.saturating_sub(width(name) + width(&model) + right_w + 3);
+    let workspace = format!(
+        " {} ",
+        truncate_left(&sanitize(&app.workspace), room.saturating_sub(2))
+    );
+    let mut left = vec![
+        Span::styled(name, bar.add_modifier(Modifier::BOLD)),
+        Span::styled("│", bar),
+        Span::styled(model, bar),
+        Span::styled("│", bar),
+        Span::styled(workspace, bar),
+    ];
+    let left_w: usize = left.iter().map(|s| s.width()).sum();
+    left.push(Span::styled(
+        " ".repeat(w.saturating_sub(left_w + right_w)),
+        bar,
+    ));
+    left.extend(right);
+    buf.set_line(area.x, area.y, &Line::from(left), area.width);
+
+    if area.height < 2 {
+        return;
+    }
+    // Line 2: state, step, tokens, elapsed.
+    let (glyph, color) = state_style(app.state);
+    let state = Span::styled(
+        format!(" {glyph} {}", app.state.label()),
+        Style::new().fg(color).add_modifier(Modifier::BOLD),
+    );
+    let step = if app.max_steps > 0 {
+        format!("step {}/{}", app.step, app.max_steps)
+    } else {
+        "step –".to_string()
+    };
+    let long = format!(
+        "tokens in/out {} · session {}",
+        tokens(app.task_tokens),
+        tokens(app.session_tokens)
+    );
+    let medium = format!(
+        "in/out {} · session {}",
+        tokens(app.task_tokens),
+        tokens(app.session_tokens)
+    );
+    let short = format!("in/out {}", tokens(app.task_tokens));
+    let elapsed = format_elapsed(app.elapsed());
+    let dim = Style::new().fg(Color::Gray);
+    let sep = Span::styled(" │ ", Style::new().fg(Color::DarkGray));
+    let cost = match (app.task_cost, app.session_cost) {
+        (Some(t), Some(s)) => Some(format!("${t:.3} · session ${s:.3}")),
+        (Some(t), None) => Some(format!("${t:.3}")),
+        (None, Some(s)) => Some(format!("session ${s:.3}")),
+        (None, None) => None,
+    };
+    let with_cost = [
+        (&long, true),
+        (&long, false),
+        (&medium, true),
+        (&medium, false),
+        (&short, false),
+    ];
+    for (toks, show_cost) in with_cost {
+        let mut spans = vec![
+            state.clone(),
+            sep.clone(),
+            Span::styled(step.clone(), dim),
+            sep.clone(),
+            Span::styled(toks.clone(), dim),
+        ];
+        match &cost {
+            Some(cost) if show_cost => {
+                spans.push(sep.clone());
+                spans.push(Span::styled(cost.clone(), dim));
+            }
+            None if show_cost => continue,
+            _ => {}
+        }
+        spans.push(sep.clone());
+        spans.push(Span::styled(elapsed.clone(), dim));
+        let line = Line::from(spans);
+        if line.width() <= w {
+            buf.set_line(area.x, area.y + 1, &line, area.width);
+            return;
+        }
+    }
+    let line = Line::from(vec![state, sep, Span::styled(step, dim)]);
+    buf.set_line(area.x, area.y + 1, &line, area.width);
+}
+
+fn state_style(state: TaskState) -> (&'static str, Color) {
+    match state {
+        TaskState::Idle => ("○", Color::Gray),
+        TaskState::Thinking | TaskState::Running(_) => ("●", Color::Cyan),
+        TaskState::AwaitingApproval => ("?", Color::Yellow),
+        TaskState::RunningTests => ("▶", Color::Cyan),
+        TaskState::Interrupting => ("…", Color::Magenta),
+        TaskState::Done => ("✓", Color::Green),
+        TaskState::Failed => ("✗", Color::Red),
+        TaskState::Interrupted => ("⊘", Color::Magenta),
+    }
+}
+
+/// `1.2k/240`: prompt (in) and completion (out) tokens.
+fn tokens(t: TokenUsage) -> String {
+    format!("{}/{}", count(t.prompt_tokens), count(t.completion_tokens))
+}
+
+fn count(n: u64) -> String {
+    match n {
+        0..1_000 => n.to_string(),
+        1_000..10_000 => format!("{:.1}k", n as f64 / 1e3),
+        10_000..1_000_000 => format!("{}k", n / 1_000),
+        _ => format!("{:.1}M", n as f64 / 1e6),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn token_counts_are_compact() {
+        assert_eq!(super::count(999), "999");
+        assert_eq!(super::count(1_234), "1.2k");
+        assert_eq!(super::count(45_678), "45k");
+        assert_eq!(super::count(2_500_000), "2.5M");
+    }
+}

@@ -1,0 +1,98 @@
+//! The help overlay (F1, or `?` with an empty input, or `/help`): every key
+//! and slash command, in one table that is also the source of truth for tests.
+
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::style::{Color, Modifier, Style};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Borders, Clear, Widget};
+
+/// `(keys, what they do)`; an empty key starts a section.
+pub const KEYS: &[(&str, &str)] = &[
+    ("", "Input"),
+    ("Enter", "send the task (or a /command)"),
+    (
+        "Alt+Enter Shift+Enter",
+        "new line in the input (also Ctrl+J)",
+    ),
+    ("↑ ↓", "earlier tasks (when the input is empty)"),
+    (
+        "Ctrl+A/E/U/K/W",
+        "line start/end, delete to start/end, delete word",
+    ),
+    ("", "Approval prompt"),
+    ("y", "approve"),
+    ("n Enter Esc", "decline (N is the default)"),
+    ("r", "decline with a reason for the model"),
+    ("a", "approve this tool for the rest of the task"),
+    ("↑ ↓ PgUp PgDn", "scroll the diff while the prompt is open"),
+    ("", "Panes"),
+    (
+        "Tab Shift+Tab",
+        "move focus: input, conversation, tool calls, diff",
+    ),
+    (
+        "↑ ↓ PgUp PgDn Home End",
+        "scroll the focused pane (End follows again)",
+    ),
+    ("Mouse wheel", "scroll the pane under the pointer"),
+    (
+        "Enter / Esc",
+        "open / close a tool call's arguments and result",
+    ),
+    ("F2", "mouse capture on/off (off: select text freely)"),
+    ("", "Session"),
+    ("Ctrl+C", "interrupt the running task; quit when idle"),
+    ("Ctrl+D  /quit", "quit (pending approvals are declined)"),
+    (
+        "/continue  /clear",
+        "go on after an error or interrupt · new conversation",
+    ),
+    ("F1  ?  /help", "this help (Esc closes)"),
+];
+
+pub fn render(area: Rect, buf: &mut Buffer) {
+    let key_w = KEYS
+        .iter()
+        .map(|(k, _)| super::text::width(k))
+        .max()
+        .unwrap_or(0);
+    let what_w = KEYS
+        .iter()
+        .map(|(_, w)| super::text::width(w))
+        .max()
+        .unwrap_or(0);
+    let width = (key_w + what_w + 5).min(area.width as usize) as u16;
+    let height = (KEYS.len() as u16 + 2).min(area.height);
+    let rect = Rect {
+        x: area.x + (area.width - width) / 2,
+        y: area.y + (area.height - height) / 2,
+        width,
+        height,
+    };
+    Clear.render(rect, buf);
+    let block = Block::new()
+        .borders(Borders::ALL)
+        .border_style(Style::new().fg(Color::Cyan))
+        .title(Line::styled(
+            " Keys — Esc closes ",
+            Style::new().add_modifier(Modifier::BOLD),
+        ));
+    let inner = block.inner(rect);
+    block.render(rect, buf);
+    let key_style = Style::new().fg(Color::Yellow).add_modifier(Modifier::BOLD);
+    for (i, (keys, what)) in KEYS.iter().enumerate().take(inner.height as usize) {
+        let line = if keys.is_empty() {
+            Line::styled(
+                *what,
+                Style::new().add_modifier(Modifier::BOLD | Modifier::UNDERLINED),
+            )
+        } else {
+            Line::from(vec![
+                Span::styled(format!(" {keys:<key_w$} "), key_style),
+                Span::raw(*what),
+            ])
+        };
+        buf.set_line(inner.x, inner.y + i as u16, &line, inner.width);
+    }
+}

@@ -1,0 +1,355 @@
+//! Key, mouse and paste handling: who gets a key (help overlay, approval
+//! prompt, detail view, then the focused pane) and what it does there.
+
+use super::app::{App, Effect, Focus, Overlay};
+use super::detail::DetailView;
+use super::scroll::ScrollMove;
+use super::view::detail_area;
+use crate::agent::Decision;
+use crossterm::event::{
+    Event, KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseButton, MouseEvent, MouseEventKind,
+};
+use ratatui::layout::{Position, Rect};
+use ratatui_textarea::Input;
+
+/// Rows one wheel notch scrolls.
+const WHEEL_ROWS: usize = 3;
+
+impl App {
+    /// One event from the terminal.
+    pub fn on_terminal(&mut self, event: Event) {
+        match event {
+            Event::Key(key) if key.kind != KeyEventKind::Release => self.on_key(key),
+            Event::Mouse(mouse) => self.on_mouse(mouse),
+            Event::Paste(text) => self.on_paste(&text),
+            // The next frame lays out for the new size.
+            _ => {}
+        }
+    }
+
+    pub fn on_key(&mut self, key: KeyEvent) {
+        self.flash = None;
+        let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+        if ctrl && key.code == KeyCode::Char('c') {
+            if self.is_running() || self.approvals.is_open() {
+                self.interrupt();
+            } else {
+                self.request_quit();
+            }
+            return;
+        }
+        let quit_key = ctrl && key.code == KeyCode::Char('d');
+        if self.panes.too_small {
+            // Nothing on screen to act on; only quitting works.
+            if quit_key {
+                self.request_quit();
+            }
+            return;
+        }
+        if matches!(self.overlay, Some(Overlay::Help)) {
+            if matches!(
+                key.code,
+                KeyCode::Esc | KeyCode::F(1) | KeyCode::Char('?' | 'q') | KeyCode::Enter
+            ) {
+                self.overlay = None;
+            }
+            return;
+        }
+        match key.code {
+            KeyCode::F(1) => return self.overlay = Some(Overlay::Help),
+            KeyCode::F(2) => return self.toggle_mouse(),
+            _ => {}
+        }
+        if self.approvals.is_open() {
+            return self.prompt_key(key, quit_key);
+        }
+        if matches!(self.overlay, Some(Overlay::Detail(_))) {
+            return self.detail_key(key);
+        }
+        if quit_key && (self.focus != Focus::Input || self.input.is_empty()) {
+            return self.request_quit();
+        }
+        match key.code {
+            KeyCode::Tab => return self.cycle_focus(true),
+            KeyCode::BackTab => return self.cycle_focus(false),
+            _ => {}
+        }
+        match self.focus {
+            Focus::Input => self.input_key(key),
+            pane => self.pane_key(pane, key),
+        }
+    }
+
+    /// While an approval is open only its keys (and scrolling the diff) work.
+    fn prompt_key(&mut self, key: KeyEvent, quit_key: bool) {
+        let plain = !key
+            .modifiers
+            .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT);
+        if quit_key {
+            return self.request_quit();
+        }
+        if let Some(reason) = &mut self.approvals.reason {
+            match key.code {
+                KeyCode::Enter => {
+                    let reason = reason.trim().to_string();
+                    self.answer(Decision::Decline {
+                        reason: (!reason.is_empty()).then_some(reason),
+                    });
+                }
+                KeyCode::Esc => self.approvals.reason = None,
+                KeyCode::Backspace => {
+                    reason.pop();
+                }
+                KeyCode::Char('u') if !plain => reason.clear(),
+                KeyCode::Char(c) if plain => reason.push(c),
+                _ => {}
+            }
+            return;
+        }
+        match key.code {
+            KeyCode::Char('y' | 'Y') if plain => self.answer(Decision::Approve),
+            KeyCode::Char('a' | 'A') if plain => self.answer(Decision::ApproveToolForTask),
+            KeyCode::Char('n' | 'N') if plain => self.answer(Decision::Decline { reason: None }),
+            KeyCode::Enter | KeyCode::Esc => self.answer(Decision::Decline { reason: None }),
+            KeyCode::Char('r' | 'R') if plain => self.approvals.reason = Some(String::new()),
+            code => {
+                if let Some(m) = scroll_move(code) {
+                    self.scroll(Focus::Diff, m);
+                }
+            }
+        }
+    }
+
+    fn detail_key(&mut self, key: KeyEvent) {
+        match key.code {
+            KeyCode::Esc | KeyCode::Enter | KeyCode::Backspace | KeyCode::Char('q') => {
+                self.overlay = None
+            }
+            code => {
+                if let (Some(m), Some(Overlay::Detail(d))) = (scroll_move(code), &mut self.overlay)
+                {
+                    let h = detail_area(self.panes.body).height as usize;
+                    d.scroll.apply(m, d.total_rows(), h);
+                }
+            }
+        }
+    }
+
+    fn input_key(&mut self, key: KeyEvent) {
+        let mods = key.modifiers;
+        let ctrl = mods.contains(KeyModifiers::CONTROL);
+        match key.code {
+            KeyCode::Enter if mods.intersects(KeyModifiers::ALT | KeyModifiers::SHIFT) => {
+                self.input.newline()
+            }
+            KeyCode::Char('j') if ctrl => self.input.newline(),
+            KeyCode::Enter => self.submit(),
+            KeyCode::Char('?') if self.input.is_empty() => self.overlay = Some(Overlay::Help),
+            KeyCode::Up if self.input.recalls() => self.input.recall_older(),
+            KeyCode::Down if self.input.recalls() => self.input.recall_newer(),
+            KeyCode::PageUp => self.scroll(Focus::Conversation, ScrollMove::PageUp),
+            KeyCode::PageDown => self.scroll(Focus::Conversation, ScrollMove::PageDown),
+            KeyCode::Char('u') if ctrl => self.input.kill_to_start(),
+            KeyCode::Esc => {}
+            _ => {
+                self.input.edit(Input::from(key));
+            }
+        }
+    }
+
+    fn pane_key(&mut self, pane: Focus, key: KeyEvent) {
+        let plain = !key
+            .modifiers
+            .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT);
+        match key.code {
+            KeyCode::Enter if pane == Focus::ToolCalls => self.open_detail(),
+            KeyCode::Esc if pane == Focus::ToolCalls && self.calls.selected.is_some() => {
+                self.calls.select_last()
+            }
+            KeyCode::Esc | KeyCode::Enter => self.focus = Focus::Input,
+            KeyCode::Char('?') => self.overlay = Some(Overlay::Help),
+            KeyCode::Char(_) if plain => {
+                // Typing goes to the input wherever the focus is.
+                self.focus = Focus::Input;
+                self.input_key(key);
+            }
+            code => {
+                if let Some(m) = scroll_move(code) {
+                    self.scroll(pane, m);
+                }
+            }
+        }
+    }
+
+    fn submit(&mut self) {
+        let text = self.input.text();
+        let trimmed = text.trim();
+        if trimmed.is_empty() {
+            return;
+        }
+        if let Some(command) = trimmed.strip_prefix('/') {
+            let command = command.trim().to_string();
+            self.input.take();
+            return match command.as_str() {
+                "help" => self.overlay = Some(Overlay::Help),
+                "clear" => self.clear_conversation(),
+                "continue" | "resume" if self.is_running() => {
+                    self.flash = Some("A task is running already.".into())
+                }
+                "continue" | "resume" => self.resume(),
+                "quit" | "exit" => self.request_quit(),
+                other => {
+                    self.flash = Some(format!(
+                        "Unknown command /{other} — try /help, /clear, /continue or /quit"
+                    ))
+                }
+            };
+        }
+        if self.is_running() {
+            self.flash =
+                Some("A task is running: wait for it, or press Ctrl+C to interrupt it.".into());
+            return;
+        }
+        let task = self.input.take();
+        self.start_task(task.trim().to_string());
+    }
+
+    fn open_detail(&mut self) {
+        if let Some(row) = self.calls.current() {
+            self.overlay = Some(Overlay::Detail(DetailView::new(row)));
+        }
+    }
+
+    fn cycle_focus(&mut self, forward: bool) {
+        let mut order = vec![Focus::Input, Focus::Conversation, Focus::ToolCalls];
+        if self.panes.diff.is_some() {
+            order.push(Focus::Diff);
+        }
+        let i = order.iter().position(|f| *f == self.focus).unwrap_or(0);
+        let n = order.len();
+        self.focus = order[if forward {
+            (i + 1) % n
+        } else {
+            (i + n - 1) % n
+        }];
+    }
+
+    fn toggle_mouse(&mut self) {
+        self.mouse_capture = !self.mouse_capture;
+        self.effect(Effect::SetMouseCapture(self.mouse_capture));
+    }
+
+    /// Scroll a pane (for the tool calls: move the selection).
+    pub fn scroll(&mut self, pane: Focus, m: ScrollMove) {
+        let p = self.panes;
+        match pane {
+            Focus::Conversation => {
+                let h = p.conversation.inner().height as usize;
+                self.conversation
+                    .scroll
+                    .apply(m, self.conversation.total_rows(), h);
+            }
+            Focus::Diff => {
+                let h = p.diff.map_or(0, |d| d.inner().height as usize);
+                self.diff.scroll.apply(m, self.diff.total_rows(), h);
+            }
+            Focus::ToolCalls => {
+                let page = p.tools.inner().height.max(1) as isize;
+                match m {
+                    ScrollMove::Up(n) => self.calls.select_by(-(n as isize)),
+                    ScrollMove::Down(n) => self.calls.select_by(n as isize),
+                    ScrollMove::PageUp => self.calls.select_by(-page),
+                    ScrollMove::PageDown => self.calls.select_by(page),
+                    ScrollMove::Top => self.calls.select_first(),
+                    ScrollMove::Bottom => self.calls.select_last(),
+                }
+            }
+            Focus::Input => {}
+        }
+    }
+
+    fn on_mouse(&mut self, mouse: MouseEvent) {
+        if self.panes.too_small || matches!(self.overlay, Some(Overlay::Help)) {
+            return;
+        }
+        let at = Position::new(mouse.column, mouse.row);
+        let m = match mouse.kind {
+            MouseEventKind::ScrollUp => ScrollMove::Up(WHEEL_ROWS),
+            MouseEventKind::ScrollDown => ScrollMove::Down(WHEEL_ROWS),
+            MouseEventKind::Down(MouseButton::Left) => return self.click(at),
+            _ => return,
+        };
+        if let Some(Overlay::Detail(d)) = &mut self.overlay {
+            let h = detail_area(self.panes.body).height as usize;
+            d.scroll.apply(m, d.total_rows(), h);
+            return;
+        }
+        if let Some(pane) = self.pane_at(at) {
+            let m = match (pane, m) {
+                (Focus::ToolCalls, ScrollMove::Up(_)) => ScrollMove::Up(1),
+                (Focus::ToolCalls, ScrollMove::Down(_)) => ScrollMove::Down(1),
+                _ => m,
+            };
+            self.scroll(pane, m);
+        }
+    }
+
+    /// A click focuses a pane; on a tool-call row it selects the row.
+    fn click(&mut self, at: Position) {
+        if self.overlay.is_some() || self.approvals.is_open() {
+            return;
+        }
+        let Some(pane) = self.pane_at(at) else { return };
+        self.focus = pane;
+        let inner = self.panes.tools.inner();
+        if pane == Focus::ToolCalls && inner.contains(at) {
+            let height = inner.height as usize;
+            let bottom = self.calls.rows.len().saturating_sub(height);
+            let top = match self.calls.selected {
+                Some(sel) if sel < bottom => sel.saturating_sub(height / 2).min(bottom),
+                _ => bottom,
+            };
+            let row = top + (at.y - inner.y) as usize;
+            if row < self.calls.rows.len() {
+                self.calls.selected = (row + 1 != self.calls.rows.len()).then_some(row);
+            }
+        }
+    }
+
+    fn pane_at(&self, at: Position) -> Option<Focus> {
+        let p = &self.panes;
+        let hit = |r: Rect| r.contains(at);
+        if hit(p.conversation.outer) {
+            Some(Focus::Conversation)
+        } else if hit(p.tools.outer) {
+            Some(Focus::ToolCalls)
+        } else if p.diff.is_some_and(|d| hit(d.outer)) {
+            Some(Focus::Diff)
+        } else if p.input.is_some_and(|i| hit(i.outer)) {
+            Some(Focus::Input)
+        } else {
+            None
+        }
+    }
+
+    fn on_paste(&mut self, text: &str) {
+        if let Some(reason) = &mut self.approvals.reason {
+            reason.push_str(text.lines().next().unwrap_or(""));
+        } else if !self.approvals.is_open() && self.overlay.is_none() {
+            self.focus = Focus::Input;
+            self.input.insert_str(text);
+        }
+    }
+}
+
+fn scroll_move(code: KeyCode) -> Option<ScrollMove> {
+    Some(match code {
+        KeyCode::Up => ScrollMove::Up(1),
+        KeyCode::Down => ScrollMove::Down(1),
+        KeyCode::PageUp => ScrollMove::PageUp,
+        KeyCode::PageDown => ScrollMove::PageDown,
+        KeyCode::Home => ScrollMove::Top,
+        KeyCode::End => ScrollMove::Bottom,
+        _ => return None,
+    })
+}

@@ -1,0 +1,155 @@
+//! Where each pane goes for a terminal size: stacked panes below 120 columns,
+//! conversation beside tool calls and diff from 120 on, and the "too small"
+//! cut-off. A pure function of the size and a few counts from the state.
+
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::widgets::Borders;
+
+/// Smallest usable terminal.
+pub const MIN_WIDTH: u16 = 60;
+pub const MIN_HEIGHT: u16 = 16;
+/// From this width the conversation sits beside the tool calls and the diff.
+pub const WIDE: u16 = 120;
+pub const HEADER_ROWS: u16 = 2;
+
+/// What the layout needs to know about the state.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Needs {
+    pub tool_rows: usize,
+    pub has_diff: bool,
+    /// The approval prompt replaces the input box.
+    pub prompt_rows: u16,
+    /// Rows of text in the input box.
+    pub input_rows: u16,
+}
+
+/// A pane's outer rectangle and the borders of its block.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Pane {
+    pub outer: Rect,
+    pub borders: Borders,
+}
+
+impl Pane {
+    fn new(outer: Rect, borders: Borders) -> Self {
+        Pane { outer, borders }
+    }
+
+    /// The area inside the block's borders.
+    pub fn inner(&self) -> Rect {
+        let mut r = self.outer;
+        if self.borders.contains(Borders::TOP) && r.height > 0 {
+            r.y += 1;
+            r.height -= 1;
+        }
+        if self.borders.contains(Borders::LEFT) && r.width > 0 {
+            r.x += 1;
+            r.width -= 1;
+        }
+        r
+    }
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Panes {
+    pub area: Rect,
+    pub too_small: bool,
+    pub header: Rect,
+    /// Everything between the header and the input (overlays cover it).
+    pub body: Rect,
+    pub conversation: Pane,
+    pub tools: Pane,
+    pub diff: Option<Pane>,
+    pub prompt: Option<Rect>,
+    pub input: Option<Pane>,
+}
+
+pub fn compute(area: Rect, needs: Needs) -> Panes {
+    let mut panes = Panes {
+        area,
+        ..Panes::default()
+    };
+    if area.width < MIN_WIDTH || area.height < MIN_HEIGHT {
+        panes.too_small = true;
+        return panes;
+    }
+    let bottom_rows = if needs.prompt_rows > 0 {
+        needs.prompt_rows
+    } else {
+        needs.input_rows.max(1) + 1
+    };
+    let [header, body, bottom] = area.layout(&Layout::vertical([
+        Constraint::Length(HEADER_ROWS),
+        Constraint::Fill(1),
+        Constraint::Length(bottom_rows),
+    ]));
+    panes.header = header;
+    panes.body = body;
+    if needs.prompt_rows > 0 {
+        panes.prompt = Some(bottom);
+    } else {
+        panes.input = Some(Pane::new(bottom, Borders::TOP));
+    }
+    let tool_rows = needs.tool_rows.max(1) as u16;
+    if area.width >= WIDE {
+        let [left, right] = body.layout(&Layout::horizontal([
+            Constraint::Percentage(45),
+            Constraint::Fill(1),
+        ]));
+        let [tools, diff] = right.layout(&Layout::vertical([
+            Constraint::Length(tool_rows.min(10) + 1),
+            Constraint::Fill(1),
+        ]));
+        let side = Borders::TOP | Borders::LEFT;
+        panes.conversation = Pane::new(left, Borders::TOP);
+        panes.tools = Pane::new(tools, side);
+        panes.diff = Some(Pane::new(diff, side));
+    } else if needs.has_diff {
+        // While approving, the diff gets the most room; otherwise the conversation.
+        let (conv_share, diff_share) = if needs.prompt_rows > 0 {
+            (2, 3)
+        } else {
+            (3, 2)
+        };
+        let [conv, tools, diff] = body.layout(&Layout::vertical([
+            Constraint::Fill(conv_share),
+            Constraint::Length(tool_rows.min(4) + 1),
+            Constraint::Fill(diff_share),
+        ]));
+        panes.conversation = Pane::new(conv, Borders::TOP);
+        panes.tools = Pane::new(tools, Borders::TOP);
+        panes.diff = Some(Pane::new(diff, Borders::TOP));
+    } else {
+        let [conv, tools] = body.layout(&Layout::vertical([
+            Constraint::Fill(1),
+            Constraint::Length(tool_rows.min(6) + 1),
+        ]));
+        panes.conversation = Pane::new(conv, Borders::TOP);
+        panes.tools = Pane::new(tools, Borders::TOP);
+    }
+    panes
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn small_terminals_are_refused_and_panes_fit_at_80x24() {
+        assert!(compute(Rect::new(0, 0, 59, 30), Needs::default()).too_small);
+        assert!(compute(Rect::new(0, 0, 100, 15), Needs::default()).too_small);
+        let p = compute(
+            Rect::new(0, 0, 80, 24),
+            Needs {
+                tool_rows: 5,
+                has_diff: true,
+                prompt_rows: 2,
+                input_rows: 1,
+            },
+        );
+        assert!(!p.too_small);
+        let diff = p.diff.map(|d| d.inner().height).unwrap_or(0);
+        assert!(diff >= 7, "diff gets room while approving: {diff}");
+        assert!(p.conversation.inner().height >= 4);
+    }
+}

@@ -1,0 +1,181 @@
+//! The tool-call pane: one row per step (status glyph, step, tool, key
+//! argument, one-line result), the row selection, and which call's diff the
+//! diff pane shows (the newest proposal unless an older row is selected).
+
+use super::text::{sanitize, truncate, width};
+use crate::agent::CallStatus;
+use crate::diff::FileDiff;
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::style::{Color, Modifier, Style};
+use ratatui::text::{Line, Span};
+use serde_json::Value;
+
+/// Where a call stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RowStatus {
+    Pending,
+    Awaiting,
+    Approved,
+    Declined,
+    Ok,
+    Failed,
+}
+
+impl RowStatus {
+    pub fn glyph(self) -> (&'static str, Style) {
+        match self {
+            RowStatus::Pending => ("○", Style::new().fg(Color::DarkGray)),
+            RowStatus::Awaiting => (
+                "?",
+                Style::new().fg(Color::Yellow).add_modifier(Modifier::BOLD),
+            ),
+            RowStatus::Approved => ("▸", Style::new().fg(Color::Cyan)),
+            RowStatus::Declined => ("⊘", Style::new().fg(Color::Magenta)),
+            RowStatus::Ok => ("✓", Style::new().fg(Color::Green)),
+            RowStatus::Failed => ("✗", Style::new().fg(Color::Red)),
+        }
+    }
+
+    pub fn label(self) -> &'static str {
+        match self {
+            RowStatus::Pending => "pending",
+            RowStatus::Awaiting => "awaiting approval",
+            RowStatus::Approved => "approved",
+            RowStatus::Declined => "declined",
+            RowStatus::Ok => "ok",
+            RowStatus::Failed => "failed",
+        }
+    }
+}
+
+impl From<CallStatus> for RowStatus {
+    fn from(s: CallStatus) -> Self {
+        match s {
+            CallStatus::Ok => RowStatus::Ok,
+            CallStatus::Failed => RowStatus::Failed,
+            CallStatus::Declined => RowStatus::Declined,
+        }
+    }
+}
+
+/// One tool call of the session.
+#[derive(Debug, Clone)]
+pub struct CallRow {
+    pub step: u32,
+    pub call_id: String,
+    pub tool: String,
+    pub target: String,
+    pub arguments: Value,
+    pub diff: Option<FileDiff>,
+    pub status: RowStatus,
+    pub summary: String,
+    pub result: Option<Value>,
+    pub auto_approved: bool,
+}
+
+#[derive(Debug, Default)]
+pub struct ToolCalls {
+    pub rows: Vec<CallRow>,
+    /// A row the user picked; `None` follows the newest.
+    pub selected: Option<usize>,
+}
+
+impl ToolCalls {
+    pub fn find_mut(&mut self, call_id: &str) -> Option<&mut CallRow> {
+        self.rows.iter_mut().rev().find(|r| r.call_id == call_id)
+    }
+
+    /// The highlighted row: the selection, else the newest.
+    pub fn current(&self) -> Option<usize> {
+        self.selected.or(self.rows.len().checked_sub(1))
+    }
+
+    /// Move the selection; reaching the newest row resumes following.
+    pub fn select_by(&mut self, delta: isize) {
+        let Some(cur) = self.current() else { return };
+        let last = self.rows.len() - 1;
+        let next = cur.saturating_add_signed(delta).min(last);
+        self.selected = (next != last).then_some(next);
+    }
+
+    pub fn select_first(&mut self) {
+        if self.rows.len() > 1 {
+            self.selected = Some(0);
+        }
+    }
+
+    pub fn select_last(&mut self) {
+        self.selected = None;
+    }
+
+    /// The row whose diff the diff pane shows: the selected row if it has a
+    /// diff, else the newest row with one.
+    pub fn diff_row(&self) -> Option<usize> {
+        match self.selected {
+            Some(i) => self.rows.get(i).and_then(|r| r.diff.as_ref()).map(|_| i),
+            None => self.rows.iter().rposition(|r| r.diff.is_some()),
+        }
+    }
+
+    /// Draw the visible rows into `area`, keeping the highlighted row in view.
+    pub fn render(&self, area: Rect, buf: &mut Buffer, focused: bool) {
+        let height = area.height as usize;
+        if self.rows.is_empty() {
+            if height > 0 {
+                let hint = Line::styled("No tool calls yet.", Style::new().fg(Color::DarkGray));
+                buf.set_line(area.x, area.y, &hint, area.width);
+            }
+            return;
+        }
+        let current = self.current().unwrap_or(0);
+        let bottom = self.rows.len().saturating_sub(height);
+        let top = match self.selected {
+            Some(sel) if sel < bottom => sel.saturating_sub(height / 2).min(bottom),
+            _ => bottom,
+        };
+        for (i, row) in self.rows.iter().enumerate().skip(top).take(height) {
+            let mut line = row_line(row, area.width as usize);
+            if i == current && (focused || self.selected.is_some()) {
+                line = line.patch_style(Style::new().add_modifier(Modifier::REVERSED));
+            }
+            buf.set_line(area.x, area.y + (i - top) as u16, &line, area.width);
+        }
+    }
+}
+
+/// `✓  4 replace_text  calculator.py            +5 −0`
+fn row_line(row: &CallRow, total: usize) -> Line<'static> {
+    let (glyph, glyph_style) = row.status.glyph();
+    let summary = match row.status {
+        RowStatus::Awaiting => "awaiting approval".to_string(),
+        RowStatus::Pending => row.diff.as_ref().map(|d| d.stat()).unwrap_or_default(),
+        RowStatus::Approved => if row.auto_approved {
+            "auto-approved, running"
+        } else {
+            "running"
+        }
+        .to_string(),
+        RowStatus::Declined => "declined".to_string(),
+        _ => sanitize(row.summary.lines().next().unwrap_or("")),
+    };
+    let summary_style = match row.status {
+        RowStatus::Failed => Style::new().fg(Color::Red),
+        RowStatus::Declined => Style::new().fg(Color::Magenta),
+        RowStatus::Awaiting => Style::new().fg(Color::Yellow),
+        _ => Style::new().fg(Color::DarkGray),
+    };
+    let head = format!(" {:>2} {:<12} ", row.step, truncate(&row.tool, 12));
+    let summary = truncate(&summary, (total / 3).max(8));
+    let used = 1 + width(&head) + width(&summary) + 1;
+    let target_room = total.saturating_sub(used);
+    let target = truncate(&sanitize(&row.target), target_room);
+    let pad = target_room.saturating_sub(width(&target));
+    Line::from(vec![
+        Span::styled(glyph, glyph_style),
+        Span::styled(head, Style::new().fg(Color::Gray)),
+        Span::raw(target),
+        Span::raw(" ".repeat(pad + 1)),
+        Span::styled(summary, summary_style),
+    ])
+}

@@ -1,0 +1,224 @@
+//! Drawing: `relayout` computes the panes for the frame size and brings the
+//! wrap caches up to date (the only work that grows with new content), then
+//! `render` paints the state. Each pane draws only its visible rows.
+
+use super::app::{App, Focus, Overlay};
+use super::layout::{self, Needs, Pane};
+use super::text::{sanitize, truncate};
+use super::{approval::Approvals, header, help};
+use ratatui::Frame;
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::style::{Color, Modifier, Style};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Clear, Widget};
+
+/// Lay out and draw one frame.
+pub fn draw(frame: &mut Frame, app: &mut App) {
+    relayout(app, frame.area());
+    render(app, frame.area(), frame.buffer_mut());
+}
+
+/// Compute the panes for `area` and update the caches they show.
+pub fn relayout(app: &mut App, area: Rect) {
+    let input_inner_width = area.width;
+    let needs = Needs {
+        tool_rows: app.calls.rows.len(),
+        has_diff: app.calls.diff_row().is_some(),
+        prompt_rows: if app.approvals.is_open() {
+            Approvals::HEIGHT
+        } else {
+            0
+        },
+        input_rows: app.input.rows(input_inner_width),
+    };
+    let panes = layout::compute(area, needs);
+    app.panes = panes;
+    if panes.too_small {
+        return;
+    }
+    app.conversation
+        .ensure_wrapped(panes.conversation.inner().width as usize);
+    if let Some(diff) = panes.diff {
+        let row = app.calls.diff_row();
+        let shown = row.and_then(|i| app.calls.rows[i].diff.as_ref().map(|d| (i, d)));
+        app.diff.ensure(shown, diff.inner().width as usize);
+    }
+    if let Some(Overlay::Detail(detail)) = &mut app.overlay
+        && let Some(call) = app.calls.rows.get(detail.row)
+    {
+        detail.ensure(call, detail_area(panes.body).width as usize);
+    }
+    let typing = app.focus == Focus::Input && app.overlay.is_none() && !app.approvals.is_open();
+    app.input.set_focused(typing);
+}
+
+/// The detail overlay's text area inside the body.
+pub fn detail_area(body: Rect) -> Rect {
+    Block::bordered().inner(body)
+}
+
+/// Paint the state (after `relayout` for the same area).
+pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
+    let panes = app.panes;
+    if panes.too_small {
+        too_small(area, buf);
+        return;
+    }
+    header::render(app, panes.header, buf);
+
+    let conv_title = match app.conversation.scroll.is_following() {
+        true => "Conversation".to_string(),
+        false => "Conversation · scrolled (End follows)".to_string(),
+    };
+    block(
+        &panes.conversation,
+        &conv_title,
+        app.focus == Focus::Conversation,
+        buf,
+    );
+    app.conversation.render(panes.conversation.inner(), buf);
+
+    let tools_title = match app.calls.selected {
+        Some(i) => format!(
+            "Tool calls · step {} selected (Enter details, End newest)",
+            app.calls.rows[i].step
+        ),
+        None => format!("Tool calls ({})", app.calls.rows.len()),
+    };
+    block(
+        &panes.tools,
+        &tools_title,
+        app.focus == Focus::ToolCalls,
+        buf,
+    );
+    app.calls
+        .render(panes.tools.inner(), buf, app.focus == Focus::ToolCalls);
+
+    if let Some(diff_pane) = panes.diff {
+        let title = match app.calls.diff_row().map(|i| &app.calls.rows[i]) {
+            Some(row) => {
+                let diff = row.diff.as_ref();
+                let stat = diff.map(|d| d.stat()).unwrap_or_default();
+                let new = if diff.is_some_and(|d| d.new_file) {
+                    " (new file)"
+                } else {
+                    ""
+                };
+                format!(
+                    "Diff · {}{new} {stat} · step {}",
+                    sanitize(&row.target),
+                    row.step
+                )
+            }
+            None => "Diff".to_string(),
+        };
+        block(&diff_pane, &title, app.focus == Focus::Diff, buf);
+        let inner = diff_pane.inner();
+        if app.diff.total_rows() > 0 {
+            app.diff.render(inner, buf);
+        } else {
+            let hint = match app.calls.selected.map(|i| &app.calls.rows[i]) {
+                Some(row) => format!(
+                    "Step {} ({}) changes no file; Enter shows its details.",
+                    row.step, row.tool
+                ),
+                None => "No edit proposed yet.".to_string(),
+            };
+            buf.set_line(
+                inner.x,
+                inner.y,
+                &Line::styled(hint, Style::new().fg(Color::DarkGray)),
+                inner.width,
+            );
+        }
+    }
+
+    if let Some(prompt) = panes.prompt {
+        app.approvals.render(prompt, buf);
+    }
+    if let Some(input) = panes.input {
+        let title = match (&app.flash, app.is_running()) {
+            (Some(flash), _) => flash.clone(),
+            (None, true) => "Task running · Ctrl+C interrupts".to_string(),
+            (None, false) => "Task · Enter sends · ? help".to_string(),
+        };
+        let focused = app.focus == Focus::Input;
+        block(&input, &title, focused, buf);
+        if app.flash.is_some() {
+            let r = input.outer;
+            buf.set_style(Rect { height: 1, ..r }, Style::new().fg(Color::Yellow));
+        }
+        app.input.render(input.inner(), buf);
+    }
+
+    match &app.overlay {
+        Some(Overlay::Help) => help::render(area, buf),
+        Some(Overlay::Detail(detail)) => {
+            Clear.render(panes.body, buf);
+            let title = Line::styled(
+                " Tool call details · ↑↓ PgUp PgDn scroll · Esc closes ",
+                Style::new().add_modifier(Modifier::BOLD),
+            );
+            let b = Block::bordered()
+                .title(title)
+                .border_style(Style::new().fg(Color::Cyan));
+            b.render(panes.body, buf);
+            detail.render(detail_area(panes.body), buf);
+        }
+        None => {}
+    }
+}
+
+/// A pane's block: a rule with the title; the focused pane's title is highlighted.
+fn block(pane: &Pane, title: &str, focused: bool, buf: &mut Buffer) {
+    let (border, title_style) = if focused {
+        (
+            Style::new().fg(Color::Cyan),
+            Style::new().fg(Color::Cyan).add_modifier(Modifier::BOLD),
+        )
+    } else {
+        (
+            Style::new().fg(Color::DarkGray),
+            Style::new().fg(Color::Gray),
+        )
+    };
+    let room = (pane.outer.width as usize).saturating_sub(4);
+    let title = Line::from(vec![Span::styled(
+        format!(" {} ", truncate(title, room)),
+        title_style,
+    )]);
+    Block::new()
+        .borders(pane.borders)
+        .border_style(border)
+        .title(title)
+        .render(pane.outer, buf);
+}
+
+fn too_small(area: Rect, buf: &mut Buffer) {
+    let lines = [
+        "Terminal too small".to_string(),
+        format!(
+            "{}x{} — stepwise needs at least {}x{}",
+            area.width,
+            area.height,
+            layout::MIN_WIDTH,
+            layout::MIN_HEIGHT
+        ),
+        "Enlarge the window, or press Ctrl+D to quit.".to_string(),
+    ];
+    let top = area.y + area.height.saturating_sub(lines.len() as u16) / 2;
+    for (i, text) in lines.iter().enumerate() {
+        if top + (i as u16) >= area.bottom() {
+            break;
+        }
+        let text = truncate(text, area.width as usize);
+        let x = area.x + (area.width.saturating_sub(super::text::width(&text) as u16)) / 2;
+        let style = if i == 0 {
+            Style::new().fg(Color::Yellow).add_modifier(Modifier::BOLD)
+        } else {
+            Style::new()
+        };
+        buf.set_line(x, top + i as u16, &Line::styled(text, style), area.width);
+    }
+}

@@ -1,0 +1,576 @@
+//! The App state machine without a terminal: key and core events in, state,
+//! effects and approval decisions (through the requests' `oneshot` replies) out.
+
+mod tui_support;
+
+use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers, MouseEvent, MouseEventKind};
+use stepwise::agent::{AgentEvent, ApprovalAction, CallStatus, Decision, FinishReason};
+use stepwise::diff::FileDiff;
+use stepwise::tools::ToolName;
+use stepwise::tui::{App, Effect, Focus, Overlay, TaskState};
+use tokio::sync::oneshot::error::TryRecvError;
+use tui_support::*;
+
+fn at_write_prompt() -> (App, tokio::sync::oneshot::Receiver<Decision>) {
+    let mut app = app();
+    explored(&mut app);
+    let rx = write_calculator(&mut app);
+    draw(&mut app, 80, 24);
+    (app, rx)
+}
+
+fn decision(rx: &mut tokio::sync::oneshot::Receiver<Decision>) -> Option<Decision> {
+    rx.try_recv().ok()
+}
+
+fn effects(app: &mut App) -> Vec<String> {
+    app.take_effects()
+        .into_iter()
+        .map(|e| match e {
+            Effect::RunTask { task, .. } => format!("run {task}"),
+            Effect::Resume { .. } => "resume".into(),
+            Effect::ClearConversation => "clear".into(),
+            Effect::SetMouseCapture(on) => format!("mouse {on}"),
+            Effect::Quit => "quit".into(),
+        })
+        .collect()
+}
+
+/// Type a line and press Enter, leaving the effects to the test.
+fn enter_line(app: &mut App, text: &str) {
+    type_text(app, text);
+    press(app, KeyCode::Enter);
+}
+
+fn row_status(app: &App, step: u32) -> &'static str {
+    app.calls
+        .rows
+        .iter()
+        .find(|r| r.step == step)
+        .map(|r| r.status.label())
+        .unwrap_or("missing")
+}
+
+#[test]
+fn y_approves() {
+    let (mut app, mut rx) = at_write_prompt();
+    assert_eq!(app.state, TaskState::AwaitingApproval);
+    assert_eq!(row_status(&app, 4), "awaiting approval");
+    press(&mut app, KeyCode::Char('y'));
+    assert_eq!(decision(&mut rx), Some(Decision::Approve));
+    assert!(!app.approvals.is_open());
+    assert_eq!(row_status(&app, 4), "approved");
+    assert_ne!(app.state, TaskState::AwaitingApproval);
+}
+
+#[test]
+fn n_enter_and_esc_decline() {
+    for code in [KeyCode::Char('n'), KeyCode::Enter, KeyCode::Esc] {
+        let (mut app, mut rx) = at_write_prompt();
+        press(&mut app, code);
+        assert_eq!(
+            decision(&mut rx),
+            Some(Decision::Decline { reason: None }),
+            "{code:?}"
+        );
+        assert_eq!(row_status(&app, 4), "declined");
+        assert!(
+            app.take_effects()
+                .iter()
+                .all(|e| !matches!(e, Effect::RunTask { .. }))
+        );
+    }
+}
+
+#[test]
+fn r_declines_with_the_typed_reason() {
+    let (mut app, mut rx) = at_write_prompt();
+    press(&mut app, KeyCode::Char('r'));
+    type_text(&mut app, "use a guard clausx");
+    press(&mut app, KeyCode::Backspace);
+    type_text(&mut app, "e");
+    assert!(
+        matches!(rx.try_recv(), Err(TryRecvError::Empty)),
+        "typing a reason decides nothing"
+    );
+    press(&mut app, KeyCode::Enter);
+    assert_eq!(
+        decision(&mut rx),
+        Some(Decision::Decline {
+            reason: Some("use a guard clause".into())
+        })
+    );
+    assert!(
+        app.input.is_empty(),
+        "the reason never reaches the task input"
+    );
+}
+
+#[test]
+fn esc_leaves_the_reason_and_keeps_the_prompt() {
+    let (mut app, mut rx) = at_write_prompt();
+    press(&mut app, KeyCode::Char('r'));
+    type_text(&mut app, "nah");
+    press(&mut app, KeyCode::Esc);
+    assert!(matches!(rx.try_recv(), Err(TryRecvError::Empty)));
+    assert!(app.approvals.is_open() && app.approvals.reason.is_none());
+    press(&mut app, KeyCode::Char('y'));
+    assert_eq!(decision(&mut rx), Some(Decision::Approve));
+}
+
+#[test]
+fn a_approves_the_tool_for_the_task_and_the_header_says_so() {
+    let (mut app, mut rx) = at_write_prompt();
+    press(&mut app, KeyCode::Char('a'));
+    assert_eq!(decision(&mut rx), Some(Decision::ApproveToolForTask));
+    assert_eq!(app.auto_approved, ["replace_text"]);
+    let term = draw(&mut app, 120, 40);
+    assert!(
+        screen(&term)
+            .lines()
+            .next()
+            .unwrap_or("")
+            .contains("auto-approved: replace_text")
+    );
+    app.on_agent(task_finished(FinishReason::Answered, 4));
+    assert!(
+        app.auto_approved.is_empty(),
+        "only for the rest of the task"
+    );
+}
+
+#[test]
+fn a_also_covers_requests_of_that_tool_already_queued() {
+    let (mut app, mut first) = at_write_prompt();
+    let mut tests = run_tests_request(&mut app, 5);
+    let diff = FileDiff::compute("b.py", None, "b = 1\n");
+    let mut second_write = propose(
+        &mut app,
+        6,
+        ToolName::ReplaceText,
+        ApprovalAction::Edit {
+            path: "b.py".into(),
+            diff,
+        },
+    );
+    press(&mut app, KeyCode::Char('a'));
+    assert_eq!(decision(&mut first), Some(Decision::ApproveToolForTask));
+    assert_eq!(decision(&mut second_write), Some(Decision::Approve));
+    assert!(
+        matches!(tests.try_recv(), Err(TryRecvError::Empty)),
+        "another tool still asks"
+    );
+    assert_eq!(app.approvals.current().map(|r| r.step), Some(5));
+}
+
+#[test]
+fn other_keys_do_nothing_while_a_prompt_is_open() {
+    let (mut app, mut rx) = at_write_prompt();
+    for code in [
+        KeyCode::Char('x'),
+        KeyCode::Char('q'),
+        KeyCode::Char('?'),
+        KeyCode::Char('/'),
+        KeyCode::Tab,
+        KeyCode::Backspace,
+        KeyCode::Down,
+        KeyCode::PageDown,
+    ] {
+        press(&mut app, code);
+    }
+    app.on_terminal(Event::Paste("y".into()));
+    assert!(matches!(rx.try_recv(), Err(TryRecvError::Empty)));
+    assert!(app.approvals.is_open());
+    assert!(app.input.is_empty());
+    assert_eq!(app.focus, Focus::Input);
+    assert!(app.take_effects().is_empty());
+}
+
+#[test]
+fn the_diff_scrolls_while_the_prompt_is_open() {
+    let (mut app, mut rx) = at_write_prompt();
+    let top = |app: &App| app.diff.scroll.top(app.diff.total_rows(), 8);
+    assert_eq!(top(&app), 0);
+    press(&mut app, KeyCode::Down);
+    press(&mut app, KeyCode::Down);
+    assert_eq!(top(&app), 2);
+    press(&mut app, KeyCode::Home);
+    assert_eq!(top(&app), 0);
+    assert!(matches!(rx.try_recv(), Err(TryRecvError::Empty)));
+}
+
+#[test]
+fn ctrl_c_during_a_prompt_declines_and_interrupts() {
+    let (mut app, mut rx) = at_write_prompt();
+    let token = app.cancel_token().cloned().expect("task running");
+    app.on_key(ctrl('c'));
+    assert_eq!(decision(&mut rx), Some(Decision::Decline { reason: None }));
+    assert!(token.is_cancelled());
+    assert_eq!(app.state, TaskState::Interrupting);
+    assert!(!app.quit, "an interrupt is not a quit");
+    app.on_agent(task_finished(FinishReason::Cancelled, 4));
+    assert_eq!(app.state, TaskState::Interrupted);
+    app.on_key(ctrl('c'));
+    assert_eq!(effects(&mut app), ["quit"], "Ctrl+C when idle quits");
+}
+
+#[test]
+fn quitting_during_a_prompt_declines_it() {
+    let (mut app, mut rx) = at_write_prompt();
+    let token = app.cancel_token().cloned().expect("task running");
+    app.on_key(ctrl('d'));
+    assert_eq!(decision(&mut rx), Some(Decision::Decline { reason: None }));
+    assert!(token.is_cancelled());
+    assert!(app.quit);
+    assert_eq!(effects(&mut app), ["quit"]);
+}
+
+#[test]
+fn queued_approvals_are_answered_in_order() {
+    let (mut app, mut first) = at_write_prompt();
+    let diff = FileDiff::compute("notes.md", None, "hello\n");
+    let mut second = propose(
+        &mut app,
+        5,
+        ToolName::WriteFile,
+        ApprovalAction::Edit {
+            path: "notes.md".into(),
+            diff,
+        },
+    );
+    assert_eq!(app.approvals.len(), 2);
+    assert_eq!(app.approvals.current().map(|r| r.step), Some(4));
+    press(&mut app, KeyCode::Char('y'));
+    assert_eq!(decision(&mut first), Some(Decision::Approve));
+    assert!(matches!(second.try_recv(), Err(TryRecvError::Empty)));
+    assert_eq!(app.approvals.current().map(|r| r.step), Some(5));
+    assert_eq!(app.state, TaskState::AwaitingApproval);
+    press(&mut app, KeyCode::Char('n'));
+    assert_eq!(
+        decision(&mut second),
+        Some(Decision::Decline { reason: None })
+    );
+    assert!(!app.approvals.is_open());
+}
+
+#[test]
+fn a_request_the_core_gave_up_on_closes_its_prompt() {
+    let (mut app, rx) = at_write_prompt();
+    drop(rx);
+    app.on_agent(AgentEvent::ToolFinished {
+        step: 4,
+        call_id: "call_4".into(),
+        tool: "replace_text".into(),
+        status: CallStatus::Declined,
+        summary: "interrupted".into(),
+        result: serde_json::json!({}),
+    });
+    assert!(!app.approvals.is_open());
+    assert_ne!(app.state, TaskState::AwaitingApproval);
+}
+
+#[test]
+fn ctrl_c_interrupts_a_running_task_and_quits_when_idle() {
+    let mut app = app();
+    assert_eq!(submit(&mut app, "task one").as_deref(), Some("task one"));
+    let token = app.cancel_token().cloned().expect("running");
+    app.on_key(ctrl('c'));
+    assert!(token.is_cancelled() && !app.quit);
+    app.on_agent(task_finished(FinishReason::Cancelled, 0));
+    assert!(!app.is_running());
+    app.on_key(ctrl('c'));
+    assert!(app.quit);
+}
+
+#[test]
+fn a_second_task_waits_for_the_first() {
+    let mut app = app();
+    submit(&mut app, "one");
+    assert_eq!(submit(&mut app, "two"), None);
+    assert!(app.flash.is_some());
+    assert_eq!(app.input.text(), "two", "the text is kept");
+    app.on_agent(task_finished(FinishReason::Answered, 1));
+    press(&mut app, KeyCode::Enter);
+    assert_eq!(effects(&mut app), ["run two"], "the conversation continues");
+}
+
+#[test]
+fn multi_line_input_and_history() {
+    let mut app = app();
+    type_text(&mut app, "first line");
+    app.on_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::ALT));
+    type_text(&mut app, "second");
+    app.on_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::SHIFT));
+    type_text(&mut app, "third");
+    press(&mut app, KeyCode::Enter);
+    assert_eq!(effects(&mut app), ["run first line\nsecond\nthird"]);
+    app.on_agent(task_finished(FinishReason::Answered, 1));
+    submit(&mut app, "another");
+    app.on_agent(task_finished(FinishReason::Answered, 1));
+    press(&mut app, KeyCode::Up);
+    assert_eq!(app.input.text(), "another");
+    press(&mut app, KeyCode::Up);
+    assert_eq!(app.input.text(), "first line\nsecond\nthird");
+    press(&mut app, KeyCode::Down);
+    assert_eq!(app.input.text(), "another");
+    press(&mut app, KeyCode::Down);
+    assert_eq!(app.input.text(), "");
+    // Shell-style editing keys.
+    type_text(&mut app, "hello world");
+    app.on_key(ctrl('w'));
+    assert_eq!(app.input.text(), "hello ");
+    app.on_key(ctrl('u'));
+    assert_eq!(app.input.text(), "");
+}
+
+#[test]
+fn slash_commands() {
+    let mut app = app();
+    enter_line(&mut app, "/help");
+    assert!(matches!(app.overlay, Some(Overlay::Help)));
+    press(&mut app, KeyCode::Esc);
+    assert!(app.overlay.is_none());
+
+    finished(&mut app);
+    effects(&mut app);
+    assert!(app.conversation.line_count() > 5);
+    enter_line(&mut app, "/clear");
+    assert_eq!(effects(&mut app), ["clear"]);
+    assert!(app.calls.rows.is_empty());
+    assert_eq!(
+        app.conversation.line_count(),
+        1,
+        "only the 'new conversation' notice"
+    );
+
+    enter_line(&mut app, "/continue");
+    assert_eq!(effects(&mut app), ["resume"]);
+    assert!(app.is_running());
+    enter_line(&mut app, "/continue");
+    assert!(effects(&mut app).is_empty(), "not while running");
+    app.on_agent(task_finished(FinishReason::Cancelled, 0));
+
+    enter_line(&mut app, "/frobnicate");
+    assert!(
+        app.flash
+            .as_deref()
+            .is_some_and(|f| f.contains("/frobnicate"))
+    );
+    assert!(effects(&mut app).is_empty());
+
+    enter_line(&mut app, "/quit");
+    assert_eq!(effects(&mut app), ["quit"]);
+}
+
+#[test]
+fn help_opens_with_question_mark_only_on_an_empty_input_and_with_f1() {
+    let mut app = app();
+    type_text(&mut app, "what?");
+    assert!(app.overlay.is_none());
+    assert_eq!(app.input.text(), "what?");
+    press(&mut app, KeyCode::F(1));
+    assert!(matches!(app.overlay, Some(Overlay::Help)));
+    press(&mut app, KeyCode::Char('x'));
+    assert!(
+        matches!(app.overlay, Some(Overlay::Help)),
+        "help takes the keys until closed"
+    );
+    press(&mut app, KeyCode::Esc);
+    assert_eq!(app.input.text(), "what?");
+}
+
+#[test]
+fn conversation_follows_until_scrolled_up_and_resumes_at_the_end() {
+    let mut app = app();
+    for i in 0..60 {
+        app.on_agent(AgentEvent::Error {
+            message: format!("line {i}"),
+        });
+    }
+    draw(&mut app, 80, 24);
+    assert!(app.conversation.scroll.is_following());
+    press(&mut app, KeyCode::PageUp);
+    assert!(!app.conversation.scroll.is_following());
+    let term = draw(&mut app, 80, 24);
+    let before = screen(&term);
+    app.on_agent(AgentEvent::Error {
+        message: "newest".into(),
+    });
+    let term = draw(&mut app, 80, 24);
+    assert_eq!(
+        screen(&term).lines().nth(4),
+        before.lines().nth(4),
+        "scrolled view stays put"
+    );
+    assert!(!screen(&term).contains("newest"));
+    press(&mut app, KeyCode::Tab);
+    assert_eq!(app.focus, Focus::Conversation);
+    press(&mut app, KeyCode::End);
+    assert!(app.conversation.scroll.is_following());
+    let term = draw(&mut app, 80, 24);
+    assert!(screen(&term).contains("newest"));
+}
+
+#[test]
+fn mouse_wheel_scrolls_the_pane_under_the_pointer_and_f2_releases_the_mouse() {
+    let mut app = app();
+    for i in 0..60 {
+        app.on_agent(AgentEvent::Error {
+            message: format!("line {i}"),
+        });
+    }
+    draw(&mut app, 80, 24);
+    let wheel = |kind| {
+        Event::Mouse(MouseEvent {
+            kind,
+            column: 10,
+            row: 5,
+            modifiers: KeyModifiers::NONE,
+        })
+    };
+    app.on_terminal(wheel(MouseEventKind::ScrollUp));
+    assert!(!app.conversation.scroll.is_following());
+    for _ in 0..5 {
+        app.on_terminal(wheel(MouseEventKind::ScrollDown));
+    }
+    assert!(
+        app.conversation.scroll.is_following(),
+        "back at the bottom it follows again"
+    );
+    press(&mut app, KeyCode::F(2));
+    assert!(!app.mouse_capture);
+    assert_eq!(effects(&mut app), ["mouse false"]);
+}
+
+#[test]
+fn older_steps_can_be_selected_and_opened() {
+    let mut app = app();
+    explored(&mut app);
+    keep_open(write_calculator(&mut app));
+    press(&mut app, KeyCode::Char('y'));
+    finish_call(
+        &mut app,
+        4,
+        "replace_text",
+        CallStatus::Ok,
+        "+7 −0",
+        serde_json::json!({}),
+    );
+    let diff = FileDiff::compute("test_calculator.py", Some("a\n"), "a\nb\n");
+    let _open = propose(
+        &mut app,
+        5,
+        ToolName::ReplaceText,
+        ApprovalAction::Edit {
+            path: "test_calculator.py".into(),
+            diff,
+        },
+    );
+    press(&mut app, KeyCode::Char('y'));
+    draw(&mut app, 80, 24);
+    assert_eq!(app.calls.diff_row(), Some(4), "follows the newest proposal");
+    press(&mut app, KeyCode::Tab);
+    press(&mut app, KeyCode::Tab);
+    assert_eq!(app.focus, Focus::ToolCalls);
+    press(&mut app, KeyCode::Up);
+    assert_eq!(
+        app.calls.diff_row(),
+        Some(3),
+        "an older selected step shows its diff"
+    );
+    let term = draw(&mut app, 80, 24);
+    assert!(screen(&term).contains("Diff · calculator.py"));
+    press(&mut app, KeyCode::Enter);
+    assert!(matches!(app.overlay, Some(Overlay::Detail(_))));
+    press(&mut app, KeyCode::Esc);
+    assert!(app.overlay.is_none());
+    press(&mut app, KeyCode::End);
+    assert_eq!(
+        app.calls.diff_row(),
+        Some(4),
+        "End follows the newest again"
+    );
+}
+
+#[test]
+fn a_retried_request_drops_its_partial_text() {
+    let mut app = app();
+    submit(&mut app, "task");
+    app.on_agent(AgentEvent::AssistantDelta {
+        text: "half an ans".into(),
+    });
+    app.on_agent(AgentEvent::Retrying {
+        retry: 1,
+        max_retries: 3,
+        delay_ms: 500,
+        error: "the model stream broke: reset".into(),
+    });
+    let term = draw(&mut app, 80, 24);
+    let s = screen(&term);
+    assert!(!s.contains("half an ans"), "{s}");
+    assert!(s.contains("retrying (1/3)"), "{s}");
+}
+
+#[test]
+fn keys_do_nothing_when_the_terminal_is_too_small() {
+    let (mut app, mut rx) = at_write_prompt();
+    draw(&mut app, 50, 12);
+    press(&mut app, KeyCode::Char('y'));
+    assert!(
+        matches!(rx.try_recv(), Err(TryRecvError::Empty)),
+        "nothing approved unseen"
+    );
+    draw(&mut app, 80, 24);
+    press(&mut app, KeyCode::Char('y'));
+    assert_eq!(decision(&mut rx), Some(Decision::Approve));
+}
+
+#[test]
+fn control_characters_never_reach_the_screen() {
+    let mut app = app();
+    explored(&mut app);
+    app.on_agent(AgentEvent::AssistantDelta {
+        text: "evil \x1b[2J\x1b]0;title\x07 text\r\n\tindented\u{202e}".into(),
+    });
+    let term = draw(&mut app, 80, 24);
+    let shown = screen(&term);
+    // Escapes are shown as symbols (not dropped), tabs expanded to tab stops.
+    assert!(shown.contains("evil ␛[2J␛]0;title␇ text"), "{shown}");
+    assert!(shown.contains("      indented�"), "{shown}");
+    press(&mut app, KeyCode::Tab);
+    press(&mut app, KeyCode::Tab);
+    press(&mut app, KeyCode::Enter);
+    assert!(
+        matches!(app.overlay, Some(Overlay::Detail(_))),
+        "details of the read with escapes"
+    );
+    let shown = screen(&draw(&mut app, 80, 24));
+    assert!(
+        shown.contains("        indented    with tabs␛[31m"),
+        "{shown}"
+    );
+    for (w, h) in [(80, 24), (120, 40)] {
+        let term = draw(&mut app, w, h);
+        let buf = term.backend().buffer();
+        for cell in buf.content() {
+            assert!(
+                !cell
+                    .symbol()
+                    .chars()
+                    .any(|c| c.is_control() || c == '\u{202e}'),
+                "control character in a cell: {:?}",
+                cell.symbol()
+            );
+        }
+    }
+}
+
+#[test]
+fn config_errors_show_in_the_ui_and_block_tasks() {
+    let mut app = app();
+    app.set_config_error("OPENAI_API_KEY is not set");
+    assert_eq!(submit(&mut app, "do it"), None);
+    let term = draw(&mut app, 80, 24);
+    assert!(screen(&term).contains("Cannot run the task: OPENAI_API_KEY is not set"));
+    assert!(!app.is_running());
+}

@@ -1,0 +1,348 @@
+//! Scenario builders for the TUI tests: the core's events of the calculator
+//! task (list, read, three edits, a test run, the answer) fed to an `App`
+//! without any terminal, and helpers to type keys and draw into a `TestBackend`.
+#![allow(dead_code)]
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+use serde_json::json;
+use stepwise::agent::{
+    AgentEvent, ApprovalAction, ApprovalRequest, CallStatus, Decision, FinishReason,
+};
+use stepwise::diff::FileDiff;
+use stepwise::llm::TokenUsage;
+use stepwise::tools::ToolName;
+use stepwise::tui::{App, Effect};
+use tokio::sync::oneshot;
+
+pub const TASK: &str = "Add a divide(a, b) function to calculator.py that raises ValueError on division by zero, with tests.";
+
+pub const CALCULATOR: &str = "\"\"\"A tiny calculator: the sample project stepwise works on by default.\"\"\"\n\n\ndef add(a, b):\n    \"\"\"Return the sum of a and b.\"\"\"\n    return a + b\n\n\ndef subtract(a, b):\n    \"\"\"Return a minus b.\"\"\"\n    return a - b\n";
+
+pub const DIVIDE: &str = "\n\ndef divide(a, b):\n    \"\"\"Return a divided by b; dividing by zero raises ValueError.\"\"\"\n    if b == 0:\n        raise ValueError(\"cannot divide by zero\")\n    return a / b\n";
+
+pub fn app() -> App {
+    App::new("gpt-4.1-mini", "~/projects/calculator")
+}
+
+pub fn key(code: KeyCode) -> KeyEvent {
+    KeyEvent::new(code, KeyModifiers::NONE)
+}
+
+pub fn ctrl(c: char) -> KeyEvent {
+    KeyEvent::new(KeyCode::Char(c), KeyModifiers::CONTROL)
+}
+
+pub fn press(app: &mut App, code: KeyCode) {
+    app.on_key(key(code));
+}
+
+pub fn type_text(app: &mut App, text: &str) {
+    for c in text.chars() {
+        app.on_key(key(KeyCode::Char(c)));
+    }
+}
+
+/// Type a task and press Enter; returns the task the run loop was asked to start.
+pub fn submit(app: &mut App, text: &str) -> Option<String> {
+    type_text(app, text);
+    press(app, KeyCode::Enter);
+    app.take_effects().into_iter().find_map(|e| match e {
+        Effect::RunTask { task, .. } => Some(task),
+        _ => None,
+    })
+}
+
+pub fn feed(app: &mut App, events: Vec<AgentEvent>) {
+    for e in events {
+        app.on_agent(e);
+    }
+}
+
+pub fn calculator_diff() -> FileDiff {
+    let new = format!("{CALCULATOR}{DIVIDE}");
+    FileDiff::compute("calculator.py", Some(CALCULATOR), &new)
+}
+
+/// Leave a request open for the rest of the test, as a core still waiting would.
+pub fn keep_open(rx: oneshot::Receiver<Decision>) {
+    std::mem::forget(rx);
+}
+
+/// The end of a task (fields the UI does not use are left empty).
+pub fn task_finished(reason: FinishReason, steps: u32) -> AgentEvent {
+    AgentEvent::TaskFinished {
+        reason,
+        steps,
+        usage: TokenUsage::default(),
+        cost_usd: None,
+    }
+}
+
+fn usage() -> AgentEvent {
+    AgentEvent::Usage(TokenUsage {
+        prompt_tokens: 1200,
+        completion_tokens: 80,
+        cached_tokens: 0,
+    })
+}
+
+/// A step calling a read-only tool that succeeds.
+pub fn read_step(
+    step: u32,
+    tool: &str,
+    target: &str,
+    summary: &str,
+    result: serde_json::Value,
+) -> Vec<AgentEvent> {
+    let id = format!("call_{step}");
+    vec![
+        AgentEvent::ModelRequest {
+            steps_done: step - 1,
+        },
+        usage(),
+        AgentEvent::StepStarted {
+            step,
+            max_steps: 20,
+        },
+        AgentEvent::ToolCallProposed {
+            step,
+            call_id: id.clone(),
+            tool: tool.into(),
+            target: target.into(),
+            arguments: json!({"path": target}),
+            diff: None,
+            needs_approval: false,
+        },
+        AgentEvent::ToolRunning {
+            step,
+            call_id: id.clone(),
+            auto_approved: false,
+        },
+        AgentEvent::ToolFinished {
+            step,
+            call_id: id,
+            tool: tool.into(),
+            status: CallStatus::Ok,
+            summary: summary.into(),
+            result,
+        },
+    ]
+}
+
+/// The task typed, started, and the first three (read-only) steps done.
+pub fn explored(app: &mut App) {
+    submit(app, TASK);
+    app.on_agent(AgentEvent::TaskStarted {
+        task: TASK.into(),
+        max_steps: 20,
+        rules: vec![],
+    });
+    feed(
+        app,
+        read_step(
+            1,
+            "list_files",
+            ".",
+            "2 files",
+            json!({"success": true, "files": ["calculator.py", "test_calculator.py"]}),
+        ),
+    );
+    feed(
+        app,
+        read_step(
+            2,
+            "read_file",
+            "calculator.py",
+            "11 lines",
+            json!({"success": true, "path": "calculator.py", "content": CALCULATOR}),
+        ),
+    );
+    feed(
+        app,
+        read_step(
+            3,
+            "read_file",
+            "test_calculator.py",
+            "21 lines",
+            json!({"success": true, "path": "test_calculator.py", "content": "import unittest\n\tindented\twith tabs\x1b[31m\n"}),
+        ),
+    );
+}
+
+/// A proposal that needs approval, with its request; returns the decision receiver.
+pub fn propose(
+    app: &mut App,
+    step: u32,
+    tool: ToolName,
+    action: ApprovalAction,
+) -> oneshot::Receiver<Decision> {
+    let id = format!("call_{step}");
+    let (target, diff) = match &action {
+        ApprovalAction::Edit { path, diff } => (path.clone(), Some(diff.clone())),
+        ApprovalAction::RunTests { .. } => ("unittest".to_string(), None),
+    };
+    feed(
+        app,
+        vec![
+            AgentEvent::ModelRequest {
+                steps_done: step - 1,
+            },
+            usage(),
+            AgentEvent::StepStarted {
+                step,
+                max_steps: 20,
+            },
+            AgentEvent::ToolCallProposed {
+                step,
+                call_id: id.clone(),
+                tool: tool.as_str().into(),
+                target,
+                arguments: json!({"path": "calculator.py"}),
+                diff,
+                needs_approval: true,
+            },
+        ],
+    );
+    let (reply, answer) = oneshot::channel();
+    app.on_agent(AgentEvent::ApprovalRequested(ApprovalRequest {
+        step,
+        call_id: id,
+        tool,
+        action,
+        reply,
+    }));
+    answer
+}
+
+pub fn write_calculator(app: &mut App) -> oneshot::Receiver<Decision> {
+    let diff = calculator_diff();
+    app.on_agent(AgentEvent::ModelRequest { steps_done: 3 });
+    app.on_agent(AgentEvent::AssistantDelta {
+        text: "I'll add `divide` after `subtract`.".into(),
+    });
+    app.on_agent(AgentEvent::AssistantMessage {
+        text: "I'll add `divide` after `subtract`.".into(),
+    });
+    propose(
+        app,
+        4,
+        ToolName::ReplaceText,
+        ApprovalAction::Edit {
+            path: "calculator.py".into(),
+            diff,
+        },
+    )
+}
+
+pub fn run_tests_request(app: &mut App, step: u32) -> oneshot::Receiver<Decision> {
+    propose(
+        app,
+        step,
+        ToolName::RunTests,
+        ApprovalAction::RunTests {
+            command: ["python3", "-m", "unittest", "discover", "-v"]
+                .map(String::from)
+                .to_vec(),
+        },
+    )
+}
+
+/// The tool's run after approval.
+pub fn finish_call(
+    app: &mut App,
+    step: u32,
+    tool: &str,
+    status: CallStatus,
+    summary: &str,
+    result: serde_json::Value,
+) {
+    let id = format!("call_{step}");
+    feed(
+        app,
+        vec![
+            AgentEvent::ToolRunning {
+                step,
+                call_id: id.clone(),
+                auto_approved: false,
+            },
+            AgentEvent::ToolFinished {
+                step,
+                call_id: id,
+                tool: tool.into(),
+                status,
+                summary: summary.into(),
+                result,
+            },
+        ],
+    );
+}
+
+pub const ANSWER: &str = "Added `divide(a, b)` to calculator.py; it raises ValueError on zero.\n\n```python\ndivide(6, 3)  # 2.0\n```\nAll 6 tests pass.";
+
+/// The whole task: write approved, tests approved and passing, final answer.
+pub fn finished(app: &mut App) {
+    explored(app);
+    keep_open(write_calculator(app));
+    app.answer(Decision::Approve);
+    finish_call(
+        app,
+        4,
+        "replace_text",
+        CallStatus::Ok,
+        "+7 −0",
+        json!({"success": true, "path": "calculator.py"}),
+    );
+    keep_open(run_tests_request(app, 5));
+    app.answer(Decision::Approve);
+    finish_call(
+        app,
+        5,
+        "run_tests",
+        CallStatus::Ok,
+        "6 tests OK",
+        json!({"success": true, "command": "python3 -m unittest discover -v", "returncode": 0, "output": "test_adds (test_calculator.TestAdd) ... ok\n\nRan 6 tests in 0.001s\n\nOK\n"}),
+    );
+    feed(
+        app,
+        vec![
+            AgentEvent::ModelRequest { steps_done: 5 },
+            AgentEvent::AssistantDelta {
+                text: ANSWER.into(),
+            },
+            AgentEvent::AssistantMessage {
+                text: ANSWER.into(),
+            },
+            usage(),
+            AgentEvent::StepStarted {
+                step: 6,
+                max_steps: 20,
+            },
+            AgentEvent::FinalAnswer {
+                text: ANSWER.into(),
+            },
+            task_finished(FinishReason::Answered, 6),
+        ],
+    );
+}
+
+/// Draw the app into a test terminal of the given size.
+pub fn draw(app: &mut App, width: u16, height: u16) -> Terminal<TestBackend> {
+    let mut term = Terminal::new(TestBackend::new(width, height)).expect("test terminal");
+    term.draw(|f| stepwise::tui::draw(f, app)).expect("draw");
+    term
+}
+
+/// The screen as text, one line per row.
+pub fn screen(term: &Terminal<TestBackend>) -> String {
+    let buf = term.backend().buffer();
+    let mut out = String::new();
+    for y in 0..buf.area.height {
+        for x in 0..buf.area.width {
+            out.push_str(buf[(x, y)].symbol());
+        }
+        out.push('\n');
+    }
+    out
+}
