@@ -29,6 +29,12 @@ struct Tui {
 
 impl Tui {
     fn start(base_url: &str, workspace: &Path) -> Tui {
+        let workspace = workspace.to_string_lossy();
+        Tui::start_with(&["--base-url", base_url, "--workspace", &workspace], &[])
+    }
+
+    /// Start the binary with these arguments and extra environment variables.
+    fn start_with(args: &[&str], envs: &[(&str, &Path)]) -> Tui {
         let pty = native_pty_system()
             .openpty(PtySize {
                 rows: ROWS.get(),
@@ -39,8 +45,10 @@ impl Tui {
             .expect("open a pty");
         let log = tempfile::tempdir().expect("log dir");
         let mut cmd = CommandBuilder::new(common::stepwise_bin());
-        cmd.args(["--base-url", base_url, "--workspace"]);
-        cmd.arg(workspace);
+        cmd.args(args);
+        for (name, value) in envs {
+            cmd.env(name, value);
+        }
         // Hermetic: no key, URL or model from the environment, no `.env` from the repo.
         for var in ["OPENAI_API_KEY", "OPENAI_BASE_URL", "STEPWISE_MODEL"] {
             cmd.env_remove(var);
@@ -302,6 +310,10 @@ async fn configuration_and_endpoint_errors_show_inside_the_ui() {
     let mut tui = Tui::start("https://api.openai.com/v1", ws.path());
     let screen = tui.wait_for("OPENAI_API_KEY is not set").await;
     assert!(screen.contains(".env"), "{screen}");
+    // The first screen says exactly what to do next.
+    assert!(screen.contains("OPENAI_API_KEY=sk-"), "{screen}");
+    assert!(screen.contains("stepwise --demo"), "{screen}");
+    assert!(screen.contains("http://localhost:11434/v1"), "{screen}");
     tui.send("do something\r");
     tui.wait_for("Cannot run the task").await;
     tui.send("\x15\x04"); // Ctrl+U clears the input, Ctrl+D quits.
@@ -320,4 +332,53 @@ async fn configuration_and_endpoint_errors_show_inside_the_ui() {
     tui.send("\x03"); // Ctrl+C when idle quits.
     assert_eq!(tui.exit_code().await, 0);
     tui.assert_restored();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_demo_runs_on_a_copy_with_y_at_every_prompt() {
+    let tmp = tempfile::tempdir().expect("temp dir");
+    let repo_ws = common::sample_workspace();
+    let before: Vec<Vec<u8>> = ["calculator.py", "test_calculator.py"]
+        .iter()
+        .map(|f| read(&repo_ws, f))
+        .collect();
+    let repo_ws_arg = repo_ws.to_string_lossy().into_owned();
+    let mut tui = Tui::start_with(
+        &["--demo", "--workspace", &repo_ws_arg],
+        &[("TMPDIR", tmp.path())],
+    );
+    let screen = tui.wait_for("scripted demo model").await;
+    assert!(
+        screen.contains("demo (scripted)"),
+        "the header says so:\n{screen}"
+    );
+    // The task is pre-filled: Enter starts it.
+    tui.wait_for("Add divide(a, b)").await;
+    tui.send("\r");
+    for prompt in ["Step 4 · ", "Step 5 · ", "Step 6 · ", "Step 7 · Run"] {
+        tui.wait_for(prompt).await;
+        tui.send("y");
+    }
+    let screen = tui.wait_for("Done in 8 steps").await;
+    assert!(screen.contains("6 tests OK"), "{screen}");
+    tui.send("\x04");
+    assert_eq!(tui.exit_code().await, 0);
+    tui.assert_restored();
+    // The copy in the temp dir has the change; the repo's workspace does not.
+    let copy = std::fs::read_dir(tmp.path())
+        .expect("temp dir")
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .find(|p| {
+            p.file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with("stepwise-demo-"))
+        })
+        .expect("the demo copy");
+    let calculator = String::from_utf8(read(&copy, "calculator.py")).expect("utf-8");
+    assert!(calculator.contains("def divide(a, b):"));
+    let after: Vec<Vec<u8>> = ["calculator.py", "test_calculator.py"]
+        .iter()
+        .map(|f| read(&repo_ws, f))
+        .collect();
+    assert_eq!(before, after, "the repo's workspace is untouched");
 }

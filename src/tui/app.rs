@@ -148,6 +148,16 @@ impl App {
         }
     }
 
+    /// Show a note in the conversation (e.g. that this is a scripted demo).
+    pub fn notice(&mut self, text: &str) {
+        self.conversation.push_entry(Kind::Notice, text);
+    }
+
+    /// Put a task in the input box, ready to submit with Enter.
+    pub fn prefill(&mut self, task: &str) {
+        self.input.insert_str(task);
+    }
+
     /// Show a configuration problem; tasks are refused until it is fixed.
     pub fn set_config_error(&mut self, message: impl Into<String>) {
         let message = message.into();

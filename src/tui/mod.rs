@@ -30,16 +30,14 @@ pub mod view;
 pub use app::{App, Effect, Focus, Overlay, TaskState};
 pub use view::draw;
 
-use crate::agent::{AgentCommand, AgentEvent, AgentHandle, LoopSettings, Session, spawn_agent};
+use crate::agent::{AgentCommand, AgentEvent, AgentHandle, spawn_agent};
 use crate::config::{Config, ConfigError};
-use crate::llm::HttpModel;
-use crate::tools::Workspace;
+use crate::setup;
 use crossterm::event::{Event, EventStream, MouseEventKind};
 use futures_util::StreamExt;
 use ratatui::Terminal;
 use ratatui::backend::CrosstermBackend;
 use std::io::IsTerminal;
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::sync::mpsc;
 
@@ -66,40 +64,66 @@ pub fn run(runtime: &tokio::runtime::Runtime, config: Config) -> i32 {
         );
         return EXIT_USAGE;
     }
-    let workspace = match Workspace::open(&config.workspace) {
-        Ok(w) => w,
+    let prepared = match setup::prepare(&config) {
+        Ok(p) => p,
         Err(e) => {
-            eprintln!(
-                "stepwise: cannot open workspace {}: {e}",
-                config.workspace.display()
-            );
+            eprintln!("stepwise: {e}");
             return EXIT_USAGE;
         }
     };
     let log = terminal::init_logging();
-    tracing::info!(log = ?log, model = %config.model, "stepwise tui starting");
+    tracing::info!(log = ?log, model = %prepared.model_label, "stepwise tui starting");
 
-    let mut app = App::new(config.model.clone(), display_path(&config.workspace));
-    let (events, inbox) = mpsc::unbounded_channel();
-    let agent = match problem {
-        Some(p) => {
-            app.set_config_error(p.to_string());
-            None
-        }
-        None => match HttpModel::new(&config.base_url, &config.model, config.api_key.clone()) {
-            Ok(model) => {
-                let session = Session::new(LoopSettings::from(&config), Arc::new(model), workspace);
-                let _entered = runtime.enter();
-                Some(spawn_agent(session, events))
-            }
-            Err(e) => {
-                app.set_config_error(e.to_string());
+    let setup::Prepared {
+        session,
+        model_label,
+        workspace,
+        notice,
+        task,
+        lock,
+        audit,
+    } = prepared;
+    let mut app = App::new(model_label, display_path(&workspace));
+    if let Some(notice) = &notice {
+        app.notice(notice);
+    }
+    // The transcript tee and the agent are tokio tasks: spawn them inside the
+    // runtime, then leave its context before blocking on the UI.
+    let (inbox, agent) = {
+        let _entered = runtime.enter();
+        let (events, from_core) = mpsc::unbounded_channel();
+        let inbox = match audit {
+            Some(log) => crate::audit::tee(from_core, log, "user"),
+            None => from_core,
+        };
+        let agent = match problem {
+            Some(p) => {
+                if p == ConfigError::MissingKey {
+                    app.notice(FIRST_CONTACT);
+                }
+                app.set_config_error(p.to_string());
                 None
             }
-        },
+            None => {
+                if let Some(task) = &task {
+                    app.prefill(task);
+                }
+                Some(spawn_agent(session, events))
+            }
+        };
+        (inbox, agent)
     };
-    runtime.block_on(run_app(app, agent, inbox))
+    let code = runtime.block_on(run_app(app, agent, inbox));
+    drop(lock);
+    code
 }
+
+/// What a newcomer without a key is told on the first screen.
+const FIRST_CONTACT: &str = "Welcome to stepwise. No API key is set, so no model can be reached yet. Pick one:
+  1. Put `OPENAI_API_KEY=sk-...` in a `.env` file in this folder (optionally also `OPENAI_BASE_URL=...` and `STEPWISE_MODEL=...`; see `.env.example`), then start stepwise again.
+  2. Try it without a key: `stepwise --demo` plays a scripted model on a copy of the workspace.
+  3. Use a local server, which needs no key, e.g. Ollama: `stepwise --base-url http://localhost:11434/v1 --model qwen2.5-coder`.
+Press Ctrl+C to quit.";
 
 /// `~/...` for paths under the home folder, absolute otherwise.
 fn display_path(path: &std::path::Path) -> String {
