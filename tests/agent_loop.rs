@@ -152,6 +152,7 @@ async fn a_task_that_changed_nothing_may_finish_without_tests() {
 #[tokio::test(flavor = "multi_thread")]
 async fn a_declined_write_changes_nothing_and_the_model_hears_the_reason() {
     let model = MockModel::start(vec![
+        tool_call("read_file", json!({"path": "calculator.py"})),
         tool_call(
             "replace_text",
             json!({"path": "calculator.py", "old": "return a + b", "new": "return a * b"}),
@@ -183,11 +184,12 @@ async fn a_declined_write_changes_nothing_and_the_model_hears_the_reason() {
     assert_eq!(approval["action"]["diff"]["removed"], 1);
     let finished = events
         .iter()
+        .rev()
         .find(|e| e["event"] == "tool_finished")
         .unwrap();
     assert_eq!(finished["status"], "declined");
     let requests = model.requests().await;
-    let result = tool_messages(&requests[1])[0]["content"]
+    let result = tool_messages(&requests[2])[1]["content"]
         .as_str()
         .unwrap()
         .to_string();
@@ -388,10 +390,13 @@ async fn json_protocol_gives_up_after_two_repairs() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn interrupting_during_an_approval_declines_and_writes_nothing() {
-    let model = MockModel::start(vec![tool_call(
-        "write_file",
-        json!({"path": "calculator.py", "content": "oops\n"}),
-    )])
+    let model = MockModel::start(vec![
+        tool_call("read_file", json!({"path": "calculator.py"})),
+        tool_call(
+            "write_file",
+            json!({"path": "calculator.py", "content": "oops\n"}),
+        ),
+    ])
     .await;
     let ws = copy_workspace();
     let before = std::fs::read(ws.path().join("calculator.py")).unwrap();

@@ -172,3 +172,52 @@ fn dot_env_and_unlisted_suffixes_are_never_readable() {
         assert!(prepare_write(&f.ws, p, "x").is_err(), "write {p}");
     }
 }
+
+/// Model-written test code runs with the user's rights and can plant
+/// symlinks; the next tool call must still not follow them out.
+#[tokio::test]
+async fn a_symlink_planted_by_a_test_run_cannot_be_used_to_escape() {
+    use std::time::Duration;
+    use stepwise::tools::test_runner::{TestRunner, run_tests};
+    let f = fixture();
+    let body = format!(
+        "import os, unittest\n\
+         class T(unittest.TestCase):\n\
+         \x20   def test_plant(self):\n\
+         \x20       os.symlink({:?}, 'escape')\n\
+         \x20       os.symlink({:?}, 'planted.py')\n\
+         \x20       os.symlink('../outside', 'sub/up')\n",
+        f.outside.display().to_string(),
+        f.outside.join("secret.py").display().to_string(),
+    );
+    let edit = prepare_write(&f.ws, "test_plant.py", &body).unwrap();
+    assert!(files::apply_edit(&f.ws, &edit).success);
+    let run = run_tests(
+        f.ws.root(),
+        TestRunner::Unittest,
+        Duration::from_secs(60),
+        &tokio_util::sync::CancellationToken::new(),
+    )
+    .await;
+    assert!(run.success, "{:?}", run.body);
+    assert!(f.ws.root().join("escape").is_symlink());
+    let before = snapshot(&f.outside);
+    for path in [
+        "escape/secret.py",
+        "escape/pwned.py",
+        "escape/dir/x.py",
+        "escape/new/deep.py",
+        "planted.py",
+        "sub/up/secret.py",
+        "sub/up/pwned.py",
+    ] {
+        refused(&files::read_file(&f.ws, path), &format!("read {path}"));
+        if let Ok(edit) = prepare_write(&f.ws, path, "pwned = 1\n") {
+            refused(&files::apply_edit(&f.ws, &edit), &format!("write {path}"));
+        }
+        assert!(prepare_replace(&f.ws, path, "SECRET = 1", "SECRET = 2").is_err());
+    }
+    refused(&files::list_files(&f.ws, "escape"), "list escape");
+    assert_eq!(snapshot(&f.outside), before, "nothing outside changed");
+    assert!(!f.outside.join("pwned.py").exists() && !f.outside.join("new").exists());
+}

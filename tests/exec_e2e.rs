@@ -135,6 +135,7 @@ async fn seed_task_with_pytest() {
 #[tokio::test(flavor = "multi_thread")]
 async fn without_yes_and_without_a_terminal_writes_are_declined() {
     let model = MockModel::start(vec![
+        tool_call("read_file", serde_json::json!({"path": "calculator.py"})),
         tool_call(
             "write_file",
             serde_json::json!({"path": "calculator.py", "content": "gone\n"}),
@@ -152,7 +153,7 @@ async fn without_yes_and_without_a_terminal_writes_are_declined() {
     // A task that changed nothing may finish without tests.
     assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
     let requests = model.requests().await;
-    let result = tool_messages(&requests[1])[0]["content"]
+    let result = tool_messages(&requests[2])[1]["content"]
         .as_str()
         .unwrap()
         .to_string();

@@ -48,6 +48,7 @@ fn read_file_errors() {
 #[test]
 fn write_and_replace_errors() {
     let (_tmp, ws) = ws_with(&[("a.py", "x = 1\ny = 1\nx = 1\n")]);
+    assert!(files::read_file(&ws, "a.py").success);
     let too_big = "x".repeat(100_001);
     assert!(
         prepare_write(&ws, "b.py", &too_big)
@@ -94,6 +95,7 @@ fn writes_are_atomic_keep_permissions_and_create_folders() {
     let (tmp, ws) = ws_with(&[("tool.py", "print(1)\n")]);
     let path = tmp.path().join("tool.py");
     std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    assert!(files::read_file(&ws, "tool.py").success);
     let edit = prepare_write(&ws, "tool.py", "print(2)\n").unwrap();
     assert!(files::apply_edit(&ws, &edit).success);
     assert_eq!(std::fs::read_to_string(&path).unwrap(), "print(2)\n");
@@ -131,6 +133,7 @@ fn write_into_a_read_only_folder_fails_and_keeps_the_original() {
     let (tmp, ws) = ws_with(&[("ro/a.py", "keep\n")]);
     let ro = tmp.path().join("ro");
     std::fs::set_permissions(&ro, std::fs::Permissions::from_mode(0o555)).unwrap();
+    assert!(files::read_file(&ws, "ro/a.py").success);
     let edit = prepare_write(&ws, "ro/a.py", "new\n").unwrap();
     let out = files::apply_edit(&ws, &edit);
     std::fs::set_permissions(&ro, std::fs::Permissions::from_mode(0o755)).unwrap();
@@ -300,4 +303,29 @@ async fn endless_output_is_cut_to_the_tail() {
     assert!(output.chars().count() <= 12_100, "{}", output.len());
     assert!(output.starts_with("[… earlier output cut …]"));
     assert!(output.contains("OK"), "the end of the output is kept");
+}
+
+#[tokio::test]
+async fn non_utf8_test_output_is_shown_lossily() {
+    let body = "import sys, unittest\n\
+        class T(unittest.TestCase):\n\
+        \x20   def test_bytes(self):\n\
+        \x20       sys.stdout.buffer.write(b'before \\xff\\xfe\\xc3\\x28 after\\n')\n\
+        \x20       sys.stdout.flush()\n\
+        \x20       self.fail('boom')\n";
+    let (_tmp, ws) = python_test(body);
+    let out = run_tests(
+        ws.root(),
+        TestRunner::Unittest,
+        Duration::from_secs(60),
+        &CancellationToken::new(),
+    )
+    .await;
+    assert_eq!(out.body["returncode"], 1, "{:?}", out.body);
+    let output = out.body["output"].as_str().unwrap();
+    assert!(
+        output.contains("before \u{FFFD}\u{FFFD}\u{FFFD}( after"),
+        "{output}"
+    );
+    assert!(output.contains("boom"), "the rest of the output survives");
 }

@@ -1,18 +1,22 @@
-//! The file tools: `list_files`, `read_file`, and edits (`write_file`,
-//! `replace_text`) split into a side-effect-free *prepare* step that computes
-//! the new content and its diff, and an *apply* step run only after approval.
+//! The file tools: `list_files` and `read_file` (which records what the model
+//! saw for the stale-write guard, shows CRLF files with `\n`, and redacts
+//! credentials); the edits live in [`super::edit`] and are re-exported here.
 
 use super::ToolOutput;
-use super::workspace::{PathError, RelPath, Workspace};
-use crate::diff::FileDiff;
+use super::edit::{is_crlf, to_lf};
+use super::redact::{MARKER, redact};
+use super::workspace::{PRIVATE_DIR, PathError, RelPath, Workspace};
 use serde_json::json;
+
+pub use super::edit::{PreparedEdit, apply_edit, prepare_replace, prepare_write};
 
 /// Largest file `read_file` returns and `write_file` writes.
 pub const MAX_FILE_BYTES: u64 = 100_000;
 /// Most entries `list_files` returns.
 pub const MAX_LIST_ENTRIES: usize = 200;
 /// Folders never listed nor walked into.
-pub const SKIPPED_DIRS: [&str; 7] = [
+pub const SKIPPED_DIRS: [&str; 8] = [
+    PRIVATE_DIR,
     ".git",
     ".idea",
     ".vscode",
@@ -70,9 +74,9 @@ fn list(ws: &Workspace, path: &str) -> Result<ToolOutput, PathError> {
         }
         Some(_) => {}
     }
-    // The folder was opened through the capability above, so it lies inside the
-    // root; the walk never follows symlinks.
-    let start = ws.root().join(rel.as_path());
+    // The folder was opened through the capability, so its real path lies
+    // inside the root (and outside `.stepwise/`); the walk never follows symlinks.
+    let start = ws.real_dir(&rel)?;
     let walker = ignore::WalkBuilder::new(&start)
         .hidden(true)
         .require_git(false)
@@ -117,23 +121,39 @@ pub fn read_file(ws: &Workspace, path: &str) -> ToolOutput {
     let result = (|| {
         let rel = Workspace::check(path)?;
         check_text_file(&rel)?;
-        let text = read_text(ws, &rel)?.ok_or_else(|| {
-            PathError(format!(
+        let Some(text) = read_text(ws, &rel)? else {
+            ws.guard().forget(&rel);
+            return Err(PathError(format!(
                 "{} does not exist; use list_files to see what exists",
                 rel.display()
-            ))
-        })?;
-        let lines = text.lines().count();
-        Ok::<_, PathError>(ToolOutput::ok(
-            format!("{lines} lines"),
-            json!({"path": rel.display(), "content": text}),
-        ))
+            )));
+        };
+        ws.guard().remember(&rel, text.as_bytes());
+        let crlf = is_crlf(&text);
+        let shown = redact(&to_lf(&text));
+        let lines = shown.text.lines().count();
+        let mut summary = format!("{lines} lines");
+        let mut payload = json!({"path": rel.display(), "content": shown.text});
+        if crlf {
+            payload["line_endings"] = json!(
+                "CRLF; shown here with \\n, which you should use too: edits keep the file's CRLF line endings"
+            );
+        }
+        if !shown.hidden.is_empty() {
+            let n = shown.hidden.len();
+            summary.push_str(&format!(", {n} redacted"));
+            payload["redacted"] = json!(format!(
+                "{n} value(s) that look like credentials are shown as {MARKER}; \
+                 they cannot be read, and edits may not touch them"
+            ));
+        }
+        Ok::<_, PathError>(ToolOutput::ok(summary, payload))
     })();
     result.unwrap_or_else(|e| ToolOutput::error(e.0))
 }
 
 /// Current UTF-8 content, `None` when the file does not exist.
-fn read_text(ws: &Workspace, rel: &RelPath) -> Result<Option<String>, PathError> {
+pub(super) fn read_text(ws: &Workspace, rel: &RelPath) -> Result<Option<String>, PathError> {
     let Some(bytes) = ws.read_bytes(rel, MAX_FILE_BYTES)? else {
         return Ok(None);
     };
@@ -143,95 +163,4 @@ fn read_text(ws: &Workspace, rel: &RelPath) -> Result<Option<String>, PathError>
             rel.display()
         ))
     })
-}
-
-/// An edit computed but not yet written.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PreparedEdit {
-    pub path: RelPath,
-    /// Current content; `None` when the file will be created.
-    pub old: Option<String>,
-    pub new: String,
-    pub diff: FileDiff,
-}
-
-pub fn prepare_write(ws: &Workspace, path: &str, content: &str) -> Result<PreparedEdit, PathError> {
-    let rel = Workspace::check(path)?;
-    check_text_file(&rel)?;
-    if content.len() as u64 > MAX_FILE_BYTES {
-        return Err(PathError(format!(
-            "the content is {} bytes, over the {MAX_FILE_BYTES}-byte limit",
-            content.len()
-        )));
-    }
-    let old = read_text(ws, &rel)?;
-    Ok(edit(rel, old, content.to_string()))
-}
-
-pub fn prepare_replace(
-    ws: &Workspace,
-    path: &str,
-    old_text: &str,
-    new_text: &str,
-) -> Result<PreparedEdit, PathError> {
-    let rel = Workspace::check(path)?;
-    check_text_file(&rel)?;
-    let current = read_text(ws, &rel)?.ok_or_else(|| {
-        PathError(format!(
-            "{} does not exist; use write_file to create it",
-            rel.display()
-        ))
-    })?;
-    if old_text.is_empty() {
-        return Err(PathError(
-            "`old` is empty; give the exact text to replace, with enough surrounding lines to be unique".into(),
-        ));
-    }
-    let count = current.matches(old_text).count();
-    match count {
-        0 => Err(PathError(format!(
-            "`old` was found 0 times in {}; read the file again and copy the exact text, including whitespace",
-            rel.display()
-        ))),
-        1 => {
-            let updated = current.replacen(old_text, new_text, 1);
-            if updated.len() as u64 > MAX_FILE_BYTES {
-                return Err(PathError(format!(
-                    "the result would be {} bytes, over the {MAX_FILE_BYTES}-byte limit",
-                    updated.len()
-                )));
-            }
-            Ok(edit(rel, Some(current), updated))
-        }
-        n => Err(PathError(format!(
-            "`old` was found {n} times in {}; it must match exactly once, so include more surrounding context",
-            rel.display()
-        ))),
-    }
-}
-
-fn edit(path: RelPath, old: Option<String>, new: String) -> PreparedEdit {
-    let diff = FileDiff::compute(&path.display(), old.as_deref(), &new);
-    PreparedEdit {
-        path,
-        old,
-        new,
-        diff,
-    }
-}
-
-/// Write an approved edit.
-pub fn apply_edit(ws: &Workspace, edit: &PreparedEdit) -> ToolOutput {
-    match ws.write_atomic(&edit.path, edit.new.as_bytes()) {
-        Ok(()) => ToolOutput::ok(
-            edit.diff.stat(),
-            json!({
-                "path": edit.path.display(),
-                "created": edit.old.is_none(),
-                "added_lines": edit.diff.added,
-                "removed_lines": edit.diff.removed,
-            }),
-        ),
-        Err(e) => ToolOutput::error(format!("writing failed, nothing changed: {}", e.0)),
-    }
 }

@@ -1,8 +1,12 @@
 //! The five tools the model may call: their JSON schemas, argument parsing
 //! into typed calls, and the uniform `{success, ...}` result shape. The tools
-//! themselves live in `files` and `test_runner`; confinement in `workspace`.
+//! themselves live in `files`, `edit` and `test_runner`; confinement in
+//! `workspace`, the stale-write guard in `guard`, credential hiding in `redact`.
 
+pub mod edit;
 pub mod files;
+pub mod guard;
+pub mod redact;
 pub mod test_runner;
 pub mod workspace;
 
@@ -62,10 +66,10 @@ impl ToolName {
                 "Read a UTF-8 text file of the workspace (.py .json .toml .yaml .yml .md .txt .html .css .js .ts; at most 100000 bytes)."
             }
             ToolName::WriteFile => {
-                "Create a file or replace its whole content. Needs the user's approval. Read an existing file first."
+                "Create a file or replace its whole content. Needs the user's approval. An existing file must be read first, and is refused if it changed since your last read."
             }
             ToolName::ReplaceText => {
-                "Replace exactly one occurrence of `old` with `new` in a file. `old` must match the file exactly once; include surrounding lines to make it unique. Needs the user's approval."
+                "Replace exactly one occurrence of `old` with `new` in a file. `old` must match the file exactly once; include surrounding lines to make it unique. Read the file first; refused if it changed since your last read. Needs the user's approval."
             }
             ToolName::RunTests => {
                 "Run the project's tests in the workspace root: `pytest` (python -m pytest -q) or `unittest` (python -m unittest discover -v). Needs the user's approval."

@@ -2,15 +2,22 @@
 //! workspace root (`cap-std`, `openat2(RESOLVE_BENEATH)` on Linux), so `..`,
 //! absolute paths and symlinks that lead outside are refused by the kernel, for
 //! existing and not-yet-existing targets alike. A lexical pre-check in front of
-//! it gives the model clearer errors.
+//! it gives the model clearer errors. stepwise's own `.stepwise/` folder is
+//! unreachable: refused by name, and by its real path when a symlink leads there.
+//! The workspace also holds the stale-write [`EditGuard`].
 
+use super::guard::EditGuard;
 use cap_std::ambient_authority;
 use cap_std::fs::{Dir, Permissions};
 use std::io::{self, Read, Write};
+use std::os::fd::{AsFd, AsRawFd};
 use std::path::{Component, Path, PathBuf};
 
+/// stepwise's own folder in the workspace (lock file, session logs).
+pub const PRIVATE_DIR: &str = ".stepwise";
+
 /// A path inside the workspace, normalized (no `.`/`..`, no leading `/`).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct RelPath(PathBuf);
 
 impl RelPath {
@@ -50,13 +57,23 @@ pub struct PathError(pub String);
 pub struct Workspace {
     root: PathBuf,
     dir: Dir,
+    guard: EditGuard,
 }
 
 impl Workspace {
     pub fn open(root: &Path) -> io::Result<Self> {
         let root = root.canonicalize()?;
         let dir = Dir::open_ambient_dir(&root, ambient_authority())?;
-        Ok(Workspace { root, dir })
+        Ok(Workspace {
+            root,
+            dir,
+            guard: EditGuard::default(),
+        })
+    }
+
+    /// What the model last read or stepwise last wrote, per file.
+    pub fn guard(&self) -> &EditGuard {
+        &self.guard
     }
 
     /// The canonical absolute root.
@@ -94,7 +111,42 @@ impl Workspace {
                 }
             }
         }
+        if out.components().next() == Some(Component::Normal(PRIVATE_DIR.as_ref())) {
+            return Err(private_refusal(trimmed));
+        }
         Ok(RelPath(out))
+    }
+
+    /// Refuse an opened file or folder whose real path lies in `.stepwise/`
+    /// (reached through a symlink inside the workspace). Where `/proc` is not
+    /// mounted the lexical check of [`Workspace::check`] is all there is.
+    fn ensure_reachable(&self, rel: &RelPath, fd: impl AsFd) -> Result<(), PathError> {
+        if let Some(real) = self.real_path(fd)
+            && real.components().next() == Some(Component::Normal(PRIVATE_DIR.as_ref()))
+        {
+            return Err(private_refusal(&rel.display()));
+        }
+        Ok(())
+    }
+
+    /// The path, relative to the root, that an open descriptor really names.
+    fn real_path(&self, fd: impl AsFd) -> Option<PathBuf> {
+        let link = format!("/proc/self/fd/{}", fd.as_fd().as_raw_fd());
+        let real = std::fs::read_link(link).ok()?;
+        real.strip_prefix(&self.root).ok().map(Path::to_path_buf)
+    }
+
+    /// The real absolute path of an existing folder, checked to be reachable.
+    pub fn real_dir(&self, rel: &RelPath) -> Result<PathBuf, PathError> {
+        let dir = self
+            .dir
+            .open_dir(rel.as_path())
+            .map_err(|e| io_error(rel, e))?;
+        self.ensure_reachable(rel, &dir)?;
+        Ok(match self.real_path(&dir) {
+            Some(real) => self.root.join(real),
+            None => self.root.join(rel.as_path()),
+        })
     }
 
     /// Metadata of an existing entry, following symlinks only inside the root.
@@ -113,6 +165,7 @@ impl Workspace {
             Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
             Err(e) => return Err(io_error(rel, e)),
         };
+        self.ensure_reachable(rel, &file)?;
         let meta = file.metadata().map_err(|e| io_error(rel, e))?;
         if meta.is_dir() {
             return Err(PathError(format!(
@@ -134,6 +187,13 @@ impl Workspace {
         Ok(Some(bytes))
     }
 
+    /// Delete a file (used by undo to remove a file the session created).
+    pub fn remove_file(&self, rel: &RelPath) -> Result<(), PathError> {
+        self.dir
+            .remove_file(rel.as_path())
+            .map_err(|e| io_error(rel, e))
+    }
+
     /// Replace (or create) a file atomically: a temporary file in the same folder,
     /// fsynced, renamed over the target, then the folder fsynced. Parent folders
     /// are created. The original's permissions are kept.
@@ -144,8 +204,14 @@ impl Workspace {
         let parent_rel = rel.0.parent().filter(|p| !p.as_os_str().is_empty());
         let parent = match parent_rel {
             Some(p) => {
+                // No folder is created inside `.stepwise/` through a symlink either.
+                if let Some(existing) = p.ancestors().find_map(|a| self.dir.open_dir(a).ok()) {
+                    self.ensure_reachable(rel, &existing)?;
+                }
                 self.dir.create_dir_all(p).map_err(|e| io_error(rel, e))?;
-                self.dir.open_dir(p).map_err(|e| io_error(rel, e))?
+                let parent = self.dir.open_dir(p).map_err(|e| io_error(rel, e))?;
+                self.ensure_reachable(rel, &parent)?;
+                parent
             }
             None => self.dir.try_clone().map_err(|e| io_error(rel, e))?,
         };
@@ -153,16 +219,27 @@ impl Workspace {
             Ok(m) if m.is_dir() => {
                 return Err(PathError(format!("{} is a folder", rel.display())));
             }
-            Ok(m) if m.is_file() => m.permissions(),
+            Ok(m) if m.is_file() => Some(m.permissions()),
             // A symlink target is replaced by a regular file at the link's place
             // only after the link itself was checked to stay inside.
-            Ok(_) => parent
-                .metadata(name)
-                .map_err(|e| io_error(rel, e))?
-                .permissions(),
-            Err(e) if e.kind() == io::ErrorKind::NotFound => default_permissions(),
+            Ok(_) => Some(
+                parent
+                    .metadata(name)
+                    .map_err(|e| io_error(rel, e))?
+                    .permissions(),
+            ),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => None,
             Err(e) => return Err(io_error(rel, e)),
         };
+        // Replacing by rename needs no write access to the file itself, but a
+        // file the user made read-only is not the agent's to change.
+        if permissions.as_ref().is_some_and(Permissions::readonly) {
+            return Err(PathError(format!(
+                "{}: permission denied: the file is read-only; ask the user to make it writable",
+                rel.display()
+            )));
+        }
+        let permissions = permissions.unwrap_or_else(default_permissions);
         let mut temp = cap_tempfile::TempFile::new(&parent).map_err(|e| io_error(rel, e))?;
         temp.write_all(bytes).map_err(|e| io_error(rel, e))?;
         temp.as_file()
@@ -176,6 +253,12 @@ impl Workspace {
         }
         Ok(())
     }
+}
+
+fn private_refusal(path: &str) -> PathError {
+    PathError(format!(
+        "{path:?} is in stepwise's own {PRIVATE_DIR}/ folder, which the tools cannot reach"
+    ))
 }
 
 fn default_permissions() -> Permissions {

@@ -1,0 +1,225 @@
+//! Edits (`write_file`, `replace_text`), split into a side-effect-free
+//! *prepare* step that computes the new content and its diff, and an *apply*
+//! step run only after approval. Both steps ask the stale-write guard: prepare
+//! so the user is never asked to approve a doomed write, apply because the
+//! file may change while the approval prompt is open. CRLF files are matched
+//! with `\n` and written back with CRLF; a `replace_text` keeps the presence
+//! or absence of the final newline. No edit may touch a redacted value.
+
+use super::ToolOutput;
+use super::files::{MAX_FILE_BYTES, check_text_file, read_text};
+use super::redact::{MARKER, redact};
+use super::workspace::{PathError, RelPath, Workspace};
+use crate::diff::FileDiff;
+use serde_json::json;
+use std::borrow::Cow;
+
+/// Whether every line break of `text` is `\r\n` (and there is at least one).
+pub fn is_crlf(text: &str) -> bool {
+    let crlf = text.matches("\r\n").count();
+    crlf > 0 && crlf == text.matches('\n').count()
+}
+
+/// `\r\n` line breaks turned into `\n`.
+pub fn to_lf(text: &str) -> Cow<'_, str> {
+    if text.contains("\r\n") {
+        Cow::Owned(text.replace("\r\n", "\n"))
+    } else {
+        Cow::Borrowed(text)
+    }
+}
+
+fn to_crlf(lf_text: &str) -> String {
+    lf_text.replace('\n', "\r\n")
+}
+
+/// An edit computed but not yet written.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PreparedEdit {
+    pub path: RelPath,
+    /// Current content on disk; `None` when the file will be created.
+    pub old: Option<String>,
+    /// The content that will be written, line endings included.
+    pub new: String,
+    /// The change as shown for approval (line endings aside).
+    pub diff: FileDiff,
+}
+
+/// The current content of a file the model is about to edit, after the guard agreed.
+fn current_for_edit(ws: &Workspace, rel: &RelPath) -> Result<Option<String>, PathError> {
+    let current = read_text(ws, rel)?;
+    ws.guard()
+        .check(rel, current.as_deref().map(str::as_bytes))?;
+    Ok(current)
+}
+
+pub fn prepare_write(ws: &Workspace, path: &str, content: &str) -> Result<PreparedEdit, PathError> {
+    let rel = Workspace::check(path)?;
+    check_text_file(&rel)?;
+    check_size(content.len(), "the content")?;
+    let old = current_for_edit(ws, &rel)?;
+    let mut new = content.to_string();
+    if let Some(current) = &old {
+        let visible = redact(&to_lf(current));
+        if !visible.hidden.is_empty() {
+            return Err(PathError(format!(
+                "{} holds {} value(s) hidden from you as credentials, which write_file would lose; \
+                 change the visible parts with replace_text instead",
+                rel.display(),
+                visible.hidden.len()
+            )));
+        }
+        if is_crlf(current) {
+            new = to_crlf(&to_lf(content));
+            check_size(new.len(), "the content with CRLF line endings")?;
+        }
+    }
+    check_markers(old.as_deref().unwrap_or(""), &new)?;
+    Ok(edit(rel, old, new))
+}
+
+pub fn prepare_replace(
+    ws: &Workspace,
+    path: &str,
+    old_text: &str,
+    new_text: &str,
+) -> Result<PreparedEdit, PathError> {
+    let rel = Workspace::check(path)?;
+    check_text_file(&rel)?;
+    let current = current_for_edit(ws, &rel)?.ok_or_else(|| {
+        PathError(format!(
+            "{} does not exist; use write_file to create it",
+            rel.display()
+        ))
+    })?;
+    if old_text.is_empty() {
+        return Err(PathError(
+            "`old` is empty; give the exact text to replace, with enough surrounding lines to be unique".into(),
+        ));
+    }
+    // A CRLF file is edited in its `\n` form, as read_file showed it.
+    let crlf = is_crlf(&current);
+    let (view, old_text, new_text) = if crlf {
+        (to_lf(&current), to_lf(old_text), to_lf(new_text))
+    } else {
+        (
+            Cow::Borrowed(current.as_str()),
+            Cow::Borrowed(old_text),
+            Cow::Borrowed(new_text),
+        )
+    };
+    let found: Vec<usize> = view.match_indices(&*old_text).map(|(i, _)| i).collect();
+    let at = match found[..] {
+        [at] => at,
+        [] if old_text.contains(MARKER) => {
+            return Err(PathError(format!(
+                "`old` contains {MARKER}, which stands for a value hidden from you in {}; \
+                 such values cannot be matched or edited. Choose `old` from lines without it",
+                rel.display()
+            )));
+        }
+        [] => {
+            return Err(PathError(format!(
+                "`old` was found 0 times in {}; read the file again and copy the exact text, including whitespace",
+                rel.display()
+            )));
+        }
+        _ => {
+            return Err(PathError(format!(
+                "`old` was found {} times in {}; it must match exactly once, so include more surrounding context",
+                found.len(),
+                rel.display()
+            )));
+        }
+    };
+    let end = at + old_text.len();
+    // Touching a hidden value at either end would change it too (`KEY=` -> `KEY=x`).
+    if redact(&view)
+        .hidden
+        .iter()
+        .any(|h| at <= h.end && h.start <= end)
+    {
+        return Err(PathError(format!(
+            "`old` touches a value of {} hidden from you as a credential; it cannot be edited \
+             through the tools. Choose `old` from other lines",
+            rel.display()
+        )));
+    }
+    let mut updated = format!("{}{}{}", &view[..at], new_text, &view[end..]);
+    // The file keeps its final newline, or its lack of one.
+    if view.ends_with('\n') && !updated.is_empty() && !updated.ends_with('\n') {
+        updated.push('\n');
+    } else if !view.ends_with('\n') && updated.ends_with('\n') {
+        updated.pop();
+    }
+    check_markers(&view, &updated)?;
+    let new = if crlf { to_crlf(&updated) } else { updated };
+    check_size(new.len(), "the result")?;
+    Ok(edit(rel, Some(current), new))
+}
+
+fn check_size(len: usize, what: &str) -> Result<(), PathError> {
+    if len as u64 > MAX_FILE_BYTES {
+        return Err(PathError(format!(
+            "{what} would be {len} bytes, over the {MAX_FILE_BYTES}-byte limit"
+        )));
+    }
+    Ok(())
+}
+
+/// Redaction placeholders are never written into a file as if they were content.
+fn check_markers(before: &str, after: &str) -> Result<(), PathError> {
+    if after.matches(MARKER).count() > before.matches(MARKER).count() {
+        return Err(PathError(format!(
+            "the new content contains {MARKER}, a placeholder for a value hidden from you; \
+             write real content, and leave lines with hidden values as they are"
+        )));
+    }
+    Ok(())
+}
+
+fn edit(path: RelPath, old: Option<String>, new: String) -> PreparedEdit {
+    let shown_old = old.as_deref().map(to_lf);
+    let diff = FileDiff::compute(&path.display(), shown_old.as_deref(), &to_lf(&new));
+    PreparedEdit {
+        path,
+        old,
+        new,
+        diff,
+    }
+}
+
+/// Write an approved edit, if the file still holds what the edit was computed
+/// from and what the model last saw. (A change in the instant between this
+/// check and the rename cannot be detected without locks editors don't take.)
+pub fn apply_edit(ws: &Workspace, edit: &PreparedEdit) -> ToolOutput {
+    let path = edit.path.display();
+    let current = match ws.read_bytes(&edit.path, MAX_FILE_BYTES) {
+        Ok(current) => current,
+        Err(e) => return ToolOutput::error(format!("writing failed, nothing changed: {}", e.0)),
+    };
+    if current.as_deref() != edit.old.as_deref().map(str::as_bytes) {
+        return ToolOutput::error(format!(
+            "{path} changed on disk while this edit waited for approval (someone edited it); \
+             nothing was written, and their edit is kept. Call read_file on {path} again and redo your edit"
+        ));
+    }
+    if let Err(e) = ws.guard().check(&edit.path, current.as_deref()) {
+        return ToolOutput::error(e.0);
+    }
+    match ws.write_atomic(&edit.path, edit.new.as_bytes()) {
+        Ok(()) => {
+            ws.guard().remember(&edit.path, edit.new.as_bytes());
+            ToolOutput::ok(
+                edit.diff.stat(),
+                json!({
+                    "path": path,
+                    "created": edit.old.is_none(),
+                    "added_lines": edit.diff.added,
+                    "removed_lines": edit.diff.removed,
+                }),
+            )
+        }
+        Err(e) => ToolOutput::error(format!("writing failed, nothing changed: {}", e.0)),
+    }
+}

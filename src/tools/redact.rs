@@ -1,0 +1,213 @@
+//! Credential redaction for `read_file`: values of `.env`-style lines whose
+//! name contains KEY, TOKEN, SECRET or PASSWORD (`NAME=value`, `NAME = "value"`,
+//! `"name": "value"`, `export NAME=value`, `name: value`) and the bodies of
+//! `-----BEGIN ... PRIVATE KEY-----` blocks are replaced by [`MARKER`] before
+//! the text reaches the model. The hidden byte ranges are also what the edit
+//! path uses to refuse any edit touching a value the model could not see.
+
+use std::ops::Range;
+
+/// What the model sees in place of a hidden value.
+pub const MARKER: &str = "[redacted by stepwise]";
+
+/// Words that make a name look like a credential's.
+const SECRET_WORDS: [&str; 4] = ["KEY", "TOKEN", "SECRET", "PASSWORD"];
+
+/// A text with its credential-like values hidden.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Redacted {
+    /// The text as the model may see it.
+    pub text: String,
+    /// Byte ranges of the hidden values in the original text, in order.
+    pub hidden: Vec<Range<usize>>,
+}
+
+/// Hide credential-like values of `text`.
+pub fn redact(text: &str) -> Redacted {
+    let hidden = hidden_ranges(text);
+    let mut out = String::with_capacity(text.len());
+    let mut at = 0;
+    for range in &hidden {
+        out.push_str(&text[at..range.start]);
+        out.push_str(MARKER);
+        if text[range.clone()].ends_with('\n') {
+            out.push('\n'); // a key block's body keeps its own line
+        }
+        at = range.end;
+    }
+    out.push_str(&text[at..]);
+    Redacted { text: out, hidden }
+}
+
+/// Lines with their byte offsets; each line excludes its `\n` (and a `\r` before it).
+fn lines_with_offsets(text: &str) -> impl Iterator<Item = (usize, &str)> {
+    let mut start = 0;
+    text.split_inclusive('\n').map(move |raw| {
+        let at = start;
+        start += raw.len();
+        let line = raw.strip_suffix('\n').unwrap_or(raw);
+        (at, line.strip_suffix('\r').unwrap_or(line))
+    })
+}
+
+fn hidden_ranges(text: &str) -> Vec<Range<usize>> {
+    let mut hidden = Vec::new();
+    let mut block_start: Option<usize> = None;
+    for (at, line) in lines_with_offsets(text) {
+        if let Some(start) = block_start {
+            if line.contains("-----END ") && line.contains("PRIVATE KEY-----") {
+                if at > start {
+                    hidden.push(start..at);
+                }
+                block_start = None;
+            }
+            continue;
+        }
+        if line.contains("-----BEGIN ") && line.contains("PRIVATE KEY-----") {
+            // The body starts after this line's line break.
+            let end = at + line.len();
+            let body = text[end..].find('\n').map_or(text.len(), |n| end + n + 1);
+            block_start = Some(body);
+            continue;
+        }
+        if let Some(value) = secret_value(line) {
+            hidden.push(at + value.start..at + value.end);
+        }
+    }
+    if let Some(start) = block_start.filter(|&s| s < text.len()) {
+        // An unterminated key block: hide everything after its header.
+        hidden.push(start..text.len());
+    }
+    hidden
+}
+
+/// The byte range (within `line`) of the value of a credential-like assignment.
+fn secret_value(line: &str) -> Option<Range<usize>> {
+    let body = line.trim_start();
+    let mut at = line.len() - body.len();
+    let mut rest = body;
+    if let Some(after) = rest.strip_prefix("export ") {
+        let trimmed = after.trim_start();
+        at += rest.len() - trimmed.len();
+        rest = trimmed;
+    }
+    let (name, after_name) = split_name(rest)?;
+    let upper = name.to_ascii_uppercase();
+    if !SECRET_WORDS.iter().any(|w| upper.contains(w)) {
+        return None;
+    }
+    at += rest.len() - after_name.len();
+    let sep = after_name.trim_start();
+    at += after_name.len() - sep.len();
+    let op = sep.chars().next()?;
+    if !(op == '=' || op == ':') || sep[1..].starts_with(['=', ':']) {
+        return None; // `==`, `:=`, `::` are not assignments of a literal
+    }
+    let value = sep[1..].trim_start();
+    at += sep.len() - value.len();
+    let value = value.trim_end().trim_end_matches([',', ';']).trim_end();
+    let range = literal(value)?;
+    Some(at + range.start..at + range.end)
+}
+
+/// A leading name: quoted (`"api_key"`) or bare (`API_KEY`, `db.password`).
+fn split_name(s: &str) -> Option<(&str, &str)> {
+    if let Some(q) = s.chars().next().filter(|c| *c == '"' || *c == '\'') {
+        let end = s[1..].find(q)? + 1;
+        return Some((&s[1..end], &s[end + 1..]));
+    }
+    let end = s
+        .find(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.')))
+        .unwrap_or(s.len());
+    (end > 0).then(|| (&s[..end], &s[end..]))
+}
+
+/// The part of a value to hide: the inside of a quoted string, or a bare token
+/// that is not code (a call, a reference, a collection) nor a keyword.
+fn literal(value: &str) -> Option<Range<usize>> {
+    let first = value.chars().next()?;
+    if matches!(first, '"' | '\'' | '`') {
+        let end = value[1..].find(first)? + 1;
+        return (end > 1).then_some(1..end);
+    }
+    // A bare value ends at a ` #` comment.
+    let value = value.split(" #").next().unwrap_or(value).trim_end();
+    let code_like = value.contains(char::is_whitespace)
+        || value.contains(['(', '[', '{', '$'])
+        || matches!(
+            value.to_ascii_lowercase().as_str(),
+            "true" | "false" | "none" | "null" | "nil" | "undefined"
+        );
+    (!code_like).then_some(0..value.len())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn shown(text: &str) -> String {
+        redact(text).text
+    }
+
+    #[test]
+    fn env_style_assignments_are_hidden() {
+        let m = MARKER;
+        assert_eq!(shown("API_KEY=sk-123\n"), format!("API_KEY={m}\n"));
+        assert_eq!(
+            shown("export GITHUB_TOKEN=ghp_x\n"),
+            format!("export GITHUB_TOKEN={m}\n")
+        );
+        assert_eq!(
+            shown("db_password = \"hunter2\"\n"),
+            format!("db_password = \"{m}\"\n")
+        );
+        assert_eq!(
+            shown("  \"client_secret\": \"abc\",\n"),
+            format!("  \"client_secret\": \"{m}\",\n")
+        );
+        assert_eq!(shown("Secret: xyz\r\n"), format!("Secret: {m}\r\n"));
+        assert_eq!(shown("KEY=v"), format!("KEY={m}"));
+        assert_eq!(
+            shown("password: hunter2 # dev only\n"),
+            format!("password: {m} # dev only\n")
+        );
+    }
+
+    #[test]
+    fn code_and_harmless_lines_are_kept() {
+        for line in [
+            "if API_KEY == other:",
+            "TOKEN = os.environ[\"TOKEN\"]",
+            "SECRET_KEY = get_secret()",
+            "PASSWORD = None",
+            "token = \"\"",
+            "use_key: true",
+            "NAME=stepwise",
+            "keyring.get(x)",
+            "assert parse(\"API_KEY=abc\")",
+            "api_key = ${API_KEY}",
+            "TOKEN := 3",
+        ] {
+            assert_eq!(shown(line), line, "{line}");
+        }
+    }
+
+    #[test]
+    fn private_key_bodies_are_hidden_and_ranges_point_into_the_original() {
+        let text = "a = 1\n-----BEGIN RSA PRIVATE KEY-----\nMIIE\nabcd\n-----END RSA PRIVATE KEY-----\nb = 2\n";
+        let r = redact(text);
+        assert_eq!(
+            r.text,
+            format!(
+                "a = 1\n-----BEGIN RSA PRIVATE KEY-----\n{MARKER}\n-----END RSA PRIVATE KEY-----\nb = 2\n"
+            )
+        );
+        assert_eq!(r.hidden.len(), 1);
+        assert_eq!(&text[r.hidden[0].clone()], "MIIE\nabcd\n");
+        let open = "-----BEGIN OPENSSH PRIVATE KEY-----\nAAAA\n";
+        let r = redact(open);
+        assert_eq!(&open[r.hidden[0].clone()], "AAAA\n", "unterminated block");
+        let r = redact("PASSWORD=pw\nx=1\n");
+        assert_eq!(&"PASSWORD=pw\nx=1\n"[r.hidden[0].clone()], "pw");
+    }
+}
