@@ -75,16 +75,27 @@ pub fn tee(mut from_core: EventReceiver, log: AuditLog, decided_by: DecidedBy) -
         while let Some(event) = from_core.recv().await {
             let event = match event {
                 AgentEvent::ApprovalRequested(mut request) => {
-                    write(&log, serde_json::to_value(&request).map(|v| {
-                        json!({"event": "approval_requested", "request": v})
-                    }));
+                    write(
+                        &log,
+                        serde_json::to_value(&request)
+                            .map(|v| json!({"event": "approval_requested", "request": v})),
+                    );
                     let (reply, answer) = oneshot::channel();
                     let to_core = std::mem::replace(&mut request.reply, reply);
                     let call_id = request.call_id.clone();
-                    tokio::spawn(relay_decision(answer, to_core, call_id, log.clone(), decided_by));
+                    tokio::spawn(relay_decision(
+                        answer,
+                        to_core,
+                        call_id,
+                        log.clone(),
+                        decided_by,
+                    ));
                     AgentEvent::ApprovalRequested(request)
                 }
-                AgentEvent::AssistantDelta { .. } => event,
+                // Per-token pieces are not logged; the complete message and call are.
+                AgentEvent::AssistantDelta { .. }
+                | AgentEvent::ToolCallStreaming { .. }
+                | AgentEvent::LiveEditBase { .. } => event,
                 other => {
                     write(&log, serde_json::to_value(&other));
                     other
@@ -118,8 +129,12 @@ async fn relay_decision(
         _ = to_core.closed() => None,
     };
     let record = match &decision {
-        Some(d) => json!({"event": "approval_decided", "call_id": call_id, "decision": d, "decided_by": decided_by}),
-        None => json!({"event": "approval_decided", "call_id": call_id, "decision": {"decision": "decline", "reason": "no answer (interrupted or closed)"}, "decided_by": "nobody"}),
+        Some(d) => {
+            json!({"event": "approval_decided", "call_id": call_id, "decision": d, "decided_by": decided_by})
+        }
+        None => {
+            json!({"event": "approval_decided", "call_id": call_id, "decision": {"decision": "decline", "reason": "no answer (interrupted or closed)"}, "decided_by": "nobody"})
+        }
     };
     write(&log, Ok(record));
     if let Some(d) = decision {

@@ -2,6 +2,7 @@
 //! variable in `--help`), shared by the TUI and `exec`, before or after the
 //! subcommand.
 
+use crate::agent::scopes::ScopePolicy;
 use crate::config::{
     API_KEY_VAR, ApiKey, Config, DEFAULT_BASE_URL, DEFAULT_MODEL, LogSetting, ModelSource, Protocol,
 };
@@ -280,6 +281,19 @@ pub fn resolve_with_files(
         },
     });
     config.models.merge(&file.models);
+    config.scope_policy = ScopePolicy::new(&file.no_auto_approve, &file.no_auto_approve_paths)?;
+    provenance.push(Provenance {
+        name: "no_auto_approve",
+        value: format!(
+            "{:?} {:?}",
+            file.no_auto_approve, file.no_auto_approve_paths
+        ),
+        source: if file.no_auto_approve.is_empty() && file.no_auto_approve_paths.is_empty() {
+            "default".into()
+        } else {
+            "file".into()
+        },
+    });
     let (window, window_source) = match (options.context_window, file.context_window) {
         (Some(w), _) => (w, "flag".to_string()),
         (None, Some(w)) => (w, "file".to_string()),
@@ -362,6 +376,7 @@ impl Options {
             context_window: self.context_window.unwrap_or(32768),
             max_cost: self.max_cost,
             models: ModelTable::builtin(),
+            scope_policy: ScopePolicy::default(),
             model_source: match (&self.script, self.demo) {
                 (Some(path), _) => ModelSource::Script(path.clone()),
                 (None, true) => ModelSource::Demo,

@@ -1,6 +1,7 @@
 //! Resolved run configuration: flags and environment (with `.env`) turned into
 //! one validated `Config`. The API key is held in a type that never prints.
 
+use crate::agent::scopes::ScopePolicy;
 use crate::models::ModelTable;
 use std::fmt;
 use std::path::PathBuf;
@@ -98,6 +99,8 @@ pub struct Config {
     pub max_cost: Option<f64>,
     /// Context windows and prices.
     pub models: ModelTable,
+    /// Tools and paths that "approve for the rest of the task" may not cover.
+    pub scope_policy: ScopePolicy,
 }
 
 /// Where the session transcript goes.
@@ -173,6 +176,7 @@ mod tests {
             context_window: 32768,
             max_cost: None,
             models: ModelTable::builtin(),
+            scope_policy: ScopePolicy::default(),
         }
     }
 

@@ -24,6 +24,12 @@ pub struct FileConfig {
     pub context_budget: Option<u8>,
     pub context_window: Option<u64>,
     pub max_cost: Option<f64>,
+    /// Tools that "approve for the rest of the task" may never cover, e.g. `["run_tests"]`.
+    #[serde(default)]
+    pub no_auto_approve: Vec<String>,
+    /// Paths (globs) whose edits always ask, e.g. `["*.toml", "migrations/**"]`.
+    #[serde(default)]
+    pub no_auto_approve_paths: Vec<String>,
     /// Model table entries to add or override (see `assets/models.toml`).
     #[serde(default)]
     pub models: BTreeMap<String, ModelInfo>,
@@ -86,6 +92,12 @@ fn overlay(loaded: &mut LoadedFiles, file: FileConfig, path: &Path) {
         context_window,
         max_cost
     );
+    if !file.no_auto_approve.is_empty() {
+        loaded.config.no_auto_approve = file.no_auto_approve;
+    }
+    if !file.no_auto_approve_paths.is_empty() {
+        loaded.config.no_auto_approve_paths = file.no_auto_approve_paths;
+    }
     for (name, info) in file.models {
         loaded.config.models.insert(name, info);
         loaded.origin.insert("models", path.to_path_buf());

@@ -151,6 +151,38 @@ impl FileDiff {
     }
 }
 
+/// `new` with only the accepted hunks of the `old` → `new` diff applied: the
+/// lines of a rejected hunk stay as they are in `old`. Hunks are numbered as in
+/// [`FileDiff::compute`] (same context size, same grouping).
+pub fn apply_hunks(old: &str, new: &str, accepted: &[bool]) -> String {
+    let diff = TextDiff::from_lines(old, new);
+    let groups = diff.grouped_ops(CONTEXT_LINES);
+    let hunk_of = |op: &similar::DiffOp| {
+        groups.iter().position(|g| {
+            g.iter()
+                .any(|o| o.old_range() == op.old_range() && o.new_range() == op.new_range())
+        })
+    };
+    let old_lines: Vec<&str> = diff.iter_old_slices().collect();
+    let new_lines: Vec<&str> = diff.iter_new_slices().collect();
+    let mut out = String::with_capacity(new.len().max(old.len()));
+    for op in diff.ops() {
+        let take_new = match op.tag() {
+            similar::DiffTag::Equal => false,
+            _ => hunk_of(op).is_some_and(|h| accepted.get(h).copied().unwrap_or(false)),
+        };
+        let lines = if take_new {
+            &new_lines[op.new_range()]
+        } else {
+            &old_lines[op.old_range()]
+        };
+        for line in lines {
+            out.push_str(line);
+        }
+    }
+    out
+}
+
 /// Unified diffs number an empty range by the line before it.
 fn hunk_start(range: &std::ops::Range<usize>) -> usize {
     if range.is_empty() {
@@ -199,6 +231,28 @@ mod tests {
         let d = FileDiff::compute("f.py", Some("same\n"), "same\n");
         assert!(d.is_empty());
         assert_eq!((d.added, d.removed), (0, 0));
+    }
+
+    #[test]
+    fn rejecting_the_middle_of_three_hunks_keeps_exactly_its_old_lines() {
+        let old: String = (1..=40).map(|i| format!("line {i}\n")).collect();
+        let new = old
+            .replace("line 2\n", "line two\n")
+            .replace("line 20\n", "line twenty\nline twenty-and-a-half\n")
+            .replace("line 38\n", "");
+        let d = FileDiff::compute("f.txt", Some(&old), &new);
+        assert_eq!(d.hunks.len(), 3);
+        let expected = old
+            .replace("line 2\n", "line two\n")
+            .replace("line 38\n", "");
+        assert_eq!(apply_hunks(&old, &new, &[true, false, true]), expected);
+        assert_eq!(apply_hunks(&old, &new, &[true, true, true]), new);
+        assert_eq!(apply_hunks(&old, &new, &[false, false, false]), old);
+        assert_eq!(
+            apply_hunks(&old, &new, &[]),
+            old,
+            "missing entries count as rejected"
+        );
     }
 
     #[test]

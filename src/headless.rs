@@ -3,7 +3,7 @@
 //! when no one can answer.
 
 use crate::agent::{
-    AgentEvent, ApprovalRequest, CallStatus, Decision, EventReceiver, FinishReason,
+    AgentEvent, ApprovalRequest, CallStatus, Decision, EventReceiver, FinishReason, Receipt,
 };
 use crate::cli::ExecArgs;
 use crate::config::Config;
@@ -190,6 +190,10 @@ impl Printer {
             | AgentEvent::ModelRequest { .. }
             | AgentEvent::Usage(_)
             | AgentEvent::Cost { .. }
+            | AgentEvent::ToolCallStreaming { .. }
+            | AgentEvent::SessionDiff { .. }
+            | AgentEvent::UndoFinished { .. }
+            | AgentEvent::LiveEditBase { .. }
             | AgentEvent::ToolRunning { .. }
             | AgentEvent::ApprovalRequested(_) => {}
             AgentEvent::ToolFinished {
@@ -246,13 +250,16 @@ impl Printer {
             AgentEvent::GateRefused { reason, .. } => {
                 self.line(&format!("  {} {reason}", self.paint(RED, "gate:")))
             }
-            AgentEvent::FinalAnswer { text } => {
+            AgentEvent::FinalAnswer { text, receipt } => {
                 // The answer usually streamed in already; don't print it twice.
                 if text.trim() == self.last_message.trim() {
                     self.line(&self.paint(GREEN, "✓ Final answer accepted."));
                 } else {
                     self.line(&self.paint(BOLD, "Final answer:"));
                     self.line(&text);
+                    for line in receipt_lines(&receipt) {
+                        self.line(&self.paint(DIM, &line));
+                    }
                 }
             }
             AgentEvent::Error { message } => {
@@ -335,6 +342,33 @@ impl Printer {
         };
         let _ = request.reply.send(decision);
     }
+}
+
+/// The receipt of an accepted answer, as computed by stepwise.
+pub fn receipt_lines(receipt: &Receipt) -> Vec<String> {
+    let tests = match &receipt.tests {
+        Some(t) => format!(
+            "Receipt: `{}` exit {} · {}",
+            t.command,
+            t.exit_code.map_or("?".into(), |c| c.to_string()),
+            t.summary
+        ),
+        None => "Receipt: no tests were run in this task".to_string(),
+    };
+    let files = if receipt.files.is_empty() {
+        "no files changed".to_string()
+    } else {
+        receipt
+            .files
+            .iter()
+            .map(|f| format!("{} +{} \u{2212}{}", f.path, f.added, f.removed))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    vec![
+        tests,
+        format!("         {files} · diff {}", receipt.diff_hash),
+    ]
 }
 
 /// `Tokens: 1,234 in (200 cached) / 56 out · est. $0.0012`

@@ -18,7 +18,11 @@ impl WorkspaceLock {
             .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
         let path = dir.join("lock");
         for _ in 0..2 {
-            match std::fs::OpenOptions::new().write(true).create_new(true).open(&path) {
+            match std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .open(&path)
+            {
                 Ok(mut file) => {
                     let _ = write!(file, "{}", std::process::id());
                     return Ok(WorkspaceLock { path });
@@ -76,7 +80,10 @@ mod tests {
         std::fs::create_dir_all(&dir).unwrap();
         let first = WorkspaceLock::acquire(&dir).unwrap();
         let err = WorkspaceLock::acquire(&dir).unwrap_err();
-        assert!(err.contains("already working") && err.contains(&std::process::id().to_string()), "{err}");
+        assert!(
+            err.contains("already working") && err.contains(&std::process::id().to_string()),
+            "{err}"
+        );
         drop(first);
         assert!(!dir.join(".stepwise/lock").exists());
         // A lock left by a dead process (pid far beyond pid_max) is taken over.

@@ -5,8 +5,8 @@
 use crate::agent::{EventReceiver, LoopSettings, Session};
 use crate::audit::{self, AuditLog, DecidedBy};
 use crate::config::{Config, LogSetting, ModelSource};
-use crate::lock::WorkspaceLock;
 use crate::llm::{ChatModel, HttpModel, Script, ScriptedModel};
+use crate::lock::WorkspaceLock;
 use crate::tools::Workspace;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -108,9 +108,12 @@ fn open_log(config: &Config, workspace: &Path) -> Result<Option<AuditLog>, Strin
         LogSetting::InWorkspace => audit::default_dir(workspace),
         LogSetting::Dir(dir) => dir.clone(),
     };
-    AuditLog::create(&dir)
-        .map(Some)
-        .map_err(|e| format!("cannot create the session log in {}: {e} (use --no-log to run without it)", dir.display()))
+    AuditLog::create(&dir).map(Some).map_err(|e| {
+        format!(
+            "cannot create the session log in {}: {e} (use --no-log to run without it)",
+            dir.display()
+        )
+    })
 }
 
 fn open(path: &Path) -> Result<Workspace, String> {

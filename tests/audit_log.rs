@@ -36,25 +36,57 @@ async fn the_transcript_records_events_and_decisions_and_no_secret_appears_anywh
     let ws = copy_workspace();
     let base = model.base_url();
     let path = ws.path().to_path_buf();
-    let out = tokio::task::spawn_blocking(move || exec(&base, &path, &[])).await.unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stdout));
+    let out = tokio::task::spawn_blocking(move || exec(&base, &path, &[]))
+        .await
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
     let logs = transcripts(ws.path());
     assert_eq!(logs.len(), 1, "{logs:?}");
     let text = std::fs::read_to_string(&logs[0]).unwrap();
-    let records: Vec<Value> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let records: Vec<Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
     let kinds: Vec<&str> = records.iter().filter_map(|r| r["event"].as_str()).collect();
-    for kind in ["task_started", "retrying", "tool_finished", "approval_requested", "approval_decided", "usage", "final_answer", "task_finished"] {
+    for kind in [
+        "task_started",
+        "retrying",
+        "tool_finished",
+        "approval_requested",
+        "approval_decided",
+        "usage",
+        "final_answer",
+        "task_finished",
+    ] {
         assert!(kinds.contains(&kind), "{kind} missing from {kinds:?}");
     }
-    assert!(!kinds.contains(&"assistant_delta"), "per-token deltas are not logged");
-    let decided: Vec<&Value> = records.iter().filter(|r| r["event"] == "approval_decided").collect();
+    assert!(
+        !kinds.contains(&"assistant_delta"),
+        "per-token deltas are not logged"
+    );
+    let decided: Vec<&Value> = records
+        .iter()
+        .filter(|r| r["event"] == "approval_decided")
+        .collect();
     assert_eq!(decided.len(), 4, "three edits and one test run");
-    assert!(decided.iter().all(|d| d["decided_by"] == "--yes" && d["decision"] == json!({"decision": "approve"})));
+    assert!(
+        decided
+            .iter()
+            .all(|d| d["decided_by"] == "--yes" && d["decision"] == json!({"decision": "approve"}))
+    );
     assert!(records.iter().all(|r| r["ts"].is_string()));
 
     // The key went to the server in the header, and nowhere else.
     let raw = model.raw_requests().await;
-    assert_eq!(raw[0].headers.get("authorization").unwrap(), &format!("Bearer {KEY}"));
+    assert_eq!(
+        raw[0].headers.get("authorization").unwrap(),
+        &format!("Bearer {KEY}")
+    );
     for (name, content) in [
         ("stdout", String::from_utf8_lossy(&out.stdout).into_owned()),
         ("stderr", String::from_utf8_lossy(&out.stderr).into_owned()),
@@ -70,10 +102,15 @@ async fn no_log_writes_no_transcript() {
     let ws = copy_workspace();
     let base = model.base_url();
     let path = ws.path().to_path_buf();
-    let out = tokio::task::spawn_blocking(move || exec(&base, &path, &["--no-log"])).await.unwrap();
+    let out = tokio::task::spawn_blocking(move || exec(&base, &path, &["--no-log"]))
+        .await
+        .unwrap();
     assert_eq!(out.status.code(), Some(0));
     assert!(transcripts(ws.path()).is_empty());
-    assert!(!ws.path().join(".stepwise/lock").exists(), "the lock is released on exit");
+    assert!(
+        !ws.path().join(".stepwise/lock").exists(),
+        "the lock is released on exit"
+    );
 }
 
 #[test]
@@ -81,9 +118,16 @@ fn a_second_stepwise_on_the_same_workspace_refuses_to_start() {
     let ws = copy_workspace();
     std::fs::create_dir_all(ws.path().join(".stepwise")).unwrap();
     // This test process is alive, so its pid holds the lock.
-    std::fs::write(ws.path().join(".stepwise/lock"), std::process::id().to_string()).unwrap();
+    std::fs::write(
+        ws.path().join(".stepwise/lock"),
+        std::process::id().to_string(),
+    )
+    .unwrap();
     let out = exec("http://127.0.0.1:9/v1", ws.path(), &[]);
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("another stepwise") && err.contains(&std::process::id().to_string()), "{err}");
+    assert!(
+        err.contains("another stepwise") && err.contains(&std::process::id().to_string()),
+        "{err}"
+    );
 }

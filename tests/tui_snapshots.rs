@@ -225,6 +225,8 @@ fn removed_lines_are_red() {
         stepwise::agent::ApprovalAction::Edit {
             path: "vars.py".into(),
             diff,
+            proposed: String::new(),
+            original: None,
         },
     );
     let term = draw(&mut app, 120, 40);

@@ -151,6 +151,8 @@ fn a_also_covers_requests_of_that_tool_already_queued() {
         ApprovalAction::Edit {
             path: "b.py".into(),
             diff,
+            proposed: String::new(),
+            original: None,
         },
     );
     press(&mut app, KeyCode::Char('a'));
@@ -236,6 +238,8 @@ fn queued_approvals_are_answered_in_order() {
         ApprovalAction::Edit {
             path: "notes.md".into(),
             diff,
+            proposed: String::new(),
+            original: None,
         },
     );
     assert_eq!(app.approvals.len(), 2);
@@ -464,6 +468,8 @@ fn older_steps_can_be_selected_and_opened() {
         ApprovalAction::Edit {
             path: "test_calculator.py".into(),
             diff,
+            proposed: String::new(),
+            original: None,
         },
     );
     press(&mut app, KeyCode::Char('y'));

@@ -4,7 +4,7 @@
 use super::compact::{self, KEEP_RECENT, estimate_tokens};
 use super::events::{AgentEvent, EventSender};
 use super::session::{Session, Task};
-use crate::llm::{ChatMessage, ChatRequest, Role, TokenUsage};
+use crate::llm::{ChatMessage, ChatRequest, Role, StreamDelta, TokenUsage};
 
 /// Characters of each message shown to the summarizer.
 const SUMMARY_MESSAGE_CHARS: usize = 2_000;
@@ -119,7 +119,7 @@ impl Session {
             ChatMessage::system(SUMMARIZE_PROMPT),
             ChatMessage::user(transcript),
         ];
-        let mut ignore = |_: &str| {};
+        let mut ignore = |_: StreamDelta<'_>| {};
         let reply = self
             .model
             .complete(

@@ -1,6 +1,7 @@
 //! Everything the core tells its consumer (headless printer, TUI, tests), and
 //! the approval round-trip: a request carrying a `oneshot` reply.
 
+pub use super::git::GitStatus;
 use crate::diff::FileDiff;
 use crate::llm::TokenUsage;
 use crate::tools::ToolName;
@@ -16,8 +17,19 @@ pub type EventReceiver = mpsc::UnboundedReceiver<AgentEvent>;
 #[serde(tag = "decision", rename_all = "snake_case")]
 pub enum Decision {
     Approve,
-    /// Approve this call and every later call of the same tool in this task.
+    /// Approve this call and every later call of the same tool in this task
+    /// (a plain approval when the request does not allow it).
     ApproveToolForTask,
+    /// Apply only these hunks of an edit (indices into its diff's hunks).
+    ApproveHunks {
+        accepted: Vec<usize>,
+    },
+    /// Write this content instead of the proposal: the user edited it. (The
+    /// content is not logged; the written diff is in the tool result.)
+    ApproveEdited {
+        #[serde(skip)]
+        content: String,
+    },
     Decline {
         reason: Option<String>,
     },
@@ -28,7 +40,19 @@ pub enum Decision {
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum ApprovalAction {
     /// Write a file; the diff is exactly what would change.
-    Edit { path: String, diff: FileDiff },
+    Edit {
+        path: String,
+        diff: FileDiff,
+        /// The complete proposed content (for editing before accepting).
+        #[serde(skip)]
+        proposed: String,
+        /// The file's current content (`None`: it would be created), to diff
+        /// a version the user edited against.
+        #[serde(skip)]
+        original: Option<String>,
+    },
+    /// Revert stepwise's own changes (`/undo`): each file goes back to these diffs.
+    Undo { files: Vec<FileDiff> },
     /// Run a test command (program and arguments, no shell).
     RunTests { command: Vec<String> },
 }
@@ -37,11 +61,24 @@ impl ApprovalAction {
     /// One line for a prompt, e.g. `Write calculator.py (+4 −0)` or `Run python3 -m pytest -q`.
     pub fn prompt(&self) -> String {
         match self {
-            ApprovalAction::Edit { path, diff } => {
+            ApprovalAction::Edit { path, diff, .. } => {
                 let verb = if diff.new_file { "Create" } else { "Write" };
                 format!("{verb} {path} ({})", diff.stat())
             }
             ApprovalAction::RunTests { command } => format!("Run {}", command.join(" ")),
+            ApprovalAction::Undo { files } => {
+                let names: Vec<String> = files
+                    .iter()
+                    .map(|d| {
+                        if d.added == 0 && d.removed > 0 && d.hunks.iter().all(|h| h.new_len == 0) {
+                            format!("delete {}", d.path)
+                        } else {
+                            format!("restore {} ({})", d.path, d.stat())
+                        }
+                    })
+                    .collect();
+                format!("Undo: {}", names.join(", "))
+            }
         }
     }
 }
@@ -53,6 +90,9 @@ pub struct ApprovalRequest {
     pub call_id: String,
     pub tool: ToolName,
     pub action: ApprovalAction,
+    /// Whether "approve this tool for the rest of the task" may be offered;
+    /// configuration can forbid it for some tools and paths.
+    pub allow_for_task: bool,
     #[serde(skip)]
     pub reply: oneshot::Sender<Decision>,
 }
@@ -64,6 +104,33 @@ pub enum CallStatus {
     Ok,
     Failed,
     Declined,
+}
+
+/// What stepwise itself checked when it accepted a final answer.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Receipt {
+    /// The task's last test run, if it ran tests.
+    pub tests: Option<TestReceipt>,
+    /// Files the task changed (net, from before its first edit to after its last).
+    pub files: Vec<FileStat>,
+    /// Short SHA-256 of the workspace diff since the session started.
+    pub diff_hash: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct TestReceipt {
+    pub command: String,
+    pub exit_code: Option<i32>,
+    /// The runner's summary line, e.g. `5 passed`.
+    pub summary: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct FileStat {
+    pub path: String,
+    pub added: usize,
+    pub removed: usize,
+    pub created: bool,
 }
 
 /// Why a task ended.
@@ -114,6 +181,21 @@ pub enum AgentEvent {
         delay_ms: u64,
         error: String,
     },
+    /// More of the arguments (JSON text) of tool call `index` of the reply
+    /// still streaming in; a front end may show a live preview (see `agent::live`).
+    ToolCallStreaming {
+        index: usize,
+        tool: String,
+        fragment: String,
+    },
+    /// The current content of the file that streaming edit `index` targets
+    /// (`None`: it does not exist yet), to diff the preview against.
+    LiveEditBase {
+        index: usize,
+        tool: String,
+        path: String,
+        old: Option<String>,
+    },
     /// A step begins: one tool call or one final answer.
     StepStarted {
         step: u32,
@@ -156,8 +238,22 @@ pub enum AgentEvent {
         step: u32,
         reason: String,
     },
+    /// The final answer passed the gate; the receipt is computed by stepwise,
+    /// not written by the model.
     FinalAnswer {
         text: String,
+        receipt: Receipt,
+    },
+    /// The cumulative diff of the session (`/diff`).
+    SessionDiff {
+        files: Vec<FileDiff>,
+        /// Branch and other dirty files, when the workspace is in a git repository.
+        git: Option<GitStatus>,
+    },
+    /// An undo ended: these files were reverted, or it was refused or declined.
+    UndoFinished {
+        reverted: Vec<String>,
+        error: Option<String>,
     },
     Error {
         message: String,

@@ -1,7 +1,10 @@
 //! Carrying out one tool call: validate the arguments, prepare the edit and
 //! its diff without side effects, ask for approval, run it, report the result.
 
-use super::events::{AgentEvent, ApprovalAction, ApprovalRequest, CallStatus, Decision};
+use super::events::{
+    AgentEvent, ApprovalAction, ApprovalRequest, CallStatus, Decision, TestReceipt,
+};
+use super::revise;
 use super::session::{Session, Task};
 use crate::llm::scripted::DECLINED_MARKER;
 use crate::tools::files::{self, PreparedEdit};
@@ -85,37 +88,80 @@ impl Session {
             return self.finish(t, call_id, name, CallStatus::Ok, output);
         }
 
+        let mut prepared = prepared;
+        let target = match &prepared {
+            Prepared::Edit(edit) => Some(edit.path.display()),
+            _ => None,
+        };
+        let allow_for_task = self.settings.scope_policy.allows(tool, target.as_deref());
         let mut auto_approved = false;
+        let mut revision = None;
         if tool.needs_approval() {
-            if t.auto_approved.contains(&tool) {
+            if allow_for_task && self.approvals.covers(tool) {
                 auto_approved = true;
             } else {
                 let action = match &prepared {
                     Prepared::Edit(edit) => ApprovalAction::Edit {
                         path: edit.path.display(),
                         diff: edit.diff.clone(),
+                        proposed: edit.new.clone(),
+                        original: edit.old.clone(),
                     },
                     Prepared::Tests(runner) => ApprovalAction::RunTests {
                         command: runner.argv(&test_runner::resolve_python()),
                     },
                     Prepared::Read => unreachable!("reads need no approval"),
                 };
-                match self.ask(t, call_id, tool, action).await {
-                    Decision::Approve => {}
-                    Decision::ApproveToolForTask => {
-                        t.auto_approved.insert(tool);
+                let decision = self.ask(t, call_id, tool, action, allow_for_task).await;
+                let declined =
+                    |reason: Option<&str>| declined_message(name, reason, t.cancel.is_cancelled());
+                match (decision, prepared) {
+                    (Decision::Decline { reason }, _) => {
+                        let output = ToolOutput::error(declined(reason.as_deref()));
+                        return self.finish(t, call_id, name, CallStatus::Declined, output);
                     }
-                    Decision::Decline { reason } => {
-                        let message =
-                            declined_message(name, reason.as_deref(), t.cancel.is_cancelled());
-                        return self.finish(
-                            t,
-                            call_id,
-                            name,
-                            CallStatus::Declined,
-                            ToolOutput::error(message),
-                        );
+                    (Decision::ApproveToolForTask, p) => {
+                        if allow_for_task {
+                            self.approvals.grant(tool);
+                        }
+                        prepared = p;
                     }
+                    (Decision::ApproveHunks { accepted }, Prepared::Edit(edit)) => {
+                        match revise::only_hunks(&self.workspace, edit, &accepted) {
+                            Ok((edit, rev)) => {
+                                prepared = Prepared::Edit(edit);
+                                revision = rev;
+                            }
+                            Err(revise::Refused::AllRejected) => {
+                                let reason = "the user rejected every hunk of it";
+                                let output = ToolOutput::error(declined(Some(reason)));
+                                return self.finish(t, call_id, name, CallStatus::Declined, output);
+                            }
+                            Err(revise::Refused::Failed(problem)) => {
+                                let output = ToolOutput::error(problem);
+                                return self.finish(t, call_id, name, CallStatus::Failed, output);
+                            }
+                        }
+                    }
+                    (Decision::ApproveEdited { content }, Prepared::Edit(edit)) => {
+                        match revise::user_edited(&self.workspace, &edit, &content) {
+                            Ok((edit, rev)) => {
+                                prepared = Prepared::Edit(edit);
+                                revision = Some(rev);
+                            }
+                            Err(revise::Refused::AllRejected) => {
+                                let reason = "the user's edited version leaves the file unchanged";
+                                let output = ToolOutput::error(declined(Some(reason)));
+                                return self.finish(t, call_id, name, CallStatus::Declined, output);
+                            }
+                            Err(revise::Refused::Failed(problem)) => {
+                                let output = ToolOutput::error(problem);
+                                return self.finish(t, call_id, name, CallStatus::Failed, output);
+                            }
+                        }
+                    }
+                    // Hunks and edits only mean something for edits.
+                    (_, p) => prepared = p,
                 }
             }
         }
@@ -128,9 +174,18 @@ impl Session {
             (ToolCall::ListFiles { path }, _) => files::list_files(&self.workspace, path),
             (ToolCall::ReadFile { path }, _) => files::read_file(&self.workspace, path),
             (_, Prepared::Edit(edit)) => {
-                let output = files::apply_edit(&self.workspace, &edit);
+                let mut output = files::apply_edit(&self.workspace, &edit);
                 if output.success {
                     t.changed_since_tests = true;
+                    self.changes.record(
+                        self.tasks,
+                        &edit.path.display(),
+                        edit.old.as_deref(),
+                        &edit.new,
+                    );
+                    if let Some(revision) = &revision {
+                        revision.describe(&mut output, &edit);
+                    }
                 }
                 output
             }
@@ -144,6 +199,13 @@ impl Session {
                 .await;
                 if output.success {
                     t.changed_since_tests = false;
+                }
+                if let Some(command) = output.body.get("command").and_then(|c| c.as_str()) {
+                    t.last_tests = Some(TestReceipt {
+                        command: command.to_string(),
+                        exit_code: output.body["returncode"].as_i64().map(|c| c as i32),
+                        summary: output.summary.clone(),
+                    });
                 }
                 output
             }
@@ -178,6 +240,7 @@ impl Session {
         call_id: &str,
         tool: ToolName,
         action: ApprovalAction,
+        allow_for_task: bool,
     ) -> Decision {
         let (reply, answer) = oneshot::channel();
         t.emit(AgentEvent::ApprovalRequested(ApprovalRequest {
@@ -185,6 +248,7 @@ impl Session {
             call_id: call_id.to_string(),
             tool,
             action,
+            allow_for_task,
             reply,
         }));
         tokio::select! {

@@ -2,19 +2,25 @@
 //! It knows nothing of terminals; the headless printer and the TUI both consume
 //! the same events and answer the same approval requests.
 
+mod changes;
 mod compact;
 mod context;
 pub mod events;
 mod execute;
+mod git;
+pub mod live;
 pub mod protocol;
 mod retry;
+mod review;
+mod revise;
 pub mod rules;
 mod runner;
+pub mod scopes;
 mod session;
 
 pub use events::{
     AgentEvent, ApprovalAction, ApprovalRequest, CallStatus, Decision, EventReceiver, EventSender,
-    FinishReason,
+    FileStat, FinishReason, GitStatus, Receipt, TestReceipt,
 };
 pub use retry::RetryPolicy;
 pub use runner::{AgentCommand, AgentHandle, spawn_agent};

@@ -3,16 +3,19 @@
 //! gate only when tests have passed after the last change. The conversation
 //! lives here and persists across tasks; the gate and step counter are per task.
 
+use super::changes::ChangeLog;
+use super::events::TestReceipt;
 use super::events::{AgentEvent, EventSender, FinishReason};
+use super::live::LiveCalls;
 use super::protocol::{self, Action};
 use super::retry::RetryPolicy;
 use super::rules::{self, Rules};
+use super::scopes::{ScopePolicy, TaskApprovals};
 use crate::config::{Config, Protocol};
-use crate::llm::{ChatMessage, ChatModel, ChatRequest, ModelReply, Role, TokenUsage};
+use crate::llm::{ChatMessage, ChatModel, ChatRequest, ModelReply, Role, StreamDelta, TokenUsage};
 use crate::models::ModelInfo;
-use crate::tools::{ToolName, Workspace, tool_schemas};
+use crate::tools::{Workspace, tool_schemas};
 use serde_json::Value;
-use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
@@ -35,6 +38,8 @@ pub struct LoopSettings {
     pub pricing: Option<ModelInfo>,
     /// Stop a task once its estimated cost reaches this (US dollars).
     pub max_cost: Option<f64>,
+    /// Tools and paths that may never be approved for a whole task.
+    pub scope_policy: ScopePolicy,
 }
 
 impl Default for LoopSettings {
@@ -47,6 +52,7 @@ impl Default for LoopSettings {
             context_limit: 32768 * 70 / 100,
             pricing: None,
             max_cost: None,
+            scope_policy: ScopePolicy::default(),
         }
     }
 }
@@ -64,6 +70,7 @@ impl From<&Config> for LoopSettings {
             context_limit: c.context_window * u64::from(c.context_budget) / 100,
             pricing: c.models.lookup(&c.model).cloned(),
             max_cost: c.max_cost,
+            scope_policy: c.scope_policy.clone(),
         }
     }
 }
@@ -80,6 +87,12 @@ pub struct Session {
     pub(super) usage_base: Option<(usize, u64)>,
     pub(super) session_usage: TokenUsage,
     pub(super) session_cost: f64,
+    /// Tools approved for the rest of the current task (shared with the front end).
+    pub(super) approvals: TaskApprovals,
+    /// Every edit applied in this session, for `/diff`, `/undo` and receipts.
+    pub(super) changes: ChangeLog,
+    /// Tasks run so far (the current task's number while one runs).
+    pub(super) tasks: u32,
 }
 
 /// State of the task being run.
@@ -89,9 +102,10 @@ pub(super) struct Task<'a> {
     pub(super) step: u32,
     /// A file changed and no test run has passed since.
     pub(super) changed_since_tests: bool,
-    pub(super) auto_approved: HashSet<ToolName>,
     pub(super) usage: TokenUsage,
     pub(super) cost: f64,
+    /// The task's last test run.
+    pub(super) last_tests: Option<TestReceipt>,
 }
 
 impl Task<'_> {
@@ -114,6 +128,9 @@ impl Session {
             usage_base: None,
             session_usage: TokenUsage::default(),
             session_cost: 0.0,
+            approvals: TaskApprovals::default(),
+            changes: ChangeLog::default(),
+            tasks: 0,
         };
         session.clear();
         session
@@ -156,6 +173,11 @@ impl Session {
         &self.workspace
     }
 
+    /// The task-wide approvals, for a front end to show and revoke.
+    pub fn task_approvals(&self) -> TaskApprovals {
+        self.approvals.clone()
+    }
+
     pub fn model_label(&self) -> String {
         self.model.label()
     }
@@ -191,10 +213,12 @@ impl Session {
             cancel: &cancel,
             step: 0,
             changed_since_tests: false,
-            auto_approved: HashSet::new(),
             usage: TokenUsage::default(),
             cost: 0.0,
+            last_tests: None,
         };
+        self.tasks += 1;
+        self.approvals.clear();
         let rules = self.refresh_rules();
         t.emit(AgentEvent::TaskStarted {
             task: task.unwrap_or("(continue)").to_string(),
@@ -205,6 +229,7 @@ impl Session {
             self.history.push(ChatMessage::user(task));
         }
         let reason = self.drive(&mut t).await;
+        self.approvals.clear();
         match &reason {
             FinishReason::BudgetExhausted => {
                 let text = format!(
@@ -289,7 +314,8 @@ impl Session {
                                 &serde_json::json!({"success": false, "error": reason}).to_string(),
                             );
                         } else {
-                            t.emit(AgentEvent::FinalAnswer { text });
+                            let receipt = self.receipt(t);
+                            t.emit(AgentEvent::FinalAnswer { text, receipt });
                             return FinishReason::Answered;
                         }
                     }
@@ -379,19 +405,26 @@ impl Session {
         loop {
             t.emit(AgentEvent::ModelRequest { steps_done: t.step });
             let events = t.events;
-            let mut on_text = |text: &str| {
-                if streams_text {
+            let mut live = LiveCalls::new(events, &self.workspace);
+            let mut on_delta = |delta: StreamDelta<'_>| match delta {
+                StreamDelta::Text(text) if streams_text => {
                     let _ = events.send(AgentEvent::AssistantDelta {
                         text: text.to_string(),
                     });
                 }
+                StreamDelta::ToolArguments {
+                    index,
+                    name,
+                    fragment,
+                } => live.on_fragment(index, name, fragment),
+                StreamDelta::Text(_) => {}
             };
             let request = ChatRequest {
                 messages: &self.history,
                 tools: self.tools.as_ref(),
             };
             let result = tokio::select! {
-                r = self.model.complete(request, &mut on_text) => r,
+                r = self.model.complete(request, &mut on_delta) => r,
                 _ = t.cancel.cancelled() => return Err(FinishReason::Cancelled),
             };
             let error = match result {

@@ -1,7 +1,7 @@
 //! HTTP client for OpenAI-compatible `/chat/completions`, streaming with SSE.
 
 use super::stream::{StreamAccumulator, parse_completion_body};
-use super::{ChatModel, ChatRequest, LlmError, ModelReply, TextSink};
+use super::{ChatModel, ChatRequest, LlmError, ModelReply, StreamDelta, StreamSink};
 use crate::config::ApiKey;
 use eventsource_stream::Eventsource;
 use futures_util::StreamExt;
@@ -67,7 +67,7 @@ impl HttpModel {
     async fn run(
         &self,
         request: ChatRequest<'_>,
-        on_text: TextSink<'_>,
+        sink: StreamSink<'_>,
     ) -> Result<ModelReply, LlmError> {
         let mut builder = self.http.post(&self.endpoint).json(&self.body(&request));
         if let Some(key) = &self.api_key {
@@ -111,7 +111,7 @@ impl HttpModel {
                 .map_err(|e| LlmError::Stream(error_chain(&e)))?;
             let reply = parse_completion_body(&body)?;
             if !reply.content.is_empty() {
-                on_text(&reply.content);
+                sink(StreamDelta::Text(&reply.content));
             }
             return Ok(reply);
         }
@@ -133,7 +133,14 @@ impl HttpModel {
                 continue;
             }
             if let Some(text) = acc.push_data(data)? {
-                on_text(&text);
+                sink(StreamDelta::Text(&text));
+            }
+            for (index, name, fragment) in acc.take_argument_fragments() {
+                sink(StreamDelta::ToolArguments {
+                    index,
+                    name: &name,
+                    fragment: &fragment,
+                });
             }
         }
         if !done && !acc.finished() {
@@ -154,9 +161,9 @@ impl ChatModel for HttpModel {
     fn complete<'a>(
         &'a self,
         request: ChatRequest<'a>,
-        on_text: TextSink<'a>,
+        sink: StreamSink<'a>,
     ) -> BoxFuture<'a, Result<ModelReply, LlmError>> {
-        Box::pin(self.run(request, on_text))
+        Box::pin(self.run(request, sink))
     }
 }
 

@@ -88,18 +88,31 @@ impl LlmError {
     }
 }
 
-/// Receives text as it streams in (called once per content delta).
-pub type TextSink<'a> = &'a mut (dyn FnMut(&str) + Send);
+/// A piece of a reply as it streams in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StreamDelta<'a> {
+    /// Assistant text.
+    Text(&'a str),
+    /// More of the arguments (JSON text) of the reply's tool call number `index`.
+    ToolArguments {
+        index: usize,
+        name: &'a str,
+        fragment: &'a str,
+    },
+}
+
+/// Receives the pieces of a reply as they stream in.
+pub type StreamSink<'a> = &'a mut (dyn FnMut(StreamDelta<'_>) + Send);
 
 /// Anything that can play the model's side of a conversation.
 pub trait ChatModel: Send + Sync {
     /// A short label for the header and logs (model name).
     fn label(&self) -> String;
 
-    /// Run one chat-completions turn, reporting streamed text to `on_text`.
+    /// Run one chat-completions turn, reporting what streams in to `sink`.
     fn complete<'a>(
         &'a self,
         request: ChatRequest<'a>,
-        on_text: TextSink<'a>,
+        sink: StreamSink<'a>,
     ) -> BoxFuture<'a, Result<ModelReply, LlmError>>;
 }

@@ -4,7 +4,9 @@
 //! step, the script's `on_decline` turns take over. Everything else (tools,
 //! approvals, diffs, the gate) is the real core.
 
-use super::{ChatModel, ChatRequest, LlmError, ModelReply, Role, TextSink, ToolCallMsg};
+use super::{
+    ChatModel, ChatRequest, LlmError, ModelReply, Role, StreamDelta, StreamSink, ToolCallMsg,
+};
 use futures_util::future::BoxFuture;
 use serde::Deserialize;
 use serde_json::Value;
@@ -135,7 +137,7 @@ impl ScriptedModel {
     async fn play(
         &self,
         request: ChatRequest<'_>,
-        on_text: TextSink<'_>,
+        sink: StreamSink<'_>,
     ) -> Result<ModelReply, LlmError> {
         let (turn, n) = self.next_turn(&request)?;
         let delay = Duration::from_millis(self.script.chunk_delay_ms);
@@ -151,7 +153,7 @@ impl ScriptedModel {
             if !delay.is_zero() {
                 tokio::time::sleep(delay).await;
             }
-            on_text(piece);
+            sink(StreamDelta::Text(piece));
             content.push_str(piece);
         }
         let tool_calls = match &turn.tool {
@@ -159,11 +161,23 @@ impl ScriptedModel {
                 let arguments = turn
                     .arguments
                     .clone()
-                    .unwrap_or(Value::Object(Default::default()));
+                    .unwrap_or(Value::Object(Default::default()))
+                    .to_string();
+                // Stream the arguments too, so live previews build up as with a real model.
+                for fragment in argument_pieces(&arguments) {
+                    if !delay.is_zero() {
+                        tokio::time::sleep(delay).await;
+                    }
+                    sink(StreamDelta::ToolArguments {
+                        index: 0,
+                        name,
+                        fragment,
+                    });
+                }
                 vec![ToolCallMsg::new(
                     format!("script_{n}"),
                     name.clone(),
-                    arguments.to_string(),
+                    arguments,
                 )]
             }
             None => Vec::new(),
@@ -190,9 +204,9 @@ impl ChatModel for ScriptedModel {
     fn complete<'a>(
         &'a self,
         request: ChatRequest<'a>,
-        on_text: TextSink<'a>,
+        sink: StreamSink<'a>,
     ) -> BoxFuture<'a, Result<ModelReply, LlmError>> {
-        Box::pin(self.play(request, on_text))
+        Box::pin(self.play(request, sink))
     }
 }
 
@@ -202,6 +216,23 @@ fn last_step_was_declined(request: &ChatRequest<'_>) -> bool {
         let content = m.content.as_deref().unwrap_or("");
         (m.role == Role::Tool || content.starts_with("Tool result for"))
             && content.contains(DECLINED_MARKER)
+    })
+}
+
+/// Split arguments into pieces of about 48 bytes (on character boundaries).
+fn argument_pieces(text: &str) -> impl Iterator<Item = &str> {
+    let mut rest = text;
+    std::iter::from_fn(move || {
+        if rest.is_empty() {
+            return None;
+        }
+        let mut end = rest.len().min(48);
+        while !rest.is_char_boundary(end) {
+            end += 1;
+        }
+        let (piece, tail) = rest.split_at(end);
+        rest = tail;
+        Some(piece)
     })
 }
 
@@ -237,7 +268,11 @@ mod tests {
         messages: &[ChatMessage],
     ) -> (Result<ModelReply, LlmError>, String) {
         let mut streamed = String::new();
-        let mut sink = |t: &str| streamed.push_str(t);
+        let mut args = String::new();
+        let mut sink = |d: StreamDelta<'_>| match d {
+            StreamDelta::Text(t) => streamed.push_str(t),
+            StreamDelta::ToolArguments { fragment, .. } => args.push_str(fragment),
+        };
         let reply = model
             .complete(
                 ChatRequest {
@@ -247,6 +282,14 @@ mod tests {
                 &mut sink,
             )
             .await;
+        if let Ok(r) = &reply
+            && let Some(call) = r.tool_calls.first()
+        {
+            assert_eq!(
+                args, call.function.arguments,
+                "the arguments streamed whole"
+            );
+        }
         (reply, streamed)
     }
 

@@ -75,9 +75,20 @@ pub struct StreamAccumulator {
     calls: Vec<PartialCall>,
     finish_reason: Option<String>,
     usage: Option<TokenUsage>,
+    /// Argument fragments not yet reported: (call position, fragment).
+    fragments: Vec<(usize, String)>,
 }
 
 impl StreamAccumulator {
+    /// Argument fragments received since the last call, with their call's
+    /// position and name (for live previews of a call still streaming).
+    pub fn take_argument_fragments(&mut self) -> Vec<(usize, String, String)> {
+        std::mem::take(&mut self.fragments)
+            .into_iter()
+            .map(|(i, f)| (i, self.calls[i].name.clone(), f))
+            .collect()
+    }
+
     /// Feed the `data:` of one SSE event (not `[DONE]`). Returns the text delta, if any.
     pub fn push_data(&mut self, data: &str) -> Result<Option<String>, LlmError> {
         let chunk: Chunk = serde_json::from_str(data)
@@ -153,10 +164,14 @@ impl StreamAccumulator {
                     call.name.push_str(&name);
                 }
             }
-            match function.arguments {
-                Some(Value::String(part)) => call.arguments.push_str(&part),
-                Some(Value::Null) | None => {}
-                Some(other) => call.arguments.push_str(&other.to_string()),
+            let fragment = match function.arguments {
+                Some(Value::String(part)) => part,
+                Some(Value::Null) | None => String::new(),
+                Some(other) => other.to_string(),
+            };
+            if !fragment.is_empty() {
+                call.arguments.push_str(&fragment);
+                self.fragments.push((position, fragment));
             }
         }
     }
@@ -265,6 +280,22 @@ mod tests {
         let args: Value = serde_json::from_str(&call.function.arguments).unwrap();
         assert_eq!(args["content"], "x\ny");
         assert_eq!(reply.finish_reason.as_deref(), Some("tool_calls"));
+    }
+
+    #[test]
+    fn argument_fragments_are_reported_with_their_call() {
+        let mut acc = StreamAccumulator::default();
+        acc.push_data(r#"{"choices":[{"delta":{"tool_calls":[{"index":0,"id":"a","function":{"name":"write_file","arguments":"{\"pa"}}]}}]}"#).unwrap();
+        acc.push_data(r#"{"choices":[{"delta":{"tool_calls":[{"index":0,"function":{"arguments":"th\":"}}]}}]}"#).unwrap();
+        let got = acc.take_argument_fragments();
+        assert_eq!(
+            got,
+            [
+                (0, "write_file".to_string(), "{\"pa".to_string()),
+                (0, "write_file".to_string(), "th\":".to_string())
+            ]
+        );
+        assert!(acc.take_argument_fragments().is_empty());
     }
 
     #[test]

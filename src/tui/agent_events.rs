@@ -11,6 +11,11 @@ impl App {
     /// One event from the core.
     pub fn on_agent(&mut self, event: AgentEvent) {
         match event {
+            // Live previews of streaming edits are not shown yet.
+            AgentEvent::ToolCallStreaming { .. }
+            | AgentEvent::LiveEditBase { .. }
+            | AgentEvent::SessionDiff { .. }
+            | AgentEvent::UndoFinished { .. } => {}
             AgentEvent::TaskStarted {
                 max_steps, rules, ..
             } => {
@@ -160,7 +165,7 @@ impl App {
             AgentEvent::GateRefused { reason, .. } => {
                 self.conversation.push_entry(Kind::Gate, &reason)
             }
-            AgentEvent::FinalAnswer { text } => self.conversation.final_answer(&text),
+            AgentEvent::FinalAnswer { text, .. } => self.conversation.final_answer(&text),
             AgentEvent::Error { message } => {
                 tracing::warn!(%message, "agent error");
                 self.conversation

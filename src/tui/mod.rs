@@ -161,7 +161,7 @@ async fn run_app(
         }
     };
     // Let an interrupted task wind down (test processes killed) before exiting.
-    if let Some(AgentHandle { commands, task }) = agent {
+    if let Some(AgentHandle { commands, task, .. }) = agent {
         drop(commands);
         if !task.is_finished() {
             let _ = tokio::time::timeout(Duration::from_secs(3), task).await;

@@ -115,6 +115,15 @@ pub fn json_completion(content: &str) -> Reply {
     }))
 }
 
+/// The same reply, sent only after `ms` milliseconds.
+pub fn delayed(reply: Reply, ms: u64) -> Reply {
+    Reply::Custom(
+        reply
+            .template()
+            .set_delay(std::time::Duration::from_millis(ms)),
+    )
+}
+
 pub fn error(status: u16, message: &str) -> Reply {
     Reply::Error {
         status,

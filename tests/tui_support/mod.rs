@@ -180,8 +180,9 @@ pub fn propose(
 ) -> oneshot::Receiver<Decision> {
     let id = format!("call_{step}");
     let (target, diff) = match &action {
-        ApprovalAction::Edit { path, diff } => (path.clone(), Some(diff.clone())),
+        ApprovalAction::Edit { path, diff, .. } => (path.clone(), Some(diff.clone())),
         ApprovalAction::RunTests { .. } => ("unittest".to_string(), None),
+        ApprovalAction::Undo { files } => ("undo".to_string(), files.first().cloned()),
     };
     feed(
         app,
@@ -211,6 +212,7 @@ pub fn propose(
         call_id: id,
         tool,
         action,
+        allow_for_task: true,
         reply,
     }));
     answer
@@ -232,6 +234,8 @@ pub fn write_calculator(app: &mut App) -> oneshot::Receiver<Decision> {
         ApprovalAction::Edit {
             path: "calculator.py".into(),
             diff,
+            proposed: String::new(),
+            original: None,
         },
     )
 }
@@ -321,6 +325,15 @@ pub fn finished(app: &mut App) {
             },
             AgentEvent::FinalAnswer {
                 text: ANSWER.into(),
+                receipt: stepwise::agent::Receipt {
+                    tests: Some(stepwise::agent::TestReceipt {
+                        command: "python3 -m pytest -q".into(),
+                        exit_code: Some(0),
+                        summary: "4 passed".into(),
+                    }),
+                    files: vec![],
+                    diff_hash: "0123456789ab".into(),
+                },
             },
             task_finished(FinishReason::Answered, 6),
         ],

@@ -1,0 +1,274 @@
+//! Reading a tool call's arguments while they are still streaming in: a
+//! tolerant scanner for the top-level string fields of a partial JSON object,
+//! so a front end can show an edit's diff building up before the call ends.
+
+use super::events::{AgentEvent, EventSender};
+use crate::tools::Workspace;
+use crate::tools::files::MAX_FILE_BYTES;
+
+/// Tools whose streaming arguments get a live preview.
+const PREVIEWED: [&str; 2] = ["write_file", "replace_text"];
+/// Stop looking for the path in arguments longer than this (it comes first in practice).
+const PATH_SEARCH_LIMIT: usize = 64 * 1024;
+
+/// Forwards streaming tool-call arguments as events, and once an edit's path
+/// is known, sends the file's current content so the preview can be diffed.
+pub(super) struct LiveCalls<'a> {
+    events: &'a EventSender,
+    workspace: &'a Workspace,
+    calls: Vec<(usize, String, bool)>,
+}
+
+impl<'a> LiveCalls<'a> {
+    pub(super) fn new(events: &'a EventSender, workspace: &'a Workspace) -> Self {
+        LiveCalls {
+            events,
+            workspace,
+            calls: Vec::new(),
+        }
+    }
+
+    pub(super) fn on_fragment(&mut self, index: usize, tool: &str, fragment: &str) {
+        let _ = self.events.send(AgentEvent::ToolCallStreaming {
+            index,
+            tool: tool.to_string(),
+            fragment: fragment.to_string(),
+        });
+        if !PREVIEWED.contains(&tool) {
+            return;
+        }
+        let position = match self.calls.iter().position(|c| c.0 == index) {
+            Some(p) => p,
+            None => {
+                self.calls.push((index, String::new(), false));
+                self.calls.len() - 1
+            }
+        };
+        let (_, buffer, based) = &mut self.calls[position];
+        if *based || buffer.len() > PATH_SEARCH_LIMIT {
+            return;
+        }
+        buffer.push_str(fragment);
+        let Some(path) = partial_field(buffer, "path").filter(|p| p.complete) else {
+            return;
+        };
+        *based = true;
+        // Read through the same confinement as the tools; a refused path gets no preview.
+        let Ok(rel) = Workspace::check(&path.value) else {
+            return;
+        };
+        let old = match self.workspace.read_bytes(&rel, MAX_FILE_BYTES) {
+            Ok(Some(bytes)) => match String::from_utf8(bytes) {
+                Ok(text) => Some(text),
+                Err(_) => return,
+            },
+            Ok(None) => None,
+            Err(_) => return,
+        };
+        let _ = self.events.send(AgentEvent::LiveEditBase {
+            index,
+            tool: tool.to_string(),
+            path: path.value,
+            old,
+        });
+    }
+}
+
+/// A top-level string field of a partial JSON object.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PartialField {
+    pub value: String,
+    /// The closing quote has arrived.
+    pub complete: bool,
+}
+
+/// The value of top-level string field `key` in the (possibly cut) JSON
+/// object text `text`, as far as it has arrived.
+pub fn partial_field(text: &str, key: &str) -> Option<PartialField> {
+    let mut s = Scanner { text, pos: 0 };
+    s.ws();
+    if !s.eat('{') {
+        return None;
+    }
+    loop {
+        s.ws();
+        if s.eat('}') {
+            return None;
+        }
+        let name = s.string()?;
+        if !name.complete {
+            return None;
+        }
+        s.ws();
+        if !s.eat(':') {
+            return None;
+        }
+        s.ws();
+        if s.peek() == Some('"') {
+            let value = s.string()?;
+            if name.value == key {
+                return Some(value);
+            }
+            if !value.complete {
+                return None;
+            }
+        } else {
+            s.skip_scalar()?;
+        }
+        s.ws();
+        if !s.eat(',') {
+            return None;
+        }
+    }
+}
+
+struct Scanner<'a> {
+    text: &'a str,
+    pos: usize,
+}
+
+impl Scanner<'_> {
+    fn peek(&self) -> Option<char> {
+        self.text[self.pos..].chars().next()
+    }
+
+    fn eat(&mut self, c: char) -> bool {
+        if self.peek() == Some(c) {
+            self.pos += c.len_utf8();
+            true
+        } else {
+            false
+        }
+    }
+
+    fn ws(&mut self) {
+        while self.peek().is_some_and(char::is_whitespace) {
+            self.pos += 1;
+        }
+    }
+
+    /// Skip a number, `true`, `false`, `null`, or a nested value, up to `,` or `}`.
+    fn skip_scalar(&mut self) -> Option<()> {
+        let mut depth = 0i32;
+        let mut in_string = false;
+        let mut escaped = false;
+        for (i, c) in self.text[self.pos..].char_indices() {
+            if in_string {
+                match (escaped, c) {
+                    (true, _) => escaped = false,
+                    (false, '\\') => escaped = true,
+                    (false, '"') => in_string = false,
+                    _ => {}
+                }
+                continue;
+            }
+            match c {
+                '"' => in_string = true,
+                '{' | '[' => depth += 1,
+                '}' | ']' if depth > 0 => depth -= 1,
+                ',' | '}' if depth == 0 => {
+                    self.pos += i;
+                    return Some(());
+                }
+                _ => {}
+            }
+        }
+        None
+    }
+
+    /// A JSON string at the cursor, decoded as far as it goes.
+    fn string(&mut self) -> Option<PartialField> {
+        if !self.eat('"') {
+            return None;
+        }
+        let mut value = String::new();
+        let rest = &self.text[self.pos..];
+        let mut chars = rest.char_indices();
+        while let Some((i, c)) = chars.next() {
+            match c {
+                '"' => {
+                    self.pos += i + 1;
+                    return Some(PartialField {
+                        value,
+                        complete: true,
+                    });
+                }
+                '\\' => {
+                    let Some((_, e)) = chars.next() else { break };
+                    match e {
+                        'n' => value.push('\n'),
+                        't' => value.push('\t'),
+                        'r' => value.push('\r'),
+                        'b' => value.push('\u{8}'),
+                        'f' => value.push('\u{c}'),
+                        'u' => {
+                            let hex: String = chars.by_ref().take(4).map(|(_, h)| h).collect();
+                            if hex.len() < 4 {
+                                break;
+                            }
+                            let code = u32::from_str_radix(&hex, 16).ok()?;
+                            // Surrogate pairs are rare in code; show a replacement.
+                            value.push(char::from_u32(code).unwrap_or('\u{fffd}'));
+                        }
+                        other => value.push(other),
+                    }
+                }
+                c => value.push(c),
+            }
+        }
+        self.pos = self.text.len();
+        Some(PartialField {
+            value,
+            complete: false,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn field(text: &str, key: &str) -> Option<(String, bool)> {
+        partial_field(text, key).map(|f| (f.value, f.complete))
+    }
+
+    #[test]
+    fn fields_are_read_as_far_as_they_arrived() {
+        let full = r#"{"path": "calc.py", "content": "def f():\n    return \"x\"\n"}"#;
+        for cut in 0..=full.len() {
+            let Some(part) = full.get(..cut) else {
+                continue;
+            };
+            if let Some((value, _)) = field(part, "content") {
+                assert!(
+                    "def f():\n    return \"x\"\n".starts_with(&value),
+                    "{cut}: {value:?}"
+                );
+            }
+        }
+        assert_eq!(field(full, "path"), Some(("calc.py".into(), true)));
+        assert_eq!(field(&full[..35], "content"), Some(("def".into(), false)));
+        assert_eq!(field(r#"{"path": "ca"#, "path"), Some(("ca".into(), false)));
+    }
+
+    #[test]
+    fn keys_inside_values_and_other_types_do_not_confuse_it() {
+        let text =
+            r#"{"content": "\"path\": \"evil\"", "n": 3, "o": {"a": [1, "}"]}, "path": "real.py"}"#;
+        assert_eq!(field(text, "path"), Some(("real.py".into(), true)));
+        assert_eq!(
+            field(r#"{"content": "x\u00e9y"#, "content"),
+            Some(("xéy".into(), false))
+        );
+        assert_eq!(
+            field(r#"{"content": "ab\"#, "content"),
+            Some(("ab".into(), false))
+        );
+        assert_eq!(
+            field(r#"{"content": "ab\u00"#, "content"),
+            Some(("ab".into(), false))
+        );
+        assert_eq!(field("not json", "path"), None);
+        assert_eq!(field(r#"{"other": "x"}"#, "path"), None);
+    }
+}

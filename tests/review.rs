@@ -1,0 +1,336 @@
+//! Reviewing edits in the core: applying only some hunks, writing the user's
+//! edited version, and approval scopes (forbidden by configuration, revoked).
+
+mod common;
+
+use common::*;
+use serde_json::{Value, json};
+use std::sync::Arc;
+use stepwise::agent::scopes::ScopePolicy;
+use stepwise::agent::{AgentEvent, Decision, FinishReason, LoopSettings, Session};
+use stepwise::llm::HttpModel;
+use stepwise::tools::Workspace;
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+fn session(model: &MockModel, dir: &std::path::Path, settings: LoopSettings) -> Session {
+    let http = HttpModel::new(&model.base_url(), "mock-model", None).unwrap();
+    Session::new(settings, Arc::new(http), Workspace::open(dir).unwrap())
+}
+
+/// Run a task answering approvals with `decide`; returns the events.
+async fn run(
+    s: &mut Session,
+    decide: impl Fn(&stepwise::agent::ApprovalRequest) -> Decision + Send + 'static,
+) -> (FinishReason, Vec<Value>) {
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    let collector = tokio::spawn(async move {
+        let mut seen = Vec::new();
+        while let Some(event) = rx.recv().await {
+            seen.push(serde_json::to_value(&event).unwrap());
+            if let AgentEvent::ApprovalRequested(request) = event {
+                let decision = decide(&request);
+                let _ = request.reply.send(decision);
+            }
+        }
+        seen
+    });
+    let reason = s.run_task("edit", &tx, CancellationToken::new()).await;
+    drop(tx);
+    (reason, collector.await.unwrap())
+}
+
+fn forty_lines() -> String {
+    (1..=40).map(|i| format!("line_{i} = {i}\n")).collect()
+}
+
+fn three_hunk_version(old: &str) -> String {
+    old.replace("line_2 = 2\n", "line_2 = 'two'\n")
+        .replace("line_20 = 20\n", "line_20 = 'twenty'\n")
+        .replace("line_38 = 38\n", "line_38 = 'thirty-eight'\n")
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn rejecting_the_middle_hunk_writes_exactly_the_other_two_and_tells_the_model() {
+    let ws = copy_workspace();
+    let old = forty_lines();
+    std::fs::write(ws.path().join("lines.py"), &old).unwrap();
+    let model = MockModel::start(vec![
+        tool_call("read_file", json!({"path": "lines.py"})),
+        tool_call(
+            "write_file",
+            json!({"path": "lines.py", "content": three_hunk_version(&old)}),
+        ),
+        text("noted"),
+    ])
+    .await;
+    let mut s = session(&model, ws.path(), LoopSettings::default());
+    let (_, events) = run(&mut s, |r| {
+        if let stepwise::agent::ApprovalAction::Edit { diff, proposed, .. } = &r.action {
+            assert_eq!(diff.hunks.len(), 3);
+            assert!(
+                proposed.contains("'twenty'"),
+                "the proposal travels with the request"
+            );
+        }
+        Decision::ApproveHunks {
+            accepted: vec![0, 2],
+        }
+    })
+    .await;
+    let expected = old
+        .replace("line_2 = 2\n", "line_2 = 'two'\n")
+        .replace("line_38 = 38\n", "line_38 = 'thirty-eight'\n");
+    assert_eq!(
+        std::fs::read_to_string(ws.path().join("lines.py")).unwrap(),
+        expected
+    );
+    let requests = model.requests().await;
+    let result: Value =
+        serde_json::from_str(tool_messages(&requests[2])[1]["content"].as_str().unwrap()).unwrap();
+    assert_eq!(result["success"], true);
+    let rejected = result["rejected_hunks"].as_array().unwrap();
+    assert_eq!(rejected.len(), 1);
+    assert!(
+        rejected[0]["lines"]
+            .as_str()
+            .unwrap()
+            .contains("+line_20 = 'twenty'")
+    );
+    assert_eq!(result["content"], expected);
+    let finished = events
+        .iter()
+        .filter(|e| e["event"] == "tool_finished")
+        .nth(1)
+        .unwrap();
+    assert!(
+        finished["summary"]
+            .as_str()
+            .unwrap()
+            .contains("some hunks rejected")
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn hunks_of_a_crlf_file_keep_its_line_endings() {
+    let ws = copy_workspace();
+    let old = forty_lines().replace('\n', "\r\n");
+    std::fs::write(ws.path().join("lines.py"), &old).unwrap();
+    let model = MockModel::start(vec![
+        tool_call("read_file", json!({"path": "lines.py"})),
+        tool_call("write_file", json!({"path": "lines.py", "content": three_hunk_version(&forty_lines()).replace('\n', "\r\n")})),
+        text("ok"),
+    ])
+    .await;
+    let mut s = session(&model, ws.path(), LoopSettings::default());
+    run(&mut s, |_| Decision::ApproveHunks { accepted: vec![1] }).await;
+    let written = std::fs::read_to_string(ws.path().join("lines.py")).unwrap();
+    assert_eq!(
+        written,
+        old.replace("line_20 = 20\r\n", "line_20 = 'twenty'\r\n")
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn rejecting_every_hunk_is_a_decline() {
+    let ws = copy_workspace();
+    let before = std::fs::read(ws.path().join("calculator.py")).unwrap();
+    let model = MockModel::start(vec![
+        tool_call("read_file", json!({"path": "calculator.py"})),
+        tool_call(
+            "replace_text",
+            json!({"path": "calculator.py", "old": "return a + b", "new": "return b + a"}),
+        ),
+        text("ok"),
+    ])
+    .await;
+    let mut s = session(&model, ws.path(), LoopSettings::default());
+    let (_, events) = run(&mut s, |_| Decision::ApproveHunks { accepted: vec![] }).await;
+    assert_eq!(
+        std::fs::read(ws.path().join("calculator.py")).unwrap(),
+        before
+    );
+    assert!(
+        events
+            .iter()
+            .any(|e| e["event"] == "tool_finished" && e["status"] == "declined")
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_users_edited_version_is_written_and_the_model_sees_the_final_diff() {
+    let ws = copy_workspace();
+    let model = MockModel::start(vec![
+        tool_call("read_file", json!({"path": "calculator.py"})),
+        tool_call(
+            "replace_text",
+            json!({"path": "calculator.py", "old": "return a + b", "new": "return a+b"}),
+        ),
+        text("ok"),
+    ])
+    .await;
+    let mut s = session(&model, ws.path(), LoopSettings::default());
+    let original = std::fs::read_to_string(ws.path().join("calculator.py")).unwrap();
+    let mine = original.replace("return a + b", "return sum((a, b))");
+    let content = mine.clone();
+    run(&mut s, move |_| Decision::ApproveEdited {
+        content: content.clone(),
+    })
+    .await;
+    assert_eq!(
+        std::fs::read_to_string(ws.path().join("calculator.py")).unwrap(),
+        mine
+    );
+    let requests = model.requests().await;
+    let result: Value =
+        serde_json::from_str(tool_messages(&requests[2])[1]["content"].as_str().unwrap()).unwrap();
+    assert_eq!(result["user_modified"], true);
+    assert!(
+        result["final_diff"]
+            .as_str()
+            .unwrap()
+            .contains("+    return sum((a, b))")
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn configuration_can_forbid_approving_a_tool_for_the_whole_task() {
+    let ws = copy_workspace();
+    let model = MockModel::start(vec![
+        tool_call("run_tests", json!({"command": "unittest"})),
+        tool_call("run_tests", json!({"command": "unittest"})),
+        text("done"),
+    ])
+    .await;
+    let settings = LoopSettings {
+        scope_policy: ScopePolicy::new(&["run_tests".into()], &[]).unwrap(),
+        ..LoopSettings::default()
+    };
+    let mut s = session(&model, ws.path(), settings);
+    let (_, events) = run(&mut s, |r| {
+        assert!(!r.allow_for_task, "the front end is told not to offer it");
+        Decision::ApproveToolForTask
+    })
+    .await;
+    assert_eq!(
+        events
+            .iter()
+            .filter(|e| e["event"] == "approval_requested")
+            .count(),
+        2
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_revoked_task_approval_asks_again() {
+    let ws = copy_workspace();
+    let model = MockModel::start(vec![
+        tool_call("write_file", json!({"path": "a.md", "content": "a\n"})),
+        tool_call("write_file", json!({"path": "b.md", "content": "b\n"})),
+        // Slow enough that the revocation below lands before step 3 is checked.
+        delayed(
+            tool_call("write_file", json!({"path": "c.md", "content": "c\n"})),
+            500,
+        ),
+        tool_call("run_tests", json!({"command": "unittest"})),
+        text("done"),
+    ])
+    .await;
+    let mut s = session(&model, ws.path(), LoopSettings::default());
+    let approvals = s.task_approvals();
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    let collector = tokio::spawn(async move {
+        let mut asked = Vec::new();
+        while let Some(event) = rx.recv().await {
+            match event {
+                AgentEvent::ApprovalRequested(r) => {
+                    asked.push(r.step);
+                    let d = if r.step == 1 {
+                        Decision::ApproveToolForTask
+                    } else {
+                        Decision::Approve
+                    };
+                    let _ = r.reply.send(d);
+                }
+                AgentEvent::ToolFinished { step: 2, .. } => {
+                    assert_eq!(
+                        approvals.list(),
+                        ["write_file"],
+                        "the front end sees the grant"
+                    );
+                    approvals.revoke("write_file");
+                }
+                _ => {}
+            }
+        }
+        asked
+    });
+    s.run_task("three files", &tx, CancellationToken::new())
+        .await;
+    drop(tx);
+    assert_eq!(
+        collector.await.unwrap(),
+        [1, 3, 4],
+        "step 2 was covered; after the revoke step 3 asks"
+    );
+    assert!(
+        s.task_approvals().list().is_empty(),
+        "cleared when the task ends"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn streaming_edit_arguments_arrive_as_events_with_the_file_base() {
+    let ws = copy_workspace();
+    let content = "def add(a, b):\n    return a + b\n";
+    let args = json!({"path": "calculator.py", "content": content});
+    let model = MockModel::start(vec![
+        tool_call("read_file", json!({"path": "calculator.py"})),
+        tool_call("write_file", args.clone()),
+        text("done"),
+    ])
+    .await;
+    let mut s = session(&model, ws.path(), LoopSettings::default());
+    let (_, events) = run(&mut s, |_| Decision::Decline { reason: None }).await;
+    let fragments: String = events
+        .iter()
+        .filter(|e| e["event"] == "tool_call_streaming" && e["tool"] == "write_file")
+        .map(|e| e["fragment"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(fragments, args.to_string());
+    let base = events
+        .iter()
+        .find(|e| e["event"] == "live_edit_base")
+        .expect("a base");
+    assert_eq!(base["path"], "calculator.py");
+    assert_eq!(
+        base["old"].as_str().unwrap(),
+        std::fs::read_to_string(ws.path().join("calculator.py")).unwrap()
+    );
+    // The live preview comes before the final proposal.
+    let base_at = events
+        .iter()
+        .position(|e| e["event"] == "live_edit_base")
+        .unwrap();
+    let proposed_at = events
+        .iter()
+        .position(|e| e["event"] == "tool_call_proposed" && e["tool"] == "write_file")
+        .unwrap();
+    assert!(base_at < proposed_at);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_live_preview_never_reads_outside_the_workspace() {
+    let ws = copy_workspace();
+    let model = MockModel::start(vec![
+        tool_call(
+            "write_file",
+            json!({"path": "../outside.py", "content": "x"}),
+        ),
+        text("done"),
+    ])
+    .await;
+    let mut s = session(&model, ws.path(), LoopSettings::default());
+    let (_, events) = run(&mut s, |_| Decision::Approve).await;
+    assert!(!events.iter().any(|e| e["event"] == "live_edit_base"));
+}
