@@ -88,7 +88,32 @@ pub async fn run(config: Config, args: ExecArgs) -> i32 {
     let reason = prepared.session.run_task(&task, &events, cancel).await;
     drop(events);
     let _ = printing.await;
+    print_changed_files(&prepared.session.session_diffs(), args.json);
     exit_code(&reason)
+}
+
+/// The summary of what the session changed, printed at the end of `exec`.
+fn print_changed_files(diffs: &[FileDiff], json: bool) {
+    if json {
+        let files: Vec<_> = diffs
+            .iter()
+            .map(|d| serde_json::json!({"path": d.path, "added": d.added, "removed": d.removed, "created": d.new_file}))
+            .collect();
+        println!(
+            "{}",
+            serde_json::json!({"event": "changed_files", "files": files})
+        );
+        return;
+    }
+    if diffs.is_empty() {
+        println!("No files changed.");
+        return;
+    }
+    println!("Changed files:");
+    for d in diffs {
+        let created = if d.new_file { " (new)" } else { "" };
+        println!("  {}{created} {}", d.path, d.stat());
+    }
 }
 
 pub fn exit_code(reason: &FinishReason) -> i32 {
@@ -257,9 +282,9 @@ impl Printer {
                 } else {
                     self.line(&self.paint(BOLD, "Final answer:"));
                     self.line(&text);
-                    for line in receipt_lines(&receipt) {
-                        self.line(&self.paint(DIM, &line));
-                    }
+                }
+                for line in receipt_lines(&receipt) {
+                    self.line(&self.paint(DIM, &line));
                 }
             }
             AgentEvent::Error { message } => {
@@ -373,6 +398,9 @@ pub fn receipt_lines(receipt: &Receipt) -> Vec<String> {
 
 /// `Tokens: 1,234 in (200 cached) / 56 out · est. $0.0012`
 pub fn usage_line(usage: &TokenUsage, cost_usd: Option<f64>) -> String {
+    if *usage == TokenUsage::default() && cost_usd.is_none() {
+        return "Tokens: none reported".into();
+    }
     let mut line = format!("Tokens: {} in", usage.prompt_tokens);
     if usage.cached_tokens > 0 {
         line.push_str(&format!(" ({} cached)", usage.cached_tokens));

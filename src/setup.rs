@@ -85,6 +85,11 @@ pub fn prepare(config: &Config) -> Result<Prepared, String> {
     let copy = copy_to_temp(&config.workspace)
         .map_err(|e| format!("cannot copy the workspace for the demo: {e}"))?;
     let model: Arc<dyn ChatModel> = Arc::new(ScriptedModel::new(script, SCRIPTED_LABEL));
+    // A scripted model costs nothing, whatever --model names.
+    let settings = LoopSettings {
+        pricing: None,
+        ..settings
+    };
     let workspace = open(&copy)?;
     let lock = WorkspaceLock::acquire(workspace.root())?;
     Ok(Prepared {

@@ -82,7 +82,15 @@ fn demo_with_yes_finishes_on_a_copy_and_leaves_the_repo_workspace_alone() {
         before,
         "repo workspace unchanged"
     );
-    let finished = events.last().unwrap();
+    let finished = events
+        .iter()
+        .find(|e| e["event"] == "task_finished")
+        .unwrap();
+    assert_eq!(
+        finished["cost_usd"],
+        Value::Null,
+        "a scripted model has no cost"
+    );
     assert_eq!(finished["reason"]["reason"], "answered");
 }
 

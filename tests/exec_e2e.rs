@@ -115,6 +115,16 @@ async fn seed_scenario(runner: &str) {
         "{text}"
     );
     assert!(text.contains("+def divide(a, b):"), "diff shown:\n{text}");
+    assert!(
+        text.contains("Receipt: `") && text.contains("exit 0"),
+        "{text}"
+    );
+    assert!(
+        text.contains(
+            "Changed files:\n  calculator.py +6 \u{2212}0\n  test_calculator.py +9 \u{2212}1"
+        ),
+        "{text}"
+    );
     assert!(text.contains("Final answer accepted"), "{text}");
 }
 
@@ -183,8 +193,18 @@ async fn json_output_is_one_event_per_line() {
         kinds.contains(&"tool_finished") && kinds.contains(&"final_answer"),
         "{kinds:?}"
     );
-    let finished = events.last().unwrap();
+    let finished = &events[events.len() - 2];
     assert_eq!(finished["event"], "task_finished");
+    assert_eq!(events.last().unwrap()["event"], "changed_files");
+    let answer = events
+        .iter()
+        .find(|e| e["event"] == "final_answer")
+        .unwrap();
+    assert_eq!(
+        answer["receipt"]["files"],
+        serde_json::json!([]),
+        "the receipt is in the JSON output"
+    );
     assert_eq!(finished["reason"]["reason"], "answered");
 }
 
@@ -228,6 +248,8 @@ fn key_from_dot_env_is_used_and_never_printed() {
         .current_dir(ws.path())
         .args([
             "exec",
+            "--max-retries",
+            "0",
             "--base-url",
             "http://127.0.0.2:9/v1",
             "--workspace",
