@@ -3,7 +3,8 @@
 //! when no one can answer.
 
 use crate::agent::{
-    AgentEvent, ApprovalRequest, CallStatus, Decision, EventReceiver, FinishReason, Receipt,
+    AgentEvent, ApprovalAction, ApprovalRequest, CallStatus, Decision, EventReceiver, FinishReason,
+    Receipt,
 };
 use crate::cli::ExecArgs;
 use crate::config::Config;
@@ -332,6 +333,18 @@ impl Printer {
     }
 
     async fn approve(&mut self, request: ApprovalRequest) {
+        // Multi-file actions show their diffs here (an edit's was shown with its step).
+        if !self.json {
+            match &request.action {
+                ApprovalAction::Patch { files } | ApprovalAction::Undo { files } => {
+                    for diff in files {
+                        self.print_diff(diff);
+                    }
+                }
+                ApprovalAction::Delete { diff, .. } => self.print_diff(diff),
+                ApprovalAction::Edit { .. } | ApprovalAction::RunTests { .. } => {}
+            }
+        }
         let decision = match self.policy {
             ApprovalPolicy::ApproveAll => Decision::Approve,
             ApprovalPolicy::DeclineAll => Decision::Decline {

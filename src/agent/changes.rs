@@ -14,7 +14,8 @@ pub struct FileChange {
     pub path: String,
     /// `None`: the edit created the file.
     pub before: Option<String>,
-    pub after: String,
+    /// `None`: the change deleted the file.
+    pub after: Option<String>,
 }
 
 /// One file of an undo: what it is now and what it goes back to.
@@ -35,31 +36,32 @@ pub struct UndoPlan {
     pub changes: usize,
 }
 
+/// A path with its content before the first and after the last change (`None`: absent).
+type NetChange<'a> = (&'a str, Option<&'a str>, Option<&'a str>);
+
 #[derive(Debug, Default)]
 pub struct ChangeLog {
     applied: Vec<FileChange>,
 }
 
 impl ChangeLog {
-    pub fn record(&mut self, task: u32, path: &str, before: Option<&str>, after: &str) {
+    pub fn record(&mut self, task: u32, path: &str, before: Option<&str>, after: Option<&str>) {
         self.applied.push(FileChange {
             task,
             path: path.to_string(),
             before: before.map(str::to_string),
-            after: after.to_string(),
+            after: after.map(str::to_string),
         });
     }
 
     /// Per changed path (in first-change order): the content before the first
     /// change among `changes` and after the last one.
-    fn net<'a>(
-        changes: impl Iterator<Item = &'a FileChange>,
-    ) -> Vec<(&'a str, Option<&'a str>, &'a str)> {
-        let mut out: Vec<(&str, Option<&str>, &str)> = Vec::new();
+    fn net<'a>(changes: impl Iterator<Item = &'a FileChange>) -> Vec<NetChange<'a>> {
+        let mut out: Vec<NetChange<'a>> = Vec::new();
         for c in changes {
             match out.iter_mut().find(|(p, _, _)| *p == c.path) {
-                Some(entry) => entry.2 = &c.after,
-                None => out.push((&c.path, c.before.as_deref(), &c.after)),
+                Some(entry) => entry.2 = c.after.as_deref(),
+                None => out.push((&c.path, c.before.as_deref(), c.after.as_deref())),
             }
         }
         out
@@ -69,7 +71,7 @@ impl ChangeLog {
     pub fn task_diffs(&self, task: u32) -> Vec<FileDiff> {
         Self::net(self.applied.iter().filter(|c| c.task == task))
             .into_iter()
-            .map(|(path, before, after)| FileDiff::compute(path, before, after))
+            .map(|(path, before, after)| FileDiff::compute(path, before, after.unwrap_or("")))
             .filter(|d| !d.is_empty())
             .collect()
     }
@@ -103,7 +105,7 @@ impl ChangeLog {
                 vec![(
                     last.path.as_str(),
                     last.before.as_deref(),
-                    last.after.as_str(),
+                    last.after.as_deref(),
                 )],
                 1,
             )
@@ -116,7 +118,7 @@ impl ChangeLog {
         let mut steps = Vec::new();
         for (path, restore, written) in targets {
             let now = read_now(ws, path);
-            if now.as_deref() != Some(written) {
+            if now.as_deref() != written {
                 return Err(format!(
                     "undo refused: {path} was changed on disk since stepwise wrote it; that change is kept (nothing was reverted)"
                 ));
@@ -124,7 +126,7 @@ impl ChangeLog {
             steps.push(UndoStep {
                 path: path.to_string(),
                 restore: restore.map(str::to_string),
-                diff: FileDiff::compute(path, Some(written), restore.unwrap_or("")),
+                diff: FileDiff::compute(path, written, restore.unwrap_or("")),
             });
         }
         Ok(UndoPlan { steps, changes })

@@ -51,6 +51,10 @@ pub enum ApprovalAction {
         #[serde(skip)]
         original: Option<String>,
     },
+    /// Apply a patch: one multi-file diff (deletions are asked again one by one).
+    Patch { files: Vec<FileDiff> },
+    /// Delete a file (part of a patch); always asked explicitly.
+    Delete { path: String, diff: FileDiff },
     /// Revert stepwise's own changes (`/undo`): each file goes back to these diffs.
     Undo { files: Vec<FileDiff> },
     /// Run a test command (program and arguments, no shell).
@@ -66,6 +70,16 @@ impl ApprovalAction {
                 format!("{verb} {path} ({})", diff.stat())
             }
             ApprovalAction::RunTests { command } => format!("Run {}", command.join(" ")),
+            ApprovalAction::Patch { files } => {
+                let names: Vec<String> = files
+                    .iter()
+                    .map(|d| format!("{} ({})", d.path, d.stat()))
+                    .collect();
+                format!("Apply patch to {}", names.join(", "))
+            }
+            ApprovalAction::Delete { path, diff } => {
+                format!("DELETE {path} (\u{2212}{} lines)", diff.removed)
+            }
             ApprovalAction::Undo { files } => {
                 let names: Vec<String> = files
                     .iter()

@@ -8,6 +8,7 @@ use super::revise;
 use super::session::{Session, Task};
 use crate::llm::scripted::DECLINED_MARKER;
 use crate::tools::files::{self, PreparedEdit};
+use crate::tools::patch_apply::{self, PreparedPatch};
 use crate::tools::test_runner::{self, TestRunner};
 use crate::tools::{ToolCall, ToolName, ToolOutput};
 use serde_json::Value;
@@ -17,6 +18,7 @@ use tokio::sync::oneshot;
 enum Prepared {
     Read,
     Edit(PreparedEdit),
+    Patch(PreparedPatch),
     Tests(TestRunner),
 }
 
@@ -107,6 +109,9 @@ impl Session {
                         proposed: edit.new.clone(),
                         original: edit.old.clone(),
                     },
+                    Prepared::Patch(patch) => ApprovalAction::Patch {
+                        files: patch.diffs(),
+                    },
                     Prepared::Tests(runner) => ApprovalAction::RunTests {
                         command: runner.argv(&test_runner::resolve_python()),
                     },
@@ -160,8 +165,37 @@ impl Session {
                             }
                         }
                     }
-                    // Hunks and edits only mean something for edits.
+                    (
+                        Decision::ApproveHunks { .. } | Decision::ApproveEdited { .. },
+                        Prepared::Patch(_),
+                    ) => {
+                        let reason = "a patch is approved or declined as a whole";
+                        let output = ToolOutput::error(declined(Some(reason)));
+                        return self.finish(t, call_id, name, CallStatus::Declined, output);
+                    }
+                    // Hunks and edits mean nothing for a test run.
                     (_, p) => prepared = p,
+                }
+            }
+            // Deleting a file always needs its own explicit approval.
+            if let Prepared::Patch(patch) = &prepared {
+                for delete in &patch.deletes {
+                    let action = ApprovalAction::Delete {
+                        path: delete.path.display(),
+                        diff: delete.diff.clone(),
+                    };
+                    if let Decision::Decline { reason } =
+                        self.ask(t, call_id, tool, action, false).await
+                    {
+                        let why = format!(
+                            "the user declined deleting {}{}; the patch was not applied",
+                            delete.path.display(),
+                            reason.map(|r| format!(" ({r})")).unwrap_or_default()
+                        );
+                        let message = declined_message(name, Some(&why), t.cancel.is_cancelled());
+                        let output = ToolOutput::error(message);
+                        return self.finish(t, call_id, name, CallStatus::Declined, output);
+                    }
                 }
             }
         }
@@ -181,10 +215,31 @@ impl Session {
                         self.tasks,
                         &edit.path.display(),
                         edit.old.as_deref(),
-                        &edit.new,
+                        Some(&edit.new),
                     );
                     if let Some(revision) = &revision {
                         revision.describe(&mut output, &edit);
+                    }
+                }
+                output
+            }
+            (_, Prepared::Patch(patch)) => {
+                let output = patch_apply::apply_patch(&self.workspace, &patch);
+                if output.success {
+                    t.changed_since_tests = true;
+                    for edit in &patch.edits {
+                        let path = edit.path.display();
+                        self.changes.record(
+                            self.tasks,
+                            &path,
+                            edit.old.as_deref(),
+                            Some(&edit.new),
+                        );
+                    }
+                    for delete in &patch.deletes {
+                        let path = delete.path.display();
+                        self.changes
+                            .record(self.tasks, &path, Some(&delete.old), None);
                     }
                 }
                 output
@@ -228,6 +283,9 @@ impl Session {
                 .map_err(|e| e.0),
             ToolCall::ReplaceText { path, old, new } => files::prepare_replace(ws, path, old, new)
                 .map(Prepared::Edit)
+                .map_err(|e| e.0),
+            ToolCall::ApplyPatch { patch } => patch_apply::prepare_patch(ws, patch)
+                .map(Prepared::Patch)
                 .map_err(|e| e.0),
             ToolCall::RunTests { runner } => Ok(Prepared::Tests(*runner)),
         }

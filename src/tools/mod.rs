@@ -6,6 +6,8 @@
 pub mod edit;
 pub mod files;
 pub mod guard;
+pub mod patch;
+pub mod patch_apply;
 pub mod redact;
 pub mod test_runner;
 pub mod workspace;
@@ -23,15 +25,17 @@ pub enum ToolName {
     ReadFile,
     WriteFile,
     ReplaceText,
+    ApplyPatch,
     RunTests,
 }
 
 impl ToolName {
-    pub const ALL: [ToolName; 5] = [
+    pub const ALL: [ToolName; 6] = [
         ToolName::ListFiles,
         ToolName::ReadFile,
         ToolName::WriteFile,
         ToolName::ReplaceText,
+        ToolName::ApplyPatch,
         ToolName::RunTests,
     ];
 
@@ -41,6 +45,7 @@ impl ToolName {
             ToolName::ReadFile => "read_file",
             ToolName::WriteFile => "write_file",
             ToolName::ReplaceText => "replace_text",
+            ToolName::ApplyPatch => "apply_patch",
             ToolName::RunTests => "run_tests",
         }
     }
@@ -53,7 +58,7 @@ impl ToolName {
     pub fn needs_approval(self) -> bool {
         matches!(
             self,
-            ToolName::WriteFile | ToolName::ReplaceText | ToolName::RunTests
+            ToolName::WriteFile | ToolName::ReplaceText | ToolName::ApplyPatch | ToolName::RunTests
         )
     }
 
@@ -70,6 +75,9 @@ impl ToolName {
             }
             ToolName::ReplaceText => {
                 "Replace exactly one occurrence of `old` with `new` in a file. `old` must match the file exactly once; include surrounding lines to make it unique. Read the file first; refused if it changed since your last read. Needs the user's approval."
+            }
+            ToolName::ApplyPatch => {
+                "Apply a standard unified diff (`--- a/PATH`, `+++ b/PATH`, `@@ -a,b +c,d @@` hunks with ' ', '-', '+' lines), possibly for several files; `--- /dev/null` creates a file, `+++ /dev/null` deletes one (asked separately). Context and removed lines must match the file exactly. All files are applied or none. Read every file first. Needs the user's approval."
             }
             ToolName::RunTests => {
                 "Run the project's tests in the workspace root: `pytest` (python -m pytest -q) or `unittest` (python -m unittest discover -v). Needs the user's approval."
@@ -99,6 +107,10 @@ impl ToolName {
                     "new": string("Replacement text"),
                 }),
                 &["path", "old", "new"],
+            ),
+            ToolName::ApplyPatch => (
+                json!({"patch": string("The unified diff text")}),
+                &["patch"],
             ),
             ToolName::RunTests => (
                 json!({"command": {"type": "string", "enum": ["pytest", "unittest"], "description": "Test runner; default \"pytest\""}}),
@@ -141,6 +153,9 @@ pub enum ToolCall {
         path: String,
         old: String,
         new: String,
+    },
+    ApplyPatch {
+        patch: String,
     },
     RunTests {
         runner: TestRunner,
@@ -204,6 +219,9 @@ impl ToolCall {
                 old: req("old")?,
                 new: req("new")?,
             },
+            ToolName::ApplyPatch => ToolCall::ApplyPatch {
+                patch: req("patch")?,
+            },
             ToolName::RunTests => {
                 let command = get("command", false)?.unwrap_or_else(|| "pytest".into());
                 ToolCall::RunTests {
@@ -219,6 +237,7 @@ impl ToolCall {
             ToolCall::ReadFile { .. } => ToolName::ReadFile,
             ToolCall::WriteFile { .. } => ToolName::WriteFile,
             ToolCall::ReplaceText { .. } => ToolName::ReplaceText,
+            ToolCall::ApplyPatch { .. } => ToolName::ApplyPatch,
             ToolCall::RunTests { .. } => ToolName::RunTests,
         }
     }
@@ -230,6 +249,26 @@ impl ToolCall {
             | ToolCall::ReadFile { path }
             | ToolCall::WriteFile { path, .. }
             | ToolCall::ReplaceText { path, .. } => path.clone(),
+            ToolCall::ApplyPatch { patch } => {
+                let files: Vec<&str> = patch
+                    .lines()
+                    .filter_map(|l| l.strip_prefix("+++ ").or_else(|| l.strip_prefix("--- ")))
+                    .map(|p| p.split('\t').next().unwrap_or(p).trim())
+                    .filter(|p| *p != "/dev/null")
+                    .map(|p| {
+                        p.strip_prefix("a/")
+                            .or_else(|| p.strip_prefix("b/"))
+                            .unwrap_or(p)
+                    })
+                    .collect();
+                let mut unique: Vec<&str> = Vec::new();
+                for f in files {
+                    if !unique.contains(&f) {
+                        unique.push(f);
+                    }
+                }
+                unique.join(", ")
+            }
             ToolCall::RunTests { runner } => runner.as_str().to_string(),
         }
     }
@@ -363,7 +402,7 @@ mod tests {
     }
 
     #[test]
-    fn schemas_name_all_five_tools_with_their_arguments() {
+    fn schemas_name_all_six_tools_with_their_arguments() {
         let schemas = tool_schemas();
         let names: Vec<_> = schemas
             .as_array()
@@ -378,13 +417,30 @@ mod tests {
                 "read_file",
                 "write_file",
                 "replace_text",
+                "apply_patch",
                 "run_tests"
             ]
+        );
+        assert_eq!(
+            schemas[4]["function"]["parameters"]["required"],
+            json!(["patch"])
         );
         assert_eq!(
             schemas[3]["function"]["parameters"]["required"],
             json!(["path", "old", "new"])
         );
+    }
+
+    #[test]
+    fn a_patch_call_targets_its_files() {
+        let call = ToolCall::parse(
+            "apply_patch",
+            &json!({"patch": "--- a/x.py\n+++ b/x.py\n@@ -1 +1 @@\n-a\n+b\n--- /dev/null\n+++ b/y.py\n@@ -0,0 +1 @@\n+c\n"}).to_string(),
+        )
+        .unwrap();
+        assert_eq!(call.name(), ToolName::ApplyPatch);
+        assert_eq!(call.target(), "x.py, y.py");
+        assert!(ToolName::ApplyPatch.needs_approval());
     }
 
     #[test]

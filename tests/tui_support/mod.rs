@@ -182,7 +182,10 @@ pub fn propose(
     let (target, diff) = match &action {
         ApprovalAction::Edit { path, diff, .. } => (path.clone(), Some(diff.clone())),
         ApprovalAction::RunTests { .. } => ("unittest".to_string(), None),
-        ApprovalAction::Undo { files } => ("undo".to_string(), files.first().cloned()),
+        ApprovalAction::Undo { files } | ApprovalAction::Patch { files } => {
+            ("files".to_string(), files.first().cloned())
+        }
+        ApprovalAction::Delete { path, diff } => (path.clone(), Some(diff.clone())),
     };
     feed(
         app,
