@@ -18,7 +18,7 @@ use std::time::Duration;
     name = "stepwise",
     version,
     about = "A coding agent for the terminal: the model proposes one step at a time, you approve every write and test run.",
-    after_help = "Environment: OPENAI_API_KEY (read from the environment or .env, never a flag), OPENAI_BASE_URL, STEPWISE_MODEL, STEPWISE_PYTHON.\nWithout a subcommand, stepwise opens the full-screen UI."
+    after_help = ENV_HELP
 )]
 pub struct Cli {
     #[command(flatten)]
@@ -80,9 +80,13 @@ pub struct Options {
     pub protocol: Protocol,
 }
 
+/// The environment variables, for `--help`.
+const ENV_HELP: &str = "Environment: OPENAI_API_KEY (from the environment or .env in the current folder; never a flag), OPENAI_BASE_URL, STEPWISE_MODEL, STEPWISE_PYTHON (interpreter for run_tests), STEPWISE_LOG (UI log file, or off).\nConfig files: stepwise.toml in the user's config folder and in <workspace>/.stepwise/ (see --print-config).\nWithout a subcommand, stepwise opens the full-screen UI.";
+
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Run one task without the full-screen UI, printing each step.
+    #[command(after_help = ENV_HELP)]
     Exec(ExecArgs),
 }
 

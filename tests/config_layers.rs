@@ -109,3 +109,20 @@ fn a_broken_config_file_is_a_usage_error_naming_the_file() {
         "{err}"
     );
 }
+
+#[test]
+fn help_lists_every_flag_with_defaults_and_environment_variables() {
+    for args in [&["--help"][..], &["exec", "--help"][..]] {
+        let mut cmd = Command::new(stepwise_bin());
+        let out = hermetic_env(&mut cmd).args(args).output().unwrap();
+        let help = String::from_utf8_lossy(&out.stdout);
+        for needle in [
+            "--workspace", "--model", "--base-url", "--max-steps", "--test-timeout", "--protocol",
+            "--demo", "--script", "--max-retries", "--stream-idle-timeout", "--no-log", "--print-config",
+            "[default: ./workspace]", "[default: 20]", "[default: 30]", "[env: STEPWISE_MODEL=",
+            "[env: OPENAI_BASE_URL=", "OPENAI_API_KEY", "STEPWISE_PYTHON",
+        ] {
+            assert!(help.contains(needle), "{args:?} help lacks {needle}:\n{help}");
+        }
+    }
+}
