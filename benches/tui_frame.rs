@@ -2,14 +2,17 @@
 //! a 5,000-line diff, drawn at 200x60 into ratatui's `TestBackend`.
 //! Run with `cargo bench --bench tui_frame`; prints the time per frame for a
 //! cold frame (everything wrapped once), idle redraws, redraws while text
-//! streams in, and redraws while scrolling the middle of the history.
+//! streams in, while scrolling the middle of the history, while reviewing an
+//! edit of 250 hunks, and while a 4,000-line write streams in as a live diff.
 
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use serde_json::json;
 use std::time::{Duration, Instant};
-use stepwise::agent::AgentEvent;
+use stepwise::agent::{AgentEvent, ApprovalAction, ApprovalRequest, Decision};
 use stepwise::diff::FileDiff;
+use stepwise::tools::ToolName;
 use stepwise::tui::{App, draw};
 
 const WIDTH: u16 = 200;
@@ -35,18 +38,7 @@ fn session() -> App {
     });
 
     // Every fourth line changed and a line added: one long hunk of ~5,000 rows.
-    let old: String = (0..4_000)
-        .map(|i| format!("    value_{i} = compute({i}, 'x')\n"))
-        .collect();
-    let new: String = (0..4_000)
-        .map(|i| {
-            if i % 4 == 0 {
-                format!("    value_{i} = compute({i}, 'y')  # changed\n    extra_{i} = {i}\n")
-            } else {
-                format!("    value_{i} = compute({i}, 'x')\n")
-            }
-        })
-        .collect();
+    let (old, new) = big_file(4);
     let diff = FileDiff::compute("big.py", Some(&old), &new);
     let rows: usize = diff.hunks.iter().map(|h| h.lines.len()).sum();
     assert!(rows >= DIFF_LINES, "diff has {rows} lines");
@@ -60,6 +52,28 @@ fn session() -> App {
         needs_approval: true,
     });
     app
+}
+
+/// A 4,000-line file and a version with every `every`-th line changed
+/// (word-level highlights included) and a line added after it.
+fn big_file(every: usize) -> (String, String) {
+    let old: String = (0..4_000)
+        .map(|i| format!("    value_{i} = compute({i}, 'x')\n"))
+        .collect();
+    let new: String = (0..4_000)
+        .map(|i| {
+            if i % every == 0 {
+                format!("    value_{i} = compute({i}, 'y')  # changed\n    extra_{i} = {i}\n")
+            } else {
+                format!("    value_{i} = compute({i}, 'x')\n")
+            }
+        })
+        .collect();
+    (old, new)
+}
+
+fn key(c: char) -> KeyEvent {
+    KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE)
 }
 
 fn time_frames(
@@ -149,6 +163,76 @@ fn main() {
                 stepwise::tui::Focus::Diff,
                 stepwise::tui::scroll::ScrollMove::PageDown,
             );
+        },
+    );
+
+    // Reviewing an edit of 250 hunks: each frame moves to the next hunk
+    // (scrolled into view) or toggles one; the marks are painted per frame.
+    let (old, new) = big_file(16);
+    let diff = FileDiff::compute("hunks.py", Some(&old), &new);
+    let hunks = diff.hunks.len();
+    let (reply, _waiting) = tokio::sync::oneshot::channel();
+    app.on_agent(AgentEvent::ToolCallProposed {
+        step: 2,
+        call_id: "c2".into(),
+        tool: "write_file".into(),
+        target: "hunks.py".into(),
+        arguments: json!({"path": "hunks.py"}),
+        diff: Some(diff.clone()),
+        needs_approval: true,
+    });
+    app.on_agent(AgentEvent::ApprovalRequested(ApprovalRequest {
+        step: 2,
+        call_id: "c2".into(),
+        tool: ToolName::WriteFile,
+        action: ApprovalAction::Edit {
+            path: "hunks.py".into(),
+            diff,
+            proposed: new,
+            original: Some(old.clone()),
+        },
+        allow_for_task: true,
+        reply,
+    }));
+    time_frames(
+        &format!("hunk review: j / Space per frame ({hunks} hunks)"),
+        200,
+        &mut term,
+        &mut app,
+        |app, i| app.on_key(key(if i % 2 == 0 { 'j' } else { ' ' })),
+    );
+    app.answer(Decision::Decline { reason: None });
+
+    // A 4,000-line write streaming in: a fragment per frame, 16 ms apart, so
+    // the preview is recomputed every 100 ms (the worst frames).
+    let (_, new) = big_file(4);
+    let args = json!({"path": "big.py", "content": new}).to_string();
+    let chars: Vec<char> = args.chars().collect();
+    let frames = 500;
+    let piece = chars.len().div_ceil(frames);
+    app.on_agent(AgentEvent::ModelRequest { steps_done: 2 });
+    app.on_agent(AgentEvent::LiveEditBase {
+        index: 0,
+        tool: "write_file".into(),
+        path: "big.py".into(),
+        old: Some(old),
+    });
+    time_frames(
+        "live diff: a 4,000-line write streaming in",
+        frames as u32,
+        &mut term,
+        &mut app,
+        |app, i| {
+            app.now += Duration::from_millis(16);
+            let at = i as usize * piece;
+            let fragment: String = chars[at.min(chars.len())..(at + piece).min(chars.len())]
+                .iter()
+                .collect();
+            app.on_agent(AgentEvent::ToolCallStreaming {
+                index: 0,
+                tool: "write_file".into(),
+                fragment,
+            });
         },
     );
 

@@ -117,12 +117,30 @@ fn help_lists_every_flag_with_defaults_and_environment_variables() {
         let out = hermetic_env(&mut cmd).args(args).output().unwrap();
         let help = String::from_utf8_lossy(&out.stdout);
         for needle in [
-            "--workspace", "--model", "--base-url", "--max-steps", "--test-timeout", "--protocol",
-            "--demo", "--script", "--max-retries", "--stream-idle-timeout", "--no-log", "--print-config",
-            "[default: ./workspace]", "[default: 20]", "[default: 30]", "[env: STEPWISE_MODEL=",
-            "[env: OPENAI_BASE_URL=", "OPENAI_API_KEY", "STEPWISE_PYTHON",
+            "--workspace",
+            "--model",
+            "--base-url",
+            "--max-steps",
+            "--test-timeout",
+            "--protocol",
+            "--demo",
+            "--script",
+            "--max-retries",
+            "--stream-idle-timeout",
+            "--no-log",
+            "--print-config",
+            "[default: ./workspace]",
+            "[default: 20]",
+            "[default: 30]",
+            "[env: STEPWISE_MODEL=",
+            "[env: OPENAI_BASE_URL=",
+            "OPENAI_API_KEY",
+            "STEPWISE_PYTHON",
         ] {
-            assert!(help.contains(needle), "{args:?} help lacks {needle}:\n{help}");
+            assert!(
+                help.contains(needle),
+                "{args:?} help lacks {needle}:\n{help}"
+            );
         }
     }
 }

@@ -74,6 +74,100 @@ fn pending_test_run_approval() {
 }
 
 #[test]
+fn hunk_review_with_the_middle_hunk_rejected() {
+    snap("hunk_review", || {
+        let mut app = app();
+        explored(&mut app);
+        keep_open(three_hunk_request(&mut app, true));
+        draw(&mut app, 80, 24);
+        press(&mut app, KeyCode::Char('j'));
+        press(&mut app, KeyCode::Char(' '));
+        app
+    });
+}
+
+#[test]
+fn live_preview_of_a_streaming_write() {
+    snap("live_preview", || {
+        let mut app = app();
+        explored(&mut app);
+        feed(
+            &mut app,
+            vec![
+                AgentEvent::ModelRequest { steps_done: 3 },
+                AgentEvent::LiveEditBase {
+                    index: 0,
+                    tool: "write_file".into(),
+                    path: "calculator.py".into(),
+                    old: Some(CALCULATOR.into()),
+                },
+                AgentEvent::ToolCallStreaming {
+                    index: 0,
+                    tool: "write_file".into(),
+                    fragment: serde_json::json!({"path": "calculator.py", "content": format!("{CALCULATOR}{DIVIDE}")})
+                        .to_string()
+                        .chars()
+                        .take(430)
+                        .collect(),
+                },
+            ],
+        );
+        app
+    });
+}
+
+#[test]
+fn undo_prompt() {
+    snap("undo_prompt", || {
+        let mut app = app();
+        finished(&mut app);
+        type_text(&mut app, "/undo");
+        press(&mut app, KeyCode::Enter);
+        let new = format!("{CALCULATOR}{DIVIDE}");
+        let (reply, rx) = tokio::sync::oneshot::channel();
+        keep_open(rx);
+        app.on_agent(AgentEvent::ApprovalRequested(
+            stepwise::agent::ApprovalRequest {
+                step: 0,
+                call_id: "undo_1".into(),
+                tool: stepwise::tools::ToolName::WriteFile,
+                action: stepwise::agent::ApprovalAction::Undo {
+                    files: vec![stepwise::diff::FileDiff::compute(
+                        "calculator.py",
+                        Some(&new),
+                        CALCULATOR,
+                    )],
+                },
+                allow_for_task: false,
+                reply,
+            },
+        ));
+        app
+    });
+}
+
+#[test]
+fn session_diff_overlay() {
+    snap("session_diff", || {
+        let mut app = app();
+        finished(&mut app);
+        type_text(&mut app, "/diff");
+        press(&mut app, KeyCode::Enter);
+        app.on_agent(AgentEvent::SessionDiff {
+            files: vec![
+                calculator_diff(),
+                stepwise::diff::FileDiff::compute("notes.md", None, "# Notes\n"),
+            ],
+            git: Some(stepwise::agent::GitStatus {
+                branch: Some("main".into()),
+                other_dirty: vec!["README.md".into(), "setup.cfg".into()],
+            }),
+        });
+        app
+    });
+}
+
+#[test]
 fn finished_task() {
     snap("finished", || {
         let mut app = app();
@@ -160,6 +254,20 @@ fn write_approval_styles() {
     keep_open(write_calculator(&mut app));
     let term = draw(&mut app, 80, 24);
     assert_debug_snapshot!("approve_write_styles_80x24", term.backend().buffer());
+}
+
+/// The hunk review with its styles: the cursor bar, the struck-out rejected
+/// hunk and the labels change this snapshot if they are lost.
+#[test]
+fn hunk_review_styles() {
+    let mut app = app();
+    explored(&mut app);
+    keep_open(three_hunk_request(&mut app, true));
+    draw(&mut app, 80, 24);
+    press(&mut app, KeyCode::Char('j'));
+    press(&mut app, KeyCode::Char(' '));
+    let term = draw(&mut app, 80, 24);
+    assert_debug_snapshot!("hunk_review_styles_80x24", term.backend().buffer());
 }
 
 /// Added lines are green, the hunk separator cyan, context dim, and the

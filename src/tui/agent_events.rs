@@ -1,8 +1,10 @@
 //! Core events into the App: each `AgentEvent` updates the transcript, the
-//! tool-call rows, the approval queue and the header's counters.
+//! tool-call rows, the approval queue, the live previews, the overlays and
+//! the header's counters.
 
 use super::app::{App, Overlay, TaskState, format_elapsed};
 use super::conversation::Kind;
+use super::session_diff::SessionDiffView;
 use super::tool_calls::{CallRow, RowStatus};
 use crate::agent::{AgentEvent, FinishReason};
 use crate::llm::TokenUsage;
@@ -11,11 +13,22 @@ impl App {
     /// One event from the core.
     pub fn on_agent(&mut self, event: AgentEvent) {
         match event {
-            // Live previews of streaming edits are not shown yet.
-            AgentEvent::ToolCallStreaming { .. }
-            | AgentEvent::LiveEditBase { .. }
-            | AgentEvent::SessionDiff { .. }
-            | AgentEvent::UndoFinished { .. } => {}
+            // Only appended here; previews are computed at frame time.
+            AgentEvent::ToolCallStreaming {
+                index,
+                tool,
+                fragment,
+            } => self.live.fragment(index, &tool, &fragment),
+            AgentEvent::LiveEditBase {
+                index,
+                tool,
+                path,
+                old,
+            } => self.live.base(index, &tool, path, old),
+            AgentEvent::SessionDiff { files, git } => {
+                self.overlay = Some(Overlay::SessionDiff(SessionDiffView::new(files, git)));
+            }
+            AgentEvent::UndoFinished { reverted, error } => self.undo_finished(reverted, error),
             AgentEvent::TaskStarted {
                 max_steps, rules, ..
             } => {
@@ -23,6 +36,7 @@ impl App {
                     let text = format!("Following the project rules in {}", rules.join(", "));
                     self.conversation.push_entry(Kind::Notice, &text);
                 }
+                self.rules = rules;
                 self.state = TaskState::Thinking;
                 self.step = 0;
                 self.max_steps = max_steps;
@@ -33,6 +47,7 @@ impl App {
                 self.auto_approved.clear();
             }
             AgentEvent::ModelRequest { .. } => {
+                self.live.clear();
                 self.conversation.new_turn();
                 self.set_state(TaskState::Thinking);
             }
@@ -47,6 +62,7 @@ impl App {
                 for t in [&mut self.task_tokens, &mut self.session_tokens] {
                     t.prompt_tokens += u.prompt_tokens;
                     t.completion_tokens += u.completion_tokens;
+                    t.cached_tokens += u.cached_tokens;
                 }
             }
             AgentEvent::Retrying {
@@ -56,6 +72,7 @@ impl App {
                 error,
             } => {
                 self.conversation.discard_reply();
+                self.live.clear();
                 let secs = delay_ms as f64 / 1000.0;
                 let why = if retry > 1 {
                     "still failing".to_string()
@@ -87,6 +104,8 @@ impl App {
                 self.conversation.push_entry(Kind::Notice, &text);
             }
             AgentEvent::StepStarted { step, max_steps } => {
+                // The reply has arrived whole: its proposals replace the previews.
+                self.live.clear();
                 self.step = step;
                 self.max_steps = max_steps;
             }
@@ -119,7 +138,10 @@ impl App {
                 }
                 tracing::info!(step = request.step, prompt = %request.action.prompt(), "approval requested");
                 // The diff must be visible while the prompt is open.
-                if matches!(self.overlay, Some(Overlay::Detail(_))) {
+                if matches!(
+                    self.overlay,
+                    Some(Overlay::Detail(_) | Overlay::SessionDiff(_))
+                ) {
                     self.overlay = None;
                 }
                 self.approvals.push(request);
@@ -165,7 +187,11 @@ impl App {
             AgentEvent::GateRefused { reason, .. } => {
                 self.conversation.push_entry(Kind::Gate, &reason)
             }
-            AgentEvent::FinalAnswer { text, .. } => self.conversation.final_answer(&text),
+            AgentEvent::FinalAnswer { text, receipt } => {
+                self.conversation.final_answer(&text);
+                self.conversation
+                    .push_lines(&super::receipt::lines(&receipt));
+            }
             AgentEvent::Error { message } => {
                 tracing::warn!(%message, "agent error");
                 self.conversation
@@ -190,6 +216,7 @@ impl App {
 
     fn finish(&mut self, reason: FinishReason, steps: u32) {
         self.conversation.close_reply();
+        self.live.clear();
         self.approvals.decline_all();
         self.cancel = None;
         self.auto_approved.clear();

@@ -9,8 +9,9 @@ use super::detail::DetailView;
 use super::diff_view::DiffView;
 use super::input_box::InputBox;
 use super::layout::Panes;
+use super::live::LivePreviews;
+use super::session_diff::SessionDiffView;
 use super::tool_calls::{RowStatus, ToolCalls};
-use crate::agent::Decision;
 use crate::llm::TokenUsage;
 use std::time::{Duration, Instant};
 use tokio_util::sync::CancellationToken;
@@ -60,6 +61,8 @@ pub enum Focus {
 pub enum Overlay {
     Help,
     Detail(DetailView),
+    /// `/diff`: the session's cumulative diff.
+    SessionDiff(SessionDiffView),
 }
 
 /// What the run loop must do on the App's behalf.
@@ -74,8 +77,32 @@ pub enum Effect {
         cancel: CancellationToken,
     },
     ClearConversation,
+    /// `/diff`: ask the core for the session diff.
+    ShowDiff,
+    /// `/undo` or `/undo all`.
+    Undo {
+        all: bool,
+        cancel: CancellationToken,
+    },
+    /// `/compact`.
+    Compact,
+    /// Take back "approve for the rest of the task" for these tools.
+    RevokeApprovals(Vec<&'static str>),
+    /// Open the proposal of approval `serial` for `path` in the user's editor.
+    EditProposal {
+        serial: u64,
+        path: String,
+        content: String,
+    },
     SetMouseCapture(bool),
     Quit,
+}
+
+/// An `/undo` on its way: the state to go back to, and whether it was declined.
+#[derive(Debug, Clone, Copy)]
+pub struct UndoRun {
+    pub before: TaskState,
+    pub declined: bool,
 }
 
 pub struct App {
@@ -85,6 +112,8 @@ pub struct App {
     pub step: u32,
     pub max_steps: u32,
     pub task_tokens: TokenUsage,
+    /// Project rule files the model follows (e.g. `AGENTS.md`).
+    pub rules: Vec<String>,
     pub session_tokens: TokenUsage,
     /// Estimated cost in USD, when the model's prices are known.
     pub task_cost: Option<f64>,
@@ -99,11 +128,16 @@ pub struct App {
     pub conversation: Conversation,
     pub calls: ToolCalls,
     pub diff: DiffView,
+    pub live: LivePreviews,
     pub approvals: Approvals,
     pub input: InputBox,
     pub focus: Focus,
     pub overlay: Option<Overlay>,
+    /// First row of the help overlay shown (it scrolls on small terminals).
+    pub help_top: usize,
     pub mouse_capture: bool,
+    /// An `/undo` is waiting for the core.
+    pub undo: Option<UndoRun>,
     /// A configuration problem that keeps tasks from running.
     pub config_error: Option<String>,
     /// A one-off message shown above the input until the next key.
@@ -124,6 +158,7 @@ impl App {
             step: 0,
             max_steps: 0,
             task_tokens: TokenUsage::default(),
+            rules: Vec::new(),
             session_tokens: TokenUsage::default(),
             task_cost: None,
             session_cost: None,
@@ -134,11 +169,14 @@ impl App {
             conversation: Conversation::new(),
             calls: ToolCalls::default(),
             diff: DiffView::default(),
+            live: LivePreviews::default(),
             approvals: Approvals::default(),
             input: InputBox::new(),
             focus: Focus::Input,
             overlay: None,
+            help_top: 0,
             mouse_capture: true,
+            undo: None,
             config_error: None,
             flash: None,
             panes: Panes::default(),
@@ -205,33 +243,8 @@ impl App {
         self.effect(Effect::RunTask { task, cancel });
     }
 
-    /// `/continue`: go on after an error or an interrupt, without a new message.
-    pub(super) fn resume(&mut self) {
-        if self.refuse_if_misconfigured() {
-            return;
-        }
-        if self.input.history().is_empty() {
-            self.flash = Some("Nothing to continue yet: type a task.".into());
-            return;
-        }
-        self.conversation
-            .push_entry(Kind::Notice, "Continuing where the last task stopped.");
-        tracing::info!("resume requested");
-        let cancel = self.begin_run();
-        self.effect(Effect::Resume { cancel });
-    }
-
-    fn refuse_if_misconfigured(&mut self) -> bool {
-        let Some(problem) = &self.config_error else {
-            return false;
-        };
-        let text = format!("Cannot run the task: {problem}");
-        self.conversation.push_entry(Kind::Error, &text);
-        true
-    }
-
     /// A run starts: follow the newest content, and keep the interrupt token.
-    fn begin_run(&mut self) -> CancellationToken {
+    pub(super) fn begin_run(&mut self) -> CancellationToken {
         self.conversation.scroll.follow();
         self.calls.select_last();
         let cancel = CancellationToken::new();
@@ -243,40 +256,15 @@ impl App {
         cancel
     }
 
-    /// Answer the open approval request.
-    pub fn answer(&mut self, decision: Decision) {
-        let Some(answered) = self.approvals.decide(decision) else {
-            return;
-        };
-        tracing::info!(step = answered.step, decision = ?answered.decision, "approval answered");
-        if let Some(row) = self.calls.find_mut(&answered.call_id) {
-            row.status = match answered.decision {
-                Decision::Decline { .. } => RowStatus::Declined,
-                _ => RowStatus::Approved,
-            };
-        }
-        if answered.decision == Decision::ApproveToolForTask {
-            if !self.auto_approved.contains(&answered.tool) {
-                self.auto_approved.push(answered.tool);
-            }
-            // Requests of that tool already waiting are covered too.
-            for other in self.approvals.approve_tool(answered.tool) {
-                if let Some(row) = self.calls.find_mut(&other.call_id) {
-                    row.status = RowStatus::Approved;
-                }
-            }
-        }
-        if self.approvals.is_empty() {
-            self.set_state(TaskState::Thinking);
-        }
-    }
-
     /// Ctrl+C while a task runs: decline what is pending and cancel the task.
     pub fn interrupt(&mut self) {
         for answered in self.approvals.decline_all() {
             if let Some(row) = self.calls.find_mut(&answered.call_id) {
                 row.status = RowStatus::Declined;
             }
+        }
+        if let Some(run) = &mut self.undo {
+            run.declined = true;
         }
         if let Some(cancel) = &self.cancel {
             tracing::info!("interrupt requested");
@@ -290,27 +278,6 @@ impl App {
         self.interrupt();
         self.quit = true;
         self.effect(Effect::Quit);
-    }
-
-    /// `/clear`: a new conversation.
-    pub(super) fn clear_conversation(&mut self) {
-        if self.is_running() {
-            self.flash =
-                Some("A task is running: wait for it or press Ctrl+C, then /clear.".into());
-            return;
-        }
-        self.conversation.clear();
-        self.calls = ToolCalls::default();
-        self.diff = DiffView::default();
-        self.state = TaskState::Idle;
-        self.step = 0;
-        self.task_tokens = TokenUsage::default();
-        self.task_cost = None;
-        self.task_started = None;
-        self.last_elapsed = None;
-        self.conversation
-            .push_entry(Kind::Notice, "New conversation.");
-        self.effect(Effect::ClearConversation);
     }
 
     /// The agent task ended on its own (a panic): nothing can run any more.

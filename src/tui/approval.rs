@@ -1,13 +1,10 @@
 //! Pending approvals: the queue of the core's requests (answered in order
 //! through their `oneshot` replies), the optional decline reason being typed,
-//! and the prompt bar that takes the keyboard while a request is open.
+//! and the review (hunks, edited version) of the request at the front. The
+//! prompt bar that shows them is drawn by `prompt_bar`.
 
-use super::text::{sanitize, truncate, width};
-use crate::agent::{ApprovalRequest, Decision};
-use ratatui::buffer::Buffer;
-use ratatui::layout::Rect;
-use ratatui::style::{Color, Modifier, Style};
-use ratatui::text::{Line, Span};
+use super::review::Review;
+use crate::agent::{ApprovalAction, ApprovalRequest, Decision};
 use std::collections::VecDeque;
 
 /// What was answered, for the tool-call pane and the header.
@@ -17,6 +14,8 @@ pub struct Answered {
     pub call_id: String,
     pub tool: &'static str,
     pub decision: Decision,
+    /// It was an `/undo`, not a step of a task.
+    pub undo: bool,
 }
 
 #[derive(Debug, Default)]
@@ -24,11 +23,40 @@ pub struct Approvals {
     queue: VecDeque<ApprovalRequest>,
     /// `Some` while the user types a reason for declining the current request.
     pub reason: Option<String>,
+    /// The review of the current request; starts afresh for each request.
+    pub review: Review,
+    /// Counts the requests that came to the front (names the current one).
+    serial: u64,
+    /// Which request the review belongs to.
+    front: Option<(u32, String)>,
 }
 
 impl Approvals {
     pub fn push(&mut self, request: ApprovalRequest) {
         self.queue.push_back(request);
+        self.front_changed();
+    }
+
+    /// Identifies the current request (a new one gets a new serial).
+    pub fn serial(&self) -> u64 {
+        self.serial
+    }
+
+    /// Start a new review (and forget a half-typed reason) when another
+    /// request came to the front.
+    fn front_changed(&mut self) {
+        let front = self.queue.front().map(|r| (r.step, r.call_id.clone()));
+        if front == self.front {
+            return;
+        }
+        self.front = front;
+        self.serial += 1;
+        self.reason = None;
+        self.review = self
+            .queue
+            .front()
+            .map(|r| Review::new(&r.action))
+            .unwrap_or_default();
     }
 
     pub fn current(&self) -> Option<&ApprovalRequest> {
@@ -51,32 +79,47 @@ impl Approvals {
     pub fn prune(&mut self) -> bool {
         let before = self.queue.len();
         self.queue.retain(|r| !r.reply.is_closed());
-        if self.queue.is_empty() {
-            self.reason = None;
-        }
+        self.front_changed();
         before != self.queue.len()
     }
 
     /// Answer the current request.
     pub fn decide(&mut self, decision: Decision) -> Option<Answered> {
         let request = self.queue.pop_front()?;
-        self.reason = None;
+        self.front_changed();
         let answered = Answered {
             step: request.step,
             call_id: request.call_id.clone(),
             tool: request.tool.as_str(),
             decision: decision.clone(),
+            undo: matches!(request.action, ApprovalAction::Undo { .. }),
         };
         // The core may have stopped waiting; then there is nothing to tell it.
         let _ = request.reply.send(decision);
         Some(answered)
     }
 
+    /// What `y` means for the current request, after its review.
+    pub fn decision(&self) -> Option<Decision> {
+        self.current().map(|r| self.review.decision(&r.action))
+    }
+
+    /// The user edited the current proposal: review their version instead.
+    pub fn set_edited(&mut self, content: String) {
+        if let Some(request) = self.queue.front() {
+            self.review.set_edited(&request.action, content);
+        }
+    }
+
     /// Approve every queued request of `tool` (after "approve for the task").
     pub fn approve_tool(&mut self, tool: &str) -> Vec<Answered> {
-        let (matching, rest): (VecDeque<_>, VecDeque<_>) =
-            self.queue.drain(..).partition(|r| r.tool.as_str() == tool);
+        let (matching, rest): (VecDeque<_>, VecDeque<_>) = self.queue.drain(..).partition(|r| {
+            r.tool.as_str() == tool
+                && r.allow_for_task
+                && !matches!(r.action, ApprovalAction::Undo { .. })
+        });
         self.queue = rest;
+        self.front_changed();
         matching
             .into_iter()
             .map(|request| {
@@ -85,6 +128,7 @@ impl Approvals {
                     call_id: request.call_id.clone(),
                     tool: request.tool.as_str(),
                     decision: Decision::Approve,
+                    undo: false,
                 };
                 let _ = request.reply.send(Decision::Approve);
                 answered
@@ -99,74 +143,5 @@ impl Approvals {
             out.push(a);
         }
         out
-    }
-
-    /// Rows the prompt bar needs.
-    pub const HEIGHT: u16 = 2;
-
-    /// The prompt bar: the question and the keys (or the reason being typed).
-    pub fn render(&self, area: Rect, buf: &mut Buffer) {
-        let Some(request) = self.current() else {
-            return;
-        };
-        let w = area.width as usize;
-        let bar = Style::new()
-            .bg(Color::Yellow)
-            .fg(Color::Black)
-            .add_modifier(Modifier::BOLD);
-        let key = Style::new().fg(Color::Yellow).add_modifier(Modifier::BOLD);
-        let dim = Style::new().fg(Color::Gray);
-        let question = sanitize(&request.action.prompt());
-        let queued = match self.queue.len() {
-            1 => String::new(),
-            n => format!("  (+{} queued)", n - 1),
-        };
-        buf.set_style(Rect { height: 1, ..area }, bar);
-        let (first, second) = match &self.reason {
-            None => {
-                let text = format!(" Step {} · {question}? [y/N]{queued}", request.step);
-                let tool = request.tool.as_str();
-                let groups = [
-                    ("y", " yes".to_string()),
-                    ("n/Enter/Esc", " no".to_string()),
-                    ("r", " no, with a reason".to_string()),
-                    ("a", format!(" yes to every {tool} this task")),
-                    ("↑↓ PgUp PgDn", " scroll diff".to_string()),
-                ];
-                let mut hints = Vec::new();
-                let mut used = 0;
-                for (k, what) in groups {
-                    let need = 2 + width(k) + width(&what);
-                    if used + need > w {
-                        break;
-                    }
-                    used += need;
-                    hints.push(Span::styled(format!("  {k}"), key));
-                    hints.push(Span::styled(what, dim));
-                }
-                (Line::styled(truncate(&text, w), bar), Line::from(hints))
-            }
-            Some(reason) => {
-                let head = format!(" Step {} · Decline “{question}” because: ", request.step);
-                let room = w.saturating_sub(width(&head) + 1);
-                let shown = super::text::truncate_left(&sanitize(reason), room);
-                let first = Line::from(vec![
-                    Span::styled(head, bar),
-                    Span::styled(shown, bar.remove_modifier(Modifier::BOLD)),
-                    Span::styled("▏", bar),
-                ]);
-                let hints = Line::from(vec![
-                    Span::styled(" Enter", key),
-                    Span::styled(" send the reason to the model  ", dim),
-                    Span::styled("Esc", key),
-                    Span::styled(" back to y/N", dim),
-                ]);
-                (first, hints)
-            }
-        };
-        buf.set_line(area.x, area.y, &first, area.width);
-        if area.height > 1 {
-            buf.set_line(area.x, area.y + 1, &second, area.width);
-        }
     }
 }

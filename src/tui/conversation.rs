@@ -24,6 +24,10 @@ pub enum Kind {
     Error,
     Gate,
     Notice,
+    /// The verification receipt under a final answer (computed by stepwise).
+    Receipt,
+    /// A receipt line that reports a problem (tests failing).
+    ReceiptBad,
     Blank,
 }
 
@@ -88,6 +92,19 @@ impl Conversation {
             self.lines.push(Logical {
                 text: sanitize(line),
                 kind,
+                first: i == 0,
+            });
+        }
+    }
+
+    /// Add an entry whose lines have their own kinds (e.g. a receipt).
+    pub fn push_lines(&mut self, lines: &[(Kind, String)]) {
+        self.close_reply();
+        self.separate();
+        for (i, (kind, text)) in lines.iter().enumerate() {
+            self.lines.push(Logical {
+                text: sanitize(text),
+                kind: *kind,
                 first: i == 0,
             });
         }
@@ -282,6 +299,9 @@ fn wrap_logical(line: &Logical, width: usize) -> Vec<Line<'static>> {
             Style::new().fg(Color::Yellow),
         ),
         Kind::Notice => ("· ", dim, dim),
+        Kind::Receipt | Kind::ReceiptBad => {
+            return super::receipt::rows(&line.text, line.kind, line.first, width);
+        }
         Kind::Code => {
             let gutter = [Span::styled("  │ ", dim)];
             return wrap(

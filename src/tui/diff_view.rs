@@ -1,135 +1,213 @@
-//! The diff pane: a `FileDiff` as colored rows (old/new line-number gutters,
-//! +/- signs, hunk separators, additions green, removals red, context dim),
-//! long lines wrapped with an empty gutter on continuation rows. Rows are
-//! built once per (diff, width) and only the visible window is drawn.
+//! The diff pane's view: the rows of one or more `FileDiff`s (built by
+//! `diff_rows`) cached per (source, width), its scroll position, and the hunk
+//! review marks (cursor, rejected hunks) painted over the visible rows at
+//! render time, so moving between hunks or toggling one costs nothing extra.
 
 use super::scroll::Scroll;
-use super::text::{sanitize, wrap};
-use crate::diff::{FileDiff, LineKind};
+use super::text::width as text_width;
+use crate::diff::FileDiff;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::style::{Color, Modifier, Style};
-use ratatui::text::{Line, Span};
+use ratatui::text::Line;
+use std::ops::Range;
 
-pub const ADDED: Style = Style::new().fg(Color::Green);
-pub const REMOVED: Style = Style::new().fg(Color::Red);
-pub const CONTEXT: Style = Style::new().add_modifier(Modifier::DIM);
-pub const GUTTER: Style = Style::new().fg(Color::DarkGray);
-pub const HUNK: Style = Style::new().fg(Color::Cyan);
+pub use super::diff_rows::{
+    ADDED, ADDED_WORD, CONTEXT, FILE, GUTTER, HUNK, MAX_WORD_PAIRS, REMOVED, REMOVED_WORD,
+    build_rows,
+};
+
+/// Which diff the pane shows; a new key starts a new layout (and scroll).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum DiffKey {
+    #[default]
+    None,
+    /// A tool call row's proposal.
+    Row(usize),
+    /// The open approval (`serial` of the request, `generation` of its edited version).
+    Review { serial: u64, generation: u64 },
+    /// A streaming edit's preview (`generation` grows as it is recomputed).
+    Live { index: usize, generation: u64 },
+}
+
+impl DiffKey {
+    /// The same source, maybe a newer version of it (keeps the scroll position).
+    fn same_source(self, other: DiffKey) -> bool {
+        match (self, other) {
+            (DiffKey::Live { index: a, .. }, DiffKey::Live { index: b, .. }) => a == b,
+            (a, b) => a == b,
+        }
+    }
+}
+
+/// Review marks painted over the rows: which hunks are accepted, and the cursor.
+#[derive(Debug, Clone, Copy)]
+pub struct Marks<'a> {
+    pub accepted: &'a [bool],
+    pub cursor: usize,
+}
 
 #[derive(Debug)]
 pub struct DiffView {
-    /// Tool-call row whose diff is laid out.
-    shown: Option<usize>,
+    key: DiffKey,
     width: usize,
     rows: Vec<Line<'static>>,
+    /// Rows of each hunk (its separator row first), in order.
+    hunks: Vec<Range<usize>>,
+    /// A hunk to scroll into view at the next layout.
+    reveal: Option<usize>,
     pub scroll: Scroll,
 }
 
 impl Default for DiffView {
     fn default() -> Self {
         DiffView {
-            shown: None,
+            key: DiffKey::None,
             width: 0,
             rows: Vec::new(),
+            hunks: Vec::new(),
+            reveal: None,
             scroll: Scroll::at_top(),
         }
     }
 }
 
 impl DiffView {
-    /// Lay out the diff of call `row` at `width` unless already done.
-    /// Showing a different diff starts at its top.
-    pub fn ensure(&mut self, row: Option<(usize, &FileDiff)>, width: usize) {
-        let key = row.map(|(i, _)| i);
-        if key != self.shown {
-            self.shown = key;
-            self.scroll = Scroll::at_top();
+    /// Lay out the diffs of `key` at `width` unless already done, with a
+    /// header row per file when `headers`. A new source starts at its top (a
+    /// live preview follows its newest rows, and says it is still streaming).
+    pub fn ensure<'a>(
+        &mut self,
+        key: DiffKey,
+        files: impl FnOnce() -> Vec<&'a FileDiff>,
+        width: usize,
+        headers: bool,
+    ) {
+        if key != self.key {
+            if !key.same_source(self.key) {
+                self.scroll = match key {
+                    DiffKey::Live { .. } => Scroll::following(),
+                    _ => Scroll::at_top(),
+                };
+            }
+            self.key = key;
             self.width = 0;
         }
         if width != self.width {
             self.width = width;
-            self.rows = row.map(|(_, d)| diff_rows(d, width)).unwrap_or_default();
+            let files = files();
+            let built = build_rows(&files, width, headers || files.len() > 1);
+            self.rows = built.rows;
+            self.hunks = built.hunks;
+            if matches!(key, DiffKey::Live { .. }) {
+                self.rows.push(Line::styled(
+                    " ⋯ the model is still writing this edit",
+                    Style::new()
+                        .fg(Color::Yellow)
+                        .add_modifier(Modifier::ITALIC),
+                ));
+            }
         }
+    }
+
+    /// Bring hunk `i` into view at the next layout.
+    pub fn reveal_hunk(&mut self, i: usize) {
+        self.reveal = Some(i);
+    }
+
+    /// Carry out a pending reveal for a viewport of `height` rows.
+    pub fn settle(&mut self, height: usize) {
+        if let Some(i) = self.reveal.take()
+            && let Some(r) = self.hunks.get(i)
+        {
+            self.scroll.reveal(r.start, r.end, self.rows.len(), height);
+        }
+    }
+
+    pub fn key(&self) -> DiffKey {
+        self.key
     }
 
     pub fn total_rows(&self) -> usize {
         self.rows.len()
     }
 
-    pub fn render(&self, area: Rect, buf: &mut Buffer) {
-        let top = self.scroll.top(self.rows.len(), area.height as usize);
-        for (i, row) in self
-            .rows
-            .iter()
-            .skip(top)
-            .take(area.height as usize)
-            .enumerate()
-        {
-            buf.set_line(area.x, area.y + i as u16, row, area.width);
+    pub fn hunk_rows(&self) -> &[Range<usize>] {
+        &self.hunks
+    }
+
+    pub fn render(&self, area: Rect, buf: &mut Buffer, marks: Option<Marks<'_>>) {
+        let height = area.height as usize;
+        let top = self.scroll.top(self.rows.len(), height);
+        for (i, row) in self.rows.iter().skip(top).take(height).enumerate() {
+            let y = area.y + i as u16;
+            buf.set_line(area.x, y, row, area.width);
+            if let Some(m) = marks {
+                self.mark(
+                    top + i,
+                    Rect {
+                        y,
+                        height: 1,
+                        ..area
+                    },
+                    buf,
+                    m,
+                );
+            }
         }
     }
-}
 
-/// All rows of a diff at `width` columns.
-pub fn diff_rows(diff: &FileDiff, width: usize) -> Vec<Line<'static>> {
-    if diff.hunks.is_empty() {
-        return vec![Line::styled(
-            "(no changes: the file already has this content)",
-            CONTEXT,
-        )];
-    }
-    let max_no = diff
-        .hunks
-        .iter()
-        .flat_map(|h| h.lines.iter())
-        .flat_map(|l| [l.old_no, l.new_no])
-        .flatten()
-        .max()
-        .unwrap_or(1);
-    let w = max_no.to_string().len().max(2);
-    let blank_gutter = format!("{:w$} {:w$} │", "", "");
-    let mut rows = Vec::new();
-    for hunk in &diff.hunks {
-        let label = format!("{:w$} {:w$} ├─ {} ", "", "", hunk.header());
-        let fill = width.saturating_sub(super::text::width(&label));
-        rows.push(Line::styled(format!("{label}{}", "─".repeat(fill)), HUNK));
-        for line in &hunk.lines {
-            let (sign, style) = match line.kind {
-                LineKind::Added => ("+", ADDED),
-                LineKind::Removed => ("-", REMOVED),
-                LineKind::Context => (" ", CONTEXT),
+    /// Paint the review marks of row `row` (drawn at `line`).
+    fn mark(&self, row: usize, line: Rect, buf: &mut Buffer, m: Marks<'_>) {
+        let h = self.hunks.partition_point(|r| r.end <= row);
+        if !self.hunks.get(h).is_some_and(|r| r.contains(&row)) {
+            return;
+        }
+        let accepted = m.accepted.get(h).copied().unwrap_or(true);
+        let header = self.hunks[h].start == row;
+        if !accepted && !header {
+            let text = Rect {
+                x: line.x + 1,
+                width: line.width.saturating_sub(1),
+                ..line
             };
-            let no = |n: Option<usize>| n.map_or(String::new(), |n| n.to_string());
-            let gutter = format!("{:>w$} {:>w$} │", no(line.old_no), no(line.new_no));
-            let first = [
-                Span::styled(gutter, GUTTER),
-                Span::styled(sign, style.add_modifier(Modifier::BOLD)),
-            ];
-            let cont = [Span::styled(blank_gutter.clone(), GUTTER), Span::raw(" ")];
-            let text = [Span::styled(sanitize(&line.text), style)];
-            rows.extend(wrap(&text, width, &first, &cont));
+            buf.set_style(
+                text,
+                Style::new()
+                    .fg(Color::DarkGray)
+                    .add_modifier(Modifier::CROSSED_OUT),
+            );
         }
-    }
-    rows
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn gutters_signs_and_continuation_rows() {
-        let old = "a\nb\n";
-        let new = "a\nb\nthis line is much too long to fit\n";
-        let d = FileDiff::compute("f.py", Some(old), new);
-        let rows: Vec<String> = diff_rows(&d, 24).iter().map(|l| l.to_string()).collect();
-        assert_eq!(rows[0], "      ├─ @@ -1,2 +1,3 @@ ");
-        assert_eq!(rows[1], " 1  1 │ a");
-        assert_eq!(rows[3], "    3 │+this line is");
-        assert_eq!(rows[4], "      │ much too long to");
-        assert_eq!(rows[5], "      │ fit");
-        let styled = diff_rows(&d, 24);
-        assert_eq!(styled[3].spans.last().map(|s| s.style), Some(ADDED));
+        if h == m.cursor {
+            buf.set_string(
+                line.x,
+                line.y,
+                "▌",
+                Style::new().fg(Color::Yellow).add_modifier(Modifier::BOLD),
+            );
+        }
+        if header {
+            let n = m.accepted.len();
+            let (label, style) = if accepted {
+                (
+                    format!(" ✓ hunk {}/{n} ", h + 1),
+                    Style::new().fg(Color::Green),
+                )
+            } else {
+                (
+                    format!(" ✗ hunk {}/{n} rejected ", h + 1),
+                    Style::new().fg(Color::Red),
+                )
+            };
+            let style = if h == m.cursor {
+                style.add_modifier(Modifier::BOLD | Modifier::REVERSED)
+            } else {
+                style.add_modifier(Modifier::BOLD)
+            };
+            let w = text_width(&label) as u16;
+            if w + 20 < line.width {
+                buf.set_string(line.x + line.width - w - 1, line.y, label, style);
+            }
+        }
     }
 }

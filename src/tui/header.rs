@@ -1,6 +1,8 @@
-//! The two-line header: model, workspace, auto-approved tools and mouse mode
-//! on the first line; task state, step n/max, tokens (task and session) and
-//! elapsed time on the second. Drops detail rather than overflow.
+//! The two-line header: model, workspace, the project rules file, what `a`
+//! auto-approves (and the key that revokes it) and mouse mode on the first
+//! line; task state, step n/max, tokens (task and session, cached), the
+//! estimated cost and elapsed time on the second. Drops detail rather than
+//! overflow.
 
 use super::app::{App, TaskState, format_elapsed};
 use super::text::{sanitize, truncate_left, width};
@@ -15,21 +17,13 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     let bar = Style::new().bg(Color::Blue).fg(Color::White);
     buf.set_style(Rect { height: 1, ..area }, bar);
 
-    // Line 1: name, model, workspace ... auto-approved, mouse, help.
-    let mut right = Vec::new();
-    if !app.auto_approved.is_empty() {
-        right.push(Span::styled(
-            format!(" auto-approved: {} ", app.auto_approved.join(", ")),
-            bar.fg(Color::Yellow).add_modifier(Modifier::BOLD),
-        ));
-    }
-    if !app.mouse_capture {
-        right.push(Span::styled(" mouse off (F2) ", bar.fg(Color::Yellow)));
-    }
-    right.push(Span::styled(" F1 help ", bar));
-    let right_w: usize = right.iter().map(|s| s.width()).sum();
+    // Line 1: name, model, workspace ... rules, auto-approved, mouse, help.
     let name = " stepwise ";
     let model = format!(" {} ", sanitize(&app.model));
+    // Keep room for at least a bit of the workspace.
+    let room = w.saturating_sub(width(name) + width(&model) + 3 + 12);
+    let right = right_side(app, bar, room);
+    let right_w: usize = right.iter().map(|s| s.width()).sum();
     let room = w.saturating_sub(width(name) + width(&model) + right_w + 3);
     let workspace = format!(
         " {} ",
@@ -64,8 +58,12 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     } else {
         "step –".to_string()
     };
+    let cached = match app.task_tokens.cached_tokens {
+        0 => String::new(),
+        n => format!(" ({} cached)", count(n)),
+    };
     let long = format!(
-        "tokens in/out {} · session {}",
+        "tokens in/out {}{cached} · session {}",
         tokens(app.task_tokens),
         tokens(app.session_tokens)
     );
@@ -79,15 +77,17 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     let dim = Style::new().fg(Color::Gray);
     let sep = Span::styled(" │ ", Style::new().fg(Color::DarkGray));
     let cost = match (app.task_cost, app.session_cost) {
-        (Some(t), Some(s)) => Some(format!("${t:.3} · session ${s:.3}")),
-        (Some(t), None) => Some(format!("${t:.3}")),
-        (None, Some(s)) => Some(format!("session ${s:.3}")),
+        (Some(t), Some(s)) => Some(format!("≈${t:.3} · session ≈${s:.3} (est.)")),
+        (Some(t), None) => Some(format!("≈${t:.3} (est.)")),
+        (None, Some(s)) => Some(format!("session ≈${s:.3} (est.)")),
         (None, None) => None,
     };
+    // The estimated cost goes before token detail.
     let with_cost = [
         (&long, true),
-        (&long, false),
         (&medium, true),
+        (&short, true),
+        (&long, false),
         (&medium, false),
         (&short, false),
     ];
@@ -117,6 +117,48 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     }
     let line = Line::from(vec![state, sep, Span::styled(step, dim)]);
     buf.set_line(area.x, area.y + 1, &line, area.width);
+}
+
+/// The right of line 1, as much as fits in `room` columns: what is
+/// auto-approved (and F3 to revoke it) first, then the rules file, the mouse
+/// mode and the help key.
+fn right_side(app: &App, bar: Style, room: usize) -> Vec<Span<'static>> {
+    let warn = bar.fg(Color::Yellow).add_modifier(Modifier::BOLD);
+    let mut items: Vec<Vec<(String, Style)>> = Vec::new();
+    if !app.auto_approved.is_empty() {
+        let tools = app.auto_approved.join(", ");
+        items.push(vec![
+            (
+                format!(" auto-approve: {tools} (this task) · F3 revokes "),
+                warn,
+            ),
+            (format!(" auto-approve: {tools} (this task) "), warn),
+            (format!(" auto: {tools} · F3 "), warn),
+        ]);
+    }
+    if !app.rules.is_empty() {
+        let rules = sanitize(&app.rules.join(", "));
+        items.push(vec![
+            (format!(" rules: {rules} "), bar),
+            (" rules ✓ ".to_string(), bar),
+        ]);
+    }
+    if !app.mouse_capture {
+        items.push(vec![
+            (" mouse off (F2) ".to_string(), bar.fg(Color::Yellow)),
+            (" mouse off ".to_string(), bar.fg(Color::Yellow)),
+        ]);
+    }
+    items.push(vec![(" F1 help ".to_string(), bar)]);
+    let mut out = Vec::new();
+    let mut used = 0;
+    for variants in items {
+        if let Some((text, style)) = variants.into_iter().find(|(t, _)| used + width(t) <= room) {
+            used += width(&text);
+            out.push(Span::styled(text, style));
+        }
+    }
+    out
 }
 
 fn state_style(state: TaskState) -> (&'static str, Color) {

@@ -1,6 +1,8 @@
 //! The help overlay (F1, or `?` with an empty input, or `/help`): every key
-//! and slash command, in one table that is also the source of truth for tests.
+//! and slash command, in one table that is also the source of truth for
+//! tests. It scrolls (↑↓ PgUp PgDn) when the terminal is too short for it.
 
+use super::scroll::{Scroll, ScrollMove};
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::style::{Color, Modifier, Style};
@@ -21,11 +23,21 @@ pub const KEYS: &[(&str, &str)] = &[
         "line start/end, delete to start/end, delete word",
     ),
     ("", "Approval prompt"),
-    ("y", "approve"),
+    ("y", "approve (only the accepted hunks, or your version)"),
     ("n Enter Esc", "decline (N is the default)"),
     ("r", "decline with a reason for the model"),
     ("a", "approve this tool for the rest of the task"),
-    ("↑ ↓ PgUp PgDn", "scroll the diff while the prompt is open"),
+    ("j k  ↑ ↓", "next / previous hunk of an edit (else scroll)"),
+    ("Space", "accept / reject the hunk under the cursor"),
+    ("e", "edit the proposal in $VISUAL / $EDITOR, then y/N"),
+    (
+        "PgUp PgDn Home End",
+        "scroll the diff while the prompt is open",
+    ),
+    (
+        "F3  /revoke",
+        "revoke auto-approvals (the header lists them)",
+    ),
     ("", "Panes"),
     (
         "Tab Shift+Tab",
@@ -44,6 +56,12 @@ pub const KEYS: &[(&str, &str)] = &[
     ("", "Session"),
     ("Ctrl+C", "interrupt the running task; quit when idle"),
     ("Ctrl+D  /quit", "quit (pending approvals are declined)"),
+    ("/diff", "everything stepwise changed in this session"),
+    (
+        "/undo  /undo all",
+        "revert the last change / all changes (y/N)",
+    ),
+    ("/compact", "shorten the model's context now"),
     (
         "/continue  /clear",
         "go on after an error or interrupt · new conversation",
@@ -51,7 +69,8 @@ pub const KEYS: &[(&str, &str)] = &[
     ("F1  ?  /help", "this help (Esc closes)"),
 ];
 
-pub fn render(area: Rect, buf: &mut Buffer) {
+/// Where the help box goes in `area`, and its text rows.
+fn placement(area: Rect) -> (Rect, usize) {
     let key_w = KEYS
         .iter()
         .map(|(k, _)| super::text::width(k))
@@ -70,18 +89,43 @@ pub fn render(area: Rect, buf: &mut Buffer) {
         width,
         height,
     };
+    (rect, height.saturating_sub(2) as usize)
+}
+
+/// The first row shown after a scroll move, for a terminal of size `area`.
+pub fn scrolled(top: usize, m: ScrollMove, area: Rect) -> usize {
+    let (_, rows) = placement(area);
+    let mut scroll = Scroll::at_top();
+    scroll.apply(ScrollMove::Down(top), KEYS.len(), rows);
+    scroll.apply(m, KEYS.len(), rows);
+    scroll.top(KEYS.len(), rows)
+}
+
+pub fn render(area: Rect, buf: &mut Buffer, top: usize) {
+    let (rect, rows) = placement(area);
+    let top = top.min(KEYS.len().saturating_sub(rows));
     Clear.render(rect, buf);
+    let title = if rows < KEYS.len() {
+        " Keys — ↑↓ PgUp PgDn scroll · Esc closes "
+    } else {
+        " Keys — Esc closes "
+    };
     let block = Block::new()
         .borders(Borders::ALL)
         .border_style(Style::new().fg(Color::Cyan))
         .title(Line::styled(
-            " Keys — Esc closes ",
+            title,
             Style::new().add_modifier(Modifier::BOLD),
         ));
     let inner = block.inner(rect);
     block.render(rect, buf);
+    let key_w = KEYS
+        .iter()
+        .map(|(k, _)| super::text::width(k))
+        .max()
+        .unwrap_or(0);
     let key_style = Style::new().fg(Color::Yellow).add_modifier(Modifier::BOLD);
-    for (i, (keys, what)) in KEYS.iter().enumerate().take(inner.height as usize) {
+    for (i, (keys, what)) in KEYS.iter().skip(top).enumerate().take(rows) {
         let line = if keys.is_empty() {
             Line::styled(
                 *what,
@@ -94,5 +138,19 @@ pub fn render(area: Rect, buf: &mut Buffer) {
             ])
         };
         buf.set_line(inner.x, inner.y + i as u16, &line, inner.width);
+    }
+    if rows < KEYS.len() {
+        let more = match (top > 0, top + rows < KEYS.len()) {
+            (true, true) => " ↑ more ↓ ",
+            (true, false) => " ↑ more ",
+            (false, _) => " more ↓ ",
+        };
+        let x = rect.x + rect.width.saturating_sub(more.chars().count() as u16 + 2);
+        buf.set_string(
+            x,
+            rect.bottom().saturating_sub(1),
+            more,
+            Style::new().fg(Color::Cyan),
+        );
     }
 }

@@ -1,11 +1,12 @@
 //! Key, mouse and paste handling: who gets a key (help overlay, approval
-//! prompt, detail view, then the focused pane) and what it does there.
+//! prompt (see `approving`), detail and `/diff` overlays, then the focused
+//! pane) and what it does there.
 
 use super::app::{App, Effect, Focus, Overlay};
 use super::detail::DetailView;
+use super::help;
 use super::scroll::ScrollMove;
 use super::view::detail_area;
-use crate::agent::Decision;
 use crossterm::event::{
     Event, KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseButton, MouseEvent, MouseEventKind,
 };
@@ -47,23 +48,31 @@ impl App {
             return;
         }
         if matches!(self.overlay, Some(Overlay::Help)) {
-            if matches!(
-                key.code,
-                KeyCode::Esc | KeyCode::F(1) | KeyCode::Char('?' | 'q') | KeyCode::Enter
-            ) {
-                self.overlay = None;
+            match key.code {
+                KeyCode::Esc | KeyCode::F(1) | KeyCode::Char('?' | 'q') | KeyCode::Enter => {
+                    self.overlay = None
+                }
+                code => {
+                    if let Some(m) = scroll_move(code) {
+                        self.help_top = help::scrolled(self.help_top, m, self.panes.area);
+                    }
+                }
             }
             return;
         }
         match key.code {
-            KeyCode::F(1) => return self.overlay = Some(Overlay::Help),
+            KeyCode::F(1) => return self.open_help(),
             KeyCode::F(2) => return self.toggle_mouse(),
+            KeyCode::F(3) => return self.revoke_approvals(),
             _ => {}
         }
         if self.approvals.is_open() {
             return self.prompt_key(key, quit_key);
         }
-        if matches!(self.overlay, Some(Overlay::Detail(_))) {
+        if matches!(
+            self.overlay,
+            Some(Overlay::Detail(_) | Overlay::SessionDiff(_))
+        ) {
             return self.detail_key(key);
         }
         if quit_key && (self.focus != Focus::Input || self.input.is_empty()) {
@@ -80,58 +89,30 @@ impl App {
         }
     }
 
-    /// While an approval is open only its keys (and scrolling the diff) work.
-    fn prompt_key(&mut self, key: KeyEvent, quit_key: bool) {
-        let plain = !key
-            .modifiers
-            .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT);
-        if quit_key {
-            return self.request_quit();
-        }
-        if let Some(reason) = &mut self.approvals.reason {
-            match key.code {
-                KeyCode::Enter => {
-                    let reason = reason.trim().to_string();
-                    self.answer(Decision::Decline {
-                        reason: (!reason.is_empty()).then_some(reason),
-                    });
-                }
-                KeyCode::Esc => self.approvals.reason = None,
-                KeyCode::Backspace => {
-                    reason.pop();
-                }
-                KeyCode::Char('u') if !plain => reason.clear(),
-                KeyCode::Char(c) if plain => reason.push(c),
-                _ => {}
-            }
-            return;
-        }
-        match key.code {
-            KeyCode::Char('y' | 'Y') if plain => self.answer(Decision::Approve),
-            KeyCode::Char('a' | 'A') if plain => self.answer(Decision::ApproveToolForTask),
-            KeyCode::Char('n' | 'N') if plain => self.answer(Decision::Decline { reason: None }),
-            KeyCode::Enter | KeyCode::Esc => self.answer(Decision::Decline { reason: None }),
-            KeyCode::Char('r' | 'R') if plain => self.approvals.reason = Some(String::new()),
-            code => {
-                if let Some(m) = scroll_move(code) {
-                    self.scroll(Focus::Diff, m);
-                }
-            }
-        }
-    }
-
     fn detail_key(&mut self, key: KeyEvent) {
         match key.code {
             KeyCode::Esc | KeyCode::Enter | KeyCode::Backspace | KeyCode::Char('q') => {
                 self.overlay = None
             }
             code => {
-                if let (Some(m), Some(Overlay::Detail(d))) = (scroll_move(code), &mut self.overlay)
-                {
-                    let h = detail_area(self.panes.body).height as usize;
-                    d.scroll.apply(m, d.total_rows(), h);
+                if let Some(m) = scroll_move(code) {
+                    self.scroll_overlay(m);
                 }
             }
+        }
+    }
+
+    /// Scroll the detail or `/diff` overlay.
+    fn scroll_overlay(&mut self, m: ScrollMove) {
+        let h = detail_area(self.panes.body).height as usize;
+        match &mut self.overlay {
+            Some(Overlay::Detail(d)) => {
+                d.scroll.apply(m, d.total_rows(), h);
+            }
+            Some(Overlay::SessionDiff(d)) => {
+                d.scroll.apply(m, d.total_rows(), h);
+            }
+            _ => {}
         }
     }
 
@@ -144,7 +125,7 @@ impl App {
             }
             KeyCode::Char('j') if ctrl => self.input.newline(),
             KeyCode::Enter => self.submit(),
-            KeyCode::Char('?') if self.input.is_empty() => self.overlay = Some(Overlay::Help),
+            KeyCode::Char('?') if self.input.is_empty() => self.open_help(),
             KeyCode::Up if self.input.recalls() => self.input.recall_older(),
             KeyCode::Down if self.input.recalls() => self.input.recall_newer(),
             KeyCode::PageUp => self.scroll(Focus::Conversation, ScrollMove::PageUp),
@@ -167,7 +148,7 @@ impl App {
                 self.calls.select_last()
             }
             KeyCode::Esc | KeyCode::Enter => self.focus = Focus::Input,
-            KeyCode::Char('?') => self.overlay = Some(Overlay::Help),
+            KeyCode::Char('?') => self.open_help(),
             KeyCode::Char(_) if plain => {
                 // Typing goes to the input wherever the focus is.
                 self.focus = Focus::Input;
@@ -190,20 +171,7 @@ impl App {
         if let Some(command) = trimmed.strip_prefix('/') {
             let command = command.trim().to_string();
             self.input.take();
-            return match command.as_str() {
-                "help" => self.overlay = Some(Overlay::Help),
-                "clear" => self.clear_conversation(),
-                "continue" | "resume" if self.is_running() => {
-                    self.flash = Some("A task is running already.".into())
-                }
-                "continue" | "resume" => self.resume(),
-                "quit" | "exit" => self.request_quit(),
-                other => {
-                    self.flash = Some(format!(
-                        "Unknown command /{other} — try /help, /clear, /continue or /quit"
-                    ))
-                }
-            };
+            return self.run_command(&command);
         }
         if self.is_running() {
             self.flash =
@@ -269,7 +237,7 @@ impl App {
     }
 
     fn on_mouse(&mut self, mouse: MouseEvent) {
-        if self.panes.too_small || matches!(self.overlay, Some(Overlay::Help)) {
+        if self.panes.too_small {
             return;
         }
         let at = Position::new(mouse.column, mouse.row);
@@ -279,10 +247,12 @@ impl App {
             MouseEventKind::Down(MouseButton::Left) => return self.click(at),
             _ => return,
         };
-        if let Some(Overlay::Detail(d)) = &mut self.overlay {
-            let h = detail_area(self.panes.body).height as usize;
-            d.scroll.apply(m, d.total_rows(), h);
+        if matches!(self.overlay, Some(Overlay::Help)) {
+            self.help_top = help::scrolled(self.help_top, m, self.panes.area);
             return;
+        }
+        if self.overlay.is_some() {
+            return self.scroll_overlay(m);
         }
         if let Some(pane) = self.pane_at(at) {
             let m = match (pane, m) {
@@ -342,7 +312,7 @@ impl App {
     }
 }
 
-fn scroll_move(code: KeyCode) -> Option<ScrollMove> {
+pub(super) fn scroll_move(code: KeyCode) -> Option<ScrollMove> {
     Some(match code {
         KeyCode::Up => ScrollMove::Up(1),
         KeyCode::Down => ScrollMove::Down(1),

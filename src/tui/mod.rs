@@ -3,25 +3,42 @@
 //! the run loop here carries out the App's `Effect`s and draws the state on
 //! demand, coalescing requests and capping the frame rate.
 //!
-//! - `app` (state and core events), `input` (keys, mouse, paste), `approval`
-//! - panes: `header`, `conversation`, `tool_calls`, `diff_view`, `input_box`,
-//!   `detail`, `help`; `layout` places them, `view` draws them
-//! - `text` (sanitizing, wrapping), `scroll`, `terminal` (setup/restore, logs)
+//! - `app` (state), `agent_events` (core events), `input` (keys, mouse,
+//!   paste), `commands` (slash commands), `approval` (the queue), `review`
+//!   (hunks, edited versions) and `approving` (the prompt's keys, decisions)
+//! - panes: `header`, `conversation` (+ `receipt`), `tool_calls`,
+//!   `diff_pane`/`diff_view` (+ `inline` word highlights, `live` previews),
+//!   `prompt_bar`, `input_box`, overlays `detail`, `session_diff`, `help`;
+//!   `layout` places them, `view` draws them
+//! - `text` (sanitizing, wrapping), `scroll`, `terminal` (setup/restore,
+//!   handing the terminal to `editor`, logs)
 
 pub mod agent_events;
 pub mod app;
 pub mod approval;
+pub mod approving;
+pub mod commands;
 pub mod conversation;
 pub mod detail;
+pub mod diff_pane;
+pub mod diff_rows;
 pub mod diff_view;
+pub mod editor;
 pub mod frame;
 pub mod header;
 pub mod help;
+pub mod inline;
 pub mod input;
 pub mod input_box;
 pub mod layout;
+pub mod live;
 pub mod markdown;
+pub mod prompt_bar;
+pub mod receipt;
+pub mod review;
 pub mod scroll;
+pub mod session_diff;
+mod signals;
 pub mod terminal;
 pub mod text;
 pub mod tool_calls;
@@ -84,6 +101,8 @@ pub fn run(runtime: &tokio::runtime::Runtime, config: Config) -> i32 {
         audit,
     } = prepared;
     let mut app = App::new(model_label, display_path(&workspace));
+    // The header names the rules file from the start (each task reads it again).
+    app.rules = crate::agent::rules::load(&workspace).files;
     if let Some(notice) = &notice {
         app.notice(notice);
     }
@@ -240,11 +259,19 @@ async fn event_loop(
                             Err(_) => break,
                         }
                     }
+                    // The header shows exactly what the core auto-approves.
+                    if let Some(a) = agent.as_deref() {
+                        app.sync_scopes(a.approvals.list());
+                    }
                     frames.request();
                 }
                 None => inbox_open = false,
             },
             _ = clock.tick(), if app.is_running() => frames.request(),
+            // A live preview held back by its throttle is due.
+            _ = sleep_until(app.live.next_refresh()), if app.live.next_refresh().is_some() => {
+                frames.request();
+            }
         }
         for effect in app.take_effects() {
             match effect {
@@ -271,6 +298,28 @@ async fn event_loop(
                         let _ = a.commands.send(AgentCommand::ClearConversation);
                     }
                 }
+                Effect::ShowDiff => send(app, agent.as_deref(), AgentCommand::ShowDiff),
+                Effect::Compact => send(app, agent.as_deref(), AgentCommand::Compact),
+                Effect::Undo { all, cancel } => {
+                    send(app, agent.as_deref(), AgentCommand::Undo { all, cancel })
+                }
+                Effect::RevokeApprovals(tools) => {
+                    if let Some(a) = &agent {
+                        for tool in tools {
+                            a.approvals.revoke(tool);
+                        }
+                    }
+                }
+                Effect::EditProposal {
+                    serial,
+                    path,
+                    content,
+                } => {
+                    let result =
+                        edit_outside(term, &mut keys, app.mouse_capture, &path, &content).await?;
+                    app.now = Instant::now();
+                    app.edit_finished(serial, result);
+                }
                 Effect::SetMouseCapture(on) => {
                     if let Err(e) = terminal::set_mouse_capture(on) {
                         tracing::warn!(%e, "cannot switch mouse capture");
@@ -283,57 +332,42 @@ async fn event_loop(
     }
 }
 
+/// Send a command to the core, or say why it cannot run.
+fn send(app: &mut App, agent: Option<&AgentHandle>, command: AgentCommand) {
+    let sent = agent.is_some_and(|a| a.commands.send(command).is_ok());
+    if !sent {
+        app.undo = None;
+        app.cancel = None;
+        app.flash = Some("The agent is not running: fix the problem shown above first.".into());
+    }
+}
+
+/// Hand the terminal to the user's editor for `content`, then take it back.
+/// The key reader is replaced so it cannot swallow keys meant for the editor.
+async fn edit_outside(
+    term: &mut Term,
+    keys: &mut EventStream,
+    mouse: bool,
+    path: &str,
+    content: &str,
+) -> Result<Result<String, String>, String> {
+    drop(std::mem::replace(keys, EventStream::new()));
+    terminal::suspend();
+    let argv = editor::from_env();
+    tracing::info!(editor = ?argv.first(), "editing a proposal");
+    let result = editor::edit(path, content, &argv).await;
+    terminal::resume(mouse).map_err(|e| format!("cannot take the terminal back: {e}"))?;
+    // The screen is blank again: draw a blank frame so that the next one is
+    // drawn in full (`Terminal::clear` would query the cursor position).
+    term.draw(|_| {})
+        .map_err(|e| format!("cannot redraw the terminal: {e}"))?;
+    Ok(result)
+}
+
 /// Sleep until `at` (forever for `None`; the branch is disabled then anyway).
 async fn sleep_until(at: Option<Instant>) {
     match at {
         Some(at) => tokio::time::sleep_until(at.into()).await,
         None => std::future::pending().await,
-    }
-}
-
-/// SIGTERM, SIGHUP and SIGINT end the app cleanly (terminal restored).
-#[cfg(unix)]
-mod signals {
-    use tokio::signal::unix::{Signal, SignalKind, signal};
-
-    pub struct Signals {
-        term: Signal,
-        hup: Signal,
-        int: Signal,
-    }
-
-    impl Signals {
-        pub fn new() -> std::io::Result<Self> {
-            Ok(Signals {
-                term: signal(SignalKind::terminate())?,
-                hup: signal(SignalKind::hangup())?,
-                int: signal(SignalKind::interrupt())?,
-            })
-        }
-
-        /// The number of the next signal.
-        pub async fn recv(&mut self) -> i32 {
-            tokio::select! {
-                _ = self.term.recv() => 15,
-                _ = self.hup.recv() => 1,
-                _ = self.int.recv() => 2,
-            }
-        }
-    }
-}
-
-#[cfg(not(unix))]
-mod signals {
-    pub struct Signals;
-
-    impl Signals {
-        pub fn new() -> std::io::Result<Self> {
-            Ok(Signals)
-        }
-
-        pub async fn recv(&mut self) -> i32 {
-            let _ = tokio::signal::ctrl_c().await;
-            2
-        }
     }
 }

@@ -81,6 +81,22 @@ impl Scroll {
         self.follow = new_top >= max;
         before != (self.top(total, height), self.follow)
     }
+
+    /// Scroll just enough that rows `start..end` are in view (from `start`
+    /// when they do not fit).
+    pub fn reveal(&mut self, start: usize, end: usize, total: usize, height: usize) {
+        let max = total.saturating_sub(height);
+        let top = self.top(total, height);
+        let new_top = if start < top || end.saturating_sub(start) > height {
+            start
+        } else if end > top + height {
+            end - height
+        } else {
+            top
+        };
+        self.offset = new_top.min(max);
+        self.follow = self.offset >= max && total > height;
+    }
 }
 
 #[cfg(test)]
@@ -102,6 +118,20 @@ mod tests {
         s.apply(ScrollMove::PageUp, 300, 10);
         s.apply(ScrollMove::PageDown, 300, 10);
         assert!(s.is_following());
+    }
+
+    #[test]
+    fn reveal_brings_a_range_into_view() {
+        let mut s = Scroll::at_top();
+        s.reveal(30, 35, 100, 10);
+        assert_eq!(s.top(100, 10), 25, "just enough to show the end");
+        s.reveal(5, 8, 100, 10);
+        assert_eq!(s.top(100, 10), 5, "scrolled back up to the start");
+        s.reveal(6, 9, 100, 10);
+        assert_eq!(s.top(100, 10), 5, "already visible: no move");
+        s.reveal(40, 80, 100, 10);
+        assert_eq!(s.top(100, 10), 40, "too tall: its start");
+        assert!(!s.is_following());
     }
 
     #[test]

@@ -1,7 +1,8 @@
 //! Terminal setup and restoration on every exit path: raw mode, alternate
 //! screen, mouse capture, bracketed paste and keyboard-enhancement flags are
 //! undone by `restore` (idempotent), called on normal exit, on error, by a
-//! guard's `Drop`, by the panic hook, and after a signal. Also the log file.
+//! guard's `Drop`, by the panic hook, and after a signal; `suspend`/`resume`
+//! hand the terminal to the user's editor and back. Also the log file.
 
 use crossterm::cursor::{Hide, Show};
 use crossterm::event::{
@@ -10,7 +11,7 @@ use crossterm::event::{
 };
 use crossterm::execute;
 use crossterm::terminal::{
-    EnterAlternateScreen, LeaveAlternateScreen, disable_raw_mode, enable_raw_mode,
+    Clear, ClearType, EnterAlternateScreen, LeaveAlternateScreen, disable_raw_mode, enable_raw_mode,
 };
 use std::io::{Write, stdout};
 use std::path::PathBuf;
@@ -70,6 +71,22 @@ pub fn restore() {
     let _ = execute!(out, DisableBracketedPaste, LeaveAlternateScreen, Show);
     let _ = out.flush();
     let _ = disable_raw_mode();
+}
+
+/// Hand the terminal over to another program (the user's editor): back to
+/// the normal screen, raw mode, mouse capture and paste mode off.
+pub fn suspend() {
+    restore();
+}
+
+/// Take the terminal back after `suspend` (mouse capture as it was).
+pub fn resume(mouse: bool) -> std::io::Result<()> {
+    enter()?;
+    execute!(stdout(), Clear(ClearType::All))?;
+    if !mouse {
+        set_mouse_capture(false)?;
+    }
+    Ok(())
 }
 
 /// Restores the terminal when dropped (early returns, unwinding).

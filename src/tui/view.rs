@@ -3,9 +3,10 @@
 //! `render` paints the state. Each pane draws only its visible rows.
 
 use super::app::{App, Focus, Overlay};
+use super::diff_view::DiffKey;
 use super::layout::{self, Needs, Pane};
-use super::text::{sanitize, truncate};
-use super::{approval::Approvals, header, help};
+use super::text::truncate;
+use super::{diff_pane, header, help, prompt_bar};
 use ratatui::Frame;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
@@ -22,11 +23,12 @@ pub fn draw(frame: &mut Frame, app: &mut App) {
 /// Compute the panes for `area` and update the caches they show.
 pub fn relayout(app: &mut App, area: Rect) {
     let input_inner_width = area.width;
+    app.live.refresh(app.now);
     let needs = Needs {
         tool_rows: app.calls.rows.len(),
-        has_diff: app.calls.diff_row().is_some(),
+        has_diff: diff_pane::key(app) != DiffKey::None,
         prompt_rows: if app.approvals.is_open() {
-            Approvals::HEIGHT
+            prompt_bar::HEIGHT
         } else {
             0
         },
@@ -40,14 +42,18 @@ pub fn relayout(app: &mut App, area: Rect) {
     app.conversation
         .ensure_wrapped(panes.conversation.inner().width as usize);
     if let Some(diff) = panes.diff {
-        let row = app.calls.diff_row();
-        let shown = row.and_then(|i| app.calls.rows[i].diff.as_ref().map(|d| (i, d)));
-        app.diff.ensure(shown, diff.inner().width as usize);
+        let inner = diff.inner();
+        diff_pane::ensure(app, inner.width as usize, inner.height as usize);
     }
-    if let Some(Overlay::Detail(detail)) = &mut app.overlay
-        && let Some(call) = app.calls.rows.get(detail.row)
-    {
-        detail.ensure(call, detail_area(panes.body).width as usize);
+    let overlay_width = detail_area(panes.body).width as usize;
+    match &mut app.overlay {
+        Some(Overlay::Detail(detail)) => {
+            if let Some(call) = app.calls.rows.get(detail.row) {
+                detail.ensure(call, overlay_width);
+            }
+        }
+        Some(Overlay::SessionDiff(view)) => view.ensure(overlay_width),
+        _ => {}
     }
     let typing = app.focus == Focus::Input && app.overlay.is_none() && !app.approvals.is_open();
     app.input.set_focused(typing);
@@ -95,47 +101,12 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     app.calls
         .render(panes.tools.inner(), buf, app.focus == Focus::ToolCalls);
 
-    if let Some(diff_pane) = panes.diff {
-        let title = match app.calls.diff_row().map(|i| &app.calls.rows[i]) {
-            Some(row) => {
-                let diff = row.diff.as_ref();
-                let stat = diff.map(|d| d.stat()).unwrap_or_default();
-                let new = if diff.is_some_and(|d| d.new_file) {
-                    " (new file)"
-                } else {
-                    ""
-                };
-                format!(
-                    "Diff · {}{new} {stat} · step {}",
-                    sanitize(&row.target),
-                    row.step
-                )
-            }
-            None => "Diff".to_string(),
-        };
-        block(&diff_pane, &title, app.focus == Focus::Diff, buf);
-        let inner = diff_pane.inner();
-        if app.diff.total_rows() > 0 {
-            app.diff.render(inner, buf);
-        } else {
-            let hint = match app.calls.selected.map(|i| &app.calls.rows[i]) {
-                Some(row) => format!(
-                    "Step {} ({}) changes no file; Enter shows its details.",
-                    row.step, row.tool
-                ),
-                None => "No edit proposed yet.".to_string(),
-            };
-            buf.set_line(
-                inner.x,
-                inner.y,
-                &Line::styled(hint, Style::new().fg(Color::DarkGray)),
-                inner.width,
-            );
-        }
+    if let Some(pane) = panes.diff {
+        diff_pane::render(app, &pane, buf);
     }
 
     if let Some(prompt) = panes.prompt {
-        app.approvals.render(prompt, buf);
+        prompt_bar::render(app, prompt, buf);
     }
     if let Some(input) = panes.input {
         let title = match (&app.flash, app.is_running()) {
@@ -153,25 +124,39 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     }
 
     match &app.overlay {
-        Some(Overlay::Help) => help::render(area, buf),
+        Some(Overlay::Help) => help::render(area, buf, app.help_top),
         Some(Overlay::Detail(detail)) => {
-            Clear.render(panes.body, buf);
-            let title = Line::styled(
+            overlay_frame(
                 " Tool call details · ↑↓ PgUp PgDn scroll · Esc closes ",
-                Style::new().add_modifier(Modifier::BOLD),
+                panes.body,
+                buf,
             );
-            let b = Block::bordered()
-                .title(title)
-                .border_style(Style::new().fg(Color::Cyan));
-            b.render(panes.body, buf);
             detail.render(detail_area(panes.body), buf);
+        }
+        Some(Overlay::SessionDiff(view)) => {
+            overlay_frame(
+                " Session diff (/diff) · ↑↓ PgUp PgDn scroll · Esc closes ",
+                panes.body,
+                buf,
+            );
+            view.render(detail_area(panes.body), buf);
         }
         None => {}
     }
 }
 
+/// A full-body overlay's frame.
+fn overlay_frame(title: &str, body: Rect, buf: &mut Buffer) {
+    Clear.render(body, buf);
+    let title = Line::styled(title.to_string(), Style::new().add_modifier(Modifier::BOLD));
+    Block::bordered()
+        .title(title)
+        .border_style(Style::new().fg(Color::Cyan))
+        .render(body, buf);
+}
+
 /// A pane's block: a rule with the title; the focused pane's title is highlighted.
-fn block(pane: &Pane, title: &str, focused: bool, buf: &mut Buffer) {
+pub(super) fn block(pane: &Pane, title: &str, focused: bool, buf: &mut Buffer) {
     let (border, title_style) = if focused {
         (
             Style::new().fg(Color::Cyan),

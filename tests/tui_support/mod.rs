@@ -178,6 +178,17 @@ pub fn propose(
     tool: ToolName,
     action: ApprovalAction,
 ) -> oneshot::Receiver<Decision> {
+    propose_scoped(app, step, tool, action, true)
+}
+
+/// A proposal whose request may (or may not) be approved for the whole task.
+pub fn propose_scoped(
+    app: &mut App,
+    step: u32,
+    tool: ToolName,
+    action: ApprovalAction,
+    allow_for_task: bool,
+) -> oneshot::Receiver<Decision> {
     let id = format!("call_{step}");
     let (target, diff) = match &action {
         ApprovalAction::Edit { path, diff, .. } => (path.clone(), Some(diff.clone())),
@@ -215,10 +226,40 @@ pub fn propose(
         call_id: id,
         tool,
         action,
-        allow_for_task: true,
+        allow_for_task,
         reply,
     }));
     answer
+}
+
+/// A 40-line file and a proposal changing it in three far-apart places
+/// (line 2 changed, a line added after line 20, line 38 removed).
+pub fn three_hunks() -> (String, String) {
+    let old: String = (1..=40).map(|i| format!("line {i}\n")).collect();
+    let new = old
+        .replace("line 2\n", "line two\n")
+        .replace("line 20\n", "line 20\nline twenty-and-a-half\n")
+        .replace("line 38\n", "");
+    (old, new)
+}
+
+/// Step 4 proposes the three-hunk edit of `notes.txt`.
+pub fn three_hunk_request(app: &mut App, allow_for_task: bool) -> oneshot::Receiver<Decision> {
+    let (old, new) = three_hunks();
+    let diff = FileDiff::compute("notes.txt", Some(&old), &new);
+    assert_eq!(diff.hunks.len(), 3);
+    propose_scoped(
+        app,
+        4,
+        ToolName::WriteFile,
+        ApprovalAction::Edit {
+            path: "notes.txt".into(),
+            diff,
+            proposed: new,
+            original: Some(old),
+        },
+        allow_for_task,
+    )
 }
 
 pub fn write_calculator(app: &mut App) -> oneshot::Receiver<Decision> {
@@ -237,8 +278,8 @@ pub fn write_calculator(app: &mut App) -> oneshot::Receiver<Decision> {
         ApprovalAction::Edit {
             path: "calculator.py".into(),
             diff,
-            proposed: String::new(),
-            original: None,
+            proposed: format!("{CALCULATOR}{DIVIDE}"),
+            original: Some(CALCULATOR.into()),
         },
     )
 }

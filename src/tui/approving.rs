@@ -1,0 +1,200 @@
+//! Answering the open approval request: the prompt's keys (y/n/r/a, hunk
+//! navigation and toggling, `e` to edit the proposal), the decision that goes
+//! back to the core, and what the tool-call rows and the header show after.
+
+use super::app::{App, Effect, Focus, TaskState};
+use super::input::scroll_move;
+use super::scroll::ScrollMove;
+use super::tool_calls::RowStatus;
+use crate::agent::{ApprovalAction, Decision};
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+
+impl App {
+    /// While an approval is open only its keys (and scrolling the diff) work.
+    pub(super) fn prompt_key(&mut self, key: KeyEvent, quit_key: bool) {
+        let plain = !key
+            .modifiers
+            .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT);
+        if quit_key {
+            return self.request_quit();
+        }
+        if let Some(reason) = &mut self.approvals.reason {
+            match key.code {
+                KeyCode::Enter => {
+                    let reason = reason.trim().to_string();
+                    self.answer(Decision::Decline {
+                        reason: (!reason.is_empty()).then_some(reason),
+                    });
+                }
+                KeyCode::Esc => self.approvals.reason = None,
+                KeyCode::Backspace => {
+                    reason.pop();
+                }
+                KeyCode::Char('u') if !plain => reason.clear(),
+                KeyCode::Char(c) if plain => reason.push(c),
+                _ => {}
+            }
+            return;
+        }
+        let undo = self
+            .approvals
+            .current()
+            .is_some_and(|r| matches!(r.action, ApprovalAction::Undo { .. }));
+        let hunks = self.approvals.review.selectable();
+        match key.code {
+            KeyCode::Char('y' | 'Y') if plain => self.approve(),
+            KeyCode::Char('a' | 'A') if plain => self.approve_for_task(),
+            KeyCode::Char('n' | 'N') if plain => self.answer(Decision::Decline { reason: None }),
+            KeyCode::Enter | KeyCode::Esc => self.answer(Decision::Decline { reason: None }),
+            KeyCode::Char('r' | 'R') if plain && !undo => {
+                self.approvals.reason = Some(String::new())
+            }
+            KeyCode::Char('e' | 'E') if plain => self.edit_proposal(),
+            KeyCode::Char(' ') if hunks => self.approvals.review.toggle(),
+            KeyCode::Char('j') | KeyCode::Down if hunks => self.move_hunk(1),
+            KeyCode::Char('k') | KeyCode::Up if hunks => self.move_hunk(-1),
+            KeyCode::Char('j') if plain => self.scroll(Focus::Diff, ScrollMove::Down(1)),
+            KeyCode::Char('k') if plain => self.scroll(Focus::Diff, ScrollMove::Up(1)),
+            code => {
+                if let Some(m) = scroll_move(code) {
+                    self.scroll(Focus::Diff, m);
+                }
+            }
+        }
+    }
+
+    fn move_hunk(&mut self, delta: isize) {
+        self.approvals.review.move_cursor(delta);
+        self.diff.reveal_hunk(self.approvals.review.cursor);
+    }
+
+    /// `y`: the proposal, the accepted hunks of it, or the user's version.
+    pub fn approve(&mut self) {
+        if let Some(decision) = self.approvals.decision() {
+            self.answer(decision);
+        }
+    }
+
+    /// `a`: this call and every later one of the tool in this task, when allowed.
+    fn approve_for_task(&mut self) {
+        let Some(request) = self.approvals.current() else {
+            return;
+        };
+        let tool = request.tool.as_str();
+        if matches!(request.action, ApprovalAction::Undo { .. }) {
+            return;
+        }
+        if !request.allow_for_task {
+            self.flash = Some(format!(
+                "Configuration does not allow approving every {tool} for the task here: y approves this one."
+            ));
+        } else if self.approvals.review.modified() {
+            self.flash = Some(
+                "a would approve the whole proposal: press y to write your selection or your version."
+                    .into(),
+            );
+        } else {
+            self.answer(Decision::ApproveToolForTask);
+        }
+    }
+
+    /// `e`: open the proposal (or the user's earlier version) in their editor.
+    fn edit_proposal(&mut self) {
+        let Some(request) = self.approvals.current() else {
+            return;
+        };
+        match self.approvals.review.editable(&request.action) {
+            Some((path, content)) => {
+                let effect = Effect::EditProposal {
+                    serial: self.approvals.serial(),
+                    path: path.to_string(),
+                    content: content.to_string(),
+                };
+                self.effect(effect);
+            }
+            None => self.flash = Some("Only a file edit can be edited before approving.".into()),
+        }
+    }
+
+    /// The editor closed: review the user's version (or say why not).
+    pub fn edit_finished(&mut self, serial: u64, result: Result<String, String>) {
+        if !self.approvals.is_open() || self.approvals.serial() != serial {
+            self.flash = Some(
+                "The proposal was withdrawn while you edited it; your version was not used.".into(),
+            );
+            return;
+        }
+        let content = match result {
+            Ok(content) => content,
+            Err(problem) => return self.flash = Some(problem),
+        };
+        let before = self
+            .approvals
+            .current()
+            .and_then(|r| self.approvals.review.editable(&r.action))
+            .map(|(_, c)| c == content);
+        if before == Some(true) {
+            self.flash =
+                Some("Nothing was changed in the editor: the proposal is as it was.".into());
+            return;
+        }
+        tracing::info!(bytes = content.len(), "proposal edited by the user");
+        self.approvals.set_edited(content);
+        self.flash = Some("Your version, diffed against the file: y writes it, n declines.".into());
+    }
+
+    /// Answer the open approval request.
+    pub fn answer(&mut self, decision: Decision) {
+        let Some(answered) = self.approvals.decide(decision) else {
+            return;
+        };
+        tracing::info!(step = answered.step, decision = %label(&answered.decision), "approval answered");
+        if let Some(row) = self.calls.find_mut(&answered.call_id) {
+            row.status = match answered.decision {
+                Decision::Decline { .. } => RowStatus::Declined,
+                _ => RowStatus::Approved,
+            };
+        }
+        if answered.undo {
+            match &mut self.undo {
+                Some(run) => {
+                    run.declined = matches!(answered.decision, Decision::Decline { .. });
+                    self.state = run.before;
+                }
+                None if self.approvals.is_empty() => self.state = TaskState::Idle,
+                None => {}
+            }
+            return;
+        }
+        if answered.decision == Decision::ApproveToolForTask {
+            if !self.auto_approved.contains(&answered.tool) {
+                self.auto_approved.push(answered.tool);
+            }
+            // Requests of that tool already waiting are covered too.
+            for other in self.approvals.approve_tool(answered.tool) {
+                if let Some(row) = self.calls.find_mut(&other.call_id) {
+                    row.status = RowStatus::Approved;
+                }
+            }
+        }
+        if self.approvals.is_empty() {
+            self.set_state(TaskState::Thinking);
+        }
+    }
+
+    /// The tools the core has approved for the rest of the task (the header
+    /// shows exactly these).
+    pub fn sync_scopes(&mut self, tools: Vec<&'static str>) {
+        self.auto_approved = tools;
+    }
+}
+
+/// A decision for the log, without the user's content.
+fn label(d: &Decision) -> String {
+    match d {
+        Decision::ApproveEdited { content } => format!("approve_edited ({} bytes)", content.len()),
+        Decision::ApproveHunks { accepted } => format!("approve_hunks {accepted:?}"),
+        Decision::Decline { reason } => format!("decline (reason given: {})", reason.is_some()),
+        other => format!("{other:?}"),
+    }
+}

@@ -1,0 +1,176 @@
+//! Slash commands typed in the input: `/help`, `/clear`, `/continue`,
+//! `/diff`, `/undo`, `/undo all`, `/compact`, `/revoke`, `/quit`. Commands
+//! that the core carries out run only while no task runs (the core handles
+//! one command at a time); otherwise they are refused with a message.
+
+use super::app::{App, Effect, Overlay, TaskState, UndoRun};
+use super::conversation::Kind;
+use super::diff_view::DiffView;
+use super::tool_calls::ToolCalls;
+use crate::llm::TokenUsage;
+use tokio_util::sync::CancellationToken;
+
+/// Every command, for `/help`-style messages.
+pub const COMMANDS: &str =
+    "/help, /diff, /undo, /undo all, /compact, /revoke, /continue, /clear or /quit";
+
+impl App {
+    /// Carry out `/command` (the text after the slash).
+    pub(super) fn run_command(&mut self, command: &str) {
+        let words: Vec<&str> = command.split_whitespace().collect();
+        match words.as_slice() {
+            ["help"] => self.open_help(),
+            ["clear"] => self.clear_conversation(),
+            ["continue" | "resume"] if self.is_running() => {
+                self.flash = Some("A task is running already.".into());
+            }
+            ["continue" | "resume"] => self.resume(),
+            ["diff"] => {
+                self.core_command("/diff", Effect::ShowDiff);
+            }
+            ["undo"] => self.start_undo(false),
+            ["undo", "all"] => self.start_undo(true),
+            ["compact"] => {
+                if self.core_command("/compact", Effect::Compact) {
+                    self.flash = Some("Compacting the conversation's context…".into());
+                }
+            }
+            ["revoke"] => self.revoke_approvals(),
+            ["quit" | "exit"] => self.request_quit(),
+            _ => {
+                self.flash = Some(format!(
+                    "Unknown command /{} — try {COMMANDS}",
+                    command.trim()
+                ))
+            }
+        }
+    }
+
+    pub(super) fn open_help(&mut self) {
+        self.help_top = 0;
+        self.overlay = Some(Overlay::Help);
+    }
+
+    /// Ask the core for something, unless a task (or an undo) is running.
+    fn core_command(&mut self, name: &str, effect: Effect) -> bool {
+        if self.is_running() {
+            self.flash = Some(format!(
+                "A task is running: {name} works once it has finished (or press Ctrl+C to interrupt it)."
+            ));
+            return false;
+        }
+        if self.refuse_if_misconfigured() {
+            return false;
+        }
+        self.effect(effect);
+        true
+    }
+
+    /// `/undo` (the last change) or `/undo all`: the core shows the revert
+    /// as a diff and asks; Ctrl+C cancels it like a task.
+    fn start_undo(&mut self, all: bool) {
+        let name = if all { "/undo all" } else { "/undo" };
+        let cancel = CancellationToken::new();
+        let effect = Effect::Undo {
+            all,
+            cancel: cancel.clone(),
+        };
+        if self.core_command(name, effect) {
+            self.undo = Some(UndoRun {
+                before: self.state,
+                declined: false,
+            });
+            self.cancel = Some(cancel);
+        }
+    }
+
+    /// The core finished an undo (or refused it).
+    pub(super) fn undo_finished(&mut self, reverted: Vec<String>, error: Option<String>) {
+        let run = self.undo.take();
+        self.cancel = None;
+        if let Some(run) = run {
+            self.state = run.before;
+        }
+        let declined = run.is_some_and(|r| r.declined);
+        match (error, reverted.is_empty()) {
+            (Some(_), _) if declined => self
+                .conversation
+                .push_entry(Kind::Notice, "Undo declined; nothing was reverted."),
+            (Some(e), true) => self.conversation.push_entry(Kind::Error, &e),
+            (Some(e), false) => {
+                let text = format!("{e} (reverted: {})", reverted.join(", "));
+                self.conversation.push_entry(Kind::Error, &text);
+            }
+            (None, _) => {
+                let text = format!(
+                    "Reverted {}. The model was told, so it reads these files again before editing them.",
+                    reverted.join(", ")
+                );
+                self.conversation.push_entry(Kind::Notice, &text);
+            }
+        }
+    }
+
+    /// `F3` or `/revoke`: no more automatic approvals in this task.
+    pub(super) fn revoke_approvals(&mut self) {
+        if self.auto_approved.is_empty() {
+            self.flash = Some("Nothing is auto-approved: every write and test run asks.".into());
+            return;
+        }
+        let tools = std::mem::take(&mut self.auto_approved);
+        let text = format!(
+            "Auto-approval revoked for {}: each call asks again.",
+            tools.join(", ")
+        );
+        self.conversation.push_entry(Kind::Notice, &text);
+        self.flash = Some(text);
+        self.effect(Effect::RevokeApprovals(tools));
+    }
+
+    /// `/continue`: go on after an error or an interrupt, without a new message.
+    pub(super) fn resume(&mut self) {
+        if self.refuse_if_misconfigured() {
+            return;
+        }
+        if self.input.history().is_empty() {
+            self.flash = Some("Nothing to continue yet: type a task.".into());
+            return;
+        }
+        self.conversation
+            .push_entry(Kind::Notice, "Continuing where the last task stopped.");
+        tracing::info!("resume requested");
+        let cancel = self.begin_run();
+        self.effect(Effect::Resume { cancel });
+    }
+
+    pub(super) fn refuse_if_misconfigured(&mut self) -> bool {
+        let Some(problem) = &self.config_error else {
+            return false;
+        };
+        let text = format!("Cannot run the task: {problem}");
+        self.conversation.push_entry(Kind::Error, &text);
+        true
+    }
+
+    /// `/clear`: a new conversation.
+    pub(super) fn clear_conversation(&mut self) {
+        if self.is_running() {
+            self.flash =
+                Some("A task is running: wait for it or press Ctrl+C, then /clear.".into());
+            return;
+        }
+        self.conversation.clear();
+        self.calls = ToolCalls::default();
+        self.diff = DiffView::default();
+        self.live.clear();
+        self.state = TaskState::Idle;
+        self.step = 0;
+        self.task_tokens = TokenUsage::default();
+        self.task_cost = None;
+        self.task_started = None;
+        self.last_elapsed = None;
+        self.conversation
+            .push_entry(Kind::Notice, "New conversation.");
+        self.effect(Effect::ClearConversation);
+    }
+}

@@ -1,0 +1,265 @@
+//! Live previews of edits while the model is still streaming their
+//! arguments. Fragments are only appended as they arrive; the preview diff is
+//! computed at frame time, at most every `REFRESH` per call, by reading the
+//! partial JSON (`content` of a `write_file`; `old`/`new` of a
+//! `replace_text`) against the file's content sent by the core. The final
+//! proposal (or a new request, or a retry) replaces the previews.
+
+use crate::agent::live::partial_field;
+use crate::diff::{FileDiff, LineKind};
+use std::time::{Duration, Instant};
+
+/// Shortest time between two recomputations of one preview.
+pub const REFRESH: Duration = Duration::from_millis(100);
+/// Arguments plus file content above this get no live preview.
+pub const MAX_PREVIEW_BYTES: usize = 2 * 1024 * 1024;
+/// Tools whose arguments are previewed.
+const PREVIEWED: [&str; 2] = ["write_file", "replace_text"];
+
+/// One streaming tool call.
+#[derive(Debug)]
+pub struct LiveCall {
+    pub index: usize,
+    pub tool: String,
+    args: String,
+    /// Path and current content (`None`: a new file), once the core sent them.
+    base: Option<(String, Option<String>)>,
+    dirty: bool,
+    computed_at: Option<Instant>,
+    pub preview: Option<FileDiff>,
+    /// Why there is no preview yet, when there is none.
+    pub note: Option<&'static str>,
+    /// Grows with each recomputed preview.
+    pub generation: u64,
+}
+
+impl LiveCall {
+    pub fn path(&self) -> Option<&str> {
+        self.base.as_ref().map(|(p, _)| p.as_str())
+    }
+}
+
+#[derive(Debug, Default)]
+pub struct LivePreviews {
+    calls: Vec<LiveCall>,
+}
+
+impl LivePreviews {
+    /// More of call `index`'s arguments.
+    pub fn fragment(&mut self, index: usize, tool: &str, fragment: &str) {
+        if !PREVIEWED.contains(&tool) {
+            return;
+        }
+        let call = self.call(index, tool);
+        call.args.push_str(fragment);
+        call.dirty = true;
+    }
+
+    /// The file call `index` edits, as it is now.
+    pub fn base(&mut self, index: usize, tool: &str, path: String, old: Option<String>) {
+        let call = self.call(index, tool);
+        call.base = Some((path, old));
+        call.dirty = true;
+    }
+
+    fn call(&mut self, index: usize, tool: &str) -> &mut LiveCall {
+        let at = match self.calls.iter().position(|c| c.index == index) {
+            Some(at) => at,
+            None => {
+                self.calls.push(LiveCall {
+                    index,
+                    tool: tool.to_string(),
+                    args: String::new(),
+                    base: None,
+                    dirty: false,
+                    computed_at: None,
+                    preview: None,
+                    note: None,
+                    generation: 0,
+                });
+                self.calls.len() - 1
+            }
+        };
+        &mut self.calls[at]
+    }
+
+    /// Forget every preview (the proposal arrived, or the reply is void).
+    pub fn clear(&mut self) {
+        self.calls.clear();
+    }
+
+    /// The preview to show: the newest call whose file is known.
+    pub fn shown(&self) -> Option<&LiveCall> {
+        self.calls.iter().rev().find(|c| c.base.is_some())
+    }
+
+    /// Recompute the previews that changed, unless one was computed less
+    /// than `REFRESH` ago. Returns whether any preview changed.
+    pub fn refresh(&mut self, now: Instant) -> bool {
+        let mut changed = false;
+        for call in &mut self.calls {
+            let due = call
+                .computed_at
+                .is_none_or(|at| now.saturating_duration_since(at) >= REFRESH);
+            if !call.dirty || !due || call.base.is_none() {
+                continue;
+            }
+            call.dirty = false;
+            call.computed_at = Some(now);
+            let (preview, note) = compute(call);
+            call.preview = preview;
+            call.note = note;
+            call.generation += 1;
+            changed = true;
+        }
+        changed
+    }
+
+    /// When a throttled preview is due to be recomputed, if one is waiting.
+    pub fn next_refresh(&self) -> Option<Instant> {
+        self.calls
+            .iter()
+            .filter(|c| c.dirty && c.base.is_some())
+            .filter_map(|c| c.computed_at.map(|at| at + REFRESH))
+            .min()
+    }
+}
+
+/// The preview diff of a call, or why there is none yet.
+fn compute(call: &LiveCall) -> (Option<FileDiff>, Option<&'static str>) {
+    let Some((path, old)) = &call.base else {
+        return (None, None);
+    };
+    if call.args.len() + old.as_ref().map_or(0, String::len) > MAX_PREVIEW_BYTES {
+        return (None, Some("too large to preview while it streams"));
+    }
+    let old_lf = old.as_ref().map(|o| o.replace("\r\n", "\n"));
+    match call.tool.as_str() {
+        "write_file" => {
+            let Some(content) = partial_field(&call.args, "content") else {
+                return (None, Some("waiting for the new content…"));
+            };
+            let mut diff = FileDiff::compute(path, old_lf.as_deref(), &content.value);
+            if !content.complete {
+                trim_unstreamed(&mut diff);
+            }
+            (Some(diff), None)
+        }
+        "replace_text" => {
+            let Some(base) = old_lf else {
+                return (None, Some("the file does not exist"));
+            };
+            match partial_field(&call.args, "old") {
+                Some(f) if f.complete => {
+                    let found = base.match_indices(f.value.as_str()).count();
+                    if f.value.is_empty() || found != 1 {
+                        return (None, Some("the text to replace is not found exactly once"));
+                    }
+                    let new = partial_field(&call.args, "new").map_or(String::new(), |n| n.value);
+                    let preview = base.replacen(f.value.as_str(), &new, 1);
+                    (Some(FileDiff::compute(path, Some(&base), &preview)), None)
+                }
+                _ => (None, Some("waiting for the text to replace…")),
+            }
+        }
+        _ => (None, None),
+    }
+}
+
+/// A `write_file` still streaming has not sent the rest of the file yet: an
+/// old line is only shown as removed once a later old line was matched (so
+/// the new content has gone past it); the others are not there *yet*.
+fn trim_unstreamed(diff: &mut FileDiff) {
+    let matched = diff
+        .hunks
+        .iter()
+        .flat_map(|h| h.lines.iter())
+        .filter(|l| l.kind == LineKind::Context)
+        .filter_map(|l| l.old_no)
+        .max()
+        .unwrap_or(0);
+    let mut dropped = 0;
+    for hunk in &mut diff.hunks {
+        let before = hunk.lines.len();
+        hunk.lines
+            .retain(|l| l.kind != LineKind::Removed || l.old_no.is_some_and(|n| n < matched));
+        dropped += before - hunk.lines.len();
+        hunk.old_len = hunk
+            .lines
+            .iter()
+            .filter(|l| l.kind != LineKind::Added)
+            .count();
+    }
+    diff.removed -= dropped;
+    diff.hunks
+        .retain(|h| h.lines.iter().any(|l| l.kind != LineKind::Context));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(ms: u64, t0: Instant) -> Instant {
+        t0 + Duration::from_millis(ms)
+    }
+
+    #[test]
+    fn a_write_builds_up_and_is_throttled() {
+        let t0 = Instant::now();
+        let mut live = LivePreviews::default();
+        live.fragment(0, "write_file", r#"{"path": "a.py", "content": "x = 1\ny"#);
+        assert!(!live.refresh(t0), "no base yet");
+        live.base(
+            0,
+            "write_file",
+            "a.py".into(),
+            Some("x = 1\ny = 2\nz = 3\n".into()),
+        );
+        assert!(live.refresh(t0));
+        let diff = live
+            .shown()
+            .and_then(|c| c.preview.clone())
+            .expect("preview");
+        // Only what streamed: `y` is added; `y = 2` and `z = 3` are not removed yet.
+        assert_eq!((diff.added, diff.removed), (1, 0), "{diff:?}");
+        live.fragment(0, "write_file", " = 5\\nz = 3\\n\"}");
+        assert!(!live.refresh(at(50, t0)), "throttled");
+        assert_eq!(live.next_refresh(), Some(at(100, t0)));
+        assert!(live.refresh(at(100, t0)));
+        let diff = live
+            .shown()
+            .and_then(|c| c.preview.clone())
+            .expect("preview");
+        assert_eq!((diff.added, diff.removed), (1, 1));
+        assert_eq!(live.next_refresh(), None);
+        live.clear();
+        assert!(live.shown().is_none());
+    }
+
+    #[test]
+    fn a_replacement_needs_its_old_text_once() {
+        let t0 = Instant::now();
+        let mut live = LivePreviews::default();
+        live.base(1, "replace_text", "c.py".into(), Some("a\nb\nc\n".into()));
+        live.fragment(1, "replace_text", r#"{"path": "c.py", "old": "b\n"#);
+        live.refresh(t0);
+        assert!(
+            live.shown()
+                .is_some_and(|c| c.preview.is_none() && c.note.is_some())
+        );
+        live.fragment(1, "replace_text", r#"", "new": "B\nB2\n"#);
+        live.refresh(at(200, t0));
+        let diff = live
+            .shown()
+            .and_then(|c| c.preview.clone())
+            .expect("preview");
+        assert_eq!((diff.added, diff.removed), (2, 1));
+    }
+
+    #[test]
+    fn other_tools_are_ignored() {
+        let mut live = LivePreviews::default();
+        live.fragment(0, "run_tests", "{}");
+        assert!(live.calls.is_empty());
+    }
+}

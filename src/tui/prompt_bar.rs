@@ -1,0 +1,142 @@
+//! The approval prompt bar that replaces the input while a request is open:
+//! the question (with the hunk review's state, or the user's edited version)
+//! on the first row, and the keys that apply to this request on the second
+//! (or the reason being typed, or a one-off message).
+
+use super::app::App;
+use super::text::{sanitize, truncate, truncate_left, width};
+use crate::agent::ApprovalAction;
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::style::{Color, Modifier, Style};
+use ratatui::text::{Line, Span};
+
+/// Rows the prompt bar needs.
+pub const HEIGHT: u16 = 2;
+
+pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
+    let approvals = &app.approvals;
+    let Some(request) = approvals.current() else {
+        return;
+    };
+    let review = &approvals.review;
+    let w = area.width as usize;
+    let bar = Style::new()
+        .bg(Color::Yellow)
+        .fg(Color::Black)
+        .add_modifier(Modifier::BOLD);
+    let key = Style::new().fg(Color::Yellow).add_modifier(Modifier::BOLD);
+    let dim = Style::new().fg(Color::Gray);
+    let undo = matches!(request.action, ApprovalAction::Undo { .. });
+    let edit = matches!(request.action, ApprovalAction::Edit { .. });
+    let question = match (&request.action, &review.edited) {
+        (ApprovalAction::Edit { path, .. }, Some(e)) => {
+            format!("Write your edited version of {path} ({})", e.diff.stat())
+        }
+        (action, _) => action.prompt(),
+    };
+    let question = sanitize(&question);
+    let queued = match approvals.len() {
+        1 => String::new(),
+        n => format!("  (+{} queued)", n - 1),
+    };
+    let step = if undo {
+        String::new()
+    } else {
+        format!("Step {} · ", request.step)
+    };
+    buf.set_style(Rect { height: 1, ..area }, bar);
+    let (first, second) = match &approvals.reason {
+        None => {
+            let hunks = if review.selectable() {
+                format!(
+                    " · hunk {}/{} · {} of {} accepted",
+                    review.cursor + 1,
+                    review.accepted.len(),
+                    review.accepted_count(),
+                    review.accepted.len()
+                )
+            } else {
+                String::new()
+            };
+            let text = format!(" {step}{question}? [y/N]{hunks}{queued}");
+            let yes = if review.edited.is_some() {
+                " write your version"
+            } else if review.modified() {
+                " apply accepted"
+            } else {
+                " yes"
+            };
+            let tool = request.tool.as_str();
+            let mut groups: Vec<(&str, String)> =
+                vec![("y", yes.into()), ("n/Enter/Esc", " no".into())];
+            if review.selectable() {
+                groups.push(("j/k", " hunk".into()));
+                groups.push(("Space", " toggle".into()));
+            }
+            if !app.auto_approved.is_empty() {
+                groups.push(("F3", " revoke auto-approve".into()));
+            }
+            if edit {
+                groups.push(("e", " edit in $EDITOR".into()));
+            }
+            if request.allow_for_task && !undo && !review.modified() {
+                groups.push(("a", format!(" yes to every {tool} this task")));
+            }
+            if !undo {
+                groups.push(("r", " no, with a reason".into()));
+            }
+            let scroll = if review.selectable() {
+                "PgUp PgDn"
+            } else {
+                "↑↓ PgUp PgDn"
+            };
+            groups.push((scroll, " scroll diff".into()));
+            let second = match &app.flash {
+                Some(flash) => Line::styled(
+                    format!(" {}", truncate(&sanitize(flash), w.saturating_sub(1))),
+                    Style::new().fg(Color::Yellow),
+                ),
+                None => hints(&groups, w, key, dim),
+            };
+            (Line::styled(truncate(&text, w), bar), second)
+        }
+        Some(reason) => {
+            let head = format!(" {step}Decline “{question}” because: ");
+            let room = w.saturating_sub(width(&head) + 1);
+            let shown = truncate_left(&sanitize(reason), room);
+            let first = Line::from(vec![
+                Span::styled(head, bar),
+                Span::styled(shown, bar.remove_modifier(Modifier::BOLD)),
+                Span::styled("▏", bar),
+            ]);
+            let hints = Line::from(vec![
+                Span::styled(" Enter", key),
+                Span::styled(" send the reason to the model  ", dim),
+                Span::styled("Esc", key),
+                Span::styled(" back to y/N", dim),
+            ]);
+            (first, hints)
+        }
+    };
+    buf.set_line(area.x, area.y, &first, area.width);
+    if area.height > 1 {
+        buf.set_line(area.x, area.y + 1, &second, area.width);
+    }
+}
+
+/// As many key groups as fit in `w` columns, in order of importance.
+fn hints(groups: &[(&str, String)], w: usize, key: Style, dim: Style) -> Line<'static> {
+    let mut spans = Vec::new();
+    let mut used = 0;
+    for (k, what) in groups {
+        let need = 2 + width(k) + width(what);
+        if used + need > w {
+            continue;
+        }
+        used += need;
+        spans.push(Span::styled(format!("  {k}"), key));
+        spans.push(Span::styled(what.clone(), dim));
+    }
+    Line::from(spans)
+}
