@@ -107,8 +107,8 @@ async fn declining_the_write_leaves_the_file_byte_identical() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn sigterm_and_sighup_restore_the_terminal() {
-    for (signal, code) in [("TERM", 143), ("HUP", 129)] {
+async fn sigterm_sighup_and_sigint_restore_the_terminal() {
+    for (signal, code) in [("TERM", 143), ("HUP", 129), ("INT", 130)] {
         let mock = common::MockModel::start(common::seed_script("unittest")).await;
         let ws = common::copy_workspace();
         let mut tui = Tui::start(&mock.base_url(), ws.path());
@@ -210,4 +210,33 @@ async fn the_demo_runs_on_a_copy_with_y_at_every_prompt() {
         .map(|f| read(&repo_ws, f))
         .collect();
     assert_eq!(before, after, "the repo's workspace is untouched");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_panicking_agent_task_ends_the_app_and_restores_the_terminal() {
+    let mock = common::MockModel::start(common::seed_script("unittest")).await;
+    let ws = common::copy_workspace();
+    let panic_flag = ws.path().join("flag");
+    let ws_arg = ws.path().to_string_lossy().into_owned();
+    let base = mock.base_url();
+    let mut tui = Tui::start_with(
+        &["--base-url", &base, "--workspace", &ws_arg],
+        &[("STEPWISE_DEBUG_PANIC_AGENT", panic_flag.as_path())],
+    );
+    tui.wait_for("Type a task").await;
+    tui.send(TASK);
+    tui.send("\r");
+    assert_eq!(
+        tui.exit_code().await,
+        1,
+        "a dead agent ends the app with code 1"
+    );
+    tui.assert_restored();
+    let raw = String::from_utf8_lossy(&tui.raw.lock().expect("raw")).into_owned();
+    let left = raw.rfind("\x1b[?1049l").expect("left the alternate screen");
+    let said = raw.rfind("panicked").expect("the reason is printed");
+    assert!(
+        said > left,
+        "the message comes after the terminal was restored"
+    );
 }

@@ -127,7 +127,10 @@ pub fn run(runtime: &tokio::runtime::Runtime, config: Config) -> i32 {
                 if let Some(task) = &task {
                     app.prefill(task);
                 }
-                Some(spawn_agent(session, events))
+                let agent = spawn_agent(session, events);
+                #[cfg(debug_assertions)]
+                let agent = debug_hooks::maybe_panicking(agent);
+                Some(agent)
             }
         };
         (inbox, agent)
@@ -135,6 +138,34 @@ pub fn run(runtime: &tokio::runtime::Runtime, config: Config) -> i32 {
     let code = runtime.block_on(run_app(app, agent, inbox));
     drop(lock);
     code
+}
+
+/// Test hooks, compiled into debug builds only (the tests drive the debug binary).
+#[cfg(debug_assertions)]
+mod debug_hooks {
+    use crate::agent::AgentHandle;
+    use tokio::sync::mpsc;
+
+    /// With `STEPWISE_DEBUG_PANIC_AGENT` set, the agent task panics on its
+    /// first command, so a test can check the app ends cleanly and restores
+    /// the terminal when the agent dies.
+    pub fn maybe_panicking(real: AgentHandle) -> AgentHandle {
+        if std::env::var_os("STEPWISE_DEBUG_PANIC_AGENT").is_none() {
+            return real;
+        }
+        real.task.abort();
+        let (commands, mut inbox) = mpsc::unbounded_channel();
+        let task = tokio::spawn(async move {
+            if inbox.recv().await.is_some() {
+                panic!("debug hook: the agent task panicked on purpose");
+            }
+        });
+        AgentHandle {
+            commands,
+            task,
+            approvals: real.approvals,
+        }
+    }
 }
 
 /// What a newcomer without a key is told on the first screen.
