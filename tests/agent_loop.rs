@@ -7,7 +7,9 @@ use common::*;
 use serde_json::{Value, json};
 use std::sync::Arc;
 use std::time::Duration;
-use stepwise::agent::{AgentEvent, Decision, FinishReason, LoopSettings, RetryPolicy, Session};
+use stepwise::agent::{
+    AgentEvent, ApprovalRequest, Decision, FinishReason, LoopSettings, RetryPolicy, Session,
+};
 use stepwise::config::Protocol;
 use stepwise::llm::HttpModel;
 use stepwise::tools::Workspace;
@@ -38,28 +40,12 @@ fn session(
 async fn run(
     session: &mut Session,
     task: &str,
-    decide: impl Fn(&AgentEvent) -> Decision + Send + 'static,
+    decide: impl Fn(&ApprovalRequest) -> Decision + Send + 'static,
 ) -> (FinishReason, Vec<Value>) {
-    let (tx, mut rx) = mpsc::unbounded_channel();
-    let collector = tokio::spawn(async move {
-        let mut seen = Vec::new();
-        while let Some(event) = rx.recv().await {
-            seen.push(serde_json::to_value(&event).unwrap());
-            if let AgentEvent::ApprovalRequested(_) = &event {
-                let decision = decide(&event);
-                if let AgentEvent::ApprovalRequested(request) = event {
-                    let _ = request.reply.send(decision);
-                }
-            }
-        }
-        seen
-    });
-    let reason = session.run_task(task, &tx, CancellationToken::new()).await;
-    drop(tx);
-    (reason, collector.await.unwrap())
+    drive(session, Some(task), CancellationToken::new(), decide).await
 }
 
-fn approve(_: &AgentEvent) -> Decision {
+fn approve(_: &ApprovalRequest) -> Decision {
     Decision::Approve
 }
 
@@ -213,10 +199,8 @@ async fn approve_for_task_covers_later_calls_of_that_tool_only_in_this_task() {
     .await;
     let ws = copy_workspace();
     let mut s = session(&model, ws.path(), 20, Protocol::Tools);
-    let (reason, events) = run(&mut s, "two files", |e| match e {
-        AgentEvent::ApprovalRequested(r) if r.tool.as_str() == "write_file" => {
-            Decision::ApproveToolForTask
-        }
+    let (reason, events) = run(&mut s, "two files", |r| match r.tool.as_str() {
+        "write_file" => Decision::ApproveToolForTask,
         _ => Decision::Approve,
     })
     .await;

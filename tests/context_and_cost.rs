@@ -4,34 +4,19 @@ mod common;
 
 use common::*;
 use serde_json::{Value, json};
-use std::sync::Arc;
-use stepwise::agent::{AgentEvent, Decision, FinishReason, LoopSettings, Session};
-use stepwise::llm::HttpModel;
+use stepwise::agent::{Decision, FinishReason, LoopSettings, Session};
 use stepwise::models::ModelInfo;
-use stepwise::tools::Workspace;
-use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 fn session(model: &MockModel, dir: &std::path::Path, settings: LoopSettings) -> Session {
-    let http = HttpModel::new(&model.base_url(), "mock-model", None).unwrap();
-    Session::new(settings, Arc::new(http), Workspace::open(dir).unwrap())
+    session_on(model, dir, settings)
 }
 
 async fn run(s: &mut Session, task: &str) -> (FinishReason, Vec<Value>) {
-    let (tx, mut rx) = mpsc::unbounded_channel();
-    let collector = tokio::spawn(async move {
-        let mut seen = Vec::new();
-        while let Some(event) = rx.recv().await {
-            seen.push(serde_json::to_value(&event).unwrap());
-            if let AgentEvent::ApprovalRequested(request) = event {
-                let _ = request.reply.send(Decision::Approve);
-            }
-        }
-        seen
-    });
-    let reason = s.run_task(task, &tx, CancellationToken::new()).await;
-    drop(tx);
-    (reason, collector.await.unwrap())
+    drive(s, Some(task), CancellationToken::new(), |_| {
+        Decision::Approve
+    })
+    .await
 }
 
 #[tokio::test(flavor = "multi_thread")]

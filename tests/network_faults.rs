@@ -8,12 +8,11 @@ use common::*;
 use serde_json::{Value, json};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use stepwise::agent::{AgentEvent, Decision, FinishReason, LoopSettings, RetryPolicy, Session};
+use stepwise::agent::{Decision, FinishReason, LoopSettings, RetryPolicy, Session};
 use stepwise::config::Protocol;
 use stepwise::llm::HttpModel;
 use stepwise::tools::Workspace;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 use wiremock::ResponseTemplate;
 
@@ -43,23 +42,7 @@ async fn run_with(
     task: Option<&str>,
     cancel: CancellationToken,
 ) -> (FinishReason, Vec<Value>) {
-    let (tx, mut rx) = mpsc::unbounded_channel();
-    let collector = tokio::spawn(async move {
-        let mut seen = Vec::new();
-        while let Some(event) = rx.recv().await {
-            seen.push(serde_json::to_value(&event).unwrap());
-            if let AgentEvent::ApprovalRequested(request) = event {
-                let _ = request.reply.send(Decision::Approve);
-            }
-        }
-        seen
-    });
-    let reason = match task {
-        Some(task) => s.run_task(task, &tx, cancel).await,
-        None => s.resume(&tx, cancel).await,
-    };
-    drop(tx);
-    (reason, collector.await.unwrap())
+    drive(s, task, cancel, |_| Decision::Approve).await
 }
 
 fn retries(events: &[Value]) -> Vec<&Value> {

@@ -5,17 +5,13 @@ mod common;
 
 use common::*;
 use serde_json::{Value, json};
-use std::sync::Arc;
 use stepwise::agent::scopes::ScopePolicy;
 use stepwise::agent::{AgentEvent, Decision, FinishReason, LoopSettings, Session};
-use stepwise::llm::HttpModel;
-use stepwise::tools::Workspace;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 fn session(model: &MockModel, dir: &std::path::Path, settings: LoopSettings) -> Session {
-    let http = HttpModel::new(&model.base_url(), "mock-model", None).unwrap();
-    Session::new(settings, Arc::new(http), Workspace::open(dir).unwrap())
+    session_on(model, dir, settings)
 }
 
 /// Run a task answering approvals with `decide`; returns the events.
@@ -23,21 +19,7 @@ async fn run(
     s: &mut Session,
     decide: impl Fn(&stepwise::agent::ApprovalRequest) -> Decision + Send + 'static,
 ) -> (FinishReason, Vec<Value>) {
-    let (tx, mut rx) = mpsc::unbounded_channel();
-    let collector = tokio::spawn(async move {
-        let mut seen = Vec::new();
-        while let Some(event) = rx.recv().await {
-            seen.push(serde_json::to_value(&event).unwrap());
-            if let AgentEvent::ApprovalRequested(request) = event {
-                let decision = decide(&request);
-                let _ = request.reply.send(decision);
-            }
-        }
-        seen
-    });
-    let reason = s.run_task("edit", &tx, CancellationToken::new()).await;
-    drop(tx);
-    (reason, collector.await.unwrap())
+    drive(s, Some("edit"), CancellationToken::new(), decide).await
 }
 
 fn forty_lines() -> String {

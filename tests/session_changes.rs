@@ -9,18 +9,11 @@ use serde_json::{Value, json};
 use std::os::unix::fs::PermissionsExt;
 use std::sync::Arc;
 use stepwise::agent::{AgentEvent, ApprovalAction, Decision, EventSender, LoopSettings, Session};
-use stepwise::llm::HttpModel;
-use stepwise::tools::Workspace;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 fn session(model: &MockModel, dir: &std::path::Path) -> Session {
-    let http = HttpModel::new(&model.base_url(), "mock-model", None).unwrap();
-    Session::new(
-        LoopSettings::default(),
-        Arc::new(http),
-        Workspace::open(dir).unwrap(),
-    )
+    session_on(model, dir, LoopSettings::default())
 }
 
 /// A channel whose approvals are answered with `decision`; returns the sender and the collected events.

@@ -251,16 +251,7 @@ impl Conversation {
 
     /// Draw the visible window of rows into `area`.
     pub fn render(&self, area: Rect, buf: &mut Buffer) {
-        let top = self.scroll.top(self.rows.len(), area.height as usize);
-        for (i, row) in self
-            .rows
-            .iter()
-            .skip(top)
-            .take(area.height as usize)
-            .enumerate()
-        {
-            buf.set_line(area.x, area.y + i as u16, row, area.width);
-        }
+        self.scroll.draw_window(&self.rows, area, buf);
         if self.rows.is_empty() && area.height > 0 {
             let hint = Line::styled(
                 "Type a task below and press Enter. The agent asks before every write and test run.",

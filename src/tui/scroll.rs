@@ -53,6 +53,19 @@ impl Scroll {
     }
 
     /// First visible row for `total` rows in a viewport of `height` rows.
+    /// Draw the rows visible through this scroll position into `area`.
+    pub fn draw_window(
+        &self,
+        rows: &[ratatui::text::Line<'_>],
+        area: ratatui::layout::Rect,
+        buf: &mut ratatui::buffer::Buffer,
+    ) {
+        let top = self.top(rows.len(), area.height as usize);
+        for (i, row) in rows.iter().skip(top).take(area.height as usize).enumerate() {
+            buf.set_line(area.x, area.y + i as u16, row, area.width);
+        }
+    }
+
     pub fn top(&self, total: usize, height: usize) -> usize {
         let max = total.saturating_sub(height);
         if self.follow {

@@ -96,15 +96,6 @@ impl SessionDiffView {
     }
 
     pub fn render(&self, area: Rect, buf: &mut Buffer) {
-        let top = self.scroll.top(self.rows.len(), area.height as usize);
-        for (i, row) in self
-            .rows
-            .iter()
-            .skip(top)
-            .take(area.height as usize)
-            .enumerate()
-        {
-            buf.set_line(area.x, area.y + i as u16, row, area.width);
-        }
+        self.scroll.draw_window(&self.rows, area, buf);
     }
 }

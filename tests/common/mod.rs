@@ -321,3 +321,46 @@ pub fn tool_messages(request: &Value) -> Vec<Value> {
 pub fn shared<T>(v: T) -> Arc<Mutex<T>> {
     Arc::new(Mutex::new(v))
 }
+
+/// A session on `dir` talking to the mock model, with these loop settings.
+pub fn session_on(
+    model: &MockModel,
+    dir: &Path,
+    settings: stepwise::agent::LoopSettings,
+) -> stepwise::agent::Session {
+    let http =
+        stepwise::llm::HttpModel::new(&model.base_url(), "mock-model", None).expect("http client");
+    stepwise::agent::Session::new(
+        settings,
+        Arc::new(http),
+        stepwise::tools::Workspace::open(dir).expect("workspace"),
+    )
+}
+
+/// Run a task (or resume, with `None`) to its end, answering each approval
+/// with `decide`; returns how it ended and every event as JSON.
+pub async fn drive(
+    session: &mut stepwise::agent::Session,
+    task: Option<&str>,
+    cancel: tokio_util::sync::CancellationToken,
+    decide: impl Fn(&stepwise::agent::ApprovalRequest) -> stepwise::agent::Decision + Send + 'static,
+) -> (stepwise::agent::FinishReason, Vec<Value>) {
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let collector = tokio::spawn(async move {
+        let mut seen = Vec::new();
+        while let Some(event) = rx.recv().await {
+            seen.push(serde_json::to_value(&event).expect("events serialize"));
+            if let stepwise::agent::AgentEvent::ApprovalRequested(request) = event {
+                let decision = decide(&request);
+                let _ = request.reply.send(decision);
+            }
+        }
+        seen
+    });
+    let reason = match task {
+        Some(task) => session.run_task(task, &tx, cancel).await,
+        None => session.resume(&tx, cancel).await,
+    };
+    drop(tx);
+    (reason, collector.await.expect("collector"))
+}
