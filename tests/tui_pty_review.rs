@@ -52,7 +52,10 @@ async fn e_opens_the_editor_and_the_users_version_is_written() {
     let screen = tui.wait_for("Step 4 · Write calculator.py").await;
     assert!(screen.contains("e edit in $EDITOR"), "{screen}");
     tui.send("e");
-    let screen = tui.wait_for("your edited version").await;
+    // Wait for the whole redrawn prompt and diff, not just the first row of it.
+    tui.wait_for("Write your edited version of calculator.py")
+        .await;
+    let screen = tui.wait_for("division by zero is not").await;
     assert!(
         screen.contains("raise ValueError(\"division by zero is not"),
         "the recomputed diff shows the user's change:\n{screen}"

@@ -102,17 +102,32 @@ impl Tui {
     }
 
     /// Poll the parsed screen until it shows `needle`.
+    /// Once it does, wait until the screen holds still for a moment, so a
+    /// frame that arrived in several reads is seen whole.
     pub async fn wait_for(&self, needle: &str) -> String {
         let start = Instant::now();
         loop {
             let screen = self.screen();
             if screen.contains(needle) {
-                return screen;
+                return self.settled(screen).await;
             }
             if start.elapsed() > DEADLINE {
                 panic!("timed out waiting for {needle:?}; the screen shows:\n{screen}");
             }
             tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+
+    /// The screen once two polls 50 ms apart agree (or the deadline passed).
+    async fn settled(&self, mut screen: String) -> String {
+        let start = Instant::now();
+        loop {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+            let now = self.screen();
+            if now == screen || start.elapsed() > DEADLINE {
+                return now;
+            }
+            screen = now;
         }
     }
 
