@@ -16,6 +16,7 @@ pub mod audit;
 pub mod cli;
 pub mod config;
 pub mod config_file;
+pub mod config_layers;
 pub mod diff;
 pub mod headless;
 pub mod llm;

@@ -9,6 +9,7 @@ pub mod events;
 mod execute;
 mod git;
 pub mod live;
+mod prompt;
 pub mod protocol;
 mod retry;
 mod review;

@@ -9,10 +9,10 @@ use super::events::{AgentEvent, EventSender, FinishReason};
 use super::live::LiveCalls;
 use super::protocol::{self, Action};
 use super::retry::RetryPolicy;
-use super::rules::{self, Rules};
+use super::rules::Rules;
 use super::scopes::{ScopePolicy, TaskApprovals};
 use crate::config::{Config, Protocol};
-use crate::llm::{ChatMessage, ChatModel, ChatRequest, ModelReply, Role, StreamDelta, TokenUsage};
+use crate::llm::{ChatMessage, ChatModel, ChatRequest, ModelReply, StreamDelta, TokenUsage};
 use crate::models::ModelInfo;
 use crate::tools::{Workspace, tool_schemas};
 use serde_json::Value;
@@ -20,8 +20,6 @@ use std::sync::Arc;
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
-const SYSTEM_PROMPT: &str = include_str!("../../assets/system_prompt.md");
-const JSON_PROTOCOL_PROMPT: &str = include_str!("../../assets/json_protocol.md");
 /// Repair requests per step when a reply cannot be understood.
 pub const MAX_REPAIRS: u32 = 2;
 
@@ -139,30 +137,6 @@ impl Session {
     /// Start a new conversation.
     pub fn clear(&mut self) {
         self.history = vec![ChatMessage::system(self.system_prompt(&Rules::default()))];
-    }
-
-    fn system_prompt(&self, rules: &Rules) -> String {
-        let mut prompt = SYSTEM_PROMPT.to_string();
-        if self.settings.protocol == Protocol::Json {
-            prompt.push_str("\n\n");
-            prompt.push_str(&json_protocol_prompt());
-        }
-        if let Some(section) = rules.prompt_section() {
-            prompt.push_str("\n\n");
-            prompt.push_str(&section);
-        }
-        prompt
-    }
-
-    /// Re-read the project rules into the system prompt (they may change between tasks).
-    fn refresh_rules(&mut self) -> Rules {
-        let rules = rules::load(self.workspace.root());
-        let prompt = self.system_prompt(&rules);
-        match self.history.first_mut() {
-            Some(first) if first.role == Role::System => first.content = Some(prompt),
-            _ => self.history.insert(0, ChatMessage::system(prompt)),
-        }
-        rules
     }
 
     pub fn history(&self) -> &[ChatMessage] {
@@ -455,25 +429,4 @@ impl Session {
             }
         }
     }
-}
-
-/// The JSON-protocol instructions with the tool list filled in from the schemas.
-fn json_protocol_prompt() -> String {
-    let tools: Vec<String> = tool_schemas()
-        .as_array()
-        .map(|a| {
-            a.iter()
-                .map(|t| {
-                    let f = &t["function"];
-                    format!(
-                        "- {}: {} Arguments: {}",
-                        f["name"].as_str().unwrap_or(""),
-                        f["description"].as_str().unwrap_or(""),
-                        f["parameters"]["properties"]
-                    )
-                })
-                .collect()
-        })
-        .unwrap_or_default();
-    JSON_PROTOCOL_PROMPT.replace("{TOOLS}", &tools.join("\n"))
 }
