@@ -4,6 +4,7 @@
 //! needs to know about it. It never holds the API key: events carry none.
 
 use crate::agent::{AgentEvent, Decision, EventReceiver};
+use crate::tools::redact::redact;
 use serde_json::{Value, json};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -111,8 +112,25 @@ pub fn tee(mut from_core: EventReceiver, log: AuditLog, decided_by: DecidedBy) -
 }
 
 fn write(log: &Arc<Mutex<AuditLog>>, value: Result<Value, serde_json::Error>) {
-    if let (Ok(value), Ok(mut log)) = (value, log.lock()) {
+    if let (Ok(mut value), Ok(mut log)) = (value, log.lock()) {
+        redact_strings(&mut value);
         log.record(value);
+    }
+}
+
+/// Credential-looking values in any string of a record (diff lines, test
+/// output, messages) are hidden, as `read_file` hides them from the model.
+fn redact_strings(value: &mut Value) {
+    match value {
+        Value::String(text) => {
+            let redacted = redact(text);
+            if !redacted.hidden.is_empty() {
+                *text = redacted.text;
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(redact_strings),
+        Value::Object(map) => map.values_mut().for_each(redact_strings),
+        _ => {}
     }
 }
 
@@ -139,5 +157,30 @@ async fn relay_decision(
     write(&log, Ok(record));
     if let Some(d) = decision {
         let _ = to_core.send(d);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn secrets_in_any_string_of_a_record_are_redacted() {
+        let mut record = json!({
+            "event": "approval_requested",
+            "request": {"action": {"diff": {"hunks": [{"lines": [
+                {"kind": "context", "text": "DB_PASSWORD=hunter2"},
+                {"kind": "added", "text": "x = 1"}
+            ]}]}}},
+            "note": "nothing secret here"
+        });
+        redact_strings(&mut record);
+        let text = record.to_string();
+        assert!(!text.contains("hunter2"), "{text}");
+        assert!(
+            text.contains("DB_PASSWORD=[redacted by stepwise]"),
+            "{text}"
+        );
+        assert!(text.contains("x = 1") && text.contains("nothing secret here"));
     }
 }
