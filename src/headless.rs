@@ -15,6 +15,13 @@ use std::io::{BufRead, IsTerminal, Write};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
+/// Print a line to stdout; a closed pipe (`exec ... | head`) is not worth a panic.
+fn out(line: &str) {
+    let mut stdout = std::io::stdout().lock();
+    let _ = writeln!(stdout, "{line}");
+    let _ = stdout.flush();
+}
+
 /// Exit codes of `exec`.
 pub const EXIT_ANSWERED: i32 = 0;
 pub const EXIT_NOT_ANSWERED: i32 = 1;
@@ -48,12 +55,10 @@ pub async fn run(config: Config, args: ExecArgs) -> i32 {
     let mut prepared = prepared;
     if let Some(notice) = &prepared.notice {
         if args.json {
-            println!(
-                "{}",
-                serde_json::json!({"event": "notice", "text": notice, "workspace": prepared.workspace})
-            );
+            out(&serde_json::json!({"event": "notice", "text": notice, "workspace": prepared.workspace})
+                .to_string());
         } else {
-            println!("{notice}");
+            out(notice);
         }
     }
     let policy = if args.yes {
@@ -100,20 +105,17 @@ fn print_changed_files(diffs: &[FileDiff], json: bool) {
             .iter()
             .map(|d| serde_json::json!({"path": d.path, "added": d.added, "removed": d.removed, "created": d.new_file}))
             .collect();
-        println!(
-            "{}",
-            serde_json::json!({"event": "changed_files", "files": files})
-        );
+        out(&serde_json::json!({"event": "changed_files", "files": files}).to_string());
         return;
     }
     if diffs.is_empty() {
-        println!("No files changed.");
+        out("No files changed.");
         return;
     }
-    println!("Changed files:");
+    out("Changed files:");
     for d in diffs {
         let created = if d.new_file { " (new)" } else { "" };
-        println!("  {}{created} {}", d.path, d.stat());
+        out(&format!("  {}{created} {}", d.path, d.stat()));
     }
 }
 
@@ -175,7 +177,7 @@ impl Printer {
     fn end_text(&mut self) {
         if self.in_text {
             self.in_text = false;
-            println!();
+            out("");
         }
     }
 

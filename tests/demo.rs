@@ -166,3 +166,29 @@ fn a_broken_script_is_a_usage_error() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("turns[0]"));
 }
+
+#[test]
+fn a_closed_stdout_does_not_crash_exec() {
+    use std::io::Read;
+    let tmp = tempfile::tempdir().unwrap();
+    let mut cmd = Command::new(stepwise_bin());
+    let mut child = hermetic_env(&mut cmd)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .env("TMPDIR", tmp.path())
+        .args(["exec", "--demo", "--yes", "--no-log"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Read the first bytes, then close the pipe as `| head -1` would.
+    let mut first = [0u8; 16];
+    child.stdout.take().unwrap().read_exact(&mut first).unwrap();
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!err.contains("panicked"), "{err}");
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "the task still ran to its end: {err}"
+    );
+}
