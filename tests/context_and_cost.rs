@@ -122,6 +122,67 @@ async fn when_eliding_is_not_enough_older_turns_are_summarized() {
     assert!(last.contains("ramble"), "the task message is kept");
 }
 
+#[tokio::test(flavor = "multi_thread")]
+async fn an_interrupt_does_not_wait_for_a_slow_summary() {
+    let ws = copy_workspace();
+    let chatter = "I am thinking out loud at length. ".repeat(200);
+    let mut script: Vec<Reply> = (0..6)
+        .map(|_| Reply::Sse {
+            chunks: vec![
+                json!({"choices":[{"index":0,"delta":{"content": chatter}}]}).to_string(),
+                json!({"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":format!("c{}", rand_id()),"function":{"name":"list_files","arguments":"{}"}}]},"finish_reason":"tool_calls"}]}).to_string(),
+            ],
+            done: true,
+        })
+        .collect();
+    script.push(text("done"));
+    let model = std::sync::Arc::new(
+        MockModel::start_with_summary_delay(script, std::time::Duration::from_secs(60)).await,
+    );
+    let mut s = session(
+        &model,
+        ws.path(),
+        LoopSettings {
+            context_limit: 6_000,
+            ..LoopSettings::default()
+        },
+    );
+    let cancel = CancellationToken::new();
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    tokio::spawn(async move { while rx.recv().await.is_some() {} });
+    // Interrupt as soon as the (slow) summary request has reached the server.
+    let (trigger, watched) = (cancel.clone(), model.clone());
+    tokio::spawn(async move {
+        loop {
+            let asked = watched.requests().await;
+            if asked
+                .iter()
+                .any(|b| b.to_string().contains(SUMMARIZE_MARKER))
+            {
+                trigger.cancel();
+                return;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        }
+    });
+    let started = std::time::Instant::now();
+    let reason = s.run_task("ramble", &tx, cancel).await;
+    drop(tx);
+    assert_eq!(reason, FinishReason::Cancelled);
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(30),
+        "{:?}",
+        started.elapsed()
+    );
+    let bodies = model.requests().await;
+    assert!(
+        bodies
+            .iter()
+            .any(|b| b.to_string().contains(SUMMARIZE_MARKER)),
+        "the summary was being waited for when the interrupt came"
+    );
+}
+
 fn rand_id() -> u64 {
     use std::sync::atomic::{AtomicU64, Ordering};
     static N: AtomicU64 = AtomicU64::new(0);

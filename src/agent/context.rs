@@ -5,6 +5,7 @@ use super::compact::{self, KEEP_RECENT, estimate_tokens};
 use super::events::{AgentEvent, EventSender};
 use super::session::{Session, Task};
 use crate::llm::{ChatMessage, ChatRequest, Role, StreamDelta, TokenUsage};
+use tokio_util::sync::CancellationToken;
 
 /// Characters of each message shown to the summarizer.
 const SUMMARY_MESSAGE_CHARS: usize = 2_000;
@@ -55,22 +56,28 @@ impl Session {
         if self.estimated_context() <= limit {
             return;
         }
-        self.compact_to(limit / 4 * 3, Some(t.events)).await;
+        self.compact_to(limit / 4 * 3, Some(t.events), Some(t.cancel))
+            .await;
     }
 
     /// `/compact`: elide every old tool result now.
     pub async fn compact_now(&mut self, events: &EventSender) {
-        self.compact_to(0, Some(events)).await;
+        self.compact_to(0, Some(events), None).await;
     }
 
-    async fn compact_to(&mut self, limit: u64, events: Option<&EventSender>) {
+    async fn compact_to(
+        &mut self,
+        limit: u64,
+        events: Option<&EventSender>,
+        cancel: Option<&CancellationToken>,
+    ) {
         let before = self.estimated_context();
         let tools = before.saturating_sub(estimate_tokens(&self.history));
         let elided = compact::compact(&mut self.history, limit.saturating_sub(tools));
         self.usage_base = None;
         let mut summarized = 0;
         if limit > 0 && self.estimated_context() > limit {
-            summarized = self.summarize_older_turns().await;
+            summarized = self.summarize_older_turns(cancel).await;
         }
         if let Some(events) = events {
             let _ = events.send(AgentEvent::Compacted {
@@ -85,7 +92,7 @@ impl Session {
     /// Replace the turns between the system prompt and the recent ones by a
     /// summary written by the model; the current task message stays. Returns
     /// how many messages were summarized (0 when the model call failed).
-    async fn summarize_older_turns(&mut self) -> usize {
+    async fn summarize_older_turns(&mut self, cancel: Option<&CancellationToken>) -> usize {
         let mut cut = self.history.len().saturating_sub(KEEP_RECENT);
         // Never separate tool results from the call that asked for them.
         while cut > 1 && self.history[cut].role == Role::Tool {
@@ -120,16 +127,20 @@ impl Session {
             ChatMessage::user(transcript),
         ];
         let mut ignore = |_: StreamDelta<'_>| {};
-        let reply = self
-            .model
-            .complete(
-                ChatRequest {
-                    messages: &messages,
-                    tools: None,
-                },
-                &mut ignore,
-            )
-            .await;
+        let request = self.model.complete(
+            ChatRequest {
+                messages: &messages,
+                tools: None,
+            },
+            &mut ignore,
+        );
+        // An interrupt must not wait for a slow summary.
+        let never = CancellationToken::new();
+        let cancel = cancel.unwrap_or(&never);
+        let reply = tokio::select! {
+            r = request => r,
+            _ = cancel.cancelled() => return 0,
+        };
         let Ok(reply) = reply else {
             return 0;
         };

@@ -148,6 +148,7 @@ pub const SUMMARIZE_MARKER: &str = "You compress the history";
 
 struct Script {
     replies: Mutex<VecDeque<Reply>>,
+    summary_delay: std::time::Duration,
 }
 
 impl Respond for Script {
@@ -155,7 +156,9 @@ impl Respond for Script {
         let body = String::from_utf8_lossy(&request.body);
         // Summaries are answered on the side, without using up the script.
         if body.contains(SUMMARIZE_MARKER) {
-            return text("Summary: the user asked for work; files were read.").template();
+            return text("Summary: the user asked for work; files were read.")
+                .template()
+                .set_delay(self.summary_delay);
         }
         match self.replies.lock().ok().and_then(|mut r| r.pop_front()) {
             // Report usage like a real server would: about four bytes a token.
@@ -186,11 +189,20 @@ pub struct MockModel {
 impl MockModel {
     /// Start a server on 127.0.0.1 answering `POST /v1/chat/completions` with `replies` in order.
     pub async fn start(replies: Vec<Reply>) -> MockModel {
+        Self::start_with_summary_delay(replies, std::time::Duration::ZERO).await
+    }
+
+    /// Like `start`, with summarization requests answered only after `delay`.
+    pub async fn start_with_summary_delay(
+        replies: Vec<Reply>,
+        summary_delay: std::time::Duration,
+    ) -> MockModel {
         let server = MockServer::start().await;
         Mock::given(method("POST"))
             .and(path("/v1/chat/completions"))
             .respond_with(Script {
                 replies: Mutex::new(replies.into()),
+                summary_delay,
             })
             .mount(&server)
             .await;
