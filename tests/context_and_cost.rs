@@ -88,17 +88,7 @@ async fn a_long_session_of_large_reads_stays_under_the_budget_and_completes() {
 #[tokio::test(flavor = "multi_thread")]
 async fn when_eliding_is_not_enough_older_turns_are_summarized() {
     let ws = copy_workspace();
-    let chatter = "I am thinking out loud at length. ".repeat(200);
-    let mut script: Vec<Reply> = (0..6)
-        .map(|_| Reply::Sse {
-            chunks: vec![
-                json!({"choices":[{"index":0,"delta":{"content": chatter}}]}).to_string(),
-                json!({"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":format!("c{}", rand_id()),"function":{"name":"list_files","arguments":"{}"}}]},"finish_reason":"tool_calls"}]}).to_string(),
-            ],
-            done: true,
-        })
-        .collect();
-    script.push(text("done"));
+    let script = rambling_script();
     let model = MockModel::start(script).await;
     let mut s = session(
         &model,
@@ -125,17 +115,7 @@ async fn when_eliding_is_not_enough_older_turns_are_summarized() {
 #[tokio::test(flavor = "multi_thread")]
 async fn an_interrupt_does_not_wait_for_a_slow_summary() {
     let ws = copy_workspace();
-    let chatter = "I am thinking out loud at length. ".repeat(200);
-    let mut script: Vec<Reply> = (0..6)
-        .map(|_| Reply::Sse {
-            chunks: vec![
-                json!({"choices":[{"index":0,"delta":{"content": chatter}}]}).to_string(),
-                json!({"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":format!("c{}", rand_id()),"function":{"name":"list_files","arguments":"{}"}}]},"finish_reason":"tool_calls"}]}).to_string(),
-            ],
-            done: true,
-        })
-        .collect();
-    script.push(text("done"));
+    let script = rambling_script();
     let model = std::sync::Arc::new(
         MockModel::start_with_summary_delay(script, std::time::Duration::from_secs(60)).await,
     );
@@ -181,6 +161,23 @@ async fn an_interrupt_does_not_wait_for_a_slow_summary() {
             .any(|b| b.to_string().contains(SUMMARIZE_MARKER)),
         "the summary was being waited for when the interrupt came"
     );
+}
+
+/// Six replies of long assistant text plus a tool call, then a final answer:
+/// more than eliding tool results can fit into a small budget.
+fn rambling_script() -> Vec<Reply> {
+    let chatter = "I am thinking out loud at length. ".repeat(200);
+    let mut script: Vec<Reply> = (0..6)
+        .map(|_| Reply::Sse {
+            chunks: vec![
+                json!({"choices":[{"index":0,"delta":{"content": chatter}}]}).to_string(),
+                json!({"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":format!("c{}", rand_id()),"function":{"name":"list_files","arguments":"{}"}}]},"finish_reason":"tool_calls"}]}).to_string(),
+            ],
+            done: true,
+        })
+        .collect();
+    script.push(text("done"));
+    script
 }
 
 fn rand_id() -> u64 {

@@ -184,6 +184,17 @@ fn list_files_skips_hidden_cache_and_ignored_and_caps_at_200() {
     assert_eq!(out.summary, "200 of 250 files");
 }
 
+/// `unittest` in the workspace with a generous timeout and no interruption.
+async fn run_unittest(ws: &Workspace) -> stepwise::tools::ToolOutput {
+    run_tests(
+        ws.root(),
+        TestRunner::Unittest,
+        Duration::from_secs(60),
+        &CancellationToken::new(),
+    )
+    .await
+}
+
 fn python_test(body: &str) -> (tempfile::TempDir, Workspace) {
     ws_with(&[("test_it.py", body)])
 }
@@ -236,13 +247,7 @@ async fn failing_tests_report_returncode_and_output_tail() {
         \x20   def test_fails(self):\n\
         \x20       self.assertEqual(1, 2)\n";
     let (_tmp, ws) = python_test(body);
-    let out = run_tests(
-        ws.root(),
-        TestRunner::Unittest,
-        Duration::from_secs(60),
-        &CancellationToken::new(),
-    )
-    .await;
+    let out = run_unittest(&ws).await;
     assert!(!out.success);
     assert_eq!(out.body["returncode"], 1);
     assert!(
@@ -292,13 +297,7 @@ async fn endless_output_is_cut_to_the_tail() {
         \x20       for i in range(200000):\n\
         \x20           sys.stdout.write('noise line %d\\n' % i)\n";
     let (_tmp, ws) = python_test(body);
-    let out = run_tests(
-        ws.root(),
-        TestRunner::Unittest,
-        Duration::from_secs(60),
-        &CancellationToken::new(),
-    )
-    .await;
+    let out = run_unittest(&ws).await;
     let output = out.body["output"].as_str().unwrap();
     assert!(output.chars().count() <= 12_100, "{}", output.len());
     assert!(output.starts_with("[… earlier output cut …]"));
@@ -314,13 +313,7 @@ async fn non_utf8_test_output_is_shown_lossily() {
         \x20       sys.stdout.flush()\n\
         \x20       self.fail('boom')\n";
     let (_tmp, ws) = python_test(body);
-    let out = run_tests(
-        ws.root(),
-        TestRunner::Unittest,
-        Duration::from_secs(60),
-        &CancellationToken::new(),
-    )
-    .await;
+    let out = run_unittest(&ws).await;
     assert_eq!(out.body["returncode"], 1, "{:?}", out.body);
     let output = out.body["output"].as_str().unwrap();
     assert!(
