@@ -1,15 +1,13 @@
 //! The App state machine without a terminal: key and core events in, state,
 //! effects and approval decisions (through the requests' `oneshot` replies) out.
 
-mod tui_support;
-
+use crate::support::tui::*;
 use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
 use stepwise::agent::{AgentEvent, ApprovalAction, CallStatus, Decision, FinishReason};
 use stepwise::diff::FileDiff;
 use stepwise::tools::ToolName;
 use stepwise::tui::{App, Effect, Focus, Overlay, TaskState};
 use tokio::sync::oneshot::error::TryRecvError;
-use tui_support::*;
 
 fn at_write_prompt() -> (App, tokio::sync::oneshot::Receiver<Decision>) {
     let mut app = app();

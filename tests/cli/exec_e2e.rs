@@ -1,9 +1,7 @@
 //! `stepwise exec` end to end: the real binary against the mock model server
 //! on a temp copy of the sample workspace.
 
-mod common;
-
-use common::*;
+use crate::support::*;
 use serde_json::Value;
 use std::process::{Command, Output};
 

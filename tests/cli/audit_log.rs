@@ -1,9 +1,7 @@
 //! The session transcript and the workspace lock, through the real binary; and
 //! the API key never appearing in any output or log, even across errors and retries.
 
-mod common;
-
-use common::*;
+use crate::support::*;
 use serde_json::{Value, json};
 use std::process::Command;
 

@@ -2,8 +2,7 @@
 //! `/diff`, `/undo`, `/undo all`, `/compact` (refused while a task runs), the
 //! help listing them, and the header's rules file, tokens and cost.
 
-mod tui_support;
-
+use crate::support::tui::*;
 use crossterm::event::KeyCode;
 use ratatui::style::Color;
 use stepwise::agent::{
@@ -15,7 +14,6 @@ use stepwise::llm::TokenUsage;
 use stepwise::tools::ToolName;
 use stepwise::tui::{App, Effect, Overlay, TaskState, help};
 use tokio::sync::oneshot;
-use tui_support::*;
 
 fn command(app: &mut App, text: &str) -> Vec<Effect> {
     type_text(app, text);

@@ -2,9 +2,7 @@
 //! no retry for client errors, broken and silent streams, cancellation of the
 //! wait, and a session that survives giving up.
 
-mod common;
-
-use common::*;
+use crate::support::*;
 use serde_json::{Value, json};
 use std::sync::Arc;
 use std::time::{Duration, Instant};

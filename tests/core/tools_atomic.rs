@@ -22,6 +22,12 @@ fn names(dir: &Path) -> Vec<String> {
     names
 }
 
+/// The test's name as the harness knows it (its module path without the crate).
+fn this_test_name() -> String {
+    let module = module_path!().split_once("::").map_or("", |(_, m)| m);
+    format!("{module}::a_write_cut_off_half_way_keeps_the_original_and_reports_the_os_error")
+}
+
 /// Runs twice: as the test, which re-runs itself in a child process limited
 /// to 4 KiB files with `SIGXFSZ` ignored; and as that child, which makes the
 /// write. Permission bits do not stop root, a file-size limit does.
@@ -44,7 +50,7 @@ fn a_write_cut_off_half_way_keeps_the_original_and_reports_the_os_error() {
         .arg(std::env::current_exe().unwrap())
         .args([
             "--exact",
-            "a_write_cut_off_half_way_keeps_the_original_and_reports_the_os_error",
+            &this_test_name(),
             "--nocapture",
             "--test-threads=1",
         ])

@@ -2,9 +2,7 @@
 //! created and a deleted file (asked separately), exact context at shifted
 //! lines, refusals that quote what did not match, and all-or-nothing writes.
 
-mod common;
-
-use common::*;
+use crate::support::*;
 use serde_json::{Value, json};
 use std::sync::Arc;
 use stepwise::agent::{AgentEvent, ApprovalAction, Decision, FinishReason, LoopSettings, Session};

@@ -1,9 +1,7 @@
 //! Reviewing edits in the core: applying only some hunks, writing the user's
 //! edited version, and approval scopes (forbidden by configuration, revoked).
 
-mod common;
-
-use common::*;
+use crate::support::*;
 use serde_json::{Value, json};
 use stepwise::agent::scopes::ScopePolicy;
 use stepwise::agent::{AgentEvent, Decision, FinishReason, LoopSettings, Session};

@@ -1,9 +1,7 @@
 //! Configuration layering through the real binary: flags beat environment beat
 //! config files beat defaults; `--print-config` says where each value came from.
 
-mod common;
-
-use common::*;
+use crate::support::*;
 use std::process::Command;
 
 fn print_config(

@@ -2,9 +2,7 @@
 //! the cumulative diff, and undo (last or all), which is approved like a
 //! write, told to the model, and refused when someone else changed the file.
 
-mod common;
-
-use common::*;
+use crate::support::*;
 use serde_json::{Value, json};
 use std::os::unix::fs::PermissionsExt;
 use std::sync::Arc;

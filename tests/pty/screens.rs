@@ -1,17 +1,13 @@
 //! End to end through a pseudo-terminal: the real `stepwise` binary in
 //! full-screen mode against the mock model server, on a temp copy of the
-//! sample workspace (harness in `tui_support/pty.rs`).
+//! sample workspace (harness in `tests/support/pty.rs`).
 
-mod common;
-#[path = "tui_support/pty.rs"]
-mod pty;
-
-use pty::{TASK, Tui, read};
+use crate::support::pty::{TASK, Tui, read};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn approving_every_step_edits_the_files_and_passes_the_tests() {
-    let mock = common::MockModel::start(common::seed_script("unittest")).await;
-    let ws = common::copy_workspace();
+    let mock = crate::support::MockModel::start(crate::support::seed_script("unittest")).await;
+    let ws = crate::support::copy_workspace();
     let mut tui = Tui::start(&mock.base_url(), ws.path());
     tui.wait_for("Type a task").await;
     tui.send(TASK);
@@ -54,7 +50,8 @@ async fn approving_every_step_edits_the_files_and_passes_the_tests() {
         "{}",
         String::from_utf8_lossy(&run.stderr)
     );
-    let tool_results = common::tool_messages(mock.requests().await.last().expect("requests"));
+    let tool_results =
+        crate::support::tool_messages(mock.requests().await.last().expect("requests"));
     assert!(
         tool_results
             .last()
@@ -68,8 +65,8 @@ async fn approving_every_step_edits_the_files_and_passes_the_tests() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn declining_the_write_leaves_the_file_byte_identical() {
-    let mock = common::MockModel::start(common::seed_script("unittest")).await;
-    let ws = common::copy_workspace();
+    let mock = crate::support::MockModel::start(crate::support::seed_script("unittest")).await;
+    let ws = crate::support::copy_workspace();
     let before_calc = read(ws.path(), "calculator.py");
     let before_tests = read(ws.path(), "test_calculator.py");
     let mut tui = Tui::start(&mock.base_url(), ws.path());
@@ -83,7 +80,8 @@ async fn declining_the_write_leaves_the_file_byte_identical() {
     let screen = tui.wait_for("Step 5 · Write test_calculator.py").await;
     assert!(screen.contains("⊘"), "declined glyph shown:\n{screen}");
     let requests = mock.requests().await;
-    let declined = common::tool_messages(requests.last().expect("a request after the decline"));
+    let declined =
+        crate::support::tool_messages(requests.last().expect("a request after the decline"));
     assert!(
         declined
             .last()
@@ -109,8 +107,8 @@ async fn declining_the_write_leaves_the_file_byte_identical() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sigterm_sighup_and_sigint_restore_the_terminal() {
     for (signal, code) in [("TERM", 143), ("HUP", 129), ("INT", 130)] {
-        let mock = common::MockModel::start(common::seed_script("unittest")).await;
-        let ws = common::copy_workspace();
+        let mock = crate::support::MockModel::start(crate::support::seed_script("unittest")).await;
+        let ws = crate::support::copy_workspace();
         let mut tui = Tui::start(&mock.base_url(), ws.path());
         tui.wait_for("Type a task").await;
         tui.send(TASK);
@@ -126,7 +124,7 @@ async fn sigterm_sighup_and_sigint_restore_the_terminal() {
         tui.assert_restored();
         assert_eq!(
             read(ws.path(), "calculator.py"),
-            read(&common::sample_workspace(), "calculator.py"),
+            read(&crate::support::sample_workspace(), "calculator.py"),
             "the pending write was declined"
         );
     }
@@ -135,7 +133,7 @@ async fn sigterm_sighup_and_sigint_restore_the_terminal() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn configuration_and_endpoint_errors_show_inside_the_ui() {
     // No key for a remote server: the app still opens and says what to do.
-    let ws = common::copy_workspace();
+    let ws = crate::support::copy_workspace();
     let mut tui = Tui::start("https://api.openai.com/v1", ws.path());
     let screen = tui.wait_for("OPENAI_API_KEY is not set").await;
     assert!(screen.contains(".env"), "{screen}");
@@ -150,8 +148,11 @@ async fn configuration_and_endpoint_errors_show_inside_the_ui() {
     tui.assert_restored();
 
     // A 401 from the server is a message in the conversation, not a crash.
-    let mock =
-        common::MockModel::start(vec![common::error(401, "Incorrect API key provided")]).await;
+    let mock = crate::support::MockModel::start(vec![crate::support::error(
+        401,
+        "Incorrect API key provided",
+    )])
+    .await;
     let mut tui = Tui::start(&mock.base_url(), ws.path());
     tui.wait_for("Type a task").await;
     tui.send("hello\r");
@@ -166,7 +167,7 @@ async fn configuration_and_endpoint_errors_show_inside_the_ui() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_demo_runs_on_a_copy_with_y_at_every_prompt() {
     let tmp = tempfile::tempdir().expect("temp dir");
-    let repo_ws = common::sample_workspace();
+    let repo_ws = crate::support::sample_workspace();
     let before: Vec<Vec<u8>> = ["calculator.py", "test_calculator.py"]
         .iter()
         .map(|f| read(&repo_ws, f))
@@ -214,8 +215,8 @@ async fn the_demo_runs_on_a_copy_with_y_at_every_prompt() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_panicking_agent_task_ends_the_app_and_restores_the_terminal() {
-    let mock = common::MockModel::start(common::seed_script("unittest")).await;
-    let ws = common::copy_workspace();
+    let mock = crate::support::MockModel::start(crate::support::seed_script("unittest")).await;
+    let ws = crate::support::copy_workspace();
     let panic_flag = ws.path().join("flag");
     let ws_arg = ws.path().to_string_lossy().into_owned();
     let base = mock.base_url();

@@ -1,9 +1,7 @@
 //! The step loop driven through the library, against the mock model server:
 //! approvals, the completion gate, the budget, the JSON protocol, interrupts.
 
-mod common;
-
-use common::*;
+use crate::support::*;
 use serde_json::{Value, json};
 use std::sync::Arc;
 use std::time::Duration;

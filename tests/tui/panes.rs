@@ -2,15 +2,13 @@
 //! conversation, the mouse, selecting older steps, retried replies, tiny
 //! terminals, control characters, and configuration errors.
 
-mod tui_support;
-
+use crate::support::tui::*;
 use crossterm::event::{Event, KeyCode, KeyModifiers, MouseEvent, MouseEventKind};
 use stepwise::agent::{AgentEvent, ApprovalAction, CallStatus, Decision};
 use stepwise::diff::FileDiff;
 use stepwise::tools::ToolName;
 use stepwise::tui::{App, Effect, Focus, Overlay};
 use tokio::sync::oneshot::error::TryRecvError;
-use tui_support::*;
 
 fn effects(app: &mut App) -> Vec<String> {
     app.take_effects()

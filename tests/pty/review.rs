@@ -4,11 +4,7 @@
 //! The real binary runs against the mock model on a temp copy of the sample
 //! workspace.
 
-mod common;
-#[path = "tui_support/pty.rs"]
-mod pty;
-
-use pty::{TASK, Tui, read};
+use crate::support::pty::{TASK, Tui, read};
 use serde_json::json;
 use std::path::Path;
 
@@ -35,8 +31,8 @@ fn scripted_editor(dir: &Path) -> std::path::PathBuf {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn e_opens_the_editor_and_the_users_version_is_written() {
-    let mock = common::MockModel::start(common::seed_script("unittest")).await;
-    let ws = common::copy_workspace();
+    let mock = crate::support::MockModel::start(crate::support::seed_script("unittest")).await;
+    let ws = crate::support::copy_workspace();
     let tools = tempfile::tempdir().expect("temp dir");
     let editor = scripted_editor(tools.path());
     let workspace = ws.path().to_string_lossy().into_owned();
@@ -88,7 +84,7 @@ async fn e_opens_the_editor_and_the_users_version_is_written() {
     assert_eq!(seen.trim(), "calculator.py", "same name and extension");
     assert_eq!(
         read(ws.path(), "calculator.py"),
-        read(&common::sample_workspace(), "calculator.py"),
+        read(&crate::support::sample_workspace(), "calculator.py"),
         "nothing written before y"
     );
     tui.send("y");
@@ -100,7 +96,8 @@ async fn e_opens_the_editor_and_the_users_version_is_written() {
     );
     assert!(!written.contains("cannot divide by zero"), "{written}");
     let requests = mock.requests().await;
-    let results = common::tool_messages(requests.last().expect("a request after the write"));
+    let results =
+        crate::support::tool_messages(requests.last().expect("a request after the write"));
     let told = results
         .last()
         .map(|m| m["content"].to_string())
@@ -118,12 +115,12 @@ async fn rejecting_the_middle_hunk_writes_exactly_the_others() {
         .replace("line 2\n", "line two\n")
         .replace("line 20\n", "line 20\nline twenty-and-a-half\n")
         .replace("line 38\n", "");
-    let ws = common::copy_workspace();
+    let ws = crate::support::copy_workspace();
     std::fs::write(ws.path().join("notes.txt"), &old).expect("write notes.txt");
-    let mock = common::MockModel::start(vec![
-        common::tool_call("read_file", json!({"path": "notes.txt"})),
-        common::tool_call("write_file", json!({"path": "notes.txt", "content": new})),
-        common::text("Edited notes.txt."),
+    let mock = crate::support::MockModel::start(vec![
+        crate::support::tool_call("read_file", json!({"path": "notes.txt"})),
+        crate::support::tool_call("write_file", json!({"path": "notes.txt", "content": new})),
+        crate::support::text("Edited notes.txt."),
     ])
     .await;
     let mut tui = Tui::start(&mock.base_url(), ws.path());
@@ -147,7 +144,7 @@ async fn rejecting_the_middle_hunk_writes_exactly_the_others() {
         expected
     );
     let requests = mock.requests().await;
-    let told = common::tool_messages(&requests[2])
+    let told = crate::support::tool_messages(&requests[2])
         .last()
         .map(|m| m["content"].to_string())
         .unwrap_or_default();
@@ -162,8 +159,8 @@ async fn rejecting_the_middle_hunk_writes_exactly_the_others() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_receipt_then_slash_diff_then_undo_all_restores_the_files() {
-    let mock = common::MockModel::start(common::seed_script("unittest")).await;
-    let ws = common::copy_workspace();
+    let mock = crate::support::MockModel::start(crate::support::seed_script("unittest")).await;
+    let ws = crate::support::copy_workspace();
     let mut tui = Tui::start(&mock.base_url(), ws.path());
     tui.wait_for("Type a task").await;
     tui.send(TASK);
@@ -203,7 +200,7 @@ async fn the_receipt_then_slash_diff_then_undo_all_restores_the_files() {
     for file in ["calculator.py", "test_calculator.py"] {
         assert_eq!(
             read(ws.path(), file),
-            read(&common::sample_workspace(), file),
+            read(&crate::support::sample_workspace(), file),
             "{file} restored byte for byte"
         );
     }

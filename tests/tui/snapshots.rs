@@ -1,14 +1,12 @@
 //! Snapshot tests of every visible state at 80x24 and 120x40 (ratatui's
 //! `TestBackend` + insta), plus style checks so a diff that lost its colors fails.
 
-mod tui_support;
-
+use crate::support::tui::*;
 use crossterm::event::KeyCode;
 use insta::{assert_debug_snapshot, assert_snapshot};
 use ratatui::style::{Color, Modifier};
 use stepwise::agent::{AgentEvent, FinishReason};
 use stepwise::tui::App;
-use tui_support::*;
 
 const SIZES: [(u16, u16); 2] = [(80, 24), (120, 40)];
 

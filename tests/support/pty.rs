@@ -2,10 +2,10 @@
 //! `stepwise` binary in a pty of 120x40, its output parsed by `vt100`, keys
 //! written to it, and checks that the terminal was restored at exit. Every
 //! wait polls the parsed screen until a deadline, never a fixed sleep.
-//! Include it with `#[path = "tui_support/pty.rs"] mod pty;` next to `mod common;`.
+//! Part of the shared test support (`tests/support/`), as `support::pty`.
 #![allow(dead_code)]
 
-use crate::common;
+use super::stepwise_bin;
 use portable_pty::{Child, CommandBuilder, MasterPty, PtySize, native_pty_system};
 use std::io::{Read, Write};
 use std::num::NonZeroU16;
@@ -45,7 +45,7 @@ impl Tui {
             })
             .expect("open a pty");
         let log = tempfile::tempdir().expect("log dir");
-        let mut cmd = CommandBuilder::new(common::stepwise_bin());
+        let mut cmd = CommandBuilder::new(stepwise_bin());
         cmd.args(args);
         // Hermetic: no key, URL, model or editor from the environment, no `.env` from the repo.
         for var in [

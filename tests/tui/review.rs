@@ -2,8 +2,7 @@
 //! user's edited version, approval scopes (`a`, the header, revoking), and
 //! live diffs of edits still streaming in.
 
-mod tui_support;
-
+use crate::support::tui::*;
 use crossterm::event::KeyCode;
 use ratatui::style::{Color, Modifier};
 use std::time::Duration;
@@ -11,7 +10,6 @@ use stepwise::agent::{AgentEvent, Decision};
 use stepwise::tui::{App, Effect};
 use tokio::sync::oneshot::Receiver;
 use tokio::sync::oneshot::error::TryRecvError;
-use tui_support::*;
 
 fn decision(rx: &mut Receiver<Decision>) -> Option<Decision> {
     rx.try_recv().ok()

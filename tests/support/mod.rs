@@ -376,3 +376,6 @@ pub async fn drive(
     drop(tx);
     (reason, collector.await.expect("collector"))
 }
+
+pub mod pty;
+pub mod tui;

@@ -1,9 +1,7 @@
 //! The built-in scripted demo and `--script`, headless: no key, no network, a
 //! temporary copy of the workspace, and the repo's own `workspace/` untouched.
 
-mod common;
-
-use common::*;
+use crate::support::*;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::Command;

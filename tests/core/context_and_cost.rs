@@ -1,8 +1,6 @@
 //! Context compaction over a long session, the cost estimate and `--max-cost`.
 
-mod common;
-
-use common::*;
+use crate::support::*;
 use serde_json::{Value, json};
 use stepwise::agent::{Decision, FinishReason, LoopSettings, Session};
 use stepwise::models::ModelInfo;

@@ -1,0 +1,18 @@
+//! The core's integration tests in one binary: the step loop, the tools, the
+//! confinement, the model client against the mock server. No terminal.
+
+#[path = "../support/mod.rs"]
+mod support;
+
+mod agent_loop;
+mod apply_patch;
+mod confinement;
+mod context_and_cost;
+mod network_faults;
+mod review;
+mod session_changes;
+mod tools;
+mod tools_atomic;
+mod tools_confinement_props;
+mod tools_guard;
+mod tools_text;

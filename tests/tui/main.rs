@@ -1,0 +1,12 @@
+//! The full-screen UI's state machine and rendering, without a terminal:
+//! scenario events fed to an `App`, frames drawn into a `TestBackend`, and
+//! snapshots of every visible state.
+
+#[path = "../support/mod.rs"]
+mod support;
+
+mod panes;
+mod review;
+mod session;
+mod snapshots;
+mod state;
