@@ -5,6 +5,9 @@
 //! streams in, while scrolling the middle of the history, while reviewing an
 //! edit of 250 hunks, and while a 4,000-line write streams in as a live diff.
 
+// A benchmark may panic on what it sets up itself.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;

@@ -1,6 +1,9 @@
 //! The test subprocess never sees secrets. In its own test binary because it
 //! sets process environment variables, which must not race other threads.
 
+// Tests may panic on what they set up themselves.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::time::Duration;
 use stepwise::tools::Workspace;
 use stepwise::tools::test_runner::{TestRunner, run_tests};

@@ -1,6 +1,9 @@
 //! The binary driven as a user drives it: `stepwise exec`, `--demo`, the
 //! configuration layers and the transcript, against the mock server.
 
+// Tests may panic on what they set up themselves.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 #[path = "../support/mod.rs"]
 mod support;
 

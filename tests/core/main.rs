@@ -1,6 +1,9 @@
 //! The core's integration tests in one binary: the step loop, the tools, the
 //! confinement, the model client against the mock server. No terminal.
 
+// Tests may panic on what they set up themselves.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 #[path = "../support/mod.rs"]
 mod support;
 

@@ -1,6 +1,9 @@
 //! The real binary in full-screen mode through a pseudo-terminal: keys typed,
 //! the settled screen read back, the terminal restored on every exit path.
 
+// Tests may panic on what they set up themselves.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 #[path = "../support/mod.rs"]
 mod support;
 

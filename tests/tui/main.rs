@@ -2,6 +2,9 @@
 //! scenario events fed to an `App`, frames drawn into a `TestBackend`, and
 //! snapshots of every visible state.
 
+// Tests may panic on what they set up themselves.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 #[path = "../support/mod.rs"]
 mod support;
 
