@@ -5,6 +5,7 @@
 
 use crate::agent::{AgentEvent, Decision, EventReceiver};
 use crate::tools::redact::redact;
+use cap_std::fs::{Dir, OpenOptions};
 use serde_json::{Value, json};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -12,10 +13,8 @@ use std::sync::{Arc, Mutex};
 use std::time::SystemTime;
 use tokio::sync::{mpsc, oneshot};
 
-/// Where sessions are logged inside a workspace.
-pub fn default_dir(workspace: &Path) -> PathBuf {
-    workspace.join(".stepwise").join("sessions")
-}
+/// The transcripts' folder inside `.stepwise/`.
+pub const SESSIONS: &str = "sessions";
 
 /// An open transcript file.
 pub struct AuditLog {
@@ -24,26 +23,31 @@ pub struct AuditLog {
 }
 
 impl AuditLog {
-    /// Create `<dir>/<timestamp>.jsonl` (the folder is created if needed).
-    pub fn create(dir: &Path) -> std::io::Result<AuditLog> {
-        std::fs::create_dir_all(dir)?;
+    /// Create `<timestamp>.jsonl` in `dir` (a capability; `shown` is its path
+    /// for messages). An existing file is never reused or overwritten.
+    pub fn create(dir: &Dir, shown: &Path) -> std::io::Result<AuditLog> {
         let stamp = humantime::format_rfc3339_seconds(SystemTime::now())
             .to_string()
             .replace(':', "-");
-        let mut path = dir.join(format!("{stamp}.jsonl"));
+        let mut options = OpenOptions::new();
+        options.create_new(true).append(true);
         let mut n = 1;
-        while path.exists() {
-            n += 1;
-            path = dir.join(format!("{stamp}-{n}.jsonl"));
+        loop {
+            let name = match n {
+                1 => format!("{stamp}.jsonl"),
+                n => format!("{stamp}-{n}.jsonl"),
+            };
+            match dir.open_with(&name, &options) {
+                Ok(file) => {
+                    return Ok(AuditLog {
+                        path: shown.join(name),
+                        out: std::io::BufWriter::new(file.into_std()),
+                    });
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && n < 1000 => n += 1,
+                Err(e) => return Err(e),
+            }
         }
-        let file = std::fs::OpenOptions::new()
-            .create_new(true)
-            .append(true)
-            .open(&path)?;
-        Ok(AuditLog {
-            path,
-            out: std::io::BufWriter::new(file),
-        })
     }
 
     pub fn path(&self) -> &Path {

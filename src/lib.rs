@@ -23,5 +23,6 @@ pub mod llm;
 pub mod lock;
 pub mod models;
 pub mod setup;
+pub mod state_dir;
 pub mod tools;
 pub mod tui;

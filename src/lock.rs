@@ -1,71 +1,62 @@
-//! One stepwise per workspace: a lock file `.stepwise/lock` holding the owner's
-//! pid, taken over when that process is gone, removed when the holder exits.
+//! One stepwise per workspace: an OS file lock (`flock`) on `.stepwise/lock`,
+//! held for the life of the session and released by the kernel when the
+//! process ends, however it ends. The file also holds the owner's pid, for
+//! the message a second stepwise prints.
+//!
+//! What must stay true: the lock is the kernel's, never a pid check, so two
+//! processes can never both hold it; the lock file is never deleted (deleting
+//! it would let a second process lock a fresh file while the first still
+//! holds the old one).
 
-use std::io::Write;
-use std::path::{Path, PathBuf};
+use crate::state_dir::StateDir;
+use cap_std::fs::OpenOptions;
+use std::fs::{File, TryLockError};
+use std::io::{Read, Seek, Write};
 
-/// Held for the life of a session; dropping it removes the lock file.
+const FILE: &str = "lock";
+
+/// Held for the life of a session; dropping it releases the lock.
 #[derive(Debug)]
 pub struct WorkspaceLock {
-    path: PathBuf,
+    _file: File,
 }
 
 impl WorkspaceLock {
-    /// Take the lock, or say who holds it.
-    pub fn acquire(workspace: &Path) -> Result<WorkspaceLock, String> {
-        let dir = workspace.join(".stepwise");
-        std::fs::create_dir_all(&dir)
-            .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-        let path = dir.join("lock");
-        for _ in 0..2 {
-            match std::fs::OpenOptions::new()
-                .write(true)
-                .create_new(true)
-                .open(&path)
-            {
-                Ok(mut file) => {
-                    let _ = write!(file, "{}", std::process::id());
-                    return Ok(WorkspaceLock { path });
-                }
-                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
-                    let owner = std::fs::read_to_string(&path)
-                        .ok()
-                        .and_then(|s| s.trim().parse::<i32>().ok());
-                    match owner {
-                        Some(pid) if process_alive(pid) => {
-                            return Err(format!(
-                                "another stepwise (pid {pid}) is already working on {}; close it first (or delete {} if that process is not stepwise)",
-                                workspace.display(),
-                                path.display()
-                            ));
-                        }
-                        // The owner is gone: take the lock over.
-                        _ => {
-                            let _ = std::fs::remove_file(&path);
-                        }
-                    }
-                }
-                Err(e) => return Err(format!("cannot create {}: {e}", path.display())),
+    /// Take the lock in `state`, or say who holds it.
+    pub fn acquire(state: &StateDir) -> Result<WorkspaceLock, String> {
+        let path = state.path().join(FILE);
+        let mut options = OpenOptions::new();
+        options.read(true).write(true).create(true);
+        let mut file = state
+            .dir()
+            .open_with(FILE, &options)
+            .map_err(|e| format!("cannot open {}: {e}", path.display()))?
+            .into_std();
+        match file.try_lock() {
+            Ok(()) => {}
+            Err(TryLockError::WouldBlock) => {
+                let mut owner = String::new();
+                let _ = file.read_to_string(&mut owner);
+                let who = match owner.trim().parse::<u32>() {
+                    Ok(pid) => format!("another stepwise (pid {pid})"),
+                    Err(_) => "another stepwise".to_string(),
+                };
+                let workspace = state.path().parent().unwrap_or(state.path());
+                return Err(format!(
+                    "{who} is already working on {}; close it first",
+                    workspace.display()
+                ));
+            }
+            Err(TryLockError::Error(e)) => {
+                return Err(format!("cannot lock {}: {e}", path.display()));
             }
         }
-        Err(format!("cannot take the lock {}", path.display()))
-    }
-}
-
-impl Drop for WorkspaceLock {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.path);
-    }
-}
-
-fn process_alive(pid: i32) -> bool {
-    let Some(pid) = rustix::process::Pid::from_raw(pid) else {
-        return false;
-    };
-    match rustix::process::test_kill_process(pid) {
-        Ok(()) => true,
-        // It exists but belongs to someone else.
-        Err(e) => e == rustix::io::Errno::PERM,
+        // Ours now: say who holds it (a failure here only costs the message).
+        let _ = file
+            .set_len(0)
+            .and_then(|()| file.rewind())
+            .and_then(|()| write!(file, "{}", std::process::id()));
+        Ok(WorkspaceLock { _file: file })
     }
 }
 
@@ -73,27 +64,55 @@ fn process_alive(pid: i32) -> bool {
 mod tests {
     use super::*;
 
+    fn pid_in(ws: &std::path::Path) -> String {
+        std::fs::read_to_string(ws.join(".stepwise/lock")).unwrap()
+    }
+
     #[test]
-    fn second_holder_is_refused_stale_lock_is_taken_over_and_drop_releases() {
-        let dir = std::env::temp_dir().join(format!("stepwise-lock-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        let first = WorkspaceLock::acquire(&dir).unwrap();
-        let err = WorkspaceLock::acquire(&dir).unwrap_err();
+    fn a_second_holder_is_refused_until_the_first_lets_go() {
+        let ws = tempfile::tempdir().unwrap();
+        let state = StateDir::open(ws.path()).unwrap();
+        let first = WorkspaceLock::acquire(&state).unwrap();
+        assert_eq!(pid_in(ws.path()), std::process::id().to_string());
+        let err = WorkspaceLock::acquire(&state).unwrap_err();
         assert!(
             err.contains("already working") && err.contains(&std::process::id().to_string()),
             "{err}"
         );
         drop(first);
-        assert!(!dir.join(".stepwise/lock").exists());
-        // A lock left by a dead process (pid far beyond pid_max) is taken over.
-        std::fs::write(dir.join(".stepwise/lock"), "999999999").unwrap();
-        let taken = WorkspaceLock::acquire(&dir).unwrap();
-        assert_eq!(
-            std::fs::read_to_string(dir.join(".stepwise/lock")).unwrap(),
-            std::process::id().to_string()
-        );
-        drop(taken);
-        std::fs::remove_dir_all(&dir).unwrap();
+        // The file stays (deleting it would race); the lock is free again.
+        assert!(ws.path().join(".stepwise/lock").exists());
+        let _again = WorkspaceLock::acquire(&state).unwrap();
+    }
+
+    #[test]
+    fn a_lock_file_without_a_live_lock_is_taken_whatever_pid_it_names() {
+        let ws = tempfile::tempdir().unwrap();
+        let state = StateDir::open(ws.path()).unwrap();
+        // pid 1 is alive: a pid check would refuse; the kernel lock is free.
+        std::fs::write(ws.path().join(".stepwise/lock"), "1").unwrap();
+        let _taken = WorkspaceLock::acquire(&state).unwrap();
+        assert_eq!(pid_in(ws.path()), std::process::id().to_string());
+    }
+
+    #[test]
+    fn of_many_racing_for_one_stale_lock_exactly_one_wins() {
+        let ws = tempfile::tempdir().unwrap();
+        std::fs::create_dir(ws.path().join(".stepwise")).unwrap();
+        std::fs::write(ws.path().join(".stepwise/lock"), "999999999").unwrap();
+        let barrier = std::sync::Barrier::new(8);
+        let held: Vec<Option<WorkspaceLock>> = std::thread::scope(|s| {
+            let racers: Vec<_> = (0..8)
+                .map(|_| {
+                    s.spawn(|| {
+                        let state = StateDir::open(ws.path()).unwrap();
+                        barrier.wait();
+                        WorkspaceLock::acquire(&state).ok()
+                    })
+                })
+                .collect();
+            racers.into_iter().map(|r| r.join().unwrap()).collect()
+        });
+        assert_eq!(held.iter().filter(|l| l.is_some()).count(), 1);
     }
 }

@@ -7,7 +7,10 @@ use crate::audit::{self, AuditLog, DecidedBy};
 use crate::config::{Config, LogSetting, ModelSource};
 use crate::llm::{ChatModel, HttpModel, Script, ScriptedModel};
 use crate::lock::WorkspaceLock;
+use crate::state_dir::StateDir;
 use crate::tools::Workspace;
+use cap_std::ambient_authority;
+use cap_std::fs::Dir;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -62,9 +65,9 @@ pub fn prepare(config: &Config) -> Result<Prepared, String> {
                 .map_err(|e| e.to_string())?
                 .with_idle_timeout(config.idle_timeout);
             let workspace = open(&config.workspace)?;
-            let lock = WorkspaceLock::acquire(workspace.root())?;
+            let (lock, audit) = claim(config, workspace.root())?;
             return Ok(Prepared {
-                audit: open_log(config, workspace.root())?,
+                audit,
                 session: Session::new(settings, Arc::new(model), workspace),
                 model_label: config.model.clone(),
                 workspace: config.workspace.clone(),
@@ -91,9 +94,9 @@ pub fn prepare(config: &Config) -> Result<Prepared, String> {
         ..settings
     };
     let workspace = open(&copy)?;
-    let lock = WorkspaceLock::acquire(workspace.root())?;
+    let (lock, audit) = claim(config, workspace.root())?;
     Ok(Prepared {
-        audit: open_log(config, workspace.root())?,
+        audit,
         lock,
         session: Session::new(settings, model, workspace),
         model_label: SCRIPTED_LABEL.to_string(),
@@ -107,18 +110,39 @@ pub fn prepare(config: &Config) -> Result<Prepared, String> {
     })
 }
 
-fn open_log(config: &Config, workspace: &Path) -> Result<Option<AuditLog>, String> {
-    let dir = match &config.log {
+fn open_log(config: &Config, state: &StateDir) -> Result<Option<AuditLog>, String> {
+    let (dir, shown) = match &config.log {
         LogSetting::Off => return Ok(None),
-        LogSetting::InWorkspace => audit::default_dir(workspace),
-        LogSetting::Dir(dir) => dir.clone(),
+        LogSetting::InWorkspace => {
+            let shown = state.path().join(audit::SESSIONS);
+            let dir = state
+                .dir()
+                .create_dir_all(audit::SESSIONS)
+                .and_then(|()| state.dir().open_dir(audit::SESSIONS));
+            (dir, shown)
+        }
+        // A folder the user named: theirs to choose, opened as it is.
+        LogSetting::Dir(dir) => {
+            let opened = std::fs::create_dir_all(dir)
+                .and_then(|()| Dir::open_ambient_dir(dir, ambient_authority()));
+            (opened, dir.clone())
+        }
     };
-    AuditLog::create(&dir).map(Some).map_err(|e| {
-        format!(
-            "cannot create the session log in {}: {e} (use --no-log to run without it)",
-            dir.display()
-        )
-    })
+    dir.and_then(|dir| AuditLog::create(&dir, &shown))
+        .map(Some)
+        .map_err(|e| {
+            format!(
+                "cannot create the session log in {}: {e} (use --no-log to run without it)",
+                shown.display()
+            )
+        })
+}
+
+/// The workspace's `.stepwise/` folder, its lock and its transcript.
+fn claim(config: &Config, workspace: &Path) -> Result<(WorkspaceLock, Option<AuditLog>), String> {
+    let state = StateDir::open(workspace)?;
+    let lock = WorkspaceLock::acquire(&state)?;
+    Ok((lock, open_log(config, &state)?))
 }
 
 fn open(path: &Path) -> Result<Workspace, String> {

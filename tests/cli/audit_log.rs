@@ -105,27 +105,40 @@ async fn no_log_writes_no_transcript() {
         .unwrap();
     assert_eq!(out.status.code(), Some(0));
     assert!(transcripts(ws.path()).is_empty());
-    assert!(
-        !ws.path().join(".stepwise/lock").exists(),
-        "the lock is released on exit"
-    );
+    let lock = std::fs::File::open(ws.path().join(".stepwise/lock")).unwrap();
+    assert!(lock.try_lock().is_ok(), "the lock is released on exit");
 }
 
 #[test]
 fn a_second_stepwise_on_the_same_workspace_refuses_to_start() {
     let ws = copy_workspace();
     std::fs::create_dir_all(ws.path().join(".stepwise")).unwrap();
-    // This test process is alive, so its pid holds the lock.
-    std::fs::write(
-        ws.path().join(".stepwise/lock"),
-        std::process::id().to_string(),
-    )
-    .unwrap();
+    // This test process holds the OS lock, as a running stepwise would.
+    let path = ws.path().join(".stepwise/lock");
+    std::fs::write(&path, std::process::id().to_string()).unwrap();
+    let held = std::fs::File::open(&path).unwrap();
+    held.try_lock().unwrap();
     let out = exec("http://127.0.0.1:9/v1", ws.path(), &[]);
+    drop(held);
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
         err.contains("another stepwise") && err.contains(&std::process::id().to_string()),
         "{err}"
     );
+}
+
+#[test]
+fn a_symlinked_state_folder_stops_exec_and_nothing_lands_outside() {
+    let ws = copy_workspace();
+    let outside = tempfile::tempdir().unwrap();
+    std::os::unix::fs::symlink(outside.path(), ws.path().join(".stepwise")).unwrap();
+    let out = exec("http://127.0.0.1:9/v1", ws.path(), &[]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains(".stepwise") && err.contains("symbolic link"),
+        "{err}"
+    );
+    assert_eq!(std::fs::read_dir(outside.path()).unwrap().count(), 0);
 }

@@ -1,0 +1,97 @@
+//! stepwise's own folder in a workspace, `.stepwise/` (the lock, the session
+//! transcripts). It is reached only through a capability on the workspace,
+//! never by an ambient path, so nothing a stranger's repository puts there
+//! can lead a write outside the workspace.
+//!
+//! What must stay true: a `.stepwise` that is a symlink (or anything but a
+//! folder) is refused with an error that says so; everything stepwise writes
+//! under it is opened through [`StateDir::dir`].
+
+use cap_std::ambient_authority;
+use cap_std::fs::Dir;
+use std::path::{Path, PathBuf};
+
+/// The folder's name inside a workspace (the tools cannot reach it).
+pub use crate::tools::workspace::PRIVATE_DIR as NAME;
+
+/// An open `.stepwise/` folder of one workspace.
+#[derive(Debug)]
+pub struct StateDir {
+    dir: Dir,
+    path: PathBuf,
+}
+
+impl StateDir {
+    /// Open `workspace/.stepwise`, creating it when it does not exist.
+    pub fn open(workspace: &Path) -> Result<StateDir, String> {
+        let path = workspace.join(NAME);
+        let root = Dir::open_ambient_dir(workspace, ambient_authority())
+            .map_err(|e| format!("cannot open workspace {}: {e}", workspace.display()))?;
+        match root.symlink_metadata(NAME) {
+            Ok(meta) if meta.file_type().is_symlink() => {
+                return Err(format!(
+                    "{} is a symbolic link; stepwise keeps its lock and transcripts only in a real folder there (remove the link, or run with --no-log elsewhere)",
+                    path.display()
+                ));
+            }
+            Ok(meta) if !meta.is_dir() => {
+                return Err(format!("{} exists but is not a folder", path.display()));
+            }
+            Ok(_) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => match root.create_dir(NAME) {
+                Ok(()) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+                Err(e) => return Err(format!("cannot create {}: {e}", path.display())),
+            },
+            Err(e) => return Err(format!("cannot look at {}: {e}", path.display())),
+        }
+        // Opened beneath the workspace: even a link swapped in since the
+        // check above cannot lead outside it.
+        let dir = root
+            .open_dir(NAME)
+            .map_err(|e| format!("cannot open {}: {e}", path.display()))?;
+        Ok(StateDir { dir, path })
+    }
+
+    /// The folder, as a capability: open everything inside through it.
+    pub fn dir(&self) -> &Dir {
+        &self.dir
+    }
+
+    /// Where it is, for messages.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn creates_the_folder_and_opens_it_again() {
+        let ws = tempfile::tempdir().unwrap();
+        let state = StateDir::open(ws.path()).unwrap();
+        assert!(ws.path().join(NAME).is_dir());
+        assert_eq!(state.path(), ws.path().join(NAME));
+        StateDir::open(ws.path()).unwrap();
+    }
+
+    #[test]
+    fn a_symlinked_state_folder_is_refused_and_nothing_is_written_through_it() {
+        let ws = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        std::os::unix::fs::symlink(outside.path(), ws.path().join(NAME)).unwrap();
+        let err = StateDir::open(ws.path()).unwrap_err();
+        assert!(err.contains("symbolic link"), "{err}");
+        assert_eq!(std::fs::read_dir(outside.path()).unwrap().count(), 0);
+    }
+
+    #[test]
+    fn a_state_file_instead_of_a_folder_is_refused() {
+        let ws = tempfile::tempdir().unwrap();
+        std::fs::write(ws.path().join(NAME), "x").unwrap();
+        let err = StateDir::open(ws.path()).unwrap_err();
+        assert!(err.contains("not a folder"), "{err}");
+    }
+}
