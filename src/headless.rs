@@ -6,7 +6,7 @@ use crate::agent::{
     AgentEvent, ApprovalAction, ApprovalRequest, CallStatus, Decision, EventReceiver, FinishReason,
     Receipt,
 };
-use crate::cli::ExecArgs;
+use crate::config::flags::ExecArgs;
 use crate::config::Config;
 use crate::diff::{FileDiff, LineKind};
 use crate::llm::TokenUsage;

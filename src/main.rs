@@ -1,7 +1,7 @@
 //! The `stepwise` binary: load `.env`, parse flags, run the TUI or `exec`.
 
 use clap::{CommandFactory, FromArgMatches};
-use stepwise::cli::{self, Cli, Command};
+use stepwise::config::flags::{self as cli, Cli, Command};
 use stepwise::headless::{self, EXIT_USAGE};
 
 fn main() {

@@ -13,7 +13,7 @@ use super::rules::Rules;
 use super::scopes::{ScopePolicy, TaskApprovals};
 use crate::config::{Config, Protocol};
 use crate::llm::{ChatMessage, ChatModel, ChatRequest, ModelReply, StreamDelta, TokenUsage};
-use crate::models::ModelInfo;
+use crate::config::models::ModelInfo;
 use crate::tools::{Workspace, tool_schemas};
 use serde_json::Value;
 use std::sync::Arc;

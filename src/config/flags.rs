@@ -6,8 +6,8 @@ use crate::agent::scopes::ScopePolicy;
 use crate::config::{
     API_KEY_VAR, ApiKey, Config, DEFAULT_BASE_URL, DEFAULT_MODEL, LogSetting, ModelSource, Protocol,
 };
-pub use crate::config_layers::{Provenance, Resolved, resolve, resolve_with_files};
-use crate::models::ModelTable;
+pub use crate::config::layers::{Provenance, Resolved, resolve, resolve_with_files};
+use crate::config::models::ModelTable;
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
 use std::time::Duration;

@@ -3,7 +3,7 @@
 //! file winning. Flags beat environment beat these files beat defaults.
 
 use crate::config::Protocol;
-use crate::models::ModelInfo;
+use crate::config::models::ModelInfo;
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

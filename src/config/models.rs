@@ -5,7 +5,7 @@ use crate::llm::TokenUsage;
 use serde::Deserialize;
 use std::collections::BTreeMap;
 
-const BUILTIN: &str = include_str!("../assets/models.toml");
+const BUILTIN: &str = include_str!("../../assets/models.toml");
 
 /// What stepwise knows about one model. Prices are USD per million tokens.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]

@@ -3,9 +3,9 @@
 //! explicit value; and the `--print-config` report of where each value came from.
 
 use crate::agent::scopes::ScopePolicy;
-use crate::cli::Options;
+use crate::config::flags::Options;
 use crate::config::{API_KEY_VAR, Config};
-use crate::config_file;
+use crate::config::file as config_file;
 use clap::ArgMatches;
 use clap::parser::ValueSource;
 use std::path::PathBuf;

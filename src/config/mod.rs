@@ -1,8 +1,13 @@
 //! Resolved run configuration: flags and environment (with `.env`) turned into
 //! one validated `Config`. The API key is held in a type that never prints.
 
+pub mod file;
+pub mod flags;
+pub mod layers;
+pub mod models;
+
 use crate::agent::scopes::ScopePolicy;
-use crate::models::ModelTable;
+use crate::config::models::ModelTable;
 use std::fmt;
 use std::path::PathBuf;
 use std::time::Duration;
