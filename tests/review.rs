@@ -7,6 +7,7 @@ use common::*;
 use serde_json::{Value, json};
 use stepwise::agent::scopes::ScopePolicy;
 use stepwise::agent::{AgentEvent, Decision, FinishReason, LoopSettings, Session};
+use stepwise::tools::ToolName;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
@@ -185,7 +186,7 @@ async fn configuration_can_forbid_approving_a_tool_for_the_whole_task() {
     ])
     .await;
     let settings = LoopSettings {
-        scope_policy: ScopePolicy::new(&["run_tests".into()], &[]).unwrap(),
+        scope_policy: ScopePolicy::new(&[ToolName::RunTests], &[]),
         ..LoopSettings::default()
     };
     let mut s = session(&model, ws.path(), settings);

@@ -1,47 +1,51 @@
 //! The optional `stepwise.toml`: in the user's config folder (e.g.
 //! `~/.config/stepwise/`) and in the workspace's `.stepwise/`, the workspace
 //! file winning. Flags beat environment beat these files beat defaults.
+//!
+//! This module finds, reads and layers the files; it does not interpret
+//! values (the settings table does, for every file, in `layers`). What must
+//! stay true: a key that is not a setting is an error naming the file; a
+//! later file replaces an earlier file's value, except that tables (the
+//! model table) merge entry by entry and an empty list counts as not set
+//! (it leaves an earlier file's list in place).
 
-use crate::config::Protocol;
-use crate::config::models::ModelInfo;
-use serde::Deserialize;
-use std::collections::BTreeMap;
+use super::settings;
 use std::path::{Path, PathBuf};
 
 pub const FILE_NAME: &str = "stepwise.toml";
 
-/// Every setting a file may hold; all optional.
-#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct FileConfig {
-    pub model: Option<String>,
-    pub base_url: Option<String>,
-    pub max_steps: Option<u32>,
-    pub test_timeout: Option<u64>,
-    pub protocol: Option<Protocol>,
-    pub max_retries: Option<u32>,
-    pub stream_idle_timeout: Option<u64>,
-    pub context_budget: Option<u8>,
-    pub context_window: Option<u64>,
-    pub max_cost: Option<f64>,
-    /// Tools that "approve for the rest of the task" may never cover, e.g. `["run_tests"]`.
-    #[serde(default)]
-    pub no_auto_approve: Vec<String>,
-    /// Paths (globs) whose edits always ask, e.g. `["*.toml", "migrations/**"]`.
-    #[serde(default)]
-    pub no_auto_approve_paths: Vec<String>,
-    /// Model table entries to add or override (see `assets/models.toml`).
-    #[serde(default)]
-    pub models: BTreeMap<String, ModelInfo>,
-}
-
-/// A setting's value together with the file it came from.
+/// The files that exist, lowest precedence first, each with its table.
 #[derive(Debug, Clone, Default)]
 pub struct LoadedFiles {
-    pub config: FileConfig,
-    /// For each key set by a file, that file.
-    pub origin: BTreeMap<&'static str, PathBuf>,
-    pub files: Vec<PathBuf>,
+    pub each: Vec<(PathBuf, toml::Table)>,
+}
+
+impl LoadedFiles {
+    /// The files read.
+    pub fn files(&self) -> impl Iterator<Item = &Path> {
+        self.each.iter().map(|(path, _)| path.as_path())
+    }
+
+    /// The layered value of `key`, and the last file that set it.
+    pub fn get(&self, key: &str) -> Option<(toml::Value, &Path)> {
+        let mut found: Option<(toml::Value, &Path)> = None;
+        for (path, table) in &self.each {
+            let Some(value) = table.get(key) else {
+                continue;
+            };
+            let value = match (&found, value) {
+                (_, toml::Value::Array(items)) if items.is_empty() => continue,
+                (Some((toml::Value::Table(earlier), _)), toml::Value::Table(later)) => {
+                    let mut merged = earlier.clone();
+                    merged.extend(later.clone());
+                    toml::Value::Table(merged)
+                }
+                _ => value.clone(),
+            };
+            found = Some((value, path.as_path()));
+        }
+        found
+    }
 }
 
 /// Where the files are looked for, lowest precedence first.
@@ -54,7 +58,8 @@ pub fn candidate_paths(workspace: &Path) -> Vec<PathBuf> {
     paths
 }
 
-/// Read every file that exists, later files overriding earlier ones.
+/// Read every file that exists; a file that cannot be read or parsed, or
+/// holds a key that is not a setting, is an error naming it.
 pub fn load(paths: &[PathBuf]) -> Result<LoadedFiles, String> {
     let mut loaded = LoadedFiles::default();
     for path in paths {
@@ -63,45 +68,18 @@ pub fn load(paths: &[PathBuf]) -> Result<LoadedFiles, String> {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
             Err(e) => return Err(format!("cannot read {}: {e}", path.display())),
         };
-        let file: FileConfig =
+        let table: toml::Table =
             toml::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
-        overlay(&mut loaded, file, path);
-        loaded.files.push(path.clone());
+        if let Some(key) = table.keys().find(|k| settings::by_key(k).is_none()) {
+            return Err(format!(
+                "{}: unknown key {key} (known keys: {})",
+                path.display(),
+                settings::keys()
+            ));
+        }
+        loaded.each.push((path.clone(), table));
     }
     Ok(loaded)
-}
-
-fn overlay(loaded: &mut LoadedFiles, file: FileConfig, path: &Path) {
-    macro_rules! take {
-        ($($field:ident),*) => {$(
-            if file.$field.is_some() {
-                loaded.config.$field = file.$field;
-                loaded.origin.insert(stringify!($field), path.to_path_buf());
-            }
-        )*};
-    }
-    take!(
-        model,
-        base_url,
-        max_steps,
-        test_timeout,
-        protocol,
-        max_retries,
-        stream_idle_timeout,
-        context_budget,
-        context_window,
-        max_cost
-    );
-    if !file.no_auto_approve.is_empty() {
-        loaded.config.no_auto_approve = file.no_auto_approve;
-    }
-    if !file.no_auto_approve_paths.is_empty() {
-        loaded.config.no_auto_approve_paths = file.no_auto_approve_paths;
-    }
-    for (name, info) in file.models {
-        loaded.config.models.insert(name, info);
-        loaded.origin.insert("models", path.to_path_buf());
-    }
 }
 
 #[cfg(test)]
@@ -110,37 +88,49 @@ mod tests {
 
     #[test]
     fn later_files_win_and_origins_are_kept() {
-        let dir = std::env::temp_dir().join(format!("stepwise-cfg-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let user = dir.join("user.toml");
-        let ws = dir.join("ws.toml");
+        let dir = tempfile::tempdir().unwrap();
+        let user = dir.path().join("user.toml");
+        let ws = dir.path().join("ws.toml");
         std::fs::write(
             &user,
-            "model = \"a\"\nmax_steps = 5\n[models.\"a\"]\ncontext_window = 1000\n",
+            "model = \"a\"\nmax_steps = 5\nno_auto_approve = [\"run_tests\"]\n[models.\"a\"]\ncontext_window = 1000\n",
         )
         .unwrap();
-        std::fs::write(&ws, "model = \"b\"\nprotocol = \"json\"\n").unwrap();
-        let loaded = load(&[user.clone(), ws.clone(), dir.join("missing.toml")]).unwrap();
-        assert_eq!(loaded.config.model.as_deref(), Some("b"));
-        assert_eq!(loaded.config.max_steps, Some(5));
-        assert_eq!(loaded.config.protocol, Some(Protocol::Json));
-        assert_eq!(loaded.origin["model"], ws);
-        assert_eq!(loaded.origin["max_steps"], user);
-        assert_eq!(loaded.config.models["a"].context_window, Some(1000));
-        assert_eq!(loaded.files, [user, ws]);
-        std::fs::remove_dir_all(&dir).unwrap();
+        std::fs::write(
+            &ws,
+            "model = \"b\"\nprotocol = \"json\"\nno_auto_approve = []\n[models.\"b\"]\ninput = 1.0\n",
+        )
+        .unwrap();
+        let loaded = load(&[user.clone(), ws.clone(), dir.path().join("missing.toml")]).unwrap();
+        let value = |key| loaded.get(key).map(|(v, path)| (v, path.to_path_buf()));
+        assert_eq!(value("model"), Some(("b".into(), ws.clone())));
+        assert_eq!(value("max_steps"), Some((5.into(), user.clone())));
+        assert_eq!(value("protocol"), Some(("json".into(), ws.clone())));
+        let (list, origin) = loaded.get("no_auto_approve").unwrap();
+        assert_eq!(
+            list.as_array().map(Vec::len),
+            Some(1),
+            "an empty list keeps the earlier one"
+        );
+        assert_eq!(origin, user);
+        let (models, _) = loaded.get("models").unwrap();
+        let models = models.as_table().unwrap();
+        assert_eq!(models["a"]["context_window"].as_integer(), Some(1000));
+        assert_eq!(models["b"]["input"].as_float(), Some(1.0));
+        assert_eq!(value("max_retries"), None);
+        assert_eq!(loaded.files().collect::<Vec<_>>(), [&user, &ws]);
     }
 
     #[test]
-    fn unknown_keys_and_bad_values_are_clear_errors() {
-        let dir = std::env::temp_dir().join(format!("stepwise-cfg-bad-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let bad = dir.join("bad.toml");
+    fn unknown_keys_and_bad_toml_are_clear_errors() {
+        let dir = tempfile::tempdir().unwrap();
+        let bad = dir.path().join("bad.toml");
         std::fs::write(&bad, "modle = \"x\"\n").unwrap();
         let err = load(std::slice::from_ref(&bad)).unwrap_err();
         assert!(err.contains("bad.toml") && err.contains("modle"), "{err}");
-        std::fs::write(&bad, "max_steps = \"many\"\n").unwrap();
-        assert!(load(std::slice::from_ref(&bad)).is_err());
-        std::fs::remove_dir_all(&dir).unwrap();
+        assert!(err.contains("max_steps"), "lists the known keys: {err}");
+        std::fs::write(&bad, "max_steps = \n").unwrap();
+        let err = load(std::slice::from_ref(&bad)).unwrap_err();
+        assert!(err.contains("bad.toml"), "{err}");
     }
 }

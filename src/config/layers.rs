@@ -1,81 +1,37 @@
 //! Layering the configuration: flags beat environment beat `stepwise.toml`
 //! files beat defaults, using clap's value sources to tell a default from an
-//! explicit value; and the `--print-config` report of where each value came from.
+//! explicit value, row by row through the settings table.
+//!
+//! What must stay true: this file knows no setting by name (that is the
+//! table's job); every value of every source goes through its row's `set`,
+//! including file values a flag overrides, so a bad value anywhere is an
+//! error naming its file (or flag, or environment variable) and key.
 
-use crate::agent::scopes::ScopePolicy;
-use crate::config::flags::Options;
-use crate::config::{API_KEY_VAR, Config};
-use crate::config::file as config_file;
+use super::file::{self, LoadedFiles};
+use super::flags::Options;
+use super::models::ModelTable;
+use super::raw::Raw;
+use super::report::{self, Provenance, Resolved};
+use super::settings::{self, Fallback, SETTINGS, Setting, Shown};
+use super::{ApiKey, Config, Protocol};
 use clap::ArgMatches;
 use clap::parser::ValueSource;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-/// One line of `--print-config`: a setting, its value, and where it came from.
+/// Where a setting's value came from.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Provenance {
-    pub name: &'static str,
-    pub value: String,
-    pub source: String,
-}
-
-/// The configuration after layering flags, environment, config files and defaults.
-pub struct Resolved {
-    pub config: Config,
-    pub provenance: Vec<Provenance>,
-}
-
-impl Resolved {
-    /// The `--print-config` report. The key is shown only as set or unset.
-    pub fn report(&self) -> String {
-        let width = self
-            .provenance
-            .iter()
-            .map(|p| p.name.len())
-            .max()
-            .unwrap_or(0);
-        let value_width = self
-            .provenance
-            .iter()
-            .map(|p| p.value.chars().count())
-            .max()
-            .unwrap_or(0)
-            .min(48);
-        self.provenance
-            .iter()
-            .map(|p| {
-                format!(
-                    "{:width$}  {:value_width$}  ({})\n",
-                    p.name, p.value, p.source
-                )
-            })
-            .collect()
-    }
-}
-
-fn source_of(matches: &ArgMatches, id: &str, env: Option<&str>) -> String {
-    match matches.value_source(id) {
-        Some(ValueSource::CommandLine) => "flag".into(),
-        Some(ValueSource::EnvVariable) => format!("env {}", env.unwrap_or("")),
-        _ => "default".into(),
-    }
-}
-
-/// Whether a setting was left at its default (so a config file may set it).
-fn defaulted(matches: &ArgMatches, id: &str) -> bool {
-    !matches!(
-        matches.value_source(id),
-        Some(ValueSource::CommandLine | ValueSource::EnvVariable)
-    )
+enum Source {
+    Flag,
+    Env(&'static str),
+    File(PathBuf),
+    /// A default, as `--print-config` names it.
+    Default(&'static str),
 }
 
 /// Layer the configuration: flags beat environment beat config files beat defaults.
 pub fn resolve(matches: &ArgMatches, options: &Options) -> Result<Resolved, String> {
-    resolve_with_files(
-        matches,
-        options,
-        &config_file::candidate_paths(&options.workspace),
-    )
+    resolve_with_files(matches, options, &file::candidate_paths(&options.workspace))
 }
 
 /// `resolve` with explicit config-file paths (for tests).
@@ -84,176 +40,245 @@ pub fn resolve_with_files(
     options: &Options,
     files: &[PathBuf],
 ) -> Result<Resolved, String> {
-    let loaded = config_file::load(files)?;
-    let file = &loaded.config;
+    let loaded = file::load(files)?;
+    let mut config = flag_only(options);
+    let mut sources = Vec::new();
+    for setting in SETTINGS {
+        check_every_file(setting, &loaded, &config)?;
+        sources.push((setting, apply(setting, matches, &loaded, &mut config)?));
+    }
     let mut provenance = Vec::new();
-    let mut pick =
-        |name: &'static str, env: Option<&str>, flag: String, from_file: Option<String>| {
-            let (value, source) = match from_file {
-                Some(v) if defaulted(matches, name) => {
-                    let origin = loaded.origin.get(name).map(|p| p.display().to_string());
-                    (v, format!("file {}", origin.unwrap_or_default()))
-                }
-                _ => (flag, source_of(matches, name, env)),
-            };
-            provenance.push(Provenance {
-                name,
-                value: value.clone(),
-                source,
-            });
-            value
-        };
-    let mut config = options.to_config();
-    config.model = pick(
-        "model",
-        Some("STEPWISE_MODEL"),
-        config.model.clone(),
-        file.model.clone(),
-    );
-    config.base_url = pick(
-        "base_url",
-        Some("OPENAI_BASE_URL"),
-        config.base_url.clone(),
-        file.base_url.clone(),
-    );
-    let number = |v: &str| v.parse::<u64>().map_err(|e| format!("{v}: {e}"));
-    config.max_steps = number(&pick(
-        "max_steps",
-        None,
-        config.max_steps.to_string(),
-        file.max_steps.map(|v| v.to_string()),
-    ))? as u32;
-    config.test_timeout = Duration::from_secs(number(&pick(
-        "test_timeout",
-        None,
-        config.test_timeout.as_secs().to_string(),
-        file.test_timeout.map(|v| v.to_string()),
-    ))?);
-    config.max_retries = number(&pick(
-        "max_retries",
-        None,
-        config.max_retries.to_string(),
-        file.max_retries.map(|v| v.to_string()),
-    ))? as u32;
-    config.idle_timeout = Duration::from_secs(number(&pick(
-        "stream_idle_timeout",
-        None,
-        config.idle_timeout.as_secs().to_string(),
-        file.stream_idle_timeout.map(|v| v.to_string()),
-    ))?);
-    config.context_budget = number(&pick(
-        "context_budget",
-        None,
-        config.context_budget.to_string(),
-        file.context_budget.map(|v| v.to_string()),
-    ))?
-    .clamp(10, 95) as u8;
-    if let Some(p) = file.protocol.filter(|_| defaulted(matches, "protocol")) {
-        config.protocol = p;
+    for (setting, source) in sources {
+        show(setting, source, &config, &mut provenance);
     }
-    let protocol_source = if defaulted(matches, "protocol") && file.protocol.is_some() {
-        format!(
-            "file {}",
-            loaded
-                .origin
-                .get("protocol")
-                .map(|p| p.display().to_string())
-                .unwrap_or_default()
-        )
-    } else {
-        source_of(matches, "protocol", None)
+    let workspace = match matches.value_source("workspace") {
+        Some(ValueSource::CommandLine) => "flag",
+        _ => "default",
     };
-    provenance.push(Provenance {
-        name: "protocol",
-        value: format!("{:?}", config.protocol).to_lowercase(),
-        source: protocol_source,
-    });
-    if options.max_cost.is_none() {
-        config.max_cost = file.max_cost;
+    provenance.extend(report::closing_lines(
+        &config,
+        workspace.into(),
+        &loaded,
+        files,
+    ));
+    Ok(Resolved { config, provenance })
+}
+
+/// The settings that are flags only. The table's settings start empty here:
+/// each row either sets its field or keeps this value as its default.
+fn flag_only(options: &Options) -> Config {
+    Config {
+        workspace: options.workspace.clone(),
+        api_key: ApiKey::from_env(),
+        log: options.log(),
+        model_source: options.model_source(),
+        model: String::new(),
+        base_url: String::new(),
+        max_steps: 0,
+        test_timeout: Duration::ZERO,
+        protocol: Protocol::default(),
+        max_retries: 0,
+        idle_timeout: Duration::ZERO,
+        context_budget: 0,
+        context_window: 0,
+        max_cost: None,
+        models: ModelTable::builtin(),
+        no_auto_approve: Vec::new(),
+        no_auto_approve_paths: Vec::new(),
     }
-    provenance.push(Provenance {
-        name: "max_cost",
-        value: config
-            .max_cost
-            .map_or("none".into(), |c| format!("${c:.2}")),
-        source: if options.max_cost.is_some() {
-            "flag".into()
-        } else if file.max_cost.is_some() {
-            "file".into()
-        } else {
-            "default".into()
-        },
+}
+
+/// Check each file's value of a setting, also one that a later file or a flag overrides.
+fn check_every_file(
+    setting: &Setting,
+    loaded: &LoadedFiles,
+    config: &Config,
+) -> Result<(), String> {
+    for (path, table) in &loaded.each {
+        if let Some(value) = table.get(setting.key) {
+            (setting.set)(&mut config.clone(), Raw::Toml(value))
+                .map_err(|why| file_error(path, setting.key, value, &why))?;
+        }
+    }
+    Ok(())
+}
+
+fn file_error(path: &Path, key: &str, value: &toml::Value, why: &str) -> String {
+    format!(
+        "{}: {} {why}",
+        path.display(),
+        settings::assignment(key, value)
+    )
+}
+
+/// Set one setting from the source that wins, and say which one it was.
+fn apply(
+    setting: &Setting,
+    matches: &ArgMatches,
+    loaded: &LoadedFiles,
+    config: &mut Config,
+) -> Result<Source, String> {
+    let given = setting.flag.and_then(|id| {
+        let source = match matches.value_source(id)? {
+            ValueSource::CommandLine => Source::Flag,
+            ValueSource::EnvVariable => Source::Env(setting.env.unwrap_or_default()),
+            _ => return None,
+        };
+        Some((id, source))
     });
-    config.models.merge(&file.models);
-    config.scope_policy = ScopePolicy::new(&file.no_auto_approve, &file.no_auto_approve_paths)?;
-    provenance.push(Provenance {
-        name: "no_auto_approve",
-        value: format!(
-            "{:?} {:?}",
-            file.no_auto_approve, file.no_auto_approve_paths
-        ),
-        source: if file.no_auto_approve.is_empty() && file.no_auto_approve_paths.is_empty() {
-            "default".into()
-        } else {
-            "file".into()
-        },
-    });
-    let (window, window_source) = match (options.context_window, file.context_window) {
-        (Some(w), _) => (w, "flag".to_string()),
-        (None, Some(w)) => (w, "file".to_string()),
-        (None, None) => {
-            let known = config
-                .models
-                .lookup(&config.model)
-                .and_then(|m| m.context_window);
-            (
-                config.models.context_window(&config.model),
-                if known.is_some() {
-                    "model table".into()
-                } else {
-                    "default for unknown models".into()
-                },
-            )
+    if let Some((id, source)) = given {
+        let text = raw_text(matches, id).unwrap_or_default();
+        (setting.set)(config, Raw::Text(&text)).map_err(|why| match source {
+            Source::Env(var) => format!("{var}={text} {why}"),
+            _ => format!("--{} {text} {why}", id.replace('_', "-")),
+        })?;
+        return Ok(source);
+    }
+    if let Some((value, path)) = loaded.get(setting.key) {
+        (setting.set)(config, Raw::Toml(&value))
+            .map_err(|why| file_error(path, setting.key, &value, &why))?;
+        return Ok(Source::File(path.to_path_buf()));
+    }
+    match setting.fallback {
+        Fallback::FlagDefault => {
+            let text = setting
+                .flag
+                .and_then(|id| raw_text(matches, id))
+                .ok_or_else(|| format!("{} has no default value", setting.key))?;
+            (setting.set)(config, Raw::Text(&text))
+                .map_err(|why| format!("default {} = {text} {why}", setting.key))?;
+            Ok(Source::Default("default"))
+        }
+        Fallback::Initial => Ok(Source::Default("default")),
+        Fallback::Computed(default) => Ok(Source::Default(default(config))),
+    }
+}
+
+/// A flag's value as text (its default when not given).
+fn raw_text(matches: &ArgMatches, id: &str) -> Option<String> {
+    let mut values = matches.try_get_raw(id).ok()??;
+    values.next().map(|v| v.to_string_lossy().into_owned())
+}
+
+/// Add a setting's `--print-config` line (or fold it into the line above).
+fn show(setting: &Setting, source: Source, config: &Config, lines: &mut Vec<Provenance>) {
+    let (value, names_file) = match setting.shown {
+        Shown::Line(value) => (value, true),
+        Shown::LineFileUnnamed(value) => (value, false),
+        Shown::Hidden => return,
+        Shown::WithAbove => {
+            if let (Some(above), Source::File(_)) = (lines.last_mut(), &source) {
+                above.source = "file".into();
+            }
+            return;
         }
     };
-    config.context_window = window;
-    provenance.push(Provenance {
-        name: "context_window",
-        value: window.to_string(),
-        source: window_source,
+    let source = match source {
+        Source::Flag => "flag".to_string(),
+        Source::Env(var) => format!("env {var}"),
+        Source::File(path) if names_file => format!("file {}", path.display()),
+        Source::File(_) => "file".to_string(),
+        Source::Default(label) => label.to_string(),
+    };
+    lines.push(Provenance {
+        name: setting.key,
+        value: value(config),
+        source,
     });
-    provenance.push(Provenance {
-        name: "workspace",
-        value: config.workspace.display().to_string(),
-        source: source_of(matches, "workspace", None),
-    });
-    provenance.push(Provenance {
-        name: "api_key",
-        value: if config.api_key.is_some() {
-            "set".into()
-        } else {
-            "unset".into()
-        },
-        source: format!("env {API_KEY_VAR} (or .env)"),
-    });
-    provenance.push(Provenance {
-        name: "config_files",
-        value: if loaded.files.is_empty() {
-            "none".into()
-        } else {
-            loaded
-                .files
-                .iter()
-                .map(|f| f.display().to_string())
-                .collect::<Vec<_>>()
-                .join(", ")
-        },
-        source: "looked for: ".to_string()
-            + &files
-                .iter()
-                .map(|f| f.display().to_string())
-                .collect::<Vec<_>>()
-                .join(", "),
-    });
-    Ok(Resolved { config, provenance })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::flags::Cli;
+    use crate::tools::ToolName;
+    use clap::FromArgMatches;
+
+    fn resolve_args(args: &[&str], files: &[PathBuf]) -> Result<Resolved, String> {
+        let argv = std::iter::once("stepwise").chain(args.iter().copied());
+        let matches = crate::config::command().try_get_matches_from(argv).unwrap();
+        let cli = Cli::from_arg_matches(&matches).unwrap();
+        resolve_with_files(&matches, &cli.options, files)
+    }
+
+    fn file(dir: &tempfile::TempDir, name: &str, text: &str) -> PathBuf {
+        let path = dir.path().join(name);
+        std::fs::write(&path, text).unwrap();
+        path
+    }
+
+    fn source<'a>(r: &'a Resolved, name: &str) -> &'a str {
+        let line = r.provenance.iter().find(|p| p.name == name).unwrap();
+        &line.source
+    }
+
+    #[test]
+    fn every_row_sets_its_field_with_no_flags_and_no_files() {
+        let c = resolve_args(&[], &[]).unwrap().config;
+        assert_eq!(c.max_steps, 20);
+        assert_eq!(c.test_timeout, Duration::from_secs(30));
+        assert_eq!(c.max_retries, 4);
+        assert_eq!(c.idle_timeout, Duration::from_secs(120));
+        assert_eq!(c.context_budget, 70);
+        assert_eq!(c.protocol, Protocol::Tools);
+        assert_eq!(c.max_cost, None);
+        assert_eq!(c.context_window, c.models.context_window(&c.model));
+        assert!(c.no_auto_approve.is_empty() && c.no_auto_approve_paths.is_empty());
+    }
+
+    #[test]
+    fn flags_beat_files_beat_defaults_row_by_row() {
+        let dir = tempfile::tempdir().unwrap();
+        let user = file(&dir, "user.toml", "max_steps = 7\nmax_retries = 2\n");
+        let ws = file(&dir, "ws.toml", "max_steps = 9\ncontext_window = 4096\n");
+        let r = resolve_args(&["--max-retries", "3"], &[user.clone(), ws.clone()]).unwrap();
+        assert_eq!(r.config.max_steps, 9);
+        assert_eq!(source(&r, "max_steps"), format!("file {}", ws.display()));
+        assert_eq!(r.config.max_retries, 3);
+        assert_eq!(source(&r, "max_retries"), "flag");
+        assert_eq!(r.config.context_window, 4096);
+        assert_eq!(source(&r, "context_window"), "file");
+        assert_eq!(source(&r, "test_timeout"), "default");
+    }
+
+    #[test]
+    fn file_values_are_checked_in_every_file_whatever_overrides_them() {
+        let dir = tempfile::tempdir().unwrap();
+        let user = file(&dir, "user.toml", "test_timeout = 0\n");
+        let ws = file(&dir, "ws.toml", "test_timeout = 5\n");
+        let err = resolve_args(&["--test-timeout", "8"], &[user.clone(), ws]).err();
+        assert_eq!(
+            err,
+            Some(format!(
+                "{}: test_timeout = 0 is out of range (1..=86400)",
+                user.display()
+            ))
+        );
+    }
+
+    #[test]
+    fn no_auto_approve_lists_arrive_typed_and_checked() {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = file(
+            &dir,
+            "ws.toml",
+            "no_auto_approve = [\"run_tests\"]\nno_auto_approve_paths = [\"*.toml\"]\n",
+        );
+        let r = resolve_args(&[], std::slice::from_ref(&ws)).unwrap();
+        assert_eq!(r.config.no_auto_approve, [ToolName::RunTests]);
+        let globs: Vec<_> = r
+            .config
+            .no_auto_approve_paths
+            .iter()
+            .map(|g| g.glob())
+            .collect();
+        assert_eq!(globs, ["*.toml"]);
+        assert_eq!(source(&r, "no_auto_approve"), "file");
+        let only_paths = file(&dir, "paths.toml", "no_auto_approve_paths = [\"*.md\"]\n");
+        let r = resolve_args(&[], &[only_paths]).unwrap();
+        assert_eq!(source(&r, "no_auto_approve"), "file", "either list counts");
+        let bad = file(&dir, "bad.toml", "no_auto_approve = [\"write-file\"]\n");
+        let err = resolve_args(&[], &[bad]).err().unwrap_or_default();
+        assert!(err.contains("unknown tool \"write-file\""), "{err}");
+    }
 }
