@@ -11,23 +11,13 @@ use super::file::{self, LoadedFiles};
 use super::flags::Options;
 use super::models::ModelTable;
 use super::raw::Raw;
-use super::report::{self, Provenance, Resolved};
-use super::settings::{self, Fallback, SETTINGS, Setting, Shown};
+use super::report::{self, Resolved, Source};
+use super::settings::{self, Fallback, SETTINGS, Setting};
 use super::{ApiKey, Config, Protocol};
 use clap::ArgMatches;
 use clap::parser::ValueSource;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
-
-/// Where a setting's value came from.
-#[derive(Debug, Clone, PartialEq, Eq)]
-enum Source {
-    Flag,
-    Env(&'static str),
-    File(PathBuf),
-    /// A default, as `--print-config` names it.
-    Default(&'static str),
-}
 
 /// Layer the configuration: flags beat environment beat config files beat defaults.
 pub fn resolve(matches: &ArgMatches, options: &Options) -> Result<Resolved, String> {
@@ -49,7 +39,7 @@ pub fn resolve_with_files(
     }
     let mut provenance = Vec::new();
     for (setting, source) in sources {
-        show(setting, source, &config, &mut provenance);
+        report::show(setting, source, &config, &mut provenance);
     }
     let workspace = match matches.value_source("workspace") {
         Some(ValueSource::CommandLine) => "flag",
@@ -158,33 +148,6 @@ fn apply(
 fn raw_text(matches: &ArgMatches, id: &str) -> Option<String> {
     let mut values = matches.try_get_raw(id).ok()??;
     values.next().map(|v| v.to_string_lossy().into_owned())
-}
-
-/// Add a setting's `--print-config` line (or fold it into the line above).
-fn show(setting: &Setting, source: Source, config: &Config, lines: &mut Vec<Provenance>) {
-    let (value, names_file) = match setting.shown {
-        Shown::Line(value) => (value, true),
-        Shown::LineFileUnnamed(value) => (value, false),
-        Shown::Hidden => return,
-        Shown::WithAbove => {
-            if let (Some(above), Source::File(_)) = (lines.last_mut(), &source) {
-                above.source = "file".into();
-            }
-            return;
-        }
-    };
-    let source = match source {
-        Source::Flag => "flag".to_string(),
-        Source::Env(var) => format!("env {var}"),
-        Source::File(path) if names_file => format!("file {}", path.display()),
-        Source::File(_) => "file".to_string(),
-        Source::Default(label) => label.to_string(),
-    };
-    lines.push(Provenance {
-        name: setting.key,
-        value: value(config),
-        source,
-    });
 }
 
 #[cfg(test)]

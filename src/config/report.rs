@@ -1,4 +1,5 @@
-//! The `--print-config` report: each effective value and where it came from.
+//! The `--print-config` report: each effective value and where it came from,
+//! a line per settings row (as its `shown` says) and the closing lines.
 //! What must stay true: the API key shows only as set or unset, and the
 //! report's content (names, values, sources, order) does not change when
 //! the code behind it does.
@@ -6,7 +7,18 @@
 use super::Config;
 use super::file::LoadedFiles;
 use super::key::API_KEY_VAR;
+use super::settings::{Setting, Shown};
 use std::path::PathBuf;
+
+/// Where a setting's value came from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Source {
+    Flag,
+    Env(&'static str),
+    File(PathBuf),
+    /// A default, as `--print-config` names it.
+    Default(&'static str),
+}
 
 /// One line of `--print-config`: a setting, its value, and where it came from.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -48,6 +60,33 @@ impl Resolved {
             })
             .collect()
     }
+}
+
+/// Add a setting's `--print-config` line (or fold it into the line above).
+pub fn show(setting: &Setting, source: Source, config: &Config, lines: &mut Vec<Provenance>) {
+    let (value, names_file) = match setting.shown {
+        Shown::Line(value) => (value, true),
+        Shown::LineFileUnnamed(value) => (value, false),
+        Shown::Hidden => return,
+        Shown::WithAbove => {
+            if let (Some(above), Source::File(_)) = (lines.last_mut(), &source) {
+                above.source = "file".into();
+            }
+            return;
+        }
+    };
+    let source = match source {
+        Source::Flag => "flag".to_string(),
+        Source::Env(var) => format!("env {var}"),
+        Source::File(path) if names_file => format!("file {}", path.display()),
+        Source::File(_) => "file".to_string(),
+        Source::Default(label) => label.to_string(),
+    };
+    lines.push(Provenance {
+        name: setting.key,
+        value: value(config),
+        source,
+    });
 }
 
 /// The lines after the layered settings: the workspace, whether the key is
