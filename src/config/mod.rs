@@ -1,7 +1,7 @@
 //! Configuration: flags, environment (with `.env`) and `stepwise.toml` files
 //! layered into one validated `Config`, and the model table.
 //!
-//! - [`flags`]: the clap command line; [`file`]: finding and layering the files.
+//! - [`flags`]: the clap command line; [`file`](mod@file): finding and layering the files.
 //! - [`settings`]: the table of layered settings (one row each), read through
 //!   [`raw`] and checked against [`ranges`].
 //! - [`layers`]: resolving flags > environment > files > defaults;

@@ -2,7 +2,8 @@
 //! in each source (flag, environment variable, `stepwise.toml` key), how its
 //! value is read and checked, where it goes in `Config`, and how
 //! `--print-config` shows it. A new setting is one row here, its clap flag in
-//! `flags` (if it has one) and its field in `Config`.
+//! `flags` (if it has one) and its field in `Config` (whose starting value in
+//! `layers::flag_only` the compiler then asks for).
 //!
 //! What must stay true: every value, whichever source it came from, goes
 //! through its row's `set` (and so through `ranges`); rows run in this order,
