@@ -6,8 +6,8 @@ use crate::agent::{
     AgentEvent, ApprovalAction, ApprovalRequest, CallStatus, Decision, EventReceiver, FinishReason,
     Receipt,
 };
-use crate::cli::ExecArgs;
 use crate::config::Config;
+use crate::config::flags::ExecArgs;
 use crate::diff::{FileDiff, LineKind};
 use crate::llm::TokenUsage;
 use crate::setup;

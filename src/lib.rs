@@ -6,22 +6,18 @@
 //! - [`llm`]: OpenAI-compatible client with SSE streaming.
 //! - [`tools`]: workspace confinement, file tools, the test runner.
 //! - [`diff`]: line diffs of proposed edits.
-//! - [`config`] and [`cli`]: configuration from flags, environment and `.env`.
+//! - [`config`]: configuration from flags, environment, `stepwise.toml` and `.env`, and the model table.
 //! - [`audit`]: the JSONL session transcript; [`lock`]: one stepwise per workspace.
 //! - [`setup`]: building a session from the configuration (HTTP or scripted model).
 //! - [`headless`]: `stepwise exec`; [`tui`]: the full-screen app.
 
 pub mod agent;
 pub mod audit;
-pub mod cli;
 pub mod config;
-pub mod config_file;
-pub mod config_layers;
 pub mod diff;
 pub mod headless;
 pub mod llm;
 pub mod lock;
-pub mod models;
 pub mod setup;
 pub mod state_dir;
 pub mod tools;

@@ -1,7 +1,7 @@
 //! The `stepwise` binary: load `.env`, parse flags, run the TUI or `exec`.
 
-use clap::{CommandFactory, FromArgMatches};
-use stepwise::cli::{self, Cli, Command};
+use clap::FromArgMatches;
+use stepwise::config::flags::{Cli, Command};
 use stepwise::headless::{self, EXIT_USAGE};
 
 fn main() {
@@ -15,12 +15,12 @@ fn main() {
             std::process::exit(EXIT_USAGE);
         }
     }
-    let matches = Cli::command().get_matches();
+    let matches = stepwise::config::command().get_matches();
     let cli = match Cli::from_arg_matches(&matches) {
         Ok(cli) => cli,
         Err(e) => e.exit(),
     };
-    let resolved = match cli::resolve(&matches, &cli.options) {
+    let resolved = match stepwise::config::resolve(&matches, &cli.options) {
         Ok(r) => r,
         Err(e) => {
             eprintln!("stepwise: {e}");

@@ -4,7 +4,7 @@
 //! that way.
 
 use crate::tools::ToolName;
-use globset::{Glob, GlobSet, GlobSetBuilder};
+use globset::{Glob, GlobMatcher};
 use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex};
 
@@ -48,33 +48,28 @@ impl TaskApprovals {
 /// What configuration forbids approving for the whole task.
 #[derive(Debug, Clone, Default)]
 pub struct ScopePolicy {
-    tools: Vec<String>,
-    paths: Option<GlobSet>,
+    tools: Vec<ToolName>,
+    paths: Vec<GlobMatcher>,
 }
 
 impl ScopePolicy {
-    /// `tools`: tool names; `paths`: globs such as `*.toml` or `migrations/**`.
-    pub fn new(tools: &[String], paths: &[String]) -> Result<ScopePolicy, String> {
-        let mut builder = GlobSetBuilder::new();
-        for pattern in paths {
-            builder
-                .add(Glob::new(pattern).map_err(|e| format!("bad path pattern {pattern:?}: {e}"))?);
-        }
-        let set = builder.build().map_err(|e| e.to_string())?;
-        Ok(ScopePolicy {
+    /// `tools` and `paths` (globs such as `*.toml` or `migrations/**`) come
+    /// checked from the configuration, so building the policy cannot fail.
+    pub fn new(tools: &[ToolName], paths: &[Glob]) -> ScopePolicy {
+        ScopePolicy {
             tools: tools.to_vec(),
-            paths: (!paths.is_empty()).then_some(set),
-        })
+            paths: paths.iter().map(Glob::compile_matcher).collect(),
+        }
     }
 
     /// May a call of `tool` on `path` be covered by a task-wide approval?
     pub fn allows(&self, tool: ToolName, path: Option<&str>) -> bool {
-        if self.tools.iter().any(|t| t == tool.as_str()) {
+        if self.tools.contains(&tool) {
             return false;
         }
-        match (&self.paths, path) {
-            (Some(globs), Some(path)) => !globs.is_match(path),
-            _ => true,
+        match path {
+            Some(path) => !self.paths.iter().any(|glob| glob.is_match(path)),
+            None => true,
         }
     }
 }
@@ -96,16 +91,12 @@ mod tests {
 
     #[test]
     fn policy_forbids_tools_and_paths() {
-        let p = ScopePolicy::new(
-            &["run_tests".into()],
-            &["*.toml".into(), "migrations/**".into()],
-        )
-        .unwrap();
+        let globs = ["*.toml", "migrations/**"].map(|g| Glob::new(g).unwrap());
+        let p = ScopePolicy::new(&[ToolName::RunTests], &globs);
         assert!(!p.allows(ToolName::RunTests, None));
         assert!(!p.allows(ToolName::WriteFile, Some("pyproject.toml")));
         assert!(!p.allows(ToolName::ReplaceText, Some("migrations/0001.py")));
         assert!(p.allows(ToolName::WriteFile, Some("calculator.py")));
-        assert!(ScopePolicy::new(&[], &["[".into()]).is_err());
         assert!(ScopePolicy::default().allows(ToolName::RunTests, None));
     }
 }

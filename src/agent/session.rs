@@ -11,9 +11,9 @@ use super::protocol::{self, Action};
 use super::retry::RetryPolicy;
 use super::rules::Rules;
 use super::scopes::{ScopePolicy, TaskApprovals};
+use crate::config::models::ModelInfo;
 use crate::config::{Config, Protocol};
 use crate::llm::{ChatMessage, ChatModel, ChatRequest, ModelReply, StreamDelta, TokenUsage};
-use crate::models::ModelInfo;
 use crate::tools::{Workspace, tool_schemas};
 use serde_json::Value;
 use std::sync::Arc;
@@ -68,7 +68,7 @@ impl From<&Config> for LoopSettings {
             context_limit: c.context_window * u64::from(c.context_budget) / 100,
             pricing: c.models.lookup(&c.model).cloned(),
             max_cost: c.max_cost,
-            scope_policy: c.scope_policy.clone(),
+            scope_policy: ScopePolicy::new(&c.no_auto_approve, &c.no_auto_approve_paths),
         }
     }
 }

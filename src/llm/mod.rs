@@ -11,6 +11,7 @@ pub use scripted::{Script, ScriptedModel};
 pub use stream::StreamAccumulator;
 pub use wire::{ChatMessage, FunctionCall, Role, ToolCallMsg};
 
+use crate::config::models::TokenCounts;
 use futures_util::future::BoxFuture;
 use serde::Serialize;
 
@@ -21,6 +22,16 @@ pub struct TokenUsage {
     pub completion_tokens: u64,
     /// Prompt tokens served from the server's cache (billed cheaper), when reported.
     pub cached_tokens: u64,
+}
+
+impl From<&TokenUsage> for TokenCounts {
+    fn from(u: &TokenUsage) -> Self {
+        TokenCounts {
+            prompt: u.prompt_tokens,
+            completion: u.completion_tokens,
+            cached: u.cached_tokens,
+        }
+    }
 }
 
 impl TokenUsage {

@@ -142,3 +142,126 @@ fn help_lists_every_flag_with_defaults_and_environment_variables() {
         }
     }
 }
+
+/// Run `--print-config` with this workspace `stepwise.toml`; it must fail with
+/// exit code 2. Returns stderr and the file's path.
+fn refused(file: &str, flags: &[&str]) -> (String, String) {
+    let ws = copy_workspace();
+    let home = tempfile::tempdir().unwrap();
+    let path = ws.path().join(".stepwise/stepwise.toml");
+    std::fs::create_dir_all(ws.path().join(".stepwise")).unwrap();
+    std::fs::write(&path, file).unwrap();
+    let mut cmd = Command::new(stepwise_bin());
+    let out = hermetic_env(&mut cmd)
+        .env("HOME", home.path())
+        .env("XDG_CONFIG_HOME", home.path().join(".config"))
+        .arg("--workspace")
+        .arg(ws.path())
+        .args(flags)
+        .arg("--print-config")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(2), "{file}: {err}");
+    (err, path.display().to_string())
+}
+
+#[test]
+fn config_file_values_are_held_to_the_flags_ranges() {
+    for (file, expected) in [
+        ("max_steps = 0", "max_steps = 0 is out of range (1..=10000)"),
+        (
+            "test_timeout = 0",
+            "test_timeout = 0 is out of range (1..=86400)",
+        ),
+        (
+            "stream_idle_timeout = 0",
+            "stream_idle_timeout = 0 is out of range (1..=3600)",
+        ),
+        (
+            "max_steps = 4294967301",
+            "max_steps = 4294967301 is out of range (1..=10000)",
+        ),
+        (
+            "context_budget = 5",
+            "context_budget = 5 is out of range (10..=95)",
+        ),
+        (
+            "max_retries = -1",
+            "max_retries = -1 is out of range (0..=20)",
+        ),
+        (
+            "max_cost = nan",
+            "max_cost = nan is out of range (a finite number above 0)",
+        ),
+        (
+            "max_cost = -2.5",
+            "max_cost = -2.5 is out of range (a finite number above 0)",
+        ),
+    ] {
+        let (err, path) = refused(file, &[]);
+        assert_eq!(err, format!("stepwise: {path}: {expected}\n"), "{file}");
+    }
+}
+
+#[test]
+fn a_bad_file_value_is_refused_even_when_a_flag_overrides_it() {
+    let (err, path) = refused("max_steps = 0", &["--max-steps", "5"]);
+    assert!(err.contains(&format!("{path}: max_steps = 0 ")), "{err}");
+}
+
+#[test]
+fn a_misspelt_tool_name_in_no_auto_approve_is_refused_with_the_valid_names() {
+    let (err, path) = refused("no_auto_approve = [\"run-tests\"]\n", &[]);
+    assert!(
+        err.contains(&format!("{path}: no_auto_approve = [\"run-tests\"]")),
+        "{err}"
+    );
+    for name in [
+        "list_files",
+        "read_file",
+        "write_file",
+        "replace_text",
+        "apply_patch",
+        "run_tests",
+    ] {
+        assert!(err.contains(name), "{err}");
+    }
+    let (err, _) = refused("no_auto_approve_paths = [\"[\"]\n", &[]);
+    assert!(err.contains("no_auto_approve_paths"), "{err}");
+}
+
+#[test]
+fn max_cost_flag_refuses_nan_negatives_and_zero() {
+    for flag in [
+        "--max-cost=NaN",
+        "--max-cost=-1",
+        "--max-cost=0",
+        "--max-cost=inf",
+    ] {
+        let (err, _) = refused("", &[flag]);
+        assert!(
+            err.contains("--max-cost") && err.contains("out of range"),
+            "{flag}: {err}"
+        );
+    }
+}
+
+#[test]
+fn no_auto_approve_from_a_file_is_reported() {
+    let ws = copy_workspace();
+    let home = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(ws.path().join(".stepwise")).unwrap();
+    std::fs::write(
+        ws.path().join(".stepwise/stepwise.toml"),
+        "no_auto_approve = [\"run_tests\"]\nno_auto_approve_paths = [\"*.toml\"]\nmax_cost = 3\n",
+    )
+    .unwrap();
+    let report = print_config(ws.path(), home.path(), &[], &[]);
+    assert!(
+        line(&report, "no_auto_approve").contains(r#"["run_tests"] ["*.toml"]"#)
+            && line(&report, "no_auto_approve").ends_with("(file)"),
+        "{report}"
+    );
+    assert!(line(&report, "max_cost").contains("$3.00"), "{report}");
+}

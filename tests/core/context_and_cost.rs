@@ -3,7 +3,7 @@
 use crate::support::*;
 use serde_json::{Value, json};
 use stepwise::agent::{Decision, FinishReason, LoopSettings, Session};
-use stepwise::models::ModelInfo;
+use stepwise::config::models::ModelInfo;
 use tokio_util::sync::CancellationToken;
 
 fn session(model: &MockModel, dir: &std::path::Path, settings: LoopSettings) -> Session {

@@ -5,6 +5,7 @@ use crate::support::*;
 use serde_json::{Value, json};
 use stepwise::agent::scopes::ScopePolicy;
 use stepwise::agent::{AgentEvent, Decision, FinishReason, LoopSettings, Session};
+use stepwise::tools::ToolName;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
@@ -183,7 +184,7 @@ async fn configuration_can_forbid_approving_a_tool_for_the_whole_task() {
     ])
     .await;
     let settings = LoopSettings {
-        scope_policy: ScopePolicy::new(&["run_tests".into()], &[]).unwrap(),
+        scope_policy: ScopePolicy::new(&[ToolName::RunTests], &[]),
         ..LoopSettings::default()
     };
     let mut s = session(&model, ws.path(), settings);
@@ -313,4 +314,25 @@ async fn a_live_preview_never_reads_outside_the_workspace() {
     let mut s = session(&model, ws.path(), LoopSettings::default());
     let (_, events) = run(&mut s, |_| Decision::Approve).await;
     assert!(!events.iter().any(|e| e["event"] == "live_edit_base"));
+}
+
+#[test]
+fn no_auto_approve_from_stepwise_toml_reaches_the_loop_policy() {
+    use clap::FromArgMatches;
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("stepwise.toml");
+    std::fs::write(
+        &file,
+        "no_auto_approve = [\"run_tests\"]\nno_auto_approve_paths = [\"*.toml\"]\n",
+    )
+    .unwrap();
+    let matches = stepwise::config::command()
+        .try_get_matches_from(["stepwise"])
+        .unwrap();
+    let cli = stepwise::config::flags::Cli::from_arg_matches(&matches).unwrap();
+    let resolved = stepwise::config::resolve_with_files(&matches, &cli.options, &[file]).unwrap();
+    let policy = LoopSettings::from(&resolved.config).scope_policy;
+    assert!(!policy.allows(ToolName::RunTests, None));
+    assert!(!policy.allows(ToolName::WriteFile, Some("pyproject.toml")));
+    assert!(policy.allows(ToolName::WriteFile, Some("calculator.py")));
 }

@@ -1,16 +1,16 @@
 //! Command-line interface: flags (each with its default and environment
 //! variable in `--help`), shared by the TUI and `exec`, before or after the
 //! subcommand.
+//!
+//! What must stay true: a numeric flag's value parser is its range from
+//! `ranges` (the same one files are held to); a flag's environment variable
+//! comes from its row in the settings table, so parse with [`command`], not
+//! `Cli::command()`.
 
-use crate::agent::scopes::ScopePolicy;
-use crate::config::{
-    API_KEY_VAR, ApiKey, Config, DEFAULT_BASE_URL, DEFAULT_MODEL, LogSetting, ModelSource, Protocol,
-};
-pub use crate::config_layers::{Provenance, Resolved, resolve, resolve_with_files};
-use crate::models::ModelTable;
-use clap::{Args, Parser, Subcommand};
+use super::settings::SETTINGS;
+use super::{DEFAULT_BASE_URL, DEFAULT_MODEL, LogSetting, ModelSource, Protocol, ranges};
+use clap::{Args, CommandFactory, Parser, Subcommand};
 use std::path::PathBuf;
-use std::time::Duration;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -26,38 +26,39 @@ pub struct Cli {
     pub command: Option<Command>,
 }
 
-/// Configuration flags, accepted before or after the subcommand.
+/// Configuration flags, accepted before or after the subcommand. Their
+/// environment variables are set by [`command`] from the settings table.
 #[derive(Debug, Clone, Args)]
 pub struct Options {
     /// Project folder the agent works on; every path is confined to it.
     #[arg(long, global = true, value_name = "DIR", default_value = "./workspace")]
     pub workspace: PathBuf,
     /// Model name sent to the server.
-    #[arg(long, global = true, env = "STEPWISE_MODEL", default_value = DEFAULT_MODEL)]
+    #[arg(long, global = true, default_value = DEFAULT_MODEL)]
     pub model: String,
     /// OpenAI-compatible API base URL (e.g. http://localhost:11434/v1 for Ollama).
-    #[arg(long, global = true, value_name = "URL", env = "OPENAI_BASE_URL", default_value = DEFAULT_BASE_URL)]
+    #[arg(long, global = true, value_name = "URL", default_value = DEFAULT_BASE_URL)]
     pub base_url: String,
     /// Most steps (tool calls and answers) per task.
-    #[arg(long, global = true, value_name = "N", default_value_t = 20, value_parser = clap::value_parser!(u32).range(1..=10_000))]
+    #[arg(long, global = true, value_name = "N", default_value_t = 20, value_parser = ranges::MAX_STEPS.flag_parser())]
     pub max_steps: u32,
     /// Seconds a test run may take before its whole process group is killed.
-    #[arg(long, global = true, value_name = "SECS", default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..=86_400))]
+    #[arg(long, global = true, value_name = "SECS", default_value_t = 30, value_parser = ranges::TEST_TIMEOUT.flag_parser())]
     pub test_timeout: u64,
     /// Retries of a failed model request (connection errors, timeouts, 429, 5xx), with backoff.
-    #[arg(long, global = true, value_name = "N", default_value_t = 4, value_parser = clap::value_parser!(u32).range(0..=20))]
+    #[arg(long, global = true, value_name = "N", default_value_t = 4, value_parser = ranges::MAX_RETRIES.flag_parser())]
     pub max_retries: u32,
     /// Seconds the model server may stay silent before the request counts as broken.
-    #[arg(long, global = true, value_name = "SECS", default_value_t = 120, value_parser = clap::value_parser!(u64).range(1..=3600))]
+    #[arg(long, global = true, value_name = "SECS", default_value_t = 120, value_parser = ranges::STREAM_IDLE_TIMEOUT.flag_parser())]
     pub stream_idle_timeout: u64,
     /// Compact the conversation when a request would pass this percentage of the context window.
-    #[arg(long, global = true, value_name = "PERCENT", default_value_t = 70, value_parser = clap::value_parser!(u8).range(10..=95))]
+    #[arg(long, global = true, value_name = "PERCENT", default_value_t = 70, value_parser = ranges::CONTEXT_BUDGET.flag_parser())]
     pub context_budget: u8,
     /// Context window of the model in tokens [default: from assets/models.toml, else 32768].
-    #[arg(long, global = true, value_name = "TOKENS", value_parser = clap::value_parser!(u64).range(1024..))]
+    #[arg(long, global = true, value_name = "TOKENS", value_parser = ranges::CONTEXT_WINDOW.flag_parser())]
     pub context_window: Option<u64>,
     /// Stop a task once its estimated cost reaches this many US dollars (needs known prices).
-    #[arg(long, global = true, value_name = "USD")]
+    #[arg(long, global = true, value_name = "USD", value_parser = ranges::MAX_COST.flag_parser())]
     pub max_cost: Option<f64>,
     /// Print the effective configuration and where each value came from, then exit.
     #[arg(long, global = true)]
@@ -110,34 +111,32 @@ impl ExecArgs {
     }
 }
 
+/// The command line, with each setting's environment variable from its row.
+pub fn command() -> clap::Command {
+    SETTINGS
+        .iter()
+        .filter_map(|s| Some((s.flag?, s.env?)))
+        .fold(Cli::command(), |cmd, (id, var)| {
+            cmd.mut_arg(id, |arg| arg.env(var))
+        })
+}
+
 impl Options {
-    /// The configuration, with the API key read from the environment (after `.env`).
-    pub fn to_config(&self) -> Config {
-        Config {
-            workspace: self.workspace.clone(),
-            model: self.model.clone(),
-            base_url: self.base_url.clone(),
-            api_key: std::env::var(API_KEY_VAR).ok().and_then(ApiKey::new),
-            max_steps: self.max_steps,
-            test_timeout: Duration::from_secs(self.test_timeout),
-            protocol: self.protocol,
-            max_retries: self.max_retries,
-            log: match (&self.log_dir, self.no_log) {
-                (_, true) => LogSetting::Off,
-                (Some(dir), false) => LogSetting::Dir(dir.clone()),
-                (None, false) => LogSetting::InWorkspace,
-            },
-            idle_timeout: Duration::from_secs(self.stream_idle_timeout),
-            context_budget: self.context_budget,
-            context_window: self.context_window.unwrap_or(32768),
-            max_cost: self.max_cost,
-            models: ModelTable::builtin(),
-            scope_policy: ScopePolicy::default(),
-            model_source: match (&self.script, self.demo) {
-                (Some(path), _) => ModelSource::Script(path.clone()),
-                (None, true) => ModelSource::Demo,
-                (None, false) => ModelSource::Http,
-            },
+    /// Where the session transcript goes.
+    pub fn log(&self) -> LogSetting {
+        match (&self.log_dir, self.no_log) {
+            (_, true) => LogSetting::Off,
+            (Some(dir), false) => LogSetting::Dir(dir.clone()),
+            (None, false) => LogSetting::InWorkspace,
+        }
+    }
+
+    /// Where the model's replies come from.
+    pub fn model_source(&self) -> ModelSource {
+        match (&self.script, self.demo) {
+            (Some(path), _) => ModelSource::Script(path.clone()),
+            (None, true) => ModelSource::Demo,
+            (None, false) => ModelSource::Http,
         }
     }
 }
@@ -184,6 +183,37 @@ mod tests {
     }
 
     #[test]
+    fn every_row_names_a_flag_that_exists_with_its_env_var_and_default() {
+        use crate::config::settings::Fallback;
+        let cmd = command();
+        for s in SETTINGS {
+            let Some(id) = s.flag else {
+                assert!(s.env.is_none(), "{}: an env var needs a flag", s.key);
+                continue;
+            };
+            let arg = cmd.get_arguments().find(|a| a.get_id() == id);
+            let arg = arg.unwrap_or_else(|| panic!("no flag {id}"));
+            assert_eq!(arg.get_long(), Some(id.replace('_', "-").as_str()));
+            assert_eq!(arg.get_env().and_then(|e| e.to_str()), s.env, "{id}");
+            if matches!(s.fallback, Fallback::FlagDefault) {
+                assert!(!arg.get_default_values().is_empty(), "{id} has no default");
+            }
+        }
+    }
+
+    #[test]
+    fn numeric_flags_use_the_range_table() {
+        assert!(Cli::try_parse_from(["stepwise", "--max-steps", "10000"]).is_ok());
+        assert!(Cli::try_parse_from(["stepwise", "--max-steps", "10001"]).is_err());
+        assert!(Cli::try_parse_from(["stepwise", "--context-window", "1023"]).is_err());
+        for cost in ["--max-cost=NaN", "--max-cost=-1", "--max-cost=0"] {
+            assert!(Cli::try_parse_from(["stepwise", cost]).is_err(), "{cost}");
+        }
+        let cli = Cli::try_parse_from(["stepwise", "--max-cost", "0.5"]).unwrap();
+        assert_eq!(cli.options.max_cost, Some(0.5));
+    }
+
+    #[test]
     fn defaults_and_bad_values() {
         let cli = Cli::try_parse_from(["stepwise"]).unwrap();
         assert_eq!(cli.options.max_steps, 20);
@@ -203,6 +233,6 @@ mod tests {
         );
         assert!(Cli::try_parse_from(["stepwise", "--demo", "--script", "x.json"]).is_err());
         let demo = Cli::try_parse_from(["stepwise", "exec", "--demo", "--yes"]).unwrap();
-        assert_eq!(demo.options.to_config().model_source, ModelSource::Demo);
+        assert_eq!(demo.options.model_source(), ModelSource::Demo);
     }
 }

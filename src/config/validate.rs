@@ -1,116 +1,9 @@
-//! Resolved run configuration: flags and environment (with `.env`) turned into
-//! one validated `Config`. The API key is held in a type that never prints.
+//! Checks that can be made before any request: the workspace exists, the base
+//! URL is http(s), and a key is present unless the server is local or the
+//! model scripted. What must stay true: each problem is a `ConfigError` the
+//! user can fix (exit code 2), and its message never shows the key.
 
-use crate::agent::scopes::ScopePolicy;
-use crate::models::ModelTable;
-use std::fmt;
-use std::path::PathBuf;
-use std::time::Duration;
-
-pub const DEFAULT_BASE_URL: &str = "https://api.openai.com/v1";
-pub const DEFAULT_MODEL: &str = "gpt-4.1-mini";
-pub const API_KEY_VAR: &str = "OPENAI_API_KEY";
-
-/// The API key. `Debug` and `Display` are redacted so it cannot leak into logs.
-#[derive(Clone, PartialEq, Eq)]
-pub struct ApiKey(String);
-
-impl ApiKey {
-    /// `None` for a missing or blank value.
-    pub fn new(value: impl Into<String>) -> Option<Self> {
-        let value = value.into();
-        let trimmed = value.trim();
-        (!trimmed.is_empty()).then(|| ApiKey(trimmed.to_string()))
-    }
-
-    /// The raw key, for the `Authorization` header only.
-    pub fn expose(&self) -> &str {
-        &self.0
-    }
-}
-
-impl fmt::Debug for ApiKey {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("ApiKey(<redacted>)")
-    }
-}
-
-/// How tool calls travel between the model and stepwise.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Default,
-    clap::ValueEnum,
-    serde::Serialize,
-    serde::Deserialize,
-)]
-#[serde(rename_all = "lowercase")]
-pub enum Protocol {
-    /// Native OpenAI tool calling (`tools` + `tool_calls`).
-    #[default]
-    Tools,
-    /// A JSON object in the reply text: `{"type":"tool_call",...}` or `{"type":"final",...}`.
-    Json,
-}
-
-/// Where the model's replies come from.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub enum ModelSource {
-    /// An OpenAI-compatible HTTP endpoint.
-    #[default]
-    Http,
-    /// The built-in scripted demo (`assets/demo/calculator.json`).
-    Demo,
-    /// A script file (`--script FILE`).
-    Script(PathBuf),
-}
-
-impl ModelSource {
-    pub fn is_scripted(&self) -> bool {
-        !matches!(self, ModelSource::Http)
-    }
-}
-
-/// Everything a session needs to run.
-#[derive(Debug, Clone)]
-pub struct Config {
-    pub workspace: PathBuf,
-    pub model: String,
-    pub base_url: String,
-    pub api_key: Option<ApiKey>,
-    pub max_steps: u32,
-    pub test_timeout: Duration,
-    pub protocol: Protocol,
-    pub model_source: ModelSource,
-    /// Retries of a failed model request (connection, timeout, 429, 5xx).
-    pub max_retries: u32,
-    /// Seconds the model server may send nothing before the request counts as broken.
-    pub idle_timeout: Duration,
-    /// Session transcripts: off, or a folder (default: `.stepwise/sessions` in the workspace).
-    pub log: LogSetting,
-    /// Compact the conversation when the next request would pass this percentage of the window.
-    pub context_budget: u8,
-    /// The model's context window in tokens (from the model table unless set).
-    pub context_window: u64,
-    /// Stop a task when its estimated cost reaches this many US dollars.
-    pub max_cost: Option<f64>,
-    /// Context windows and prices.
-    pub models: ModelTable,
-    /// Tools and paths that "approve for the rest of the task" may not cover.
-    pub scope_policy: ScopePolicy,
-}
-
-/// Where the session transcript goes.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub enum LogSetting {
-    Off,
-    #[default]
-    InWorkspace,
-    Dir(PathBuf),
-}
+use super::{API_KEY_VAR, Config};
 
 /// A configuration problem the user must fix (exit code 2).
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
@@ -158,6 +51,9 @@ pub fn is_local_url(base_url: &str) -> Result<bool, ConfigError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::models::ModelTable;
+    use crate::config::{ApiKey, DEFAULT_BASE_URL, LogSetting, ModelSource, Protocol};
+    use std::time::Duration;
 
     fn config(base_url: &str, key: Option<&str>) -> Config {
         Config {
@@ -176,7 +72,8 @@ mod tests {
             context_window: 32768,
             max_cost: None,
             models: ModelTable::builtin(),
-            scope_policy: ScopePolicy::default(),
+            no_auto_approve: Vec::new(),
+            no_auto_approve_paths: Vec::new(),
         }
     }
 

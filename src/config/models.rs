@@ -1,11 +1,13 @@
 //! The model table: context windows and prices per model, from
 //! `assets/models.toml`, extended or overridden by the user's config file.
-
-use crate::llm::TokenUsage;
+//!
+//! What must stay true: this is a leaf of `config` (it knows nothing of the
+//! model client); the cost estimate works on plain token counts, which the
+//! client's usage type converts into.
 use serde::Deserialize;
 use std::collections::BTreeMap;
 
-const BUILTIN: &str = include_str!("../assets/models.toml");
+const BUILTIN: &str = include_str!("../../assets/models.toml");
 
 /// What stepwise knows about one model. Prices are USD per million tokens.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
@@ -17,18 +19,28 @@ pub struct ModelInfo {
     pub output: Option<f64>,
 }
 
+/// Token counts of one request, as the cost estimate needs them.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct TokenCounts {
+    pub prompt: u64,
+    pub completion: u64,
+    /// Prompt tokens served from the server's cache (billed at the cached price).
+    pub cached: u64,
+}
+
 impl ModelInfo {
-    /// Estimated cost of `usage`, when the prices are known.
-    pub fn cost(&self, usage: &TokenUsage) -> Option<f64> {
+    /// Estimated cost of a request, when the prices are known.
+    pub fn cost(&self, tokens: impl Into<TokenCounts>) -> Option<f64> {
+        let tokens = tokens.into();
         let input = self.input?;
         let output = self.output?;
-        let cached = usage.cached_tokens.min(usage.prompt_tokens);
-        let fresh = usage.prompt_tokens - cached;
+        let cached = tokens.cached.min(tokens.prompt);
+        let fresh = tokens.prompt - cached;
         let cached_price = self.cached_input.unwrap_or(input);
         Some(
             (fresh as f64 * input
                 + cached as f64 * cached_price
-                + usage.completion_tokens as f64 * output)
+                + tokens.completion as f64 * output)
                 / 1_000_000.0,
         )
     }
@@ -135,18 +147,18 @@ mod tests {
             cached_input: Some(0.5),
             output: Some(8.0),
         };
-        let usage = TokenUsage {
-            prompt_tokens: 1_000_000,
-            completion_tokens: 500_000,
-            cached_tokens: 400_000,
+        let usage = TokenCounts {
+            prompt: 1_000_000,
+            completion: 500_000,
+            cached: 400_000,
         };
-        let cost = info.cost(&usage).unwrap();
+        let cost = info.cost(usage).unwrap();
         assert!(
             (cost - (0.6 * 2.0 + 0.4 * 0.5 + 0.5 * 8.0)).abs() < 1e-9,
             "{cost}"
         );
         assert_eq!(
-            ModelInfo::default().cost(&usage),
+            ModelInfo::default().cost(usage),
             None,
             "unknown prices give no cost"
         );

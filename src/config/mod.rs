@@ -1,0 +1,120 @@
+//! Configuration: flags, environment (with `.env`) and `stepwise.toml` files
+//! layered into one validated `Config`, and the model table.
+//!
+//! - [`flags`]: the clap command line; [`file`](mod@file): finding and layering the files.
+//! - [`settings`]: the table of layered settings (one row each), read through
+//!   [`raw`] and checked against [`ranges`].
+//! - [`layers`]: resolving flags > environment > files > defaults;
+//!   [`report`]: `--print-config`.
+//! - [`key`]: the API key; [`validate`]: checks before any request; [`models`]:
+//!   context windows and prices.
+//!
+//! What must stay true: every value passes `ranges` (and its row's reader)
+//! whichever source it came from, so a `Config` only holds valid values; this
+//! folder imports nothing from `agent`, `llm`, `tui`, `headless`, `setup` or
+//! `audit` (only the leaf `tools::ToolName`); whoever runs a session builds
+//! its policies from the checked lists here.
+
+pub mod file;
+pub mod flags;
+pub mod key;
+pub mod layers;
+pub mod models;
+pub mod ranges;
+pub mod raw;
+pub mod report;
+pub mod settings;
+pub mod validate;
+
+pub use flags::command;
+pub use key::{API_KEY_VAR, ApiKey};
+pub use layers::{resolve, resolve_with_files};
+pub use report::{Provenance, Resolved};
+pub use validate::{ConfigError, is_local_url};
+
+use crate::tools::ToolName;
+use models::ModelTable;
+use std::path::PathBuf;
+use std::time::Duration;
+
+pub const DEFAULT_BASE_URL: &str = "https://api.openai.com/v1";
+pub const DEFAULT_MODEL: &str = "gpt-4.1-mini";
+
+/// How tool calls travel between the model and stepwise.
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Default,
+    clap::ValueEnum,
+    serde::Serialize,
+    serde::Deserialize,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum Protocol {
+    /// Native OpenAI tool calling (`tools` + `tool_calls`).
+    #[default]
+    Tools,
+    /// A JSON object in the reply text: `{"type":"tool_call",...}` or `{"type":"final",...}`.
+    Json,
+}
+
+/// Where the model's replies come from.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum ModelSource {
+    /// An OpenAI-compatible HTTP endpoint.
+    #[default]
+    Http,
+    /// The built-in scripted demo (`assets/demo/calculator.json`).
+    Demo,
+    /// A script file (`--script FILE`).
+    Script(PathBuf),
+}
+
+impl ModelSource {
+    pub fn is_scripted(&self) -> bool {
+        !matches!(self, ModelSource::Http)
+    }
+}
+
+/// Everything a session needs to run.
+#[derive(Debug, Clone)]
+pub struct Config {
+    pub workspace: PathBuf,
+    pub model: String,
+    pub base_url: String,
+    pub api_key: Option<ApiKey>,
+    pub max_steps: u32,
+    pub test_timeout: Duration,
+    pub protocol: Protocol,
+    pub model_source: ModelSource,
+    /// Retries of a failed model request (connection, timeout, 429, 5xx).
+    pub max_retries: u32,
+    /// Seconds the model server may send nothing before the request counts as broken.
+    pub idle_timeout: Duration,
+    /// Session transcripts: off, or a folder (default: `.stepwise/sessions` in the workspace).
+    pub log: LogSetting,
+    /// Compact the conversation when the next request would pass this percentage of the window.
+    pub context_budget: u8,
+    /// The model's context window in tokens (from the model table unless set).
+    pub context_window: u64,
+    /// Stop a task when its estimated cost reaches this many US dollars.
+    pub max_cost: Option<f64>,
+    /// Context windows and prices.
+    pub models: ModelTable,
+    /// Tools that "approve for the rest of the task" may never cover.
+    pub no_auto_approve: Vec<ToolName>,
+    /// Paths whose edits always ask, even after "approve for the rest of the task".
+    pub no_auto_approve_paths: Vec<globset::Glob>,
+}
+
+/// Where the session transcript goes.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum LogSetting {
+    Off,
+    #[default]
+    InWorkspace,
+    Dir(PathBuf),
+}

@@ -1,0 +1,204 @@
+//! The settings table: one row per layered setting, saying what it is called
+//! in each source (flag, environment variable, `stepwise.toml` key), how its
+//! value is read and checked, where it goes in `Config`, and how
+//! `--print-config` shows it. A new setting is one row here, its clap flag in
+//! `flags` (if it has one) and its field in `Config` (whose starting value in
+//! `layers::flag_only` the compiler then asks for).
+//!
+//! What must stay true: every value, whichever source it came from, goes
+//! through its row's `set` (and so through `ranges`); rows run in this order,
+//! and a computed default may read only rows above it.
+
+use super::raw::{self, Raw};
+use super::{Config, ranges};
+use std::time::Duration;
+
+/// One layered setting.
+pub struct Setting {
+    /// Its key in `stepwise.toml`, and its name in `--print-config`.
+    pub key: &'static str,
+    /// The clap id of its flag, if it has one.
+    pub flag: Option<&'static str>,
+    /// The environment variable its flag reads (set on the flag by `flags::command`).
+    pub env: Option<&'static str>,
+    /// Read and check a value from any source, and store it in the configuration.
+    pub set: fn(&mut Config, Raw<'_>) -> Result<(), String>,
+    /// What applies when no source sets it.
+    pub fallback: Fallback,
+    /// Its `--print-config` line.
+    pub shown: Shown,
+}
+
+/// What applies when neither flag, environment nor file sets a setting.
+pub enum Fallback {
+    /// The flag's default value, read like any other value.
+    FlagDefault,
+    /// The value `Config` starts with (empty lists, the built-in model table, no limit).
+    Initial,
+    /// Computed from the rows above; returns how `--print-config` names it.
+    Computed(fn(&mut Config) -> &'static str),
+}
+
+/// How a setting shows in `--print-config`.
+pub enum Shown {
+    /// A line of its own; a file source names the file.
+    Line(fn(&Config) -> String),
+    /// A line of its own; a file source shows as just `file`, as it always has
+    /// for these settings.
+    LineFileUnnamed(fn(&Config) -> String),
+    /// Part of the line of the row above, which then counts as from a file if this is.
+    WithAbove,
+    /// No line (the model table; its effect shows in `context_window`).
+    Hidden,
+}
+
+/// Store a checked value.
+fn put<T>(slot: &mut T, value: Result<T, String>) -> Result<(), String> {
+    *slot = value?;
+    Ok(())
+}
+
+/// Every layered setting, in `--print-config` order.
+pub const SETTINGS: &[Setting] = &[
+    Setting {
+        key: "model",
+        flag: Some("model"),
+        env: Some("STEPWISE_MODEL"),
+        set: |c, raw| put(&mut c.model, raw.text()),
+        fallback: Fallback::FlagDefault,
+        shown: Shown::Line(|c| c.model.clone()),
+    },
+    Setting {
+        key: "base_url",
+        flag: Some("base_url"),
+        env: Some("OPENAI_BASE_URL"),
+        set: |c, raw| put(&mut c.base_url, raw.text()),
+        fallback: Fallback::FlagDefault,
+        shown: Shown::Line(|c| c.base_url.clone()),
+    },
+    Setting {
+        key: "max_steps",
+        flag: Some("max_steps"),
+        env: None,
+        set: |c, raw| put(&mut c.max_steps, raw.whole(ranges::MAX_STEPS)),
+        fallback: Fallback::FlagDefault,
+        shown: Shown::Line(|c| c.max_steps.to_string()),
+    },
+    Setting {
+        key: "test_timeout",
+        flag: Some("test_timeout"),
+        env: None,
+        set: |c, raw| {
+            let secs = raw.whole(ranges::TEST_TIMEOUT);
+            put(&mut c.test_timeout, secs.map(Duration::from_secs))
+        },
+        fallback: Fallback::FlagDefault,
+        shown: Shown::Line(|c| c.test_timeout.as_secs().to_string()),
+    },
+    Setting {
+        key: "max_retries",
+        flag: Some("max_retries"),
+        env: None,
+        set: |c, raw| put(&mut c.max_retries, raw.whole(ranges::MAX_RETRIES)),
+        fallback: Fallback::FlagDefault,
+        shown: Shown::Line(|c| c.max_retries.to_string()),
+    },
+    Setting {
+        key: "stream_idle_timeout",
+        flag: Some("stream_idle_timeout"),
+        env: None,
+        set: |c, raw| {
+            let secs = raw.whole(ranges::STREAM_IDLE_TIMEOUT);
+            put(&mut c.idle_timeout, secs.map(Duration::from_secs))
+        },
+        fallback: Fallback::FlagDefault,
+        shown: Shown::Line(|c| c.idle_timeout.as_secs().to_string()),
+    },
+    Setting {
+        key: "context_budget",
+        flag: Some("context_budget"),
+        env: None,
+        set: |c, raw| put(&mut c.context_budget, raw.whole(ranges::CONTEXT_BUDGET)),
+        fallback: Fallback::FlagDefault,
+        shown: Shown::Line(|c| c.context_budget.to_string()),
+    },
+    Setting {
+        key: "protocol",
+        flag: Some("protocol"),
+        env: None,
+        set: |c, raw| put(&mut c.protocol, raw.choice()),
+        fallback: Fallback::FlagDefault,
+        shown: Shown::Line(|c| format!("{:?}", c.protocol).to_lowercase()),
+    },
+    Setting {
+        key: "max_cost",
+        flag: Some("max_cost"),
+        env: None,
+        set: |c, raw| put(&mut c.max_cost, raw.amount(ranges::MAX_COST).map(Some)),
+        fallback: Fallback::Initial,
+        shown: Shown::LineFileUnnamed(|c| c.max_cost.map_or("none".into(), |c| format!("${c:.2}"))),
+    },
+    Setting {
+        key: "no_auto_approve",
+        flag: None,
+        env: None,
+        set: |c, raw| put(&mut c.no_auto_approve, raw.tools()),
+        fallback: Fallback::Initial,
+        shown: Shown::LineFileUnnamed(|c| {
+            let tools: Vec<_> = c.no_auto_approve.iter().map(|t| t.as_str()).collect();
+            let paths: Vec<_> = c.no_auto_approve_paths.iter().map(|g| g.glob()).collect();
+            format!("{tools:?} {paths:?}")
+        }),
+    },
+    Setting {
+        key: "no_auto_approve_paths",
+        flag: None,
+        env: None,
+        set: |c, raw| put(&mut c.no_auto_approve_paths, raw.globs()),
+        fallback: Fallback::Initial,
+        shown: Shown::WithAbove,
+    },
+    Setting {
+        key: "models",
+        flag: None,
+        env: None,
+        set: |c, raw| {
+            c.models.merge(&raw.table()?);
+            Ok(())
+        },
+        fallback: Fallback::Initial,
+        shown: Shown::Hidden,
+    },
+    Setting {
+        key: "context_window",
+        flag: Some("context_window"),
+        env: None,
+        set: |c, raw| put(&mut c.context_window, raw.whole(ranges::CONTEXT_WINDOW)),
+        fallback: Fallback::Computed(|c| {
+            let known = c.models.lookup(&c.model).and_then(|m| m.context_window);
+            c.context_window = c.models.context_window(&c.model);
+            if known.is_some() {
+                "model table"
+            } else {
+                "default for unknown models"
+            }
+        }),
+        shown: Shown::LineFileUnnamed(|c| c.context_window.to_string()),
+    },
+];
+
+/// The row of a `stepwise.toml` key.
+pub fn by_key(key: &str) -> Option<&'static Setting> {
+    SETTINGS.iter().find(|s| s.key == key)
+}
+
+/// Every `stepwise.toml` key, for error messages.
+pub fn keys() -> String {
+    let keys: Vec<_> = SETTINGS.iter().map(|s| s.key).collect();
+    keys.join(", ")
+}
+
+/// `key = value`, as a file would have it, for error messages.
+pub fn assignment(key: &str, value: &toml::Value) -> String {
+    format!("{key} = {}", raw::show(value))
+}
