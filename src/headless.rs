@@ -223,6 +223,8 @@ impl Printer {
             | AgentEvent::UndoFinished { .. }
             | AgentEvent::LiveEditBase { .. }
             | AgentEvent::ToolRunning { .. }
+            | AgentEvent::SessionReady { .. }
+            | AgentEvent::ScopesChanged { .. }
             | AgentEvent::ApprovalRequested(_) => {}
             AgentEvent::ToolFinished {
                 status,
@@ -290,7 +292,7 @@ impl Printer {
                     self.line(&self.paint(DIM, &line));
                 }
             }
-            AgentEvent::Error { message } => {
+            AgentEvent::Error { message } | AgentEvent::ResumeRefused { message } => {
                 self.line(&format!("{} {message}", self.paint(RED, "error:")))
             }
             AgentEvent::TaskFinished {

@@ -2,10 +2,11 @@
 //! It knows nothing of terminals; the headless printer and the TUI both consume
 //! the same events and answer the same approval requests.
 
+mod approve;
 mod changes;
 mod compact;
 mod context;
-pub mod events;
+pub mod contract;
 mod execute;
 mod git;
 pub mod live;
@@ -19,10 +20,10 @@ mod runner;
 pub mod scopes;
 mod session;
 
-pub use events::{
-    AgentEvent, ApprovalAction, ApprovalRequest, CallStatus, Decision, EventReceiver, EventSender,
-    FileStat, FinishReason, GitStatus, Receipt, TestReceipt,
+pub use contract::{
+    AgentCommand, AgentEvent, ApprovalAction, ApprovalRequest, CallStatus, Decision, EventReceiver,
+    EventSender, FileStat, FinishReason, GitStatus, Receipt, TestReceipt, ToolRef,
 };
 pub use retry::RetryPolicy;
-pub use runner::{AgentCommand, AgentHandle, spawn_agent};
+pub use runner::{AgentHandle, spawn_agent};
 pub use session::{LoopSettings, MAX_REPAIRS, Session};

@@ -4,6 +4,7 @@
 
 use crate::config::Protocol;
 use crate::llm::{ChatMessage, ModelReply, ToolCallMsg};
+use crate::tools::ToolOutput;
 use serde_json::Value;
 
 /// One decision of the model.
@@ -134,14 +135,14 @@ pub fn record_tool_result(
     history: &mut Vec<ChatMessage>,
     call_id: &str,
     tool: &str,
-    result: &str,
+    output: &ToolOutput,
 ) {
-    match protocol {
-        Protocol::Tools => history.push(ChatMessage::tool_result(call_id, result)),
-        Protocol::Json => history.push(ChatMessage::user(format!(
-            "Tool result for {tool}: {result}"
-        ))),
-    }
+    let result = output.to_model_text();
+    let message = match protocol {
+        Protocol::Tools => ChatMessage::tool_result(call_id, result),
+        Protocol::Json => ChatMessage::user(format!("Tool result for {tool}: {result}")),
+    };
+    history.push(message.declined(output.declined));
 }
 
 /// Append a message from stepwise itself (gate refusal, repair request).

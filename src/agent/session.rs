@@ -4,21 +4,25 @@
 //! lives here and persists across tasks; the gate and step counter are per task.
 
 use super::changes::ChangeLog;
-use super::events::TestReceipt;
-use super::events::{AgentEvent, EventSender, FinishReason};
+use super::contract::TestReceipt;
+use super::contract::{AgentEvent, EventSender, FinishReason};
 use super::live::LiveCalls;
 use super::protocol::{self, Action};
 use super::retry::RetryPolicy;
 use super::rules::Rules;
-use super::scopes::{ScopePolicy, TaskApprovals};
+use super::scopes::{Revoker, ScopePolicy, TaskApprovals};
 use crate::config::{Config, Protocol};
-use crate::llm::{ChatMessage, ChatModel, ChatRequest, ModelReply, StreamDelta, TokenUsage};
+use crate::llm::{ChatMessage, ChatModel, ChatRequest, ModelReply, Role, StreamDelta, TokenUsage};
 use crate::models::ModelInfo;
-use crate::tools::{Workspace, tool_schemas};
+use crate::tools::{ToolName, Workspace, tool_schemas};
 use serde_json::Value;
 use std::sync::Arc;
 use std::time::Duration;
+use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
+
+/// Why `/continue` of a conversation without a task does nothing.
+pub const NOTHING_TO_CONTINUE: &str = "nothing to continue: send a task first";
 
 /// Repair requests per step when a reply cannot be understood.
 pub const MAX_REPAIRS: u32 = 2;
@@ -85,8 +89,12 @@ pub struct Session {
     pub(super) usage_base: Option<(usize, u64)>,
     pub(super) session_usage: TokenUsage,
     pub(super) session_cost: f64,
-    /// Tools approved for the rest of the current task (shared with the front end).
+    /// Tools approved for the rest of the current task (owned here; front
+    /// ends learn of changes from `ScopesChanged` events).
     pub(super) approvals: TaskApprovals,
+    /// Revocations sent by a front end, applied before each tool call.
+    revocations: mpsc::UnboundedReceiver<Vec<ToolName>>,
+    revoker: Revoker,
     /// Every edit applied in this session, for `/diff`, `/undo` and receipts.
     pub(super) changes: ChangeLog,
     /// Tasks run so far (the current task's number while one runs).
@@ -116,6 +124,7 @@ impl Task<'_> {
 impl Session {
     pub fn new(settings: LoopSettings, model: Arc<dyn ChatModel>, workspace: Workspace) -> Self {
         let tools = (settings.protocol == Protocol::Tools).then(tool_schemas);
+        let (revoke_tx, revocations) = mpsc::unbounded_channel();
         let mut session = Session {
             settings,
             model,
@@ -127,6 +136,8 @@ impl Session {
             session_usage: TokenUsage::default(),
             session_cost: 0.0,
             approvals: TaskApprovals::default(),
+            revocations,
+            revoker: Revoker(revoke_tx),
             changes: ChangeLog::default(),
             tasks: 0,
         };
@@ -147,9 +158,50 @@ impl Session {
         &self.workspace
     }
 
-    /// The task-wide approvals, for a front end to show and revoke.
-    pub fn task_approvals(&self) -> TaskApprovals {
-        self.approvals.clone()
+    /// The tools approved for the rest of the running task, sorted by name.
+    pub fn approved_tools(&self) -> Vec<ToolName> {
+        self.approvals.list()
+    }
+
+    /// A handle to take task approvals back, also while a task runs.
+    pub fn revoker(&self) -> Revoker {
+        self.revoker.clone()
+    }
+
+    /// The project rule files a task would include now (e.g. `AGENTS.md`).
+    pub fn rule_files(&self) -> Vec<String> {
+        super::rules::load(self.workspace.root()).files
+    }
+
+    /// Whether the conversation has a task to continue.
+    pub fn has_user_turn(&self) -> bool {
+        self.history.iter().any(|m| m.role == Role::User)
+    }
+
+    /// Apply the revocations sent so far; report the new set if it changed.
+    pub(super) fn apply_revocations(&mut self, events: &EventSender) {
+        let mut changed = false;
+        while let Ok(tools) = self.revocations.try_recv() {
+            changed |= self.approvals.revoke(&tools);
+        }
+        if changed {
+            self.report_scopes(events);
+        }
+    }
+
+    /// Send the whole set of task approvals (after it changed).
+    pub(super) fn report_scopes(&self, events: &EventSender) {
+        let _ = events.send(AgentEvent::ScopesChanged {
+            approved: self.approvals.list(),
+        });
+    }
+
+    /// Forget the task's approvals (and revocations meant for them).
+    fn end_scopes(&mut self, events: &EventSender) {
+        while self.revocations.try_recv().is_ok() {}
+        if self.approvals.clear() {
+            self.report_scopes(events);
+        }
     }
 
     pub fn model_label(&self) -> String {
@@ -167,12 +219,20 @@ impl Session {
     }
 
     /// Go on from where the last task stopped (after an error or interrupt),
-    /// without a new message from the user.
+    /// without a new message from the user. A conversation without a task is
+    /// not resumed: `ResumeRefused` is sent and nothing else happens.
     pub async fn resume(
         &mut self,
         events: &EventSender,
         cancel: CancellationToken,
     ) -> FinishReason {
+        if !self.has_user_turn() {
+            let message = NOTHING_TO_CONTINUE.to_string();
+            let _ = events.send(AgentEvent::ResumeRefused {
+                message: message.clone(),
+            });
+            return FinishReason::Error(message);
+        }
         self.run(None, events, cancel).await
     }
 
@@ -192,7 +252,7 @@ impl Session {
             last_tests: None,
         };
         self.tasks += 1;
-        self.approvals.clear();
+        self.end_scopes(events);
         let rules = self.refresh_rules();
         t.emit(AgentEvent::TaskStarted {
             task: task.unwrap_or("(continue)").to_string(),
@@ -203,7 +263,7 @@ impl Session {
             self.history.push(ChatMessage::user(task));
         }
         let reason = self.drive(&mut t).await;
-        self.approvals.clear();
+        self.end_scopes(events);
         match &reason {
             FinishReason::BudgetExhausted => {
                 let text = format!(
@@ -304,7 +364,7 @@ impl Session {
                             &mut self.history,
                             &call_id,
                             &name,
-                            &output.to_model_text(),
+                            &output,
                         );
                     }
                 }

@@ -10,6 +10,7 @@ mod output;
 pub mod patch;
 pub mod patch_apply;
 pub mod redact;
+pub mod test_run;
 pub mod test_runner;
 pub mod workspace;
 
@@ -20,7 +21,7 @@ pub use test_runner::TestRunner;
 pub use workspace::{PathError, RelPath, Workspace};
 
 /// Tool names as the model sees them.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ToolName {
     ListFiles,

@@ -18,17 +18,24 @@ impl App {
                 index,
                 tool,
                 fragment,
-            } => self.live.fragment(index, &tool, &fragment),
+            } => self.live.fragment(index, tool.as_str(), &fragment),
             AgentEvent::LiveEditBase {
                 index,
                 tool,
                 path,
                 old,
-            } => self.live.base(index, &tool, path, old),
+            } => self.live.base(index, tool.as_str(), path, old),
             AgentEvent::SessionDiff { files, git } => {
                 self.overlay = Some(Overlay::SessionDiff(SessionDiffView::new(files, git)));
             }
             AgentEvent::UndoFinished { reverted, error } => self.undo_finished(reverted, error),
+            // The header names the rule files from the start (each task reads them again).
+            AgentEvent::SessionReady { rules } => self.rules = rules,
+            // The header shows exactly what the core auto-approves.
+            AgentEvent::ScopesChanged { approved } => {
+                self.sync_scopes(approved.iter().map(|t| t.as_str()).collect())
+            }
+            AgentEvent::ResumeRefused { message } => self.resume_refused(message),
             AgentEvent::TaskStarted {
                 max_steps, rules, ..
             } => {
@@ -122,7 +129,7 @@ impl App {
                 self.calls.rows.push(CallRow {
                     step,
                     call_id,
-                    tool,
+                    tool: tool.to_string(),
                     target,
                     arguments,
                     diff,
@@ -212,6 +219,15 @@ impl App {
         if self.state != TaskState::Interrupting {
             self.state = state;
         }
+    }
+
+    /// The core found nothing to continue: back to idle, nothing ran.
+    fn resume_refused(&mut self, message: String) {
+        self.cancel = None;
+        self.task_started = None;
+        self.state = TaskState::Idle;
+        self.conversation.push_entry(Kind::Error, &message);
+        self.flash = Some(message);
     }
 
     fn finish(&mut self, reason: FinishReason, steps: u32) {
