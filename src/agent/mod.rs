@@ -12,6 +12,7 @@ mod git;
 pub mod live;
 mod prompt;
 pub mod protocol;
+mod request;
 mod retry;
 mod review;
 mod revise;
@@ -19,6 +20,7 @@ pub mod rules;
 mod runner;
 pub mod scopes;
 mod session;
+mod task_scopes;
 
 pub use contract::{
     AgentCommand, AgentEvent, ApprovalAction, ApprovalRequest, CallStatus, Decision, EventReceiver,

@@ -2,17 +2,18 @@
 //! writes and test runs wait for approval; a final answer passes the completion
 //! gate only when tests have passed after the last change. The conversation
 //! lives here and persists across tasks; the gate and step counter are per task.
+//! Asking the model is in `request`, one tool call in `execute` and `approve`,
+//! the task's approvals in `task_scopes`.
 
 use super::changes::ChangeLog;
 use super::contract::TestReceipt;
 use super::contract::{AgentEvent, EventSender, FinishReason};
-use super::live::LiveCalls;
 use super::protocol::{self, Action};
 use super::retry::RetryPolicy;
 use super::rules::Rules;
 use super::scopes::{Revoker, ScopePolicy, TaskApprovals};
 use crate::config::{Config, Protocol};
-use crate::llm::{ChatMessage, ChatModel, ChatRequest, ModelReply, Role, StreamDelta, TokenUsage};
+use crate::llm::{ChatMessage, ChatModel, ModelReply, Role, TokenUsage};
 use crate::models::ModelInfo;
 use crate::tools::{ToolName, Workspace, tool_schemas};
 use serde_json::Value;
@@ -93,8 +94,8 @@ pub struct Session {
     /// ends learn of changes from `ScopesChanged` events).
     pub(super) approvals: TaskApprovals,
     /// Revocations sent by a front end, applied before each tool call.
-    revocations: mpsc::UnboundedReceiver<Vec<ToolName>>,
-    revoker: Revoker,
+    pub(super) revocations: mpsc::UnboundedReceiver<Vec<ToolName>>,
+    pub(super) revoker: Revoker,
     /// Every edit applied in this session, for `/diff`, `/undo` and receipts.
     pub(super) changes: ChangeLog,
     /// Tasks run so far (the current task's number while one runs).
@@ -158,16 +159,6 @@ impl Session {
         &self.workspace
     }
 
-    /// The tools approved for the rest of the running task, sorted by name.
-    pub fn approved_tools(&self) -> Vec<ToolName> {
-        self.approvals.list()
-    }
-
-    /// A handle to take task approvals back, also while a task runs.
-    pub fn revoker(&self) -> Revoker {
-        self.revoker.clone()
-    }
-
     /// The project rule files a task would include now (e.g. `AGENTS.md`).
     pub fn rule_files(&self) -> Vec<String> {
         super::rules::load(self.workspace.root()).files
@@ -176,32 +167,6 @@ impl Session {
     /// Whether the conversation has a task to continue.
     pub fn has_user_turn(&self) -> bool {
         self.history.iter().any(|m| m.role == Role::User)
-    }
-
-    /// Apply the revocations sent so far; report the new set if it changed.
-    pub(super) fn apply_revocations(&mut self, events: &EventSender) {
-        let mut changed = false;
-        while let Ok(tools) = self.revocations.try_recv() {
-            changed |= self.approvals.revoke(&tools);
-        }
-        if changed {
-            self.report_scopes(events);
-        }
-    }
-
-    /// Send the whole set of task approvals (after it changed).
-    pub(super) fn report_scopes(&self, events: &EventSender) {
-        let _ = events.send(AgentEvent::ScopesChanged {
-            approved: self.approvals.list(),
-        });
-    }
-
-    /// Forget the task's approvals (and revocations meant for them).
-    fn end_scopes(&mut self, events: &EventSender) {
-        while self.revocations.try_recv().is_ok() {}
-        if self.approvals.clear() {
-            self.report_scopes(events);
-        }
     }
 
     pub fn model_label(&self) -> String {
@@ -385,108 +350,6 @@ impl Session {
         for id in protocol::unanswered_call_ids(&reply.tool_calls, answered) {
             self.history
                 .push(ChatMessage::tool_result(id, body.clone()));
-        }
-    }
-
-    /// Ask the model until its reply parses (with at most `MAX_REPAIRS` repair requests).
-    async fn next_reply(
-        &mut self,
-        t: &mut Task<'_>,
-    ) -> Result<(ModelReply, Vec<Action>), FinishReason> {
-        let protocol_kind = self.settings.protocol;
-        let streams_text = protocol_kind == Protocol::Tools;
-        let mut attempt = 0;
-        loop {
-            let reply = self.request_with_retries(t).await?;
-            if streams_text && !reply.content.trim().is_empty() {
-                t.emit(AgentEvent::AssistantMessage {
-                    text: reply.content.clone(),
-                });
-            }
-            protocol::record_reply(protocol_kind, &mut self.history, &reply);
-            if let Some(usage) = reply.usage {
-                self.record_usage(t, usage);
-            }
-            match protocol::parse_reply(protocol_kind, &reply, &mut self.json_ids) {
-                Ok(actions) => return Ok((reply, actions)),
-                Err(problem) => {
-                    attempt += 1;
-                    if attempt > MAX_REPAIRS {
-                        let message = format!(
-                            "the model's reply could not be understood after {MAX_REPAIRS} repair requests: {problem}"
-                        );
-                        t.emit(AgentEvent::Error {
-                            message: message.clone(),
-                        });
-                        return Err(FinishReason::Error(message));
-                    }
-                    t.emit(AgentEvent::ProtocolRepair {
-                        attempt,
-                        error: problem.clone(),
-                    });
-                    protocol::record_feedback(&mut self.history, &problem);
-                }
-            }
-        }
-    }
-
-    /// One model request; transient failures are retried with backoff (the
-    /// partial text of a failed attempt is discarded, never executed).
-    async fn request_with_retries(&self, t: &Task<'_>) -> Result<ModelReply, FinishReason> {
-        let policy = self.settings.retry;
-        let streams_text = self.settings.protocol == Protocol::Tools;
-        let mut retries = 0;
-        loop {
-            t.emit(AgentEvent::ModelRequest { steps_done: t.step });
-            let events = t.events;
-            let mut live = LiveCalls::new(events, &self.workspace);
-            let mut on_delta = |delta: StreamDelta<'_>| match delta {
-                StreamDelta::Text(text) if streams_text => {
-                    let _ = events.send(AgentEvent::AssistantDelta {
-                        text: text.to_string(),
-                    });
-                }
-                StreamDelta::ToolArguments {
-                    index,
-                    name,
-                    fragment,
-                } => live.on_fragment(index, name, fragment),
-                StreamDelta::Text(_) => {}
-            };
-            let request = ChatRequest {
-                messages: &self.history,
-                tools: self.tools.as_ref(),
-            };
-            let result = tokio::select! {
-                r = self.model.complete(request, &mut on_delta) => r,
-                _ = t.cancel.cancelled() => return Err(FinishReason::Cancelled),
-            };
-            let error = match result {
-                Ok(reply) => return Ok(reply),
-                Err(e) => e,
-            };
-            if !error.is_retryable() || retries >= policy.max_retries {
-                let mut message = error.to_string();
-                if retries > 0 {
-                    message.push_str(&format!(" (gave up after {retries} retries)"));
-                }
-                t.emit(AgentEvent::Error {
-                    message: message.clone(),
-                });
-                return Err(FinishReason::Error(message));
-            }
-            retries += 1;
-            let delay = policy.delay(retries, error.retry_after());
-            t.emit(AgentEvent::Retrying {
-                retry: retries,
-                max_retries: policy.max_retries,
-                delay_ms: u64::try_from(delay.as_millis()).unwrap_or(u64::MAX),
-                error: error.to_string(),
-            });
-            tokio::select! {
-                _ = tokio::time::sleep(delay) => {}
-                _ = t.cancel.cancelled() => return Err(FinishReason::Cancelled),
-            }
         }
     }
 }
