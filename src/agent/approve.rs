@@ -5,13 +5,20 @@
 //! always asked one by one. An interrupt declines, never approves.
 
 use super::contract::{AgentEvent, ApprovalAction, ApprovalRequest, CallStatus, Decision};
-use super::execute::Prepared;
 use super::revise::{self, Revision};
 use super::session::{Session, Task};
+use crate::tools::files::PreparedEdit;
 use crate::tools::patch_apply::PreparedPatch;
-use crate::tools::test_runner;
+use crate::tools::test_runner::{self, TestRunner};
 use crate::tools::{ToolName, ToolOutput};
 use tokio::sync::oneshot;
+
+/// What the prepare stage produced for a valid call that needs approval.
+pub(super) enum Prepared {
+    Edit(PreparedEdit),
+    Patch(PreparedPatch),
+    Tests(TestRunner),
+}
 
 /// An action the user (or a task-wide approval) allowed.
 pub(super) struct Approved {

@@ -2,22 +2,15 @@
 //! its diff without side effects, ask for approval (`approve`), run it,
 //! report the result. Every call ends with exactly one `ToolFinished`.
 
-use super::approve::Approved;
+use super::approve::{Approved, Prepared};
 use super::contract::{AgentEvent, CallStatus, TestReceipt, ToolRef};
 use super::session::{Session, Task};
 use crate::diff::FileDiff;
-use crate::tools::files::{self, PreparedEdit};
-use crate::tools::patch_apply::{self, PreparedPatch};
-use crate::tools::test_runner::{self, TestRunner};
+use crate::tools::files;
+use crate::tools::patch_apply;
+use crate::tools::test_runner;
 use crate::tools::{ToolCall, ToolOutput};
 use serde_json::Value;
-
-/// What the prepare stage produced for a valid call that needs approval.
-pub(super) enum Prepared {
-    Edit(PreparedEdit),
-    Patch(PreparedPatch),
-    Tests(TestRunner),
-}
 
 impl Session {
     /// One tool call: validate, prepare, ask, run, report.

@@ -9,9 +9,11 @@ pub mod guard;
 mod output;
 pub mod patch;
 pub mod patch_apply;
+mod path;
 pub mod redact;
 pub mod test_run;
 pub mod test_runner;
+mod text;
 pub mod workspace;
 
 pub use output::ToolOutput;
