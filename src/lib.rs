@@ -9,6 +9,7 @@
 //! - [`config`] and [`cli`]: configuration from flags, environment and `.env`.
 //! - [`audit`]: the JSONL session transcript; [`lock`]: one stepwise per workspace.
 //! - [`setup`]: building a session from the configuration (HTTP or scripted model).
+//! - [`present`]: the English wording of events, shared by both front ends.
 //! - [`headless`]: `stepwise exec`; [`tui`]: the full-screen app.
 
 pub mod agent;
@@ -22,6 +23,7 @@ pub mod headless;
 pub mod llm;
 pub mod lock;
 pub mod models;
+pub mod present;
 pub mod setup;
 pub mod tools;
 pub mod tui;
