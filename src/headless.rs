@@ -5,6 +5,7 @@
 
 use crate::agent::{
     AgentEvent, ApprovalAction, ApprovalRequest, CallStatus, Decision, EventReceiver, FinishReason,
+    Receipt,
 };
 use crate::cli::ExecArgs;
 use crate::config::Config;
@@ -191,14 +192,7 @@ impl Printer {
                 task,
                 max_steps,
                 rules,
-            } => {
-                self.max_steps = max_steps;
-                self.started = Instant::now();
-                self.line(&format!("{} {task}", self.paint(BOLD, "Task:")));
-                if let Some(text) = present::rules_line(&rules) {
-                    self.line(&self.paint(DIM, &text));
-                }
-            }
+            } => self.task_started(&task, max_steps, &rules),
             AgentEvent::AssistantMessage { text } => self.last_message = text,
             AgentEvent::AssistantDelta { text } => {
                 let mut out = std::io::stdout().lock();
@@ -263,19 +257,7 @@ impl Printer {
             AgentEvent::GateRefused { reason, .. } => {
                 self.line(&format!("  {} {reason}", self.paint(RED, "gate:")))
             }
-            AgentEvent::FinalAnswer { text, receipt } => {
-                // The answer usually streamed in already; don't print it twice.
-                if text.trim() == self.last_message.trim() {
-                    self.line(&self.paint(GREEN, "✓ Final answer accepted."));
-                } else {
-                    self.line(&self.paint(BOLD, "Final answer:"));
-                    self.line(&text);
-                }
-                for line in present::receipt_lines(&receipt) {
-                    let color = if line.tone == Tone::Problem { RED } else { DIM };
-                    self.line(&self.paint(color, &line.text));
-                }
-            }
+            AgentEvent::FinalAnswer { text, receipt } => self.final_answer(&text, &receipt),
             AgentEvent::Error { message } | AgentEvent::ResumeRefused { message } => {
                 self.line(&format!("{} {message}", self.paint(RED, "error:")))
             }
@@ -289,6 +271,29 @@ impl Printer {
                 self.line(&self.paint(DIM, &text));
                 self.line(&self.paint(DIM, &present::usage_line(&usage, cost_usd)));
             }
+        }
+    }
+
+    fn task_started(&mut self, task: &str, max_steps: u32, rules: &[String]) {
+        self.max_steps = max_steps;
+        self.started = Instant::now();
+        self.line(&format!("{} {task}", self.paint(BOLD, "Task:")));
+        if let Some(text) = present::rules_line(rules) {
+            self.line(&self.paint(DIM, &text));
+        }
+    }
+
+    fn final_answer(&mut self, text: &str, receipt: &Receipt) {
+        // The answer usually streamed in already; don't print it twice.
+        if text.trim() == self.last_message.trim() {
+            self.line(&self.paint(GREEN, "✓ Final answer accepted."));
+        } else {
+            self.line(&self.paint(BOLD, "Final answer:"));
+            self.line(text);
+        }
+        for line in present::receipt_lines(receipt) {
+            let color = if line.tone == Tone::Problem { RED } else { DIM };
+            self.line(&self.paint(color, &line.text));
         }
     }
 
