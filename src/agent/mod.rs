@@ -1,6 +1,8 @@
 //! The agent core: the step loop, the model protocols and the events it emits.
 //! It knows nothing of terminals; the headless printer and the TUI both consume
-//! the same events and answer the same approval requests.
+//! the same events and answer the same approval requests. Everything a front
+//! end may use is in `contract` (re-exported here); the session owns its
+//! state, including the task's approvals, and changes it only on commands.
 
 mod approve;
 mod changes;

@@ -52,8 +52,7 @@ pub fn spawn_agent(mut session: Session, events: EventSender) -> AgentHandle {
                 AgentCommand::ShowDiff => session.show_diff(&events).await,
                 AgentCommand::Undo { all, cancel } => session.undo(all, &events, cancel).await,
                 AgentCommand::ClearConversation => session.clear(),
-                // Idle: the approvals are already empty; the session drops
-                // stale revocations when the next task starts.
+                // The router above takes these; one arriving here goes the same way.
                 AgentCommand::RevokeApprovals(tools) => {
                     session.revoker().revoke(tools);
                 }

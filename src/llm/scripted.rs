@@ -316,7 +316,7 @@ mod tests {
             "script_1",
             r#"{"success":false,"error":"The user declined this list_files call."}"#,
         );
-        let (reply, _) = ask(&model, &[failed.clone()]).await;
+        let (reply, _) = ask(&model, std::slice::from_ref(&failed)).await;
         assert_eq!(reply.unwrap().content, "Done.");
         let model = script(TWO_TURNS);
         let _ = ask(&model, &[ChatMessage::user("go")]).await;

@@ -77,7 +77,7 @@ pub fn parse(text: &str) -> Result<Vec<FilePatch>, String> {
                 &lines,
                 &mut i,
                 header,
-                &file.path(),
+                file.path(),
                 old_start,
                 (old_count, new_count),
             )?;
