@@ -290,8 +290,13 @@ async fn malformed_calls_become_error_results_not_crashes() {
     .await;
     let ws = copy_workspace();
     let mut s = session(&model, ws.path(), 20, Protocol::Tools);
-    let (reason, _) = run(&mut s, "t", approve).await;
+    let (reason, events) = run(&mut s, "t", approve).await;
     assert_eq!(reason, FinishReason::Answered);
+    // The unknown tool's events are kept, named as the model named it.
+    for kind in ["tool_call_proposed", "tool_finished"] {
+        let first = events.iter().find(|e| e["event"] == kind).unwrap();
+        assert_eq!(first["tool"], "delete_everything", "{first}");
+    }
     let requests = model.requests().await;
     let results: Vec<Value> = tool_messages(&requests[1])
         .iter()

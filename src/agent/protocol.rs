@@ -165,6 +165,19 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_declined_result_is_flagged_in_both_protocols() {
+        let declined = ToolOutput::declined("The user declined this write_file call.");
+        let failed = ToolOutput::error("no such file");
+        for protocol in [Protocol::Tools, Protocol::Json] {
+            let mut history = Vec::new();
+            record_tool_result(protocol, &mut history, "c1", "write_file", &declined);
+            record_tool_result(protocol, &mut history, "c2", "read_file", &failed);
+            assert!(history[0].declined, "{protocol:?}");
+            assert!(!history[1].declined, "{protocol:?}");
+        }
+    }
+
+    #[test]
     fn json_object_is_found_inside_fences_and_prose() {
         let text = "Sure, here it is:\n```json\n{\"type\":\"tool_call\",\"tool\":\"read_file\",\"arguments\":{\"path\":\"a.py\"}}\n```\nThanks";
         assert_eq!(
