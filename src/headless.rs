@@ -1,6 +1,7 @@
 //! `stepwise exec`: one task in plain terminal output (or JSON lines), with
 //! approvals answered by `--yes`, a `[y/N]` prompt on a terminal, or declined
-//! when no one can answer.
+//! when no one can answer. The wording of event lines comes from `present`
+//! (shared with the TUI); this module only adds marks and colors.
 
 use crate::agent::{
     AgentEvent, ApprovalAction, ApprovalRequest, CallStatus, Decision, EventReceiver, FinishReason,
@@ -9,9 +10,10 @@ use crate::agent::{
 use crate::config::Config;
 use crate::config::flags::ExecArgs;
 use crate::diff::{FileDiff, LineKind};
-use crate::llm::TokenUsage;
+use crate::present::{self, Tone};
 use crate::setup;
 use std::io::{BufRead, IsTerminal, Write};
+use std::time::Instant;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
@@ -75,6 +77,7 @@ pub async fn run(config: Config, args: ExecArgs) -> i32 {
         in_text: false,
         max_steps: config.max_steps,
         last_message: String::new(),
+        started: Instant::now(),
     };
     let cancel = CancellationToken::new();
     let interrupt = cancel.clone();
@@ -135,6 +138,8 @@ struct Printer {
     max_steps: u32,
     /// The last complete assistant text, already shown as it streamed.
     last_message: String,
+    /// When the task started (for the finish line).
+    started: Instant,
 }
 
 const GREEN: &str = "\x1b[32m";
@@ -187,13 +192,7 @@ impl Printer {
                 task,
                 max_steps,
                 rules,
-            } => {
-                self.max_steps = max_steps;
-                self.line(&format!("{} {task}", self.paint(BOLD, "Task:")));
-                if !rules.is_empty() {
-                    self.line(&self.paint(DIM, &format!("Project rules: {}", rules.join(", "))));
-                }
-            }
+            } => self.task_started(&task, max_steps, &rules),
             AgentEvent::AssistantMessage { text } => self.last_message = text,
             AgentEvent::AssistantDelta { text } => {
                 let mut out = std::io::stdout().lock();
@@ -223,74 +222,43 @@ impl Printer {
             | AgentEvent::UndoFinished { .. }
             | AgentEvent::LiveEditBase { .. }
             | AgentEvent::ToolRunning { .. }
+            | AgentEvent::SessionReady { .. }
+            | AgentEvent::ScopesChanged { .. }
             | AgentEvent::ApprovalRequested(_) => {}
             AgentEvent::ToolFinished {
                 status,
                 summary,
                 result,
                 ..
-            } => {
-                let (mark, color) = match status {
-                    CallStatus::Ok => ("✓", GREEN),
-                    CallStatus::Failed => ("✗", RED),
-                    CallStatus::Declined => ("⊘ declined:", RED),
-                };
-                self.line(&format!("  {} {summary}", self.paint(color, mark)));
-                if status == CallStatus::Failed {
-                    if let Some(output) = result.get("output").and_then(|o| o.as_str()) {
-                        let lines: Vec<&str> = output.lines().collect();
-                        let tail = &lines[lines.len().saturating_sub(15)..];
-                        for l in tail {
-                            self.line(&format!("    {}", self.paint(DIM, l)));
-                        }
-                    } else if let Some(error) = result.get("error").and_then(|e| e.as_str()) {
-                        self.line(&format!("    {}", self.paint(DIM, error)));
-                    }
-                }
-            }
+            } => self.tool_finished(status, &summary, &result),
             AgentEvent::Retrying {
                 retry,
                 max_retries,
                 delay_ms,
                 error,
-            } => self.line(&format!(
-                "  {} retrying ({retry}/{max_retries}) in {:.1}s: {error}",
-                self.paint(RED, "!"),
-                delay_ms as f64 / 1000.0
-            )),
+            } => {
+                let text = present::retry_line(retry, max_retries, delay_ms, &error);
+                self.line(&format!("  {} {text}", self.paint(RED, "!")))
+            }
             AgentEvent::Compacted {
                 before_tokens,
                 after_tokens,
                 elided,
                 summarized,
             } => {
-                let mut text = format!("  context compacted: {elided} old tool results elided");
-                if summarized > 0 {
-                    text.push_str(&format!(", {summarized} older messages summarized"));
-                }
-                text.push_str(&format!(" (~{before_tokens} → ~{after_tokens} tokens)"));
-                self.line(&self.paint(DIM, &text));
+                let text =
+                    present::compaction_line(before_tokens, after_tokens, elided, summarized);
+                self.line(&self.paint(DIM, &format!("  {text}")));
             }
-            AgentEvent::ProtocolRepair { attempt, error } => self.line(&format!(
-                "  {} reply not understood (repair {attempt}): {error}",
-                self.paint(RED, "!")
-            )),
+            AgentEvent::ProtocolRepair { attempt, error } => {
+                let text = present::repair_line(attempt, &error);
+                self.line(&format!("  {} {text}", self.paint(RED, "!")))
+            }
             AgentEvent::GateRefused { reason, .. } => {
                 self.line(&format!("  {} {reason}", self.paint(RED, "gate:")))
             }
-            AgentEvent::FinalAnswer { text, receipt } => {
-                // The answer usually streamed in already; don't print it twice.
-                if text.trim() == self.last_message.trim() {
-                    self.line(&self.paint(GREEN, "✓ Final answer accepted."));
-                } else {
-                    self.line(&self.paint(BOLD, "Final answer:"));
-                    self.line(&text);
-                }
-                for line in receipt_lines(&receipt) {
-                    self.line(&self.paint(DIM, &line));
-                }
-            }
-            AgentEvent::Error { message } => {
+            AgentEvent::FinalAnswer { text, receipt } => self.final_answer(&text, &receipt),
+            AgentEvent::Error { message } | AgentEvent::ResumeRefused { message } => {
                 self.line(&format!("{} {message}", self.paint(RED, "error:")))
             }
             AgentEvent::TaskFinished {
@@ -299,20 +267,55 @@ impl Printer {
                 usage,
                 cost_usd,
             } => {
-                let text = match reason {
-                    FinishReason::Answered => format!("Done in {steps} steps."),
-                    FinishReason::BudgetExhausted => {
-                        format!("Stopped: step budget used ({steps} steps).")
-                    }
-                    FinishReason::Cancelled => format!("Interrupted after {steps} steps."),
-                    FinishReason::Error(_) => format!("Stopped by an error after {steps} steps."),
-                    FinishReason::CostLimit => {
-                        format!("Stopped: cost limit reached ({steps} steps).")
-                    }
-                };
+                let text = present::finish_line(&reason, steps, self.started.elapsed());
                 self.line(&self.paint(DIM, &text));
-                self.line(&self.paint(DIM, &usage_line(&usage, cost_usd)));
+                self.line(&self.paint(DIM, &present::usage_line(&usage, cost_usd)));
             }
+        }
+    }
+
+    fn task_started(&mut self, task: &str, max_steps: u32, rules: &[String]) {
+        self.max_steps = max_steps;
+        self.started = Instant::now();
+        self.line(&format!("{} {task}", self.paint(BOLD, "Task:")));
+        if let Some(text) = present::rules_line(rules) {
+            self.line(&self.paint(DIM, &text));
+        }
+    }
+
+    fn final_answer(&mut self, text: &str, receipt: &Receipt) {
+        // The answer usually streamed in already; don't print it twice.
+        if text.trim() == self.last_message.trim() {
+            self.line(&self.paint(GREEN, "✓ Final answer accepted."));
+        } else {
+            self.line(&self.paint(BOLD, "Final answer:"));
+            self.line(text);
+        }
+        for line in present::receipt_lines(receipt) {
+            let color = if line.tone == Tone::Problem { RED } else { DIM };
+            self.line(&self.paint(color, &line.text));
+        }
+    }
+
+    /// The result line of a call; a failure shows the end of its output or its error.
+    fn tool_finished(&mut self, status: CallStatus, summary: &str, result: &serde_json::Value) {
+        let (mark, color) = match status {
+            CallStatus::Ok => ("✓", GREEN),
+            CallStatus::Failed => ("✗", RED),
+            CallStatus::Declined => ("⊘ declined:", RED),
+        };
+        self.line(&format!("  {} {summary}", self.paint(color, mark)));
+        if status != CallStatus::Failed {
+            return;
+        }
+        if let Some(output) = result.get("output").and_then(|o| o.as_str()) {
+            let lines: Vec<&str> = output.lines().collect();
+            let tail = &lines[lines.len().saturating_sub(15)..];
+            for l in tail {
+                self.line(&format!("    {}", self.paint(DIM, l)));
+            }
+        } else if let Some(error) = result.get("error").and_then(|e| e.as_str()) {
+            self.line(&format!("    {}", self.paint(DIM, error)));
         }
     }
 
@@ -382,50 +385,6 @@ impl Printer {
         };
         let _ = request.reply.send(decision);
     }
-}
-
-/// The receipt of an accepted answer, as computed by stepwise.
-pub fn receipt_lines(receipt: &Receipt) -> Vec<String> {
-    let tests = match &receipt.tests {
-        Some(t) => format!(
-            "Receipt: `{}` exit {} · {}",
-            t.command,
-            t.exit_code.map_or("?".into(), |c| c.to_string()),
-            t.summary
-        ),
-        None => "Receipt: no tests were run in this task".to_string(),
-    };
-    let files = if receipt.files.is_empty() {
-        "no files changed".to_string()
-    } else {
-        receipt
-            .files
-            .iter()
-            .map(|f| format!("{} +{} \u{2212}{}", f.path, f.added, f.removed))
-            .collect::<Vec<_>>()
-            .join(", ")
-    };
-    vec![
-        tests,
-        format!("         {files} · diff {}", receipt.diff_hash),
-    ]
-}
-
-/// `Tokens: 1,234 in (200 cached) / 56 out · est. $0.0012`
-pub fn usage_line(usage: &TokenUsage, cost_usd: Option<f64>) -> String {
-    if *usage == TokenUsage::default() && cost_usd.is_none() {
-        return "Tokens: none reported".into();
-    }
-    let mut line = format!("Tokens: {} in", usage.prompt_tokens);
-    if usage.cached_tokens > 0 {
-        line.push_str(&format!(" ({} cached)", usage.cached_tokens));
-    }
-    line.push_str(&format!(" / {} out", usage.completion_tokens));
-    match cost_usd {
-        Some(cost) => line.push_str(&format!(" · est. ${cost:.4}")),
-        None => line.push_str(" · cost unknown for this model"),
-    }
-    line
 }
 
 fn json_line(event: &AgentEvent) -> String {

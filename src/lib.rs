@@ -9,6 +9,7 @@
 //! - [`config`]: configuration from flags, environment, `stepwise.toml` and `.env`, and the model table.
 //! - [`audit`]: the JSONL session transcript; [`lock`]: one stepwise per workspace.
 //! - [`setup`]: building a session from the configuration (HTTP or scripted model).
+//! - [`present`]: the English wording of events, shared by both front ends.
 //! - [`headless`]: `stepwise exec`; [`tui`]: the full-screen app.
 
 pub mod agent;
@@ -18,6 +19,7 @@ pub mod diff;
 pub mod headless;
 pub mod llm;
 pub mod lock;
+pub mod present;
 pub mod setup;
 pub mod state_dir;
 pub mod tools;

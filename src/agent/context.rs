@@ -2,7 +2,7 @@
 //! eliding old tool results first, then summarizing older turns with a model call.
 
 use super::compact::{self, KEEP_RECENT, estimate_tokens};
-use super::events::{AgentEvent, EventSender};
+use super::contract::{AgentEvent, EventSender};
 use super::session::{Session, Task};
 use crate::llm::{ChatMessage, ChatRequest, Role, StreamDelta, TokenUsage};
 use tokio_util::sync::CancellationToken;

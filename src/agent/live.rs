@@ -2,7 +2,7 @@
 //! tolerant scanner for the top-level string fields of a partial JSON object,
 //! so a front end can show an edit's diff building up before the call ends.
 
-use super::events::{AgentEvent, EventSender};
+use super::contract::{AgentEvent, EventSender, ToolRef};
 use crate::tools::Workspace;
 use crate::tools::files::MAX_FILE_BYTES;
 
@@ -31,7 +31,7 @@ impl<'a> LiveCalls<'a> {
     pub(super) fn on_fragment(&mut self, index: usize, tool: &str, fragment: &str) {
         let _ = self.events.send(AgentEvent::ToolCallStreaming {
             index,
-            tool: tool.to_string(),
+            tool: ToolRef::from_name(tool),
             fragment: fragment.to_string(),
         });
         if !PREVIEWED.contains(&tool) {
@@ -67,7 +67,7 @@ impl<'a> LiveCalls<'a> {
         };
         let _ = self.events.send(AgentEvent::LiveEditBase {
             index,
-            tool: tool.to_string(),
+            tool: ToolRef::from_name(tool),
             path: path.value,
             old,
         });

@@ -1,16 +1,20 @@
 //! The agent core: the step loop, the model protocols and the events it emits.
 //! It knows nothing of terminals; the headless printer and the TUI both consume
-//! the same events and answer the same approval requests.
+//! the same events and answer the same approval requests. Everything a front
+//! end may use is in `contract` (re-exported here); the session owns its
+//! state, including the task's approvals, and changes it only on commands.
 
+mod approve;
 mod changes;
 mod compact;
 mod context;
-pub mod events;
+pub mod contract;
 mod execute;
 mod git;
 pub mod live;
 mod prompt;
 pub mod protocol;
+mod request;
 mod retry;
 mod review;
 mod revise;
@@ -18,11 +22,12 @@ pub mod rules;
 mod runner;
 pub mod scopes;
 mod session;
+mod task_scopes;
 
-pub use events::{
-    AgentEvent, ApprovalAction, ApprovalRequest, CallStatus, Decision, EventReceiver, EventSender,
-    FileStat, FinishReason, GitStatus, Receipt, TestReceipt,
+pub use contract::{
+    AgentCommand, AgentEvent, ApprovalAction, ApprovalRequest, CallStatus, Decision, EventReceiver,
+    EventSender, FileStat, FinishReason, GitStatus, Receipt, TestReceipt, ToolRef,
 };
 pub use retry::RetryPolicy;
-pub use runner::{AgentCommand, AgentHandle, spawn_agent};
+pub use runner::{AgentHandle, spawn_agent};
 pub use session::{LoopSettings, MAX_REPAIRS, Session};

@@ -4,6 +4,7 @@
 
 use crate::config::Protocol;
 use crate::llm::{ChatMessage, ModelReply, ToolCallMsg};
+use crate::tools::ToolOutput;
 use serde_json::Value;
 
 /// One decision of the model.
@@ -134,14 +135,14 @@ pub fn record_tool_result(
     history: &mut Vec<ChatMessage>,
     call_id: &str,
     tool: &str,
-    result: &str,
+    output: &ToolOutput,
 ) {
-    match protocol {
-        Protocol::Tools => history.push(ChatMessage::tool_result(call_id, result)),
-        Protocol::Json => history.push(ChatMessage::user(format!(
-            "Tool result for {tool}: {result}"
-        ))),
-    }
+    let result = output.to_model_text();
+    let message = match protocol {
+        Protocol::Tools => ChatMessage::tool_result(call_id, result),
+        Protocol::Json => ChatMessage::user(format!("Tool result for {tool}: {result}")),
+    };
+    history.push(message.declined(output.declined));
 }
 
 /// Append a message from stepwise itself (gate refusal, repair request).
@@ -162,6 +163,19 @@ pub fn unanswered_call_ids(reply_calls: &[ToolCallMsg], answered: usize) -> Vec<
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_declined_result_is_flagged_in_both_protocols() {
+        let declined = ToolOutput::declined("The user declined this write_file call.");
+        let failed = ToolOutput::error("no such file");
+        for protocol in [Protocol::Tools, Protocol::Json] {
+            let mut history = Vec::new();
+            record_tool_result(protocol, &mut history, "c1", "write_file", &declined);
+            record_tool_result(protocol, &mut history, "c2", "read_file", &failed);
+            assert!(history[0].declined, "{protocol:?}");
+            assert!(!history[1].declined, "{protocol:?}");
+        }
+    }
 
     #[test]
     fn json_object_is_found_inside_fences_and_prose() {

@@ -2,7 +2,7 @@
 //! receipt of an accepted answer, `/diff` (cumulative diff, git status) and
 //! `/undo` (shown as a diff, approved like any write, told to the model).
 
-use super::events::{
+use super::contract::{
     AgentEvent, ApprovalAction, ApprovalRequest, Decision, EventSender, FileStat, Receipt,
 };
 use super::git;

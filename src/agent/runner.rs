@@ -1,50 +1,46 @@
 //! Runs a `Session` as its own tokio task, driven by typed commands. This is
-//! how an interactive front end (the TUI) uses the core.
+//! how an interactive front end (the TUI) uses the core. Commands run one at
+//! a time, except revocations: a router forwards them to the session's
+//! `Revoker` at once, so a revoke never waits for the running task to end.
 
-use super::events::EventSender;
-use super::scopes::TaskApprovals;
+use super::contract::{AgentCommand, AgentEvent, EventSender};
 use super::session::Session;
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
-use tokio_util::sync::CancellationToken;
-
-/// What a front end can ask of a running session.
-#[derive(Debug)]
-pub enum AgentCommand {
-    /// Run a task; cancelling the token interrupts it (stream dropped, tests killed).
-    RunTask {
-        task: String,
-        cancel: CancellationToken,
-    },
-    /// Go on after an error or interrupt without a new user message.
-    Resume { cancel: CancellationToken },
-    /// Send the session's cumulative diff (`/diff`).
-    ShowDiff,
-    /// Revert the last change, or all of the session's (`/undo`, `/undo all`).
-    Undo {
-        all: bool,
-        cancel: CancellationToken,
-    },
-    /// Elide old tool results now (`/compact`).
-    Compact,
-    /// Forget the conversation.
-    ClearConversation,
-}
 
 /// The front end's side of a spawned session.
 pub struct AgentHandle {
     pub commands: mpsc::UnboundedSender<AgentCommand>,
+    /// The session's task (it ends when `commands` is dropped, or panics).
     pub task: JoinHandle<()>,
-    /// Tools approved for the rest of the running task (revocable).
-    pub approvals: TaskApprovals,
 }
 
-/// Spawn the session; it runs commands one at a time until the command channel closes.
+/// Spawn the session; it runs commands one at a time until the command
+/// channel closes. `SessionReady` is sent first.
 pub fn spawn_agent(mut session: Session, events: EventSender) -> AgentHandle {
+    let _ = events.send(AgentEvent::SessionReady {
+        rules: session.rule_files(),
+    });
     let (commands, mut inbox) = mpsc::unbounded_channel();
-    let approvals = session.task_approvals();
-    let task = tokio::spawn(async move {
+    let (work_tx, mut work) = mpsc::unbounded_channel();
+    let revoker = session.revoker();
+    // Ends when the front end drops `commands`; dropping `work_tx` then ends the session.
+    tokio::spawn(async move {
         while let Some(command) = inbox.recv().await {
+            match command {
+                AgentCommand::RevokeApprovals(tools) => {
+                    revoker.revoke(tools);
+                }
+                other => {
+                    if work_tx.send(other).is_err() {
+                        break;
+                    }
+                }
+            }
+        }
+    });
+    let task = tokio::spawn(async move {
+        while let Some(command) = work.recv().await {
             match command {
                 AgentCommand::RunTask { task, cancel } => {
                     session.run_task(&task, &events, cancel).await;
@@ -56,12 +52,12 @@ pub fn spawn_agent(mut session: Session, events: EventSender) -> AgentHandle {
                 AgentCommand::ShowDiff => session.show_diff(&events).await,
                 AgentCommand::Undo { all, cancel } => session.undo(all, &events, cancel).await,
                 AgentCommand::ClearConversation => session.clear(),
+                // The router above takes these; one arriving here goes the same way.
+                AgentCommand::RevokeApprovals(tools) => {
+                    session.revoker().revoke(tools);
+                }
             }
         }
     });
-    AgentHandle {
-        commands,
-        task,
-        approvals,
-    }
+    AgentHandle { commands, task }
 }

@@ -1,47 +1,61 @@
 //! Approval scopes: which tools the user approved for the rest of the task,
-//! shared between the core and the front end (which shows and can revoke
-//! them), and which tools and paths configuration never lets be approved
-//! that way.
+//! and which tools and paths configuration never lets be approved that way.
+//! The task's approvals are plain state owned by the session (no lock that
+//! could be poisoned and silently skip a revoke); a front end sees them only
+//! through `ScopesChanged` events and changes them only through commands,
+//! which reach the session over the `Revoker` channel even while a task runs.
 
 use crate::tools::ToolName;
 use globset::{Glob, GlobMatcher};
 use std::collections::BTreeSet;
-use std::sync::{Arc, Mutex};
+use tokio::sync::mpsc;
 
-/// Tools approved for the rest of the current task. Cloning shares the set.
-#[derive(Debug, Clone, Default)]
-pub struct TaskApprovals(Arc<Mutex<BTreeSet<&'static str>>>);
+/// Tools approved for the rest of the current task.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TaskApprovals(BTreeSet<ToolName>);
 
 impl TaskApprovals {
-    pub fn grant(&self, tool: ToolName) {
-        if let Ok(mut set) = self.0.lock() {
-            set.insert(tool.as_str());
-        }
+    /// Returns whether the set changed.
+    pub fn grant(&mut self, tool: ToolName) -> bool {
+        self.0.insert(tool)
     }
 
-    /// Take an approval back; the next call of that tool asks again.
-    pub fn revoke(&self, tool: &str) {
-        if let Ok(mut set) = self.0.lock() {
-            set.remove(tool);
-        }
+    /// Take approvals back; the next call of those tools asks again.
+    /// Returns whether the set changed.
+    pub fn revoke(&mut self, tools: &[ToolName]) -> bool {
+        let before = self.0.len();
+        self.0.retain(|t| !tools.contains(t));
+        self.0.len() != before
     }
 
     pub fn covers(&self, tool: ToolName) -> bool {
-        self.0.lock().is_ok_and(|set| set.contains(tool.as_str()))
+        self.0.contains(&tool)
     }
 
-    pub fn clear(&self) {
-        if let Ok(mut set) = self.0.lock() {
-            set.clear();
-        }
+    /// Returns whether the set changed.
+    pub fn clear(&mut self) -> bool {
+        let changed = !self.0.is_empty();
+        self.0.clear();
+        changed
     }
 
-    /// The approved tools, sorted.
-    pub fn list(&self) -> Vec<&'static str> {
-        self.0
-            .lock()
-            .map(|set| set.iter().copied().collect())
-            .unwrap_or_default()
+    /// The approved tools, sorted by name.
+    pub fn list(&self) -> Vec<ToolName> {
+        let mut tools: Vec<ToolName> = self.0.iter().copied().collect();
+        tools.sort_by_key(|t| t.as_str());
+        tools
+    }
+}
+
+/// The front end's way to take approvals back while a task runs: the session
+/// applies what was sent before it checks the next tool call.
+#[derive(Debug, Clone)]
+pub struct Revoker(pub(super) mpsc::UnboundedSender<Vec<ToolName>>);
+
+impl Revoker {
+    /// False when the session is gone.
+    pub fn revoke(&self, tools: Vec<ToolName>) -> bool {
+        self.0.send(tools).is_ok()
     }
 }
 
@@ -79,14 +93,18 @@ mod tests {
     use super::*;
 
     #[test]
-    fn grants_are_shared_and_revocable() {
-        let a = TaskApprovals::default();
-        let b = a.clone();
-        a.grant(ToolName::WriteFile);
-        assert!(b.covers(ToolName::WriteFile));
-        assert_eq!(b.list(), ["write_file"]);
-        b.revoke("write_file");
+    fn grants_are_revocable_and_report_changes() {
+        let mut a = TaskApprovals::default();
+        assert!(a.grant(ToolName::WriteFile));
+        assert!(a.grant(ToolName::ReplaceText));
+        assert!(!a.grant(ToolName::WriteFile), "already granted");
+        assert!(a.covers(ToolName::WriteFile));
+        assert_eq!(a.list(), [ToolName::ReplaceText, ToolName::WriteFile]);
+        assert!(a.revoke(&[ToolName::WriteFile]));
         assert!(!a.covers(ToolName::WriteFile));
+        assert!(!a.revoke(&[ToolName::WriteFile]), "nothing left to revoke");
+        assert!(a.clear());
+        assert!(!a.clear());
     }
 
     #[test]

@@ -2,23 +2,28 @@
 //! writes and test runs wait for approval; a final answer passes the completion
 //! gate only when tests have passed after the last change. The conversation
 //! lives here and persists across tasks; the gate and step counter are per task.
+//! Asking the model is in `request`, one tool call in `execute` and `approve`,
+//! the task's approvals in `task_scopes`.
 
 use super::changes::ChangeLog;
-use super::events::TestReceipt;
-use super::events::{AgentEvent, EventSender, FinishReason};
-use super::live::LiveCalls;
+use super::contract::TestReceipt;
+use super::contract::{AgentEvent, EventSender, FinishReason};
 use super::protocol::{self, Action};
 use super::retry::RetryPolicy;
 use super::rules::Rules;
-use super::scopes::{ScopePolicy, TaskApprovals};
-use crate::config::models::ModelInfo;
+use super::scopes::{Revoker, ScopePolicy, TaskApprovals};
 use crate::config::{Config, Protocol};
-use crate::llm::{ChatMessage, ChatModel, ChatRequest, ModelReply, StreamDelta, TokenUsage};
-use crate::tools::{Workspace, tool_schemas};
+use crate::llm::{ChatMessage, ChatModel, ModelReply, Role, TokenUsage};
+use crate::config::models::ModelInfo;
+use crate::tools::{ToolName, Workspace, tool_schemas};
 use serde_json::Value;
 use std::sync::Arc;
 use std::time::Duration;
+use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
+
+/// Why `/continue` of a conversation without a task does nothing.
+pub const NOTHING_TO_CONTINUE: &str = "nothing to continue: send a task first";
 
 /// Repair requests per step when a reply cannot be understood.
 pub const MAX_REPAIRS: u32 = 2;
@@ -85,8 +90,12 @@ pub struct Session {
     pub(super) usage_base: Option<(usize, u64)>,
     pub(super) session_usage: TokenUsage,
     pub(super) session_cost: f64,
-    /// Tools approved for the rest of the current task (shared with the front end).
+    /// Tools approved for the rest of the current task (owned here; front
+    /// ends learn of changes from `ScopesChanged` events).
     pub(super) approvals: TaskApprovals,
+    /// Revocations sent by a front end, applied before each tool call.
+    pub(super) revocations: mpsc::UnboundedReceiver<Vec<ToolName>>,
+    pub(super) revoker: Revoker,
     /// Every edit applied in this session, for `/diff`, `/undo` and receipts.
     pub(super) changes: ChangeLog,
     /// Tasks run so far (the current task's number while one runs).
@@ -116,6 +125,7 @@ impl Task<'_> {
 impl Session {
     pub fn new(settings: LoopSettings, model: Arc<dyn ChatModel>, workspace: Workspace) -> Self {
         let tools = (settings.protocol == Protocol::Tools).then(tool_schemas);
+        let (revoke_tx, revocations) = mpsc::unbounded_channel();
         let mut session = Session {
             settings,
             model,
@@ -127,6 +137,8 @@ impl Session {
             session_usage: TokenUsage::default(),
             session_cost: 0.0,
             approvals: TaskApprovals::default(),
+            revocations,
+            revoker: Revoker(revoke_tx),
             changes: ChangeLog::default(),
             tasks: 0,
         };
@@ -147,9 +159,14 @@ impl Session {
         &self.workspace
     }
 
-    /// The task-wide approvals, for a front end to show and revoke.
-    pub fn task_approvals(&self) -> TaskApprovals {
-        self.approvals.clone()
+    /// The project rule files a task would include now (e.g. `AGENTS.md`).
+    pub fn rule_files(&self) -> Vec<String> {
+        super::rules::load(self.workspace.root()).files
+    }
+
+    /// Whether the conversation has a task to continue.
+    pub fn has_user_turn(&self) -> bool {
+        self.history.iter().any(|m| m.role == Role::User)
     }
 
     pub fn model_label(&self) -> String {
@@ -167,12 +184,20 @@ impl Session {
     }
 
     /// Go on from where the last task stopped (after an error or interrupt),
-    /// without a new message from the user.
+    /// without a new message from the user. A conversation without a task is
+    /// not resumed: `ResumeRefused` is sent and nothing else happens.
     pub async fn resume(
         &mut self,
         events: &EventSender,
         cancel: CancellationToken,
     ) -> FinishReason {
+        if !self.has_user_turn() {
+            let message = NOTHING_TO_CONTINUE.to_string();
+            let _ = events.send(AgentEvent::ResumeRefused {
+                message: message.clone(),
+            });
+            return FinishReason::Error(message);
+        }
         self.run(None, events, cancel).await
     }
 
@@ -192,7 +217,7 @@ impl Session {
             last_tests: None,
         };
         self.tasks += 1;
-        self.approvals.clear();
+        self.end_scopes(events);
         let rules = self.refresh_rules();
         t.emit(AgentEvent::TaskStarted {
             task: task.unwrap_or("(continue)").to_string(),
@@ -203,7 +228,7 @@ impl Session {
             self.history.push(ChatMessage::user(task));
         }
         let reason = self.drive(&mut t).await;
-        self.approvals.clear();
+        self.end_scopes(events);
         match &reason {
             FinishReason::BudgetExhausted => {
                 let text = format!(
@@ -304,7 +329,7 @@ impl Session {
                             &mut self.history,
                             &call_id,
                             &name,
-                            &output.to_model_text(),
+                            &output,
                         );
                     }
                 }
@@ -325,108 +350,6 @@ impl Session {
         for id in protocol::unanswered_call_ids(&reply.tool_calls, answered) {
             self.history
                 .push(ChatMessage::tool_result(id, body.clone()));
-        }
-    }
-
-    /// Ask the model until its reply parses (with at most `MAX_REPAIRS` repair requests).
-    async fn next_reply(
-        &mut self,
-        t: &mut Task<'_>,
-    ) -> Result<(ModelReply, Vec<Action>), FinishReason> {
-        let protocol_kind = self.settings.protocol;
-        let streams_text = protocol_kind == Protocol::Tools;
-        let mut attempt = 0;
-        loop {
-            let reply = self.request_with_retries(t).await?;
-            if streams_text && !reply.content.trim().is_empty() {
-                t.emit(AgentEvent::AssistantMessage {
-                    text: reply.content.clone(),
-                });
-            }
-            protocol::record_reply(protocol_kind, &mut self.history, &reply);
-            if let Some(usage) = reply.usage {
-                self.record_usage(t, usage);
-            }
-            match protocol::parse_reply(protocol_kind, &reply, &mut self.json_ids) {
-                Ok(actions) => return Ok((reply, actions)),
-                Err(problem) => {
-                    attempt += 1;
-                    if attempt > MAX_REPAIRS {
-                        let message = format!(
-                            "the model's reply could not be understood after {MAX_REPAIRS} repair requests: {problem}"
-                        );
-                        t.emit(AgentEvent::Error {
-                            message: message.clone(),
-                        });
-                        return Err(FinishReason::Error(message));
-                    }
-                    t.emit(AgentEvent::ProtocolRepair {
-                        attempt,
-                        error: problem.clone(),
-                    });
-                    protocol::record_feedback(&mut self.history, &problem);
-                }
-            }
-        }
-    }
-
-    /// One model request; transient failures are retried with backoff (the
-    /// partial text of a failed attempt is discarded, never executed).
-    async fn request_with_retries(&self, t: &Task<'_>) -> Result<ModelReply, FinishReason> {
-        let policy = self.settings.retry;
-        let streams_text = self.settings.protocol == Protocol::Tools;
-        let mut retries = 0;
-        loop {
-            t.emit(AgentEvent::ModelRequest { steps_done: t.step });
-            let events = t.events;
-            let mut live = LiveCalls::new(events, &self.workspace);
-            let mut on_delta = |delta: StreamDelta<'_>| match delta {
-                StreamDelta::Text(text) if streams_text => {
-                    let _ = events.send(AgentEvent::AssistantDelta {
-                        text: text.to_string(),
-                    });
-                }
-                StreamDelta::ToolArguments {
-                    index,
-                    name,
-                    fragment,
-                } => live.on_fragment(index, name, fragment),
-                StreamDelta::Text(_) => {}
-            };
-            let request = ChatRequest {
-                messages: &self.history,
-                tools: self.tools.as_ref(),
-            };
-            let result = tokio::select! {
-                r = self.model.complete(request, &mut on_delta) => r,
-                _ = t.cancel.cancelled() => return Err(FinishReason::Cancelled),
-            };
-            let error = match result {
-                Ok(reply) => return Ok(reply),
-                Err(e) => e,
-            };
-            if !error.is_retryable() || retries >= policy.max_retries {
-                let mut message = error.to_string();
-                if retries > 0 {
-                    message.push_str(&format!(" (gave up after {retries} retries)"));
-                }
-                t.emit(AgentEvent::Error {
-                    message: message.clone(),
-                });
-                return Err(FinishReason::Error(message));
-            }
-            retries += 1;
-            let delay = policy.delay(retries, error.retry_after());
-            t.emit(AgentEvent::Retrying {
-                retry: retries,
-                max_retries: policy.max_retries,
-                delay_ms: u64::try_from(delay.as_millis()).unwrap_or(u64::MAX),
-                error: error.to_string(),
-            });
-            tokio::select! {
-                _ = tokio::time::sleep(delay) => {}
-                _ = t.cancel.cancelled() => return Err(FinishReason::Cancelled),
-            }
         }
     }
 }

@@ -64,6 +64,27 @@ impl HttpModel {
         body
     }
 
+    /// An error status: the server's message and its `Retry-After`, if any.
+    async fn http_error(&self, response: reqwest::Response) -> LlmError {
+        let status = response.status().as_u16();
+        let retry_after = response
+            .headers()
+            .get(reqwest::header::RETRY_AFTER)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.trim().parse::<u64>().ok())
+            .map(|secs| Duration::from_secs(secs).min(MAX_RETRY_AFTER));
+        let body = tokio::time::timeout(self.idle_timeout, response.text())
+            .await
+            .ok()
+            .and_then(Result::ok)
+            .unwrap_or_default();
+        LlmError::Http {
+            status,
+            message: server_error_message(status, &body),
+            retry_after,
+        }
+    }
+
     async fn run(
         &self,
         request: ChatRequest<'_>,
@@ -82,22 +103,7 @@ impl HttpModel {
             })?;
         let status = response.status();
         if !status.is_success() {
-            let retry_after = response
-                .headers()
-                .get(reqwest::header::RETRY_AFTER)
-                .and_then(|v| v.to_str().ok())
-                .and_then(|v| v.trim().parse::<u64>().ok())
-                .map(|secs| Duration::from_secs(secs).min(MAX_RETRY_AFTER));
-            let body = tokio::time::timeout(self.idle_timeout, response.text())
-                .await
-                .ok()
-                .and_then(Result::ok)
-                .unwrap_or_default();
-            return Err(LlmError::Http {
-                status: status.as_u16(),
-                message: server_error_message(status.as_u16(), &body),
-                retry_after,
-            });
+            return Err(self.http_error(response).await);
         }
         let is_sse = response
             .headers()

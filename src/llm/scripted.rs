@@ -4,17 +4,12 @@
 //! step, the script's `on_decline` turns take over. Everything else (tools,
 //! approvals, diffs, the gate) is the real core.
 
-use super::{
-    ChatModel, ChatRequest, LlmError, ModelReply, Role, StreamDelta, StreamSink, ToolCallMsg,
-};
+use super::{ChatModel, ChatRequest, LlmError, ModelReply, StreamDelta, StreamSink, ToolCallMsg};
 use futures_util::future::BoxFuture;
 use serde::Deserialize;
 use serde_json::Value;
 use std::sync::Mutex;
 use std::time::Duration;
-
-/// Text every decline result starts with (written by the agent loop).
-pub const DECLINED_MARKER: &str = "The user declined";
 
 /// One scripted model reply.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
@@ -210,13 +205,9 @@ impl ChatModel for ScriptedModel {
     }
 }
 
-/// The last message is a tool result saying the user declined.
+/// The last message answers a tool call the user declined (the core flags it).
 fn last_step_was_declined(request: &ChatRequest<'_>) -> bool {
-    request.messages.last().is_some_and(|m| {
-        let content = m.content.as_deref().unwrap_or("");
-        (m.role == Role::Tool || content.starts_with("Tool result for"))
-            && content.contains(DECLINED_MARKER)
-    })
+    request.messages.last().is_some_and(|m| m.declined)
 }
 
 /// Split arguments into pieces of about 48 bytes (on character boundaries).
@@ -320,11 +311,16 @@ mod tests {
     async fn a_decline_switches_to_the_on_decline_turns() {
         let model = script(TWO_TURNS);
         let _ = ask(&model, &[ChatMessage::user("go")]).await;
-        let declined = ChatMessage::tool_result(
+        // The text alone does not count: only the core's flag does.
+        let failed = ChatMessage::tool_result(
             "script_1",
             r#"{"success":false,"error":"The user declined this list_files call."}"#,
         );
-        let (reply, _) = ask(&model, &[declined]).await;
+        let (reply, _) = ask(&model, std::slice::from_ref(&failed)).await;
+        assert_eq!(reply.unwrap().content, "Done.");
+        let model = script(TWO_TURNS);
+        let _ = ask(&model, &[ChatMessage::user("go")]).await;
+        let (reply, _) = ask(&model, &[failed.declined(true)]).await;
         assert_eq!(reply.unwrap().content, "You declined, so I stopped.");
     }
 

@@ -54,6 +54,10 @@ pub struct ChatMessage {
     pub tool_calls: Vec<ToolCallMsg>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tool_call_id: Option<String>,
+    /// This message answers a tool call the user declined. Never sent to the
+    /// server; a scripted model reads it instead of the text.
+    #[serde(skip)]
+    pub declined: bool,
 }
 
 impl ChatMessage {
@@ -63,6 +67,7 @@ impl ChatMessage {
             content: Some(content.into()),
             tool_calls: Vec::new(),
             tool_call_id: None,
+            declined: false,
         }
     }
 
@@ -85,6 +90,7 @@ impl ChatMessage {
             content: (!content.is_empty()).then(|| content.to_string()),
             tool_calls,
             tool_call_id: None,
+            declined: false,
         }
     }
 
@@ -95,6 +101,13 @@ impl ChatMessage {
             content: Some(content.into()),
             tool_calls: Vec::new(),
             tool_call_id: Some(call_id.into()),
+            declined: false,
         }
+    }
+
+    /// Mark this message as the answer to a declined call.
+    pub fn declined(mut self, declined: bool) -> Self {
+        self.declined = declined;
+        self
     }
 }

@@ -7,31 +7,13 @@
 //! or absence of the final newline. No edit may touch a redacted value.
 
 use super::ToolOutput;
-use super::files::{MAX_FILE_BYTES, check_text_file, read_text};
 use super::redact::{MARKER, redact};
+use super::text::{MAX_FILE_BYTES, check_text_file, read_text, to_crlf};
+pub use super::text::{is_crlf, to_lf};
 use super::workspace::{PathError, RelPath, Workspace};
 use crate::diff::FileDiff;
 use serde_json::json;
 use std::borrow::Cow;
-
-/// Whether every line break of `text` is `\r\n` (and there is at least one).
-pub fn is_crlf(text: &str) -> bool {
-    let crlf = text.matches("\r\n").count();
-    crlf > 0 && crlf == text.matches('\n').count()
-}
-
-/// `\r\n` line breaks turned into `\n`.
-pub fn to_lf(text: &str) -> Cow<'_, str> {
-    if text.contains("\r\n") {
-        Cow::Owned(text.replace("\r\n", "\n"))
-    } else {
-        Cow::Borrowed(text)
-    }
-}
-
-fn to_crlf(lf_text: &str) -> String {
-    lf_text.replace('\n', "\r\n")
-}
 
 /// An edit computed but not yet written.
 #[derive(Debug, Clone, PartialEq, Eq)]

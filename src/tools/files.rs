@@ -3,15 +3,14 @@
 //! credentials); the edits live in [`super::edit`] and are re-exported here.
 
 use super::ToolOutput;
-use super::edit::{is_crlf, to_lf};
 use super::redact::{MARKER, redact};
-use super::workspace::{PRIVATE_DIR, PathError, RelPath, Workspace};
+use super::text::{is_crlf, read_text, to_lf};
+use super::workspace::{PRIVATE_DIR, PathError, Workspace};
 use serde_json::json;
 
 pub use super::edit::{PreparedEdit, apply_edit, prepare_replace, prepare_write};
+pub use super::text::{ALLOWED_SUFFIXES, MAX_FILE_BYTES, check_text_file};
 
-/// Largest file `read_file` returns and `write_file` writes.
-pub const MAX_FILE_BYTES: u64 = 100_000;
 /// Most entries `list_files` returns.
 pub const MAX_LIST_ENTRIES: usize = 200;
 /// Folders never listed nor walked into.
@@ -25,30 +24,6 @@ pub const SKIPPED_DIRS: [&str; 8] = [
     "node_modules",
     "target",
 ];
-/// File suffixes the model may read and write.
-pub const ALLOWED_SUFFIXES: [&str; 11] = [
-    ".py", ".json", ".toml", ".yaml", ".yml", ".md", ".txt", ".html", ".css", ".js", ".ts",
-];
-
-/// Suffix allowlist, and never `.env` files whatever their suffix.
-pub fn check_text_file(rel: &RelPath) -> Result<(), PathError> {
-    let name = rel.file_name().unwrap_or("");
-    if name.starts_with(".env") {
-        return Err(PathError(format!(
-            "{} may hold secrets; .env files are never readable or writable",
-            rel.display()
-        )));
-    }
-    let lower = name.to_ascii_lowercase();
-    if !ALLOWED_SUFFIXES.iter().any(|s| lower.ends_with(s)) {
-        return Err(PathError(format!(
-            "{} is not an allowed text file; allowed suffixes: {}",
-            rel.display(),
-            ALLOWED_SUFFIXES.join(" ")
-        )));
-    }
-    Ok(())
-}
 
 pub fn list_files(ws: &Workspace, path: &str) -> ToolOutput {
     match list(ws, path) {
@@ -150,17 +125,4 @@ pub fn read_file(ws: &Workspace, path: &str) -> ToolOutput {
         Ok::<_, PathError>(ToolOutput::ok(summary, payload))
     })();
     result.unwrap_or_else(|e| ToolOutput::error(e.0))
-}
-
-/// Current UTF-8 content, `None` when the file does not exist.
-pub(super) fn read_text(ws: &Workspace, rel: &RelPath) -> Result<Option<String>, PathError> {
-    let Some(bytes) = ws.read_bytes(rel, MAX_FILE_BYTES)? else {
-        return Ok(None);
-    };
-    String::from_utf8(bytes).map(Some).map_err(|_| {
-        PathError(format!(
-            "{} is not UTF-8 text; only text files can be read or edited",
-            rel.display()
-        ))
-    })
 }

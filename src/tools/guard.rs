@@ -4,7 +4,7 @@
 //! (in their editor, or by a test run) is never overwritten unseen. A file the
 //! model never read may be created, but not overwritten.
 
-use super::workspace::{PathError, RelPath};
+use super::path::{PathError, RelPath};
 use sha2::{Digest, Sha256};
 use std::collections::HashMap;
 use std::sync::{Mutex, PoisonError};

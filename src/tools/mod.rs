@@ -9,8 +9,11 @@ pub mod guard;
 mod output;
 pub mod patch;
 pub mod patch_apply;
+mod path;
 pub mod redact;
+pub mod test_run;
 pub mod test_runner;
+mod text;
 pub mod workspace;
 
 pub use output::ToolOutput;
@@ -20,7 +23,7 @@ pub use test_runner::TestRunner;
 pub use workspace::{PathError, RelPath, Workspace};
 
 /// Tool names as the model sees them.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ToolName {
     ListFiles,

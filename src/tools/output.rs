@@ -1,5 +1,6 @@
 //! The uniform result of a tool call: the `{success, ...}` JSON object sent
-//! back to the model, and a one-line summary for displays.
+//! back to the model, a one-line summary for displays, and whether the user
+//! declined the call (typed, so nothing has to recognise a decline by its text).
 
 use serde::Serialize;
 use serde_json::{Value, json};
@@ -12,6 +13,10 @@ pub struct ToolOutput {
     pub summary: String,
     /// `{"success": true, ...payload}` or `{"success": false, "error": ...}`.
     pub body: Value,
+    /// The user declined the call (not sent to the model as a field: the
+    /// error text says so; this flag is for code that must know).
+    #[serde(skip)]
+    pub declined: bool,
 }
 
 impl ToolOutput {
@@ -24,6 +29,7 @@ impl ToolOutput {
             success: true,
             summary: summary.into(),
             body,
+            declined: false,
         }
     }
 
@@ -33,6 +39,15 @@ impl ToolOutput {
             success: false,
             summary: first_line(&message),
             body: json!({"success": false, "error": message}),
+            declined: false,
+        }
+    }
+
+    /// A call the user declined: an error for the model, flagged as a decline.
+    pub fn declined(message: impl Into<String>) -> Self {
+        ToolOutput {
+            declined: true,
+            ..Self::error(message)
         }
     }
 
@@ -71,5 +86,12 @@ mod tests {
         let err = ToolOutput::error("nope\nmore");
         assert_eq!(err.body, json!({"success": false, "error": "nope\nmore"}));
         assert_eq!(err.summary, "nope");
+        assert!(!err.declined);
+        let declined = ToolOutput::declined("The user declined this write_file call.");
+        assert!(declined.declined && !declined.success);
+        assert_eq!(
+            declined.body["error"],
+            "The user declined this write_file call."
+        );
     }
 }

@@ -73,42 +73,14 @@ pub fn parse(text: &str) -> Result<Vec<FilePatch>, String> {
                 )
             })?;
             i += 1;
-            let mut hunk = PatchHunk {
-                header: header.to_string(),
+            let hunk = hunk_body(
+                &lines,
+                &mut i,
+                header,
+                file.path(),
                 old_start,
-                old_lines: Vec::new(),
-                new_lines: Vec::new(),
-            };
-            while hunk.old_lines.len() < old_count || hunk.new_lines.len() < new_count {
-                let Some(line) = lines.get(i) else {
-                    return Err(format!(
-                        "{}: hunk {header} ends early (the patch is cut)",
-                        file.path()
-                    ));
-                };
-                match line.chars().next() {
-                    Some(' ') | None => {
-                        let text = line.get(1..).unwrap_or("").to_string();
-                        hunk.old_lines.push(text.clone());
-                        hunk.new_lines.push(text);
-                    }
-                    Some('-') => hunk.old_lines.push(line[1..].to_string()),
-                    Some('+') => hunk.new_lines.push(line[1..].to_string()),
-                    Some('\\') => {}
-                    Some(_) => {
-                        return Err(format!(
-                            "{}: line {} of hunk {header} starts with neither ' ', '-' nor '+': {line:?}",
-                            file.path(),
-                            i + 1
-                        ));
-                    }
-                }
-                i += 1;
-            }
-            // "\ No newline at end of file" after the last line.
-            while lines.get(i).is_some_and(|l| l.starts_with('\\')) {
-                i += 1;
-            }
+                (old_count, new_count),
+            )?;
             file.hunks.push(hunk);
         }
         if file.hunks.is_empty() {
@@ -125,6 +97,55 @@ pub fn parse(text: &str) -> Result<Vec<FilePatch>, String> {
         );
     }
     Ok(files)
+}
+
+/// The lines of one hunk from `lines[*i]` on, until both sides have their
+/// counts; `*i` is left after them (and after any `\ No newline` marker).
+fn hunk_body(
+    lines: &[&str],
+    i: &mut usize,
+    header: &str,
+    path: &str,
+    old_start: usize,
+    (old_count, new_count): (usize, usize),
+) -> Result<PatchHunk, String> {
+    let mut hunk = PatchHunk {
+        header: header.to_string(),
+        old_start,
+        old_lines: Vec::new(),
+        new_lines: Vec::new(),
+    };
+    while hunk.old_lines.len() < old_count || hunk.new_lines.len() < new_count {
+        let Some(line) = lines.get(*i) else {
+            return Err(format!(
+                "{}: hunk {header} ends early (the patch is cut)",
+                path
+            ));
+        };
+        match line.chars().next() {
+            Some(' ') | None => {
+                let text = line.get(1..).unwrap_or("").to_string();
+                hunk.old_lines.push(text.clone());
+                hunk.new_lines.push(text);
+            }
+            Some('-') => hunk.old_lines.push(line[1..].to_string()),
+            Some('+') => hunk.new_lines.push(line[1..].to_string()),
+            Some('\\') => {}
+            Some(_) => {
+                return Err(format!(
+                    "{}: line {} of hunk {header} starts with neither ' ', '-' nor '+': {line:?}",
+                    path,
+                    *i + 1
+                ));
+            }
+        }
+        *i += 1;
+    }
+    // "\ No newline at end of file" after the last line.
+    while lines.get(*i).is_some_and(|l| l.starts_with('\\')) {
+        *i += 1;
+    }
+    Ok(hunk)
 }
 
 fn patch_path(raw: &str) -> Option<String> {

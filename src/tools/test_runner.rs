@@ -1,9 +1,12 @@
 //! `run_tests`: a fixed allowlist of test commands run as argument arrays (never
 //! a shell) in the workspace root, in their own process group, with a timeout,
 //! a scrubbed environment, bounded output capture and prompt cancellation.
+//! A run ends as a typed `TestRun` (exit code, passed, timed out, summary);
+//! the JSON the model reads is built from it, never parsed back.
 
 use super::ToolOutput;
-use serde_json::json;
+pub use super::test_run::TestRun;
+use super::test_run::exit_text;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -150,13 +153,27 @@ enum Ending {
     Cancelled,
 }
 
-/// Run the tests. Cancellation kills the whole process group at once.
+/// Run the tests and return the tool result (see [`run`] for the typed run).
 pub async fn run_tests(
     root: &Path,
     runner: TestRunner,
     timeout: Duration,
     cancel: &CancellationToken,
 ) -> ToolOutput {
+    match run(root, runner, timeout, cancel).await {
+        Ok(run) => run.to_output(),
+        Err(problem) => ToolOutput::error(problem),
+    }
+}
+
+/// Run the tests. Cancellation kills the whole process group at once. `Err`:
+/// the tests could not start or were interrupted (a message for the model).
+pub async fn run(
+    root: &Path,
+    runner: TestRunner,
+    timeout: Duration,
+    cancel: &CancellationToken,
+) -> Result<TestRun, String> {
     let python = resolve_python();
     let argv = runner.argv(&python);
     let shown = argv.join(" ");
@@ -175,7 +192,7 @@ pub async fn run_tests(
     let mut child = match command.spawn() {
         Ok(c) => c,
         Err(e) => {
-            return ToolOutput::error(format!(
+            return Err(format!(
                 "could not start `{shown}`: {e}; set STEPWISE_PYTHON to the Python interpreter to use"
             ));
         }
@@ -210,35 +227,26 @@ pub async fn run_tests(
     }
     let output = tail.lock().map(|t| t.text()).unwrap_or_default();
 
-    match ending {
-        Ending::Cancelled => ToolOutput::error(format!("`{shown}` was interrupted by the user")),
-        Ending::TimedOut => ToolOutput::failed(
-            format!("timed out after {}s", timeout.as_secs()),
-            format!(
-                "the tests did not finish within {}s and were killed; look for a hanging or very slow test",
-                timeout.as_secs()
-            ),
-            json!({"command": shown, "returncode": null, "timed_out": true, "output": output}),
-        ),
-        Ending::Exited(code) => {
-            let summary = summarize(runner, &output)
-                .unwrap_or_else(|| format!("exit {}", code.map_or("?".into(), |c| c.to_string())));
-            let payload =
-                json!({"command": shown, "returncode": code, "timed_out": false, "output": output});
-            if code == Some(0) {
-                ToolOutput::ok(summary, payload)
-            } else {
-                ToolOutput::failed(
-                    format!(
-                        "{summary} (exit {})",
-                        code.map_or("?".into(), |c| c.to_string())
-                    ),
-                    "the tests failed; read the output, fix the cause, and run the tests again",
-                    payload,
-                )
-            }
-        }
-    }
+    let timeout_secs = timeout.as_secs();
+    let (exit_code, timed_out) = match ending {
+        Ending::Cancelled => return Err(format!("`{shown}` was interrupted by the user")),
+        Ending::TimedOut => (None, true),
+        Ending::Exited(code) => (code, false),
+    };
+    let summary = if timed_out {
+        format!("timed out after {timeout_secs}s")
+    } else {
+        summarize(runner, &output).unwrap_or_else(|| format!("exit {}", exit_text(exit_code)))
+    };
+    Ok(TestRun {
+        command: shown,
+        exit_code,
+        passed: !timed_out && exit_code == Some(0),
+        timed_out,
+        summary,
+        output,
+        timeout_secs,
+    })
 }
 
 /// The runner's own summary line, e.g. `4 passed` or `Ran 4 tests: OK`.

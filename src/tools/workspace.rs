@@ -7,6 +7,7 @@
 //! The workspace also holds the stale-write [`EditGuard`].
 
 use super::guard::EditGuard;
+pub use super::path::{PathError, RelPath};
 use cap_std::ambient_authority;
 use cap_std::fs::{Dir, Permissions};
 use std::io::{self, Read, Write};
@@ -15,43 +16,6 @@ use std::path::{Component, Path, PathBuf};
 
 /// stepwise's own folder in the workspace (lock file, session logs).
 pub const PRIVATE_DIR: &str = ".stepwise";
-
-/// A path inside the workspace, normalized (no `.`/`..`, no leading `/`).
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct RelPath(PathBuf);
-
-impl RelPath {
-    /// The empty path stands for the workspace root.
-    pub fn is_root(&self) -> bool {
-        self.0.as_os_str().is_empty()
-    }
-
-    pub fn as_path(&self) -> &Path {
-        if self.is_root() {
-            Path::new(".")
-        } else {
-            &self.0
-        }
-    }
-
-    /// The display form sent to the model: `/`-separated, `.` for the root.
-    pub fn display(&self) -> String {
-        if self.is_root() {
-            ".".into()
-        } else {
-            self.0.to_string_lossy().into_owned()
-        }
-    }
-
-    pub fn file_name(&self) -> Option<&str> {
-        self.0.file_name().and_then(|n| n.to_str())
-    }
-}
-
-/// Why a path or file operation was refused. The text is written for the model.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{0}")]
-pub struct PathError(pub String);
 
 /// The workspace folder, opened once as a capability.
 pub struct Workspace {

@@ -2,12 +2,13 @@
 //! tool-call rows, the approval queue, the live previews, the overlays and
 //! the header's counters.
 
-use super::app::{App, Overlay, TaskState, format_elapsed};
+use super::app::{App, Overlay, TaskState};
 use super::conversation::Kind;
 use super::session_diff::SessionDiffView;
 use super::tool_calls::{CallRow, RowStatus};
 use crate::agent::{AgentEvent, FinishReason};
 use crate::llm::TokenUsage;
+use crate::present;
 
 impl App {
     /// One event from the core.
@@ -18,22 +19,28 @@ impl App {
                 index,
                 tool,
                 fragment,
-            } => self.live.fragment(index, &tool, &fragment),
+            } => self.live.fragment(index, tool.as_str(), &fragment),
             AgentEvent::LiveEditBase {
                 index,
                 tool,
                 path,
                 old,
-            } => self.live.base(index, &tool, path, old),
+            } => self.live.base(index, tool.as_str(), path, old),
             AgentEvent::SessionDiff { files, git } => {
                 self.overlay = Some(Overlay::SessionDiff(SessionDiffView::new(files, git)));
             }
             AgentEvent::UndoFinished { reverted, error } => self.undo_finished(reverted, error),
+            // The header names the rule files from the start (each task reads them again).
+            AgentEvent::SessionReady { rules } => self.rules = rules,
+            // The header shows exactly what the core auto-approves.
+            AgentEvent::ScopesChanged { approved } => {
+                self.sync_scopes(approved.iter().map(|t| t.as_str()).collect())
+            }
+            AgentEvent::ResumeRefused { message } => self.resume_refused(message),
             AgentEvent::TaskStarted {
                 max_steps, rules, ..
             } => {
-                if !rules.is_empty() {
-                    let text = format!("Following the project rules in {}", rules.join(", "));
+                if let Some(text) = present::rules_line(&rules) {
                     self.conversation.push_entry(Kind::Notice, &text);
                 }
                 self.rules = rules;
@@ -73,16 +80,8 @@ impl App {
             } => {
                 self.conversation.discard_reply();
                 self.live.clear();
-                let secs = delay_ms as f64 / 1000.0;
-                let why = if retry > 1 {
-                    "still failing".to_string()
-                } else {
-                    error
-                };
-                self.conversation.push_entry(
-                    Kind::Notice,
-                    &format!("{why} — retrying ({retry}/{max_retries}) in {secs:.1}s"),
-                );
+                let text = present::retry_line(retry, max_retries, delay_ms, &error);
+                self.conversation.push_entry(Kind::Notice, &text);
             }
             AgentEvent::Cost {
                 task_usd,
@@ -98,9 +97,8 @@ impl App {
                 elided,
                 summarized,
             } => {
-                let text = format!(
-                    "Context compacted to fit the model: {before_tokens} → {after_tokens} tokens ({elided} old tool results shortened, {summarized} turns summarized)"
-                );
+                let text =
+                    present::compaction_line(before_tokens, after_tokens, elided, summarized);
                 self.conversation.push_entry(Kind::Notice, &text);
             }
             AgentEvent::StepStarted { step, max_steps } => {
@@ -122,7 +120,7 @@ impl App {
                 self.calls.rows.push(CallRow {
                     step,
                     call_id,
-                    tool,
+                    tool: tool.to_string(),
                     target,
                     arguments,
                     diff,
@@ -178,12 +176,9 @@ impl App {
                 }
                 self.set_state(TaskState::Thinking);
             }
-            AgentEvent::ProtocolRepair { attempt, error } => self.conversation.push_entry(
-                Kind::Notice,
-                &format!(
-                    "The model's reply was not understood (repair request {attempt}): {error}"
-                ),
-            ),
+            AgentEvent::ProtocolRepair { attempt, error } => self
+                .conversation
+                .push_entry(Kind::Notice, &present::repair_line(attempt, &error)),
             AgentEvent::GateRefused { reason, .. } => {
                 self.conversation.push_entry(Kind::Gate, &reason)
             }
@@ -214,6 +209,15 @@ impl App {
         }
     }
 
+    /// The core found nothing to continue: back to idle, nothing ran.
+    fn resume_refused(&mut self, message: String) {
+        self.cancel = None;
+        self.task_started = None;
+        self.state = TaskState::Idle;
+        self.conversation.push_entry(Kind::Error, &message);
+        self.flash = Some(message);
+    }
+
     fn finish(&mut self, reason: FinishReason, steps: u32) {
         self.conversation.close_reply();
         self.live.clear();
@@ -222,34 +226,14 @@ impl App {
         self.auto_approved.clear();
         let elapsed = self.elapsed();
         self.last_elapsed = Some(elapsed);
-        let secs = format_elapsed(elapsed);
-        let plural = if steps == 1 { "" } else { "s" };
-        let (state, text) = match &reason {
-            FinishReason::Answered => (
-                TaskState::Done,
-                format!("Done in {steps} step{plural} · {secs}"),
-            ),
-            FinishReason::BudgetExhausted => (
-                TaskState::Failed,
-                format!("Stopped: the step budget ran out after {steps} step{plural} · {secs}"),
-            ),
-            FinishReason::CostLimit => (
-                TaskState::Failed,
-                format!(
-                    "Stopped: the cost limit (--max-cost) was reached after {steps} step{plural} · {secs}"
-                ),
-            ),
-            FinishReason::Cancelled => (
-                TaskState::Interrupted,
-                format!(
-                    "Interrupted after {steps} step{plural} · {secs}. The conversation is kept."
-                ),
-            ),
-            FinishReason::Error(_) => (
-                TaskState::Failed,
-                format!("Stopped by an error after {steps} step{plural} · {secs}"),
-            ),
+        let state = match &reason {
+            FinishReason::Answered => TaskState::Done,
+            FinishReason::Cancelled => TaskState::Interrupted,
+            FinishReason::BudgetExhausted | FinishReason::CostLimit | FinishReason::Error(_) => {
+                TaskState::Failed
+            }
         };
+        let text = present::finish_line(&reason, steps, elapsed);
         tracing::info!(?reason, steps, "task finished");
         self.state = state;
         self.conversation.push_entry(Kind::Notice, &text);

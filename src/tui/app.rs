@@ -293,10 +293,5 @@ impl App {
 
 /// `m:ss` (or `h:mm:ss`).
 pub fn format_elapsed(d: Duration) -> String {
-    let s = d.as_secs();
-    if s >= 3600 {
-        format!("{}:{:02}:{:02}", s / 3600, s / 60 % 60, s % 60)
-    } else {
-        format!("{}:{:02}", s / 60, s % 60)
-    }
+    crate::present::elapsed_text(d)
 }

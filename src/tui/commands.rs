@@ -132,10 +132,7 @@ impl App {
         if self.refuse_if_misconfigured() {
             return;
         }
-        if self.input.history().is_empty() {
-            self.flash = Some("Nothing to continue yet: type a task.".into());
-            return;
-        }
+        // Whether there is anything to continue is the core's call (`ResumeRefused`).
         self.conversation
             .push_entry(Kind::Notice, "Continuing where the last task stopped.");
         tracing::info!("resume requested");

@@ -50,6 +50,7 @@ pub use view::draw;
 use crate::agent::{AgentCommand, AgentEvent, AgentHandle, spawn_agent};
 use crate::config::{Config, ConfigError};
 use crate::setup;
+use crate::tools::ToolName;
 use crossterm::event::{Event, EventStream, MouseEventKind};
 use futures_util::StreamExt;
 use ratatui::Terminal;
@@ -101,8 +102,6 @@ pub fn run(runtime: &tokio::runtime::Runtime, config: Config) -> i32 {
         audit,
     } = prepared;
     let mut app = App::new(model_label, display_path(&workspace));
-    // The header names the rules file from the start (each task reads it again).
-    app.rules = crate::agent::rules::load(&workspace).files;
     if let Some(notice) = &notice {
         app.notice(notice);
     }
@@ -160,11 +159,7 @@ mod debug_hooks {
                 panic!("debug hook: the agent task panicked on purpose");
             }
         });
-        AgentHandle {
-            commands,
-            task,
-            approvals: real.approvals,
-        }
+        AgentHandle { commands, task }
     }
 }
 
@@ -290,10 +285,6 @@ async fn event_loop(
                             Err(_) => break,
                         }
                     }
-                    // The header shows exactly what the core auto-approves.
-                    if let Some(a) = agent.as_deref() {
-                        app.sync_scopes(a.approvals.list());
-                    }
                     frames.request();
                 }
                 None => inbox_open = false,
@@ -335,10 +326,9 @@ async fn event_loop(
                     send(app, agent.as_deref(), AgentCommand::Undo { all, cancel })
                 }
                 Effect::RevokeApprovals(tools) => {
+                    let tools = tools.into_iter().filter_map(ToolName::parse).collect();
                     if let Some(a) = &agent {
-                        for tool in tools {
-                            a.approvals.revoke(tool);
-                        }
+                        let _ = a.commands.send(AgentCommand::RevokeApprovals(tools));
                     }
                 }
                 Effect::EditProposal {

@@ -6,50 +6,22 @@
 use super::conversation::Kind;
 use super::text::wrap;
 use crate::agent::Receipt;
+use crate::present::{self, Tone};
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 
-/// The receipt as conversation lines.
+/// The receipt as conversation lines (the wording is `present`'s).
 pub fn lines(receipt: &Receipt) -> Vec<(Kind, String)> {
-    let mut out = vec![(
-        Kind::Receipt,
-        "Receipt — computed by stepwise, not the model".to_string(),
-    )];
-    match &receipt.tests {
-        Some(t) => {
-            let code = t
-                .exit_code
-                .map_or("no exit code".to_string(), |c| format!("exit {c}"));
-            let summary = if t.summary.is_empty() {
-                String::new()
-            } else {
-                format!(" · {}", t.summary)
+    present::receipt_lines(receipt)
+        .into_iter()
+        .map(|line| {
+            let kind = match line.tone {
+                Tone::Problem => Kind::ReceiptBad,
+                Tone::Heading | Tone::Normal => Kind::Receipt,
             };
-            let kind = if t.exit_code == Some(0) {
-                Kind::Receipt
-            } else {
-                Kind::ReceiptBad
-            };
-            out.push((kind, format!("tests  {} → {code}{summary}", t.command)));
-        }
-        None => out.push((Kind::Receipt, "tests  not run in this task".to_string())),
-    }
-    let files = if receipt.files.is_empty() {
-        "no file changed in this task".to_string()
-    } else {
-        receipt
-            .files
-            .iter()
-            .map(|f| {
-                let new = if f.created { " (new)" } else { "" };
-                format!("{} +{} \u{2212}{}{new}", f.path, f.added, f.removed)
-            })
-            .collect::<Vec<_>>()
-            .join(" · ")
-    };
-    out.push((Kind::Receipt, format!("files  {files}")));
-    out.push((Kind::Receipt, format!("diff   #{}", receipt.diff_hash)));
-    out
+            (kind, line.text)
+        })
+        .collect()
 }
 
 /// The rows of one receipt line (sanitized `text`) at `width`: a colored bar,

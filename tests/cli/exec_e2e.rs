@@ -114,7 +114,7 @@ async fn seed_scenario(runner: &str) {
     );
     assert!(text.contains("+def divide(a, b):"), "diff shown:\n{text}");
     assert!(
-        text.contains("Receipt: `") && text.contains("exit 0"),
+        text.contains("Receipt — computed by stepwise") && text.contains("→ exit 0"),
         "{text}"
     );
     assert!(

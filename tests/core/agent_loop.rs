@@ -288,8 +288,13 @@ async fn malformed_calls_become_error_results_not_crashes() {
     .await;
     let ws = copy_workspace();
     let mut s = session(&model, ws.path(), 20, Protocol::Tools);
-    let (reason, _) = run(&mut s, "t", approve).await;
+    let (reason, events) = run(&mut s, "t", approve).await;
     assert_eq!(reason, FinishReason::Answered);
+    // The unknown tool's events are kept, named as the model named it.
+    for kind in ["tool_call_proposed", "tool_finished"] {
+        let first = events.iter().find(|e| e["event"] == kind).unwrap();
+        assert_eq!(first["tool"], "delete_everything", "{first}");
+    }
     let requests = model.requests().await;
     let results: Vec<Value> = tool_messages(&requests[1])
         .iter()
@@ -483,4 +488,48 @@ async fn project_rules_reach_the_model_and_are_reread_per_task() {
             .count(),
         1
     );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_spawned_agent_reports_its_rule_files_first() {
+    let model = MockModel::start(vec![]).await;
+    let ws = copy_workspace();
+    std::fs::create_dir_all(ws.path().join(".stepwise")).unwrap();
+    std::fs::write(ws.path().join("AGENTS.md"), "Always use type hints.\n").unwrap();
+    std::fs::write(ws.path().join(".stepwise/rules.md"), "Be brief.\n").unwrap();
+    let s = session(&model, ws.path(), 5, Protocol::Tools);
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    let agent = stepwise::agent::spawn_agent(s, tx);
+    match rx.recv().await {
+        Some(AgentEvent::SessionReady { rules }) => {
+            assert_eq!(rules, ["AGENTS.md", ".stepwise/rules.md"])
+        }
+        other => panic!("expected SessionReady first, got {other:?}"),
+    }
+    drop(agent.commands);
+    let _ = agent.task.await;
+    assert!(model.requests().await.is_empty(), "no model request for it");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn continuing_a_conversation_without_a_task_is_refused_by_the_core() {
+    let model = MockModel::start(vec![text("first answer"), text("resumed")]).await;
+    let ws = copy_workspace();
+    let mut s = session(&model, ws.path(), 5, Protocol::Tools);
+    let (reason, events) = drive(&mut s, None, CancellationToken::new(), approve).await;
+    assert_eq!(kinds(&events), ["resume_refused"], "nothing else happens");
+    assert_eq!(
+        events[0]["message"],
+        "nothing to continue: send a task first"
+    );
+    assert!(matches!(reason, FinishReason::Error(_)));
+    assert!(model.requests().await.is_empty());
+    // After a task there is something to continue; after /clear there is not.
+    run(&mut s, "the task", approve).await;
+    let (_, events) = drive(&mut s, None, CancellationToken::new(), approve).await;
+    assert_eq!(events[0]["event"], "task_started");
+    s.clear();
+    let (_, events) = drive(&mut s, None, CancellationToken::new(), approve).await;
+    assert_eq!(kinds(&events), ["resume_refused"]);
+    assert_eq!(model.requests().await.len(), 2);
 }

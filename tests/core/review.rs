@@ -4,7 +4,9 @@
 use crate::support::*;
 use serde_json::{Value, json};
 use stepwise::agent::scopes::ScopePolicy;
-use stepwise::agent::{AgentEvent, Decision, FinishReason, LoopSettings, Session};
+use stepwise::agent::{
+    AgentCommand, AgentEvent, Decision, FinishReason, LoopSettings, Session, spawn_agent,
+};
 use stepwise::tools::ToolName;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
@@ -202,26 +204,16 @@ async fn configuration_can_forbid_approving_a_tool_for_the_whole_task() {
     );
 }
 
-#[tokio::test(flavor = "multi_thread")]
-async fn a_revoked_task_approval_asks_again() {
-    let ws = copy_workspace();
-    let model = MockModel::start(vec![
-        tool_call("write_file", json!({"path": "a.md", "content": "a\n"})),
-        tool_call("write_file", json!({"path": "b.md", "content": "b\n"})),
-        // Slow enough that the revocation below lands before step 3 is checked.
-        delayed(
-            tool_call("write_file", json!({"path": "c.md", "content": "c\n"})),
-            500,
-        ),
-        tool_call("run_tests", json!({"command": "unittest"})),
-        text("done"),
-    ])
-    .await;
-    let mut s = session(&model, ws.path(), LoopSettings::default());
-    let approvals = s.task_approvals();
-    let (tx, mut rx) = mpsc::unbounded_channel();
-    let collector = tokio::spawn(async move {
-        let mut asked = Vec::new();
+/// Answers step 1 with "approve for task", the rest with a plain approval;
+/// after step 2 finishes, `revoke` is called once. Collects the steps asked
+/// and every `ScopesChanged` set.
+fn revoking_collector(
+    mut rx: mpsc::UnboundedReceiver<AgentEvent>,
+    revoke: impl FnOnce() + Send + 'static,
+) -> tokio::task::JoinHandle<(Vec<u32>, Vec<Vec<ToolName>>)> {
+    tokio::spawn(async move {
+        let mut revoke = Some(revoke);
+        let (mut asked, mut scopes) = (Vec::new(), Vec::new());
         while let Some(event) = rx.recv().await {
             match event {
                 AgentEvent::ApprovalRequested(r) => {
@@ -233,31 +225,105 @@ async fn a_revoked_task_approval_asks_again() {
                     };
                     let _ = r.reply.send(d);
                 }
+                AgentEvent::ScopesChanged { approved } => scopes.push(approved),
                 AgentEvent::ToolFinished { step: 2, .. } => {
-                    assert_eq!(
-                        approvals.list(),
-                        ["write_file"],
-                        "the front end sees the grant"
-                    );
-                    approvals.revoke("write_file");
+                    if let Some(revoke) = revoke.take() {
+                        revoke();
+                    }
                 }
+                AgentEvent::TaskFinished { .. } => break,
                 _ => {}
             }
         }
-        asked
+        (asked, scopes)
+    })
+}
+
+fn three_writes() -> Vec<Reply> {
+    vec![
+        tool_call("write_file", json!({"path": "a.md", "content": "a\n"})),
+        tool_call("write_file", json!({"path": "b.md", "content": "b\n"})),
+        // Slow enough that the revocation below lands before step 3 is checked.
+        delayed(
+            tool_call("write_file", json!({"path": "c.md", "content": "c\n"})),
+            300,
+        ),
+        tool_call("run_tests", json!({"command": "unittest"})),
+        text("done"),
+    ]
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_revoked_task_approval_asks_again() {
+    let ws = copy_workspace();
+    let model = MockModel::start(three_writes()).await;
+    let mut s = session(&model, ws.path(), LoopSettings::default());
+    let revoker = s.revoker();
+    let (tx, rx) = mpsc::unbounded_channel();
+    let collector = revoking_collector(rx, move || {
+        assert!(revoker.revoke(vec![ToolName::WriteFile]));
     });
     s.run_task("three files", &tx, CancellationToken::new())
         .await;
     drop(tx);
+    let (asked, scopes) = collector.await.unwrap();
     assert_eq!(
-        collector.await.unwrap(),
+        asked,
         [1, 3, 4],
         "step 2 was covered; after the revoke step 3 asks"
     );
-    assert!(
-        s.task_approvals().list().is_empty(),
-        "cleared when the task ends"
+    assert_eq!(
+        scopes,
+        [vec![ToolName::WriteFile], vec![]],
+        "the grant and the revoke are reported; the task's end has nothing left to clear"
     );
+    assert!(s.approved_tools().is_empty(), "cleared when the task ends");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_revoke_command_takes_effect_while_the_task_runs() {
+    let ws = copy_workspace();
+    let model = MockModel::start(three_writes()).await;
+    let s = session(&model, ws.path(), LoopSettings::default());
+    let (tx, rx) = mpsc::unbounded_channel();
+    let agent = spawn_agent(s, tx);
+    let commands = agent.commands.clone();
+    let collector = revoking_collector(rx, move || {
+        let sent = commands.send(AgentCommand::RevokeApprovals(vec![ToolName::WriteFile]));
+        assert!(sent.is_ok());
+    });
+    agent
+        .commands
+        .send(AgentCommand::RunTask {
+            task: "three files".into(),
+            cancel: CancellationToken::new(),
+        })
+        .unwrap();
+    let (asked, scopes) = collector.await.unwrap();
+    assert_eq!(
+        asked,
+        [1, 3, 4],
+        "the revoke did not wait for the task to end"
+    );
+    assert_eq!(scopes, [vec![ToolName::WriteFile], vec![]]);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_task_end_reports_the_approvals_it_clears() {
+    let ws = copy_workspace();
+    let model = MockModel::start(vec![
+        tool_call("write_file", json!({"path": "a.md", "content": "a\n"})),
+        tool_call("run_tests", json!({"command": "unittest"})),
+        text("done"),
+    ])
+    .await;
+    let mut s = session(&model, ws.path(), LoopSettings::default());
+    let (tx, rx) = mpsc::unbounded_channel();
+    let collector = revoking_collector(rx, || {});
+    s.run_task("one file", &tx, CancellationToken::new()).await;
+    drop(tx);
+    let (_, scopes) = collector.await.unwrap();
+    assert_eq!(scopes, [vec![ToolName::WriteFile], vec![]]);
 }
 
 #[tokio::test(flavor = "multi_thread")]

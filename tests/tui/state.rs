@@ -385,3 +385,43 @@ fn help_opens_with_question_mark_only_on_an_empty_input_and_with_f1() {
     press(&mut app, KeyCode::Esc);
     assert_eq!(app.input.text(), "what?");
 }
+
+#[test]
+fn the_header_names_the_rule_files_the_core_reports() {
+    let mut app = app();
+    assert!(app.rules.is_empty());
+    app.on_agent(AgentEvent::SessionReady {
+        rules: vec!["AGENTS.md".into()],
+    });
+    assert_eq!(app.rules, ["AGENTS.md"]);
+    let header = draw(&mut app, 120, 40);
+    assert!(screen(&header).contains("AGENTS.md"), "{}", screen(&header));
+}
+
+#[test]
+fn continue_is_the_cores_decision_and_a_refusal_returns_to_idle() {
+    let mut app = app();
+    enter_line(&mut app, "/continue");
+    assert_eq!(effects(&mut app), ["resume"], "the TUI does not guess");
+    assert!(app.is_running());
+    app.on_agent(AgentEvent::ResumeRefused {
+        message: "nothing to continue: send a task first".into(),
+    });
+    assert!(!app.is_running());
+    assert_eq!(app.state, TaskState::Idle);
+    assert_eq!(
+        app.flash.as_deref(),
+        Some("nothing to continue: send a task first")
+    );
+}
+
+#[test]
+fn the_header_follows_the_cores_scope_changes() {
+    let mut app = app();
+    app.on_agent(AgentEvent::ScopesChanged {
+        approved: vec![ToolName::ReplaceText, ToolName::RunTests],
+    });
+    assert_eq!(app.auto_approved, ["replace_text", "run_tests"]);
+    app.on_agent(AgentEvent::ScopesChanged { approved: vec![] });
+    assert!(app.auto_approved.is_empty());
+}

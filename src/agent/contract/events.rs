@@ -1,115 +1,20 @@
-//! Everything the core tells its consumer (headless printer, TUI, tests), and
-//! the approval round-trip: a request carrying a `oneshot` reply.
+//! Everything the core tells its consumer, in order: one `AgentEvent` per
+//! thing that happened. Events are plain data (serializable for `exec --json`
+//! and the transcript) except `ApprovalRequested`, whose reply must be answered.
 
-pub use super::git::GitStatus;
+use super::approval::ApprovalRequest;
+use super::receipt::Receipt;
+use super::tool_ref::ToolRef;
+pub use crate::agent::git::GitStatus;
 use crate::diff::FileDiff;
 use crate::llm::TokenUsage;
 use crate::tools::ToolName;
 use serde::Serialize;
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::mpsc;
 
 /// The stream of events of a session.
 pub type EventSender = mpsc::UnboundedSender<AgentEvent>;
 pub type EventReceiver = mpsc::UnboundedReceiver<AgentEvent>;
-
-/// The user's answer to an approval request.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(tag = "decision", rename_all = "snake_case")]
-pub enum Decision {
-    Approve,
-    /// Approve this call and every later call of the same tool in this task
-    /// (a plain approval when the request does not allow it).
-    ApproveToolForTask,
-    /// Apply only these hunks of an edit (indices into its diff's hunks).
-    ApproveHunks {
-        accepted: Vec<usize>,
-    },
-    /// Write this content instead of the proposal: the user edited it. (The
-    /// content is not logged; the written diff is in the tool result.)
-    ApproveEdited {
-        #[serde(skip)]
-        content: String,
-    },
-    Decline {
-        reason: Option<String>,
-    },
-}
-
-/// What would happen if approved.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
-pub enum ApprovalAction {
-    /// Write a file; the diff is exactly what would change.
-    Edit {
-        path: String,
-        diff: FileDiff,
-        /// The complete proposed content (for editing before accepting).
-        #[serde(skip)]
-        proposed: String,
-        /// The file's current content (`None`: it would be created), to diff
-        /// a version the user edited against.
-        #[serde(skip)]
-        original: Option<String>,
-    },
-    /// Apply a patch: one multi-file diff (deletions are asked again one by one).
-    Patch { files: Vec<FileDiff> },
-    /// Delete a file (part of a patch); always asked explicitly.
-    Delete { path: String, diff: FileDiff },
-    /// Revert stepwise's own changes (`/undo`): each file goes back to these diffs.
-    Undo { files: Vec<FileDiff> },
-    /// Run a test command (program and arguments, no shell).
-    RunTests { command: Vec<String> },
-}
-
-impl ApprovalAction {
-    /// One line for a prompt, e.g. `Write calculator.py (+4 −0)` or `Run python3 -m pytest -q`.
-    pub fn prompt(&self) -> String {
-        match self {
-            ApprovalAction::Edit { path, diff, .. } => {
-                let verb = if diff.new_file { "Create" } else { "Write" };
-                format!("{verb} {path} ({})", diff.stat())
-            }
-            ApprovalAction::RunTests { command } => format!("Run {}", command.join(" ")),
-            ApprovalAction::Patch { files } => {
-                let names: Vec<String> = files
-                    .iter()
-                    .map(|d| format!("{} ({})", d.path, d.stat()))
-                    .collect();
-                format!("Apply patch to {}", names.join(", "))
-            }
-            ApprovalAction::Delete { path, diff } => {
-                format!("DELETE {path} (\u{2212}{} lines)", diff.removed)
-            }
-            ApprovalAction::Undo { files } => {
-                let names: Vec<String> = files
-                    .iter()
-                    .map(|d| {
-                        if d.added == 0 && d.removed > 0 && d.hunks.iter().all(|h| h.new_len == 0) {
-                            format!("delete {}", d.path)
-                        } else {
-                            format!("restore {} ({})", d.path, d.stat())
-                        }
-                    })
-                    .collect();
-                format!("Undo: {}", names.join(", "))
-            }
-        }
-    }
-}
-
-/// A pending approval. Dropping `reply` counts as a decline.
-#[derive(Debug, Serialize)]
-pub struct ApprovalRequest {
-    pub step: u32,
-    pub call_id: String,
-    pub tool: ToolName,
-    pub action: ApprovalAction,
-    /// Whether "approve this tool for the rest of the task" may be offered;
-    /// configuration can forbid it for some tools and paths.
-    pub allow_for_task: bool,
-    #[serde(skip)]
-    pub reply: oneshot::Sender<Decision>,
-}
 
 /// How a tool call ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -118,33 +23,6 @@ pub enum CallStatus {
     Ok,
     Failed,
     Declined,
-}
-
-/// What stepwise itself checked when it accepted a final answer.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Receipt {
-    /// The task's last test run, if it ran tests.
-    pub tests: Option<TestReceipt>,
-    /// Files the task changed (net, from before its first edit to after its last).
-    pub files: Vec<FileStat>,
-    /// Short SHA-256 of the workspace diff since the session started.
-    pub diff_hash: String,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct TestReceipt {
-    pub command: String,
-    pub exit_code: Option<i32>,
-    /// The runner's summary line, e.g. `5 passed`.
-    pub summary: String,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct FileStat {
-    pub path: String,
-    pub added: usize,
-    pub removed: usize,
-    pub created: bool,
 }
 
 /// Why a task ended.
@@ -167,6 +45,11 @@ pub enum FinishReason {
 #[derive(Debug, Serialize)]
 #[serde(tag = "event", rename_all = "snake_case")]
 pub enum AgentEvent {
+    /// Sent once when the agent is spawned: the project rule files the
+    /// system prompt will include (each task reads them again).
+    SessionReady {
+        rules: Vec<String>,
+    },
     TaskStarted {
         task: String,
         max_steps: u32,
@@ -199,14 +82,14 @@ pub enum AgentEvent {
     /// still streaming in; a front end may show a live preview (see `agent::live`).
     ToolCallStreaming {
         index: usize,
-        tool: String,
+        tool: ToolRef,
         fragment: String,
     },
     /// The current content of the file that streaming edit `index` targets
     /// (`None`: it does not exist yet), to diff the preview against.
     LiveEditBase {
         index: usize,
-        tool: String,
+        tool: ToolRef,
         path: String,
         old: Option<String>,
     },
@@ -219,7 +102,7 @@ pub enum AgentEvent {
     ToolCallProposed {
         step: u32,
         call_id: String,
-        tool: String,
+        tool: ToolRef,
         /// The key argument (path or runner), empty when the arguments did not parse.
         target: String,
         arguments: serde_json::Value,
@@ -237,7 +120,7 @@ pub enum AgentEvent {
     ToolFinished {
         step: u32,
         call_id: String,
-        tool: String,
+        tool: ToolRef,
         status: CallStatus,
         summary: String,
         result: serde_json::Value,
@@ -271,6 +154,16 @@ pub enum AgentEvent {
     },
     Error {
         message: String,
+    },
+    /// `/continue` was refused: the conversation has no task yet. Nothing
+    /// else is sent for it (no `TaskStarted`, no `TaskFinished`).
+    ResumeRefused {
+        message: String,
+    },
+    /// The tools approved for the rest of the task changed (a grant, a
+    /// revoke, or the task's end): this is the whole set now.
+    ScopesChanged {
+        approved: Vec<ToolName>,
     },
     TaskFinished {
         reason: FinishReason,

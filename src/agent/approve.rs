@@ -1,0 +1,210 @@
+//! The approval path of a prepared call: apply pending revocations, then
+//! either a task-wide approval covers it or the user is asked; the decision
+//! is turned into the action to carry out (maybe only some hunks, or the
+//! user's own version) or into a declined result. A patch's deletions are
+//! always asked one by one. An interrupt declines, never approves.
+
+use super::contract::{AgentEvent, ApprovalAction, ApprovalRequest, CallStatus, Decision};
+use super::revise::{self, Revision};
+use super::session::{Session, Task};
+use crate::tools::files::PreparedEdit;
+use crate::tools::patch_apply::PreparedPatch;
+use crate::tools::test_runner::{self, TestRunner};
+use crate::tools::{ToolName, ToolOutput};
+use tokio::sync::oneshot;
+
+/// What the prepare stage produced for a valid call that needs approval.
+pub(super) enum Prepared {
+    Edit(PreparedEdit),
+    Patch(PreparedPatch),
+    Tests(TestRunner),
+}
+
+/// An action the user (or a task-wide approval) allowed.
+pub(super) struct Approved {
+    pub(super) prepared: Prepared,
+    /// True when an earlier "approve for task" covered it.
+    pub(super) auto: bool,
+    /// How the user changed the proposal, to tell the model.
+    pub(super) revision: Option<Revision>,
+}
+
+/// Why a call was not carried out: its status and result.
+type NotApproved = (CallStatus, ToolOutput);
+
+impl Session {
+    pub(super) async fn approve(
+        &mut self,
+        t: &Task<'_>,
+        call_id: &str,
+        tool: ToolName,
+        prepared: Prepared,
+    ) -> Result<Approved, NotApproved> {
+        // A revoke sent while the last call ran applies to this one.
+        self.apply_revocations(t.events);
+        let target = match &prepared {
+            Prepared::Edit(edit) => Some(edit.path.display()),
+            _ => None,
+        };
+        let allow_for_task = self.settings.scope_policy.allows(tool, target.as_deref());
+        let approved = if allow_for_task && self.approvals.covers(tool) {
+            Approved {
+                prepared,
+                auto: true,
+                revision: None,
+            }
+        } else {
+            let action = approval_action(&prepared);
+            let decision = self.ask(t, call_id, tool, action, allow_for_task).await;
+            self.decide(t, tool, decision, prepared, allow_for_task)?
+        };
+        if let Prepared::Patch(patch) = &approved.prepared {
+            self.confirm_deletes(t, call_id, tool, patch).await?;
+        }
+        Ok(approved)
+    }
+
+    /// Turn the user's decision into the action to carry out.
+    fn decide(
+        &mut self,
+        t: &Task<'_>,
+        tool: ToolName,
+        decision: Decision,
+        prepared: Prepared,
+        allow_for_task: bool,
+    ) -> Result<Approved, NotApproved> {
+        let declined = |reason: Option<&str>| {
+            let output = declined_output(tool, reason, t.cancel.is_cancelled());
+            (CallStatus::Declined, output)
+        };
+        let failed = |problem: String| (CallStatus::Failed, ToolOutput::error(problem));
+        let (prepared, revision) = match (decision, prepared) {
+            (Decision::Decline { reason }, _) => return Err(declined(reason.as_deref())),
+            (Decision::ApproveToolForTask, p) => {
+                if allow_for_task && self.approvals.grant(tool) {
+                    self.report_scopes(t.events);
+                }
+                (p, None)
+            }
+            (Decision::ApproveHunks { accepted }, Prepared::Edit(edit)) => {
+                match revise::only_hunks(&self.workspace, edit, &accepted) {
+                    Ok((edit, rev)) => (Prepared::Edit(edit), rev),
+                    Err(revise::Refused::AllRejected) => {
+                        return Err(declined(Some("the user rejected every hunk of it")));
+                    }
+                    Err(revise::Refused::Failed(problem)) => return Err(failed(problem)),
+                }
+            }
+            (Decision::ApproveEdited { content }, Prepared::Edit(edit)) => {
+                match revise::user_edited(&self.workspace, &edit, &content) {
+                    Ok((edit, rev)) => (Prepared::Edit(edit), Some(rev)),
+                    Err(revise::Refused::AllRejected) => {
+                        let reason = "the user's edited version leaves the file unchanged";
+                        return Err(declined(Some(reason)));
+                    }
+                    Err(revise::Refused::Failed(problem)) => return Err(failed(problem)),
+                }
+            }
+            (
+                Decision::ApproveHunks { .. } | Decision::ApproveEdited { .. },
+                Prepared::Patch(_),
+            ) => {
+                return Err(declined(Some("a patch is approved or declined as a whole")));
+            }
+            // Hunks and edits mean nothing for a test run.
+            (_, p) => (p, None),
+        };
+        Ok(Approved {
+            prepared,
+            auto: false,
+            revision,
+        })
+    }
+
+    /// Deleting a file always needs its own explicit approval.
+    async fn confirm_deletes(
+        &self,
+        t: &Task<'_>,
+        call_id: &str,
+        tool: ToolName,
+        patch: &PreparedPatch,
+    ) -> Result<(), NotApproved> {
+        for delete in &patch.deletes {
+            let action = ApprovalAction::Delete {
+                path: delete.path.display(),
+                diff: delete.diff.clone(),
+            };
+            if let Decision::Decline { reason } = self.ask(t, call_id, tool, action, false).await {
+                let why = format!(
+                    "the user declined deleting {}{}; the patch was not applied",
+                    delete.path.display(),
+                    reason.map(|r| format!(" ({r})")).unwrap_or_default()
+                );
+                let output = declined_output(tool, Some(&why), t.cancel.is_cancelled());
+                return Err((CallStatus::Declined, output));
+            }
+        }
+        Ok(())
+    }
+
+    /// Send an approval request and wait; a dropped reply or an interrupt declines.
+    async fn ask(
+        &self,
+        t: &Task<'_>,
+        call_id: &str,
+        tool: ToolName,
+        action: ApprovalAction,
+        allow_for_task: bool,
+    ) -> Decision {
+        let (reply, answer) = oneshot::channel();
+        t.emit(AgentEvent::ApprovalRequested(ApprovalRequest {
+            step: t.step,
+            call_id: call_id.to_string(),
+            tool,
+            action,
+            allow_for_task,
+            reply,
+        }));
+        tokio::select! {
+            decision = answer => decision.unwrap_or(Decision::Decline { reason: None }),
+            _ = t.cancel.cancelled() => Decision::Decline { reason: None },
+        }
+    }
+}
+
+/// What the user is asked to approve.
+fn approval_action(prepared: &Prepared) -> ApprovalAction {
+    match prepared {
+        Prepared::Edit(edit) => ApprovalAction::Edit {
+            path: edit.path.display(),
+            diff: edit.diff.clone(),
+            proposed: edit.new.clone(),
+            original: edit.old.clone(),
+        },
+        Prepared::Patch(patch) => ApprovalAction::Patch {
+            files: patch.diffs(),
+        },
+        Prepared::Tests(runner) => ApprovalAction::RunTests {
+            command: runner.argv(&test_runner::resolve_python()),
+        },
+    }
+}
+
+/// The result of a call the user declined (or interrupted): typed as a
+/// decline unless it was an interrupt, so the model side need not read text.
+fn declined_output(tool: ToolName, reason: Option<&str>, interrupted: bool) -> ToolOutput {
+    let tool = tool.as_str();
+    if interrupted {
+        return ToolOutput::error(format!(
+            "The {tool} call was not carried out: the user interrupted the task. Nothing was changed."
+        ));
+    }
+    let mut message = format!("The user declined this {tool} call. Nothing was changed.");
+    match reason.map(str::trim).filter(|r| !r.is_empty()) {
+        Some(r) => message.push_str(&format!(" The user's reason: {r}")),
+        None => message.push_str(
+            " Do not repeat it unchanged; reconsider the approach or explain in a final answer.",
+        ),
+    }
+    ToolOutput::declined(message)
+}

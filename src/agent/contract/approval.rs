@@ -1,0 +1,107 @@
+//! The approval round-trip: what the core asks the user (`ApprovalRequest`,
+//! carrying a `oneshot` reply and a description of the action) and what the
+//! front end answers (`Decision`). A dropped reply always counts as a decline.
+
+use crate::diff::FileDiff;
+use crate::tools::ToolName;
+use serde::Serialize;
+use tokio::sync::oneshot;
+
+/// The user's answer to an approval request.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "decision", rename_all = "snake_case")]
+pub enum Decision {
+    Approve,
+    /// Approve this call and every later call of the same tool in this task
+    /// (a plain approval when the request does not allow it).
+    ApproveToolForTask,
+    /// Apply only these hunks of an edit (indices into its diff's hunks).
+    ApproveHunks {
+        accepted: Vec<usize>,
+    },
+    /// Write this content instead of the proposal: the user edited it. (The
+    /// content is not logged; the written diff is in the tool result.)
+    ApproveEdited {
+        #[serde(skip)]
+        content: String,
+    },
+    Decline {
+        reason: Option<String>,
+    },
+}
+
+/// What would happen if approved.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum ApprovalAction {
+    /// Write a file; the diff is exactly what would change.
+    Edit {
+        path: String,
+        diff: FileDiff,
+        /// The complete proposed content (for editing before accepting).
+        #[serde(skip)]
+        proposed: String,
+        /// The file's current content (`None`: it would be created), to diff
+        /// a version the user edited against.
+        #[serde(skip)]
+        original: Option<String>,
+    },
+    /// Apply a patch: one multi-file diff (deletions are asked again one by one).
+    Patch { files: Vec<FileDiff> },
+    /// Delete a file (part of a patch); always asked explicitly.
+    Delete { path: String, diff: FileDiff },
+    /// Revert stepwise's own changes (`/undo`): each file goes back to these diffs.
+    Undo { files: Vec<FileDiff> },
+    /// Run a test command (program and arguments, no shell).
+    RunTests { command: Vec<String> },
+}
+
+impl ApprovalAction {
+    /// One line for a prompt, e.g. `Write calculator.py (+4 −0)` or `Run python3 -m pytest -q`.
+    pub fn prompt(&self) -> String {
+        match self {
+            ApprovalAction::Edit { path, diff, .. } => {
+                let verb = if diff.new_file { "Create" } else { "Write" };
+                format!("{verb} {path} ({})", diff.stat())
+            }
+            ApprovalAction::RunTests { command } => format!("Run {}", command.join(" ")),
+            ApprovalAction::Patch { files } => {
+                let names: Vec<String> = files
+                    .iter()
+                    .map(|d| format!("{} ({})", d.path, d.stat()))
+                    .collect();
+                format!("Apply patch to {}", names.join(", "))
+            }
+            ApprovalAction::Delete { path, diff } => {
+                format!("DELETE {path} (\u{2212}{} lines)", diff.removed)
+            }
+            ApprovalAction::Undo { files } => {
+                let names: Vec<String> = files
+                    .iter()
+                    .map(|d| {
+                        if d.added == 0 && d.removed > 0 && d.hunks.iter().all(|h| h.new_len == 0) {
+                            format!("delete {}", d.path)
+                        } else {
+                            format!("restore {} ({})", d.path, d.stat())
+                        }
+                    })
+                    .collect();
+                format!("Undo: {}", names.join(", "))
+            }
+        }
+    }
+}
+
+/// A pending approval. Dropping `reply` counts as a decline.
+#[derive(Debug, Serialize)]
+pub struct ApprovalRequest {
+    pub step: u32,
+    pub call_id: String,
+    pub tool: ToolName,
+    pub action: ApprovalAction,
+    /// Whether "approve this tool for the rest of the task" may be offered;
+    /// configuration can forbid it for some tools and paths.
+    pub allow_for_task: bool,
+    #[serde(skip)]
+    pub reply: oneshot::Sender<Decision>,
+}

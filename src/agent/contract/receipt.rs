@@ -1,0 +1,43 @@
+//! The receipt of an accepted final answer: facts stepwise measured itself
+//! (the last test run, the files changed, the diff hash), never text taken
+//! from the model.
+
+use crate::tools::test_runner::TestRun;
+use serde::Serialize;
+
+/// What stepwise itself checked when it accepted a final answer.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Receipt {
+    /// The task's last test run, if it ran tests.
+    pub tests: Option<TestReceipt>,
+    /// Files the task changed (net, from before its first edit to after its last).
+    pub files: Vec<FileStat>,
+    /// Short SHA-256 of the workspace diff since the session started.
+    pub diff_hash: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct TestReceipt {
+    pub command: String,
+    pub exit_code: Option<i32>,
+    /// The runner's summary line, e.g. `5 passed`.
+    pub summary: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct FileStat {
+    pub path: String,
+    pub added: usize,
+    pub removed: usize,
+    pub created: bool,
+}
+
+impl From<&TestRun> for TestReceipt {
+    fn from(run: &TestRun) -> Self {
+        TestReceipt {
+            command: run.command.clone(),
+            exit_code: run.exit_code,
+            summary: run.summary.clone(),
+        }
+    }
+}

@@ -1,0 +1,255 @@
+//! How the core's events read in English, once for every front end: the
+//! receipt, retry, compaction, repair, rules and finish lines, the token
+//! line and elapsed times. Pure functions returning plain text (and, for the
+//! receipt, whether a line reports a problem); the headless printer prints
+//! them as they are, the TUI styles them. This module must stay free of any
+//! terminal or UI crate: it depends on the contract only.
+
+use crate::agent::{FinishReason, Receipt};
+use crate::llm::TokenUsage;
+use std::time::Duration;
+
+/// The heading of a receipt: it says who computed it.
+pub const RECEIPT_HEADING: &str = "Receipt — computed by stepwise, not the model";
+
+/// What one receipt line is, for styling.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Tone {
+    Heading,
+    Normal,
+    /// The tests did not pass.
+    Problem,
+}
+
+/// One line of a receipt.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReceiptLine {
+    pub tone: Tone,
+    pub text: String,
+}
+
+impl ReceiptLine {
+    fn new(tone: Tone, text: impl Into<String>) -> Self {
+        ReceiptLine {
+            tone,
+            text: text.into(),
+        }
+    }
+}
+
+/// The receipt of an accepted answer: heading, tests, files, diff hash.
+pub fn receipt_lines(receipt: &Receipt) -> Vec<ReceiptLine> {
+    let mut out = vec![ReceiptLine::new(Tone::Heading, RECEIPT_HEADING)];
+    match &receipt.tests {
+        Some(t) => {
+            let code = t
+                .exit_code
+                .map_or("no exit code".to_string(), |c| format!("exit {c}"));
+            let summary = if t.summary.is_empty() {
+                String::new()
+            } else {
+                format!(" · {}", t.summary)
+            };
+            let tone = if t.exit_code == Some(0) {
+                Tone::Normal
+            } else {
+                Tone::Problem
+            };
+            let text = format!("tests  {} → {code}{summary}", t.command);
+            out.push(ReceiptLine::new(tone, text));
+        }
+        None => out.push(ReceiptLine::new(
+            Tone::Normal,
+            "tests  not run in this task",
+        )),
+    }
+    let files = if receipt.files.is_empty() {
+        "no file changed in this task".to_string()
+    } else {
+        receipt
+            .files
+            .iter()
+            .map(|f| {
+                let new = if f.created { " (new)" } else { "" };
+                format!("{} +{} \u{2212}{}{new}", f.path, f.added, f.removed)
+            })
+            .collect::<Vec<_>>()
+            .join(" · ")
+    };
+    out.push(ReceiptLine::new(Tone::Normal, format!("files  {files}")));
+    let diff = format!("diff   #{}", receipt.diff_hash);
+    out.push(ReceiptLine::new(Tone::Normal, diff));
+    out
+}
+
+/// A request failed and will be sent again.
+pub fn retry_line(retry: u32, max_retries: u32, delay_ms: u64, error: &str) -> String {
+    let secs = delay_ms as f64 / 1000.0;
+    let why = if retry > 1 { "still failing" } else { error };
+    format!("{why} — retrying ({retry}/{max_retries}) in {secs:.1}s")
+}
+
+/// Old tool results were shortened (and turns maybe summarized).
+pub fn compaction_line(before: u64, after: u64, elided: usize, summarized: usize) -> String {
+    format!(
+        "Context compacted to fit the model: {before} → {after} tokens ({elided} old tool results shortened, {summarized} turns summarized)"
+    )
+}
+
+/// The model's reply broke the protocol and a repair was requested.
+pub fn repair_line(attempt: u32, error: &str) -> String {
+    format!("The model's reply was not understood (repair request {attempt}): {error}")
+}
+
+/// The project rules a task follows, if any.
+pub fn rules_line(rules: &[String]) -> Option<String> {
+    (!rules.is_empty()).then(|| format!("Following the project rules in {}", rules.join(", ")))
+}
+
+/// How a task ended, e.g. `Done in 3 steps · 0:12`.
+pub fn finish_line(reason: &FinishReason, steps: u32, elapsed: Duration) -> String {
+    let plural = if steps == 1 { "" } else { "s" };
+    let secs = elapsed_text(elapsed);
+    match reason {
+        FinishReason::Answered => format!("Done in {steps} step{plural} · {secs}"),
+        FinishReason::BudgetExhausted => {
+            format!("Stopped: the step budget ran out after {steps} step{plural} · {secs}")
+        }
+        FinishReason::CostLimit => format!(
+            "Stopped: the cost limit (--max-cost) was reached after {steps} step{plural} · {secs}"
+        ),
+        FinishReason::Cancelled => {
+            format!("Interrupted after {steps} step{plural} · {secs}. The conversation is kept.")
+        }
+        FinishReason::Error(_) => {
+            format!("Stopped by an error after {steps} step{plural} · {secs}")
+        }
+    }
+}
+
+/// `m:ss`, or `h:mm:ss` from an hour on.
+pub fn elapsed_text(d: Duration) -> String {
+    let s = d.as_secs();
+    if s >= 3600 {
+        format!("{}:{:02}:{:02}", s / 3600, s / 60 % 60, s % 60)
+    } else {
+        format!("{}:{:02}", s / 60, s % 60)
+    }
+}
+
+/// `Tokens: 1,234 in (200 cached) / 56 out · est. $0.0012`
+pub fn usage_line(usage: &TokenUsage, cost_usd: Option<f64>) -> String {
+    if *usage == TokenUsage::default() && cost_usd.is_none() {
+        return "Tokens: none reported".into();
+    }
+    let mut line = format!("Tokens: {} in", usage.prompt_tokens);
+    if usage.cached_tokens > 0 {
+        line.push_str(&format!(" ({} cached)", usage.cached_tokens));
+    }
+    line.push_str(&format!(" / {} out", usage.completion_tokens));
+    match cost_usd {
+        Some(cost) => line.push_str(&format!(" · est. ${cost:.4}")),
+        None => line.push_str(" · cost unknown for this model"),
+    }
+    line
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::agent::{FileStat, TestReceipt};
+
+    fn receipt(exit_code: Option<i32>) -> Receipt {
+        Receipt {
+            tests: Some(TestReceipt {
+                command: "python3 -m pytest -q".into(),
+                exit_code,
+                summary: "5 passed".into(),
+            }),
+            files: vec![FileStat {
+                path: "calculator.py".into(),
+                added: 4,
+                removed: 1,
+                created: true,
+            }],
+            diff_hash: "abc123".into(),
+        }
+    }
+
+    #[test]
+    fn the_receipt_reads_the_same_everywhere() {
+        let lines = receipt_lines(&receipt(Some(0)));
+        let texts: Vec<&str> = lines.iter().map(|l| l.text.as_str()).collect();
+        assert_eq!(
+            texts,
+            [
+                RECEIPT_HEADING,
+                "tests  python3 -m pytest -q → exit 0 · 5 passed",
+                "files  calculator.py +4 \u{2212}1 (new)",
+                "diff   #abc123",
+            ]
+        );
+        assert_eq!(lines[0].tone, Tone::Heading);
+        assert_eq!(lines[1].tone, Tone::Normal);
+        let bad = receipt_lines(&receipt(None));
+        assert_eq!(bad[1].tone, Tone::Problem);
+        assert!(bad[1].text.ends_with("→ no exit code · 5 passed"));
+        let none = Receipt {
+            tests: None,
+            files: vec![],
+            diff_hash: "0".into(),
+        };
+        let texts: Vec<String> = receipt_lines(&none).into_iter().map(|l| l.text).collect();
+        assert_eq!(texts[1], "tests  not run in this task");
+        assert_eq!(texts[2], "files  no file changed in this task");
+    }
+
+    #[test]
+    fn event_lines_keep_their_wording() {
+        assert_eq!(
+            retry_line(1, 3, 1500, "HTTP 500"),
+            "HTTP 500 — retrying (1/3) in 1.5s"
+        );
+        assert_eq!(
+            retry_line(2, 3, 500, "HTTP 500"),
+            "still failing — retrying (2/3) in 0.5s"
+        );
+        assert_eq!(
+            compaction_line(9000, 3000, 4, 2),
+            "Context compacted to fit the model: 9000 → 3000 tokens (4 old tool results shortened, 2 turns summarized)"
+        );
+        assert_eq!(rules_line(&[]), None);
+        assert_eq!(
+            rules_line(&["AGENTS.md".into()]).as_deref(),
+            Some("Following the project rules in AGENTS.md")
+        );
+        let minute = Duration::from_secs(75);
+        assert_eq!(
+            finish_line(&FinishReason::Answered, 1, minute),
+            "Done in 1 step · 1:15"
+        );
+        assert_eq!(
+            finish_line(&FinishReason::Cancelled, 3, minute),
+            "Interrupted after 3 steps · 1:15. The conversation is kept."
+        );
+        assert_eq!(elapsed_text(Duration::from_secs(3725)), "1:02:05");
+    }
+
+    #[test]
+    fn the_usage_line_says_what_is_known() {
+        assert_eq!(
+            usage_line(&TokenUsage::default(), None),
+            "Tokens: none reported"
+        );
+        let usage = TokenUsage {
+            prompt_tokens: 1234,
+            completion_tokens: 56,
+            cached_tokens: 200,
+        };
+        assert_eq!(
+            usage_line(&usage, Some(0.0012)),
+            "Tokens: 1234 in (200 cached) / 56 out · est. $0.0012"
+        );
+        assert!(usage_line(&usage, None).ends_with("cost unknown for this model"));
+    }
+}

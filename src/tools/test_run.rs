@@ -1,0 +1,103 @@
+//! The typed result of a finished test run (`TestRun`): the completion gate
+//! and the receipt read its fields; the model's JSON result is built from it
+//! (`to_output`), so nothing reads test results back out of JSON.
+
+use super::ToolOutput;
+use serde_json::json;
+
+/// One finished test run, as measured by stepwise: what the completion gate
+/// and the receipt use, and what the model's JSON is built from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TestRun {
+    /// The command line as shown, e.g. `python3 -m pytest -q`.
+    pub command: String,
+    /// `None` when the process was killed (timeout) or ended by a signal.
+    pub exit_code: Option<i32>,
+    /// Exit code 0, within the timeout.
+    pub passed: bool,
+    pub timed_out: bool,
+    /// The runner's summary line (`4 passed`), else `exit N` or `timed out after Ns`.
+    pub summary: String,
+    /// The tail of the combined output.
+    pub output: String,
+    /// The timeout that applied, in seconds.
+    pub timeout_secs: u64,
+}
+
+impl TestRun {
+    /// The tool result for the model and the displays.
+    pub fn to_output(&self) -> ToolOutput {
+        let payload = json!({
+            "command": self.command,
+            "returncode": self.exit_code,
+            "timed_out": self.timed_out,
+            "output": self.output,
+        });
+        if self.timed_out {
+            return ToolOutput::failed(
+                self.summary.clone(),
+                format!(
+                    "the tests did not finish within {}s and were killed; look for a hanging or very slow test",
+                    self.timeout_secs
+                ),
+                payload,
+            );
+        }
+        if self.passed {
+            return ToolOutput::ok(self.summary.clone(), payload);
+        }
+        ToolOutput::failed(
+            format!("{} (exit {})", self.summary, exit_text(self.exit_code)),
+            "the tests failed; read the output, fix the cause, and run the tests again",
+            payload,
+        )
+    }
+}
+
+pub(super) fn exit_text(code: Option<i32>) -> String {
+    code.map_or("?".into(), |c| c.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(exit_code: Option<i32>, timed_out: bool) -> TestRun {
+        TestRun {
+            command: "python3 -m pytest -q".into(),
+            exit_code,
+            passed: exit_code == Some(0) && !timed_out,
+            timed_out,
+            summary: if timed_out {
+                "timed out after 5s".into()
+            } else {
+                "1 passed".into()
+            },
+            output: "out".into(),
+            timeout_secs: 5,
+        }
+    }
+
+    #[test]
+    fn the_model_json_is_built_from_the_typed_run() {
+        let ok = run(Some(0), false).to_output();
+        assert!(ok.success);
+        assert_eq!(ok.summary, "1 passed");
+        assert_eq!(ok.body["returncode"], 0);
+        assert_eq!(ok.body["command"], "python3 -m pytest -q");
+        let failed = run(Some(1), false).to_output();
+        assert!(!failed.success);
+        assert_eq!(failed.summary, "1 passed (exit 1)");
+        assert!(
+            failed.body["error"]
+                .as_str()
+                .unwrap()
+                .contains("tests failed")
+        );
+        let slow = run(None, true).to_output();
+        assert!(!slow.success);
+        assert_eq!(slow.body["timed_out"], true);
+        assert!(slow.body["returncode"].is_null());
+        assert!(slow.body["error"].as_str().unwrap().contains("within 5s"));
+    }
+}
