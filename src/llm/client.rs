@@ -20,6 +20,8 @@ pub struct HttpModel {
 
 /// Default for how long a response may stay silent before it counts as broken.
 pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(120);
+/// Sent with every request, so server logs can tell stepwise's requests apart.
+pub const USER_AGENT: &str = concat!("stepwise/", env!("CARGO_PKG_VERSION"));
 /// Longest `Retry-After` honoured.
 const MAX_RETRY_AFTER: Duration = Duration::from_secs(120);
 
@@ -27,6 +29,7 @@ impl HttpModel {
     pub fn new(base_url: &str, model: &str, api_key: Option<ApiKey>) -> Result<Self, LlmError> {
         let http = reqwest::Client::builder()
             .connect_timeout(Duration::from_secs(15))
+            .user_agent(USER_AGENT)
             .build()
             .map_err(|e| LlmError::Connect {
                 url: base_url.to_string(),
