@@ -249,3 +249,52 @@ async fn the_user_can_cancel_a_retry_wait() {
     assert!(started.elapsed() < Duration::from_secs(30));
     assert_eq!(retries(&events)[0]["delay_ms"], 60_000);
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn requests_name_stepwise_and_its_version_as_user_agent() {
+    let model = MockModel::start(vec![text("hello")]).await;
+    let ws = copy_workspace();
+    let mut s = session_at(&model.base_url(), ws.path(), 0, Duration::from_secs(10));
+    let (reason, _) = run_with(&mut s, Some("hi"), CancellationToken::new()).await;
+    assert_eq!(reason, FinishReason::Answered);
+    let requests = model.raw_requests().await;
+    let agent = requests[0]
+        .headers
+        .get("user-agent")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default()
+        .to_string();
+    assert_eq!(agent, format!("stepwise/{}", env!("CARGO_PKG_VERSION")));
+}
+
+/// Chunks of one streamed reply in OpenAI's wire shape, ending with `finish`.
+fn sse_reply(deltas: &[Value], finish: &str) -> Reply {
+    let mut chunks: Vec<String> = deltas
+        .iter()
+        .map(|d| json!({"id":"c","object":"chat.completion.chunk","choices":[{"index":0,"delta":d,"finish_reason":null}]}).to_string())
+        .collect();
+    chunks.push(json!({"id":"c","object":"chat.completion.chunk","choices":[{"index":0,"delta":{},"finish_reason":finish}]}).to_string());
+    Reply::Sse { chunks, done: true }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn unicode_whitespace_in_streamed_arguments_does_not_end_the_session() {
+    let nbsp_call = sse_reply(
+        &[
+            json!({"role":"assistant","tool_calls":[{"index":0,"id":"c1","type":"function","function":{"name":"write_file","arguments":"{\u{a0}\"path\"\u{a0}:"}}]}),
+            json!({"tool_calls":[{"index":0,"function":{"arguments":"\u{a0}\"new.py\",\u{3000}\"content\": \"x\"}"}}]}),
+        ],
+        "tool_calls",
+    );
+    let model = MockModel::start(vec![nbsp_call, text("gave up on that file")]).await;
+    let ws = copy_workspace();
+    let mut s = session_at(&model.base_url(), ws.path(), 0, Duration::from_secs(10));
+    let (reason, events) = run_with(&mut s, Some("hi"), CancellationToken::new()).await;
+    assert_eq!(reason, FinishReason::Answered);
+    assert!(
+        events
+            .iter()
+            .any(|e| e["event"] == "tool_call_streaming" && e["tool"] == "write_file")
+    );
+    assert!(!ws.path().join("new.py").exists());
+}
