@@ -298,3 +298,28 @@ async fn unicode_whitespace_in_streamed_arguments_does_not_end_the_session() {
     );
     assert!(!ws.path().join("new.py").exists());
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn unknown_fields_of_a_tool_call_go_back_unchanged_in_the_history() {
+    // Gemini's OpenAI-compatible shape: no `index`, a thought signature in `extra_content`.
+    let signed = Reply::Sse {
+        chunks: vec![json!({"choices":[{"delta":{"role":"assistant","tool_calls":[{"extra_content":{"google":{"thought_signature":"c2lnbmF0dXJl"}},"function":{"arguments":"{\"path\":\"calculator.py\"}","name":"read_file"},"id":"call_9","type":"function"}]},"index":0}],"model":"gemini","object":"chat.completion.chunk"}).to_string()],
+        done: true,
+    };
+    let model = MockModel::start(vec![signed, text("read it")]).await;
+    let ws = copy_workspace();
+    let mut s = session_at(&model.base_url(), ws.path(), 0, Duration::from_secs(10));
+    let (reason, _) = run_with(&mut s, Some("hi"), CancellationToken::new()).await;
+    assert_eq!(reason, FinishReason::Answered);
+    let requests = model.requests().await;
+    let call = requests[1]["messages"]
+        .as_array()
+        .and_then(|m| m.iter().find(|m| m["tool_calls"].is_array()))
+        .map(|m| m["tool_calls"][0].clone())
+        .unwrap_or_default();
+    assert_eq!(
+        call["extra_content"],
+        json!({"google":{"thought_signature":"c2lnbmF0dXJl"}})
+    );
+    assert_eq!((call["id"].as_str(), call["type"].as_str()), (Some("call_9"), Some("function")));
+}

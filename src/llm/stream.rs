@@ -1,11 +1,12 @@
 //! Assembling a reply from streamed chat-completion chunks (or one JSON body),
 //! tolerant of what real OpenAI-compatible servers send: tool-call deltas
 //! without `index`, arguments split anywhere, `finish_reason: ""`, usage in a
-//! final chunk without choices, `usage: {}`, unknown extra fields.
+//! final chunk without choices, `usage: {}`, unknown extra fields (ignored,
+//! except on a tool call, where they are kept to be sent back).
 
 use super::{LlmError, ModelReply, TokenUsage, ToolCallMsg};
 use serde::Deserialize;
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 #[derive(Debug, Default, Deserialize)]
 #[serde(default)]
@@ -35,7 +36,13 @@ struct Delta {
 struct ToolCallDelta {
     index: Option<usize>,
     id: Option<String>,
+    /// Always `"function"`; read so that it is not kept as an unknown field.
+    #[serde(rename = "type")]
+    _kind: Option<Value>,
     function: Option<FunctionDelta>,
+    /// Fields stepwise does not know (e.g. Gemini's `extra_content`).
+    #[serde(flatten)]
+    extra: Map<String, Value>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -66,6 +73,7 @@ struct PartialCall {
     id: String,
     name: String,
     arguments: String,
+    extra: Map<String, Value>,
 }
 
 /// Accumulates chunks of one streamed reply.
@@ -157,6 +165,8 @@ impl StreamAccumulator {
         if let Some(id) = id {
             call.id = id;
         }
+        // Later deltas may repeat or complete a field; the last value wins.
+        call.extra.extend(delta.extra.into_iter().filter(|(_, v)| !v.is_null()));
         if let Some(function) = delta.function {
             if let Some(name) = function.name.filter(|n| !n.is_empty()) {
                 // Some servers repeat the whole name in every delta; others split it.
@@ -193,7 +203,7 @@ impl StreamAccumulator {
                 } else {
                     c.id
                 };
-                ToolCallMsg::new(id, c.name, c.arguments)
+                ToolCallMsg::new(id, c.name, c.arguments).with_extra(c.extra)
             })
             .collect();
         ModelReply {
@@ -351,6 +361,18 @@ mod tests {
         ]);
         assert_eq!(reply.tool_calls[0].id, "call_0");
         assert_eq!(reply.tool_calls[0].function.arguments, r#"{"path":"."}"#);
+    }
+
+    #[test]
+    fn unknown_fields_of_a_tool_call_are_kept_and_type_is_not_duplicated() {
+        let reply = feed(&[
+            r#"{"choices":[{"delta":{"role":"assistant","tool_calls":[{"extra_content":{"google":{"thought_signature":"sig=="}},"function":{"arguments":"{}","name":"list_files"},"id":"call_1","type":"function"}]},"index":0}]}"#,
+        ]);
+        let sent = serde_json::to_value(&reply.tool_calls[0]).unwrap();
+        assert_eq!(
+            sent,
+            serde_json::json!({"id":"call_1","type":"function","function":{"name":"list_files","arguments":"{}"},"extra_content":{"google":{"thought_signature":"sig=="}}})
+        );
     }
 
     #[test]
