@@ -4,6 +4,7 @@
 //! final chunk without choices, `usage: {}`, unknown extra fields (ignored,
 //! except on a tool call, where they are kept to be sent back).
 
+use super::errors::inline_error;
 use super::{LlmError, ModelReply, TokenUsage, ToolCallMsg};
 use serde::Deserialize;
 use serde_json::{Map, Value};
@@ -13,6 +14,8 @@ use serde_json::{Map, Value};
 struct Chunk {
     choices: Option<Vec<Choice>>,
     usage: Option<WireUsage>,
+    /// An error reported inside a 200 reply (OpenAI, OpenRouter).
+    error: Option<Value>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -101,10 +104,24 @@ impl StreamAccumulator {
     pub fn push_data(&mut self, data: &str) -> Result<Option<String>, LlmError> {
         let chunk: Chunk = serde_json::from_str(data)
             .map_err(|e| LlmError::Decode(format!("{e} in chunk {}", clip(data))))?;
-        Ok(self.push_chunk(chunk))
+        self.push_chunk(chunk)
     }
 
-    fn push_chunk(&mut self, chunk: Chunk) -> Option<String> {
+    /// Take in one chunk; an error it reports (an `error` member, or
+    /// `finish_reason: "error"`) ends the reply with that error.
+    fn push_chunk(&mut self, chunk: Chunk) -> Result<Option<String>, LlmError> {
+        if let Some(error) = chunk.error.as_ref().and_then(inline_error) {
+            return Err(if error.overflow {
+                LlmError::ContextOverflow {
+                    message: error.message,
+                }
+            } else {
+                LlmError::Server {
+                    message: error.message,
+                    transient: error.transient,
+                }
+            });
+        }
         if let Some(usage) = chunk.usage {
             // `usage: {}` carries nothing; keep whatever we had.
             if usage.prompt_tokens.is_some() || usage.completion_tokens.is_some() {
@@ -121,6 +138,14 @@ impl StreamAccumulator {
         let mut text = None;
         for choice in chunk.choices.unwrap_or_default() {
             if let Some(reason) = choice.finish_reason.filter(|r| !r.is_empty()) {
+                if reason == "error" {
+                    return Err(LlmError::Server {
+                        message:
+                            "the server ended the reply with finish_reason \"error\" and no message"
+                                .into(),
+                        transient: false,
+                    });
+                }
                 self.finish_reason = Some(reason);
             }
             let Some(delta) = choice.delta.or(choice.message) else {
@@ -134,7 +159,7 @@ impl StreamAccumulator {
                 self.push_call_delta(call);
             }
         }
-        text
+        Ok(text)
     }
 
     fn push_call_delta(&mut self, delta: ToolCallDelta) {
@@ -166,7 +191,8 @@ impl StreamAccumulator {
             call.id = id;
         }
         // Later deltas may repeat or complete a field; the last value wins.
-        call.extra.extend(delta.extra.into_iter().filter(|(_, v)| !v.is_null()));
+        call.extra
+            .extend(delta.extra.into_iter().filter(|(_, v)| !v.is_null()));
         if let Some(function) = delta.function {
             if let Some(name) = function.name.filter(|n| !n.is_empty()) {
                 // Some servers repeat the whole name in every delta; others split it.
@@ -217,16 +243,20 @@ impl StreamAccumulator {
 
 /// Parse a complete (non-streaming) chat-completions JSON body.
 pub fn parse_completion_body(body: &str) -> Result<ModelReply, LlmError> {
+    if body.trim().is_empty() {
+        return Err(LlmError::EmptyReply);
+    }
     let chunk: Chunk = serde_json::from_str(body)
         .map_err(|e| LlmError::Decode(format!("{e} in body {}", clip(body))))?;
-    if chunk.choices.as_ref().is_none_or(|c| c.is_empty()) {
+    let has_error = chunk.error.as_ref().is_some_and(|e| !e.is_null());
+    if !has_error && chunk.choices.as_ref().is_none_or(|c| c.is_empty()) {
         return Err(LlmError::Decode(format!(
             "no choices in body {}",
             clip(body)
         )));
     }
     let mut acc = StreamAccumulator::default();
-    acc.push_chunk(chunk);
+    acc.push_chunk(chunk)?;
     let mut reply = acc.into_reply();
     reply.finish_reason.get_or_insert_with(|| "stop".into());
     Ok(reply)
