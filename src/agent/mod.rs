@@ -2,6 +2,7 @@
 //! It knows nothing of terminals; the headless printer and the TUI both consume
 //! the same events and answer the same approval requests.
 
+mod budget;
 mod changes;
 mod compact;
 mod context;
@@ -11,6 +12,7 @@ mod git;
 pub mod live;
 mod prompt;
 pub mod protocol;
+mod request;
 mod retry;
 mod review;
 mod revise;
