@@ -405,10 +405,14 @@ pub fn receipt_lines(receipt: &Receipt) -> Vec<String> {
             .collect::<Vec<_>>()
             .join(", ")
     };
-    vec![
+    let mut lines = vec![
         tests,
         format!("         {files} · diff {}", receipt.diff_hash),
-    ]
+    ];
+    if receipt.no_tool_used {
+        lines.push("Receipt: no tool was used".to_string());
+    }
+    lines
 }
 
 /// `Tokens: 1,234 in (200 cached) / 56 out · est. $0.0012`

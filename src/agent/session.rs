@@ -103,6 +103,8 @@ pub(super) struct Task<'a> {
     pub(super) cost: f64,
     /// The task's last test run.
     pub(super) last_tests: Option<TestReceipt>,
+    /// A tool was called in this task (for the receipt's `no_tool_used`).
+    pub(super) tool_used: bool,
 }
 
 impl Task<'_> {
@@ -189,6 +191,7 @@ impl Session {
             usage: TokenUsage::default(),
             cost: 0.0,
             last_tests: None,
+            tool_used: false,
         };
         self.tasks += 1;
         self.approvals.clear();
@@ -297,6 +300,7 @@ impl Session {
                         name,
                         arguments,
                     } => {
+                        t.tool_used = true;
                         let output = self.execute(t, &call_id, &name, &arguments).await;
                         let text = self.fit_tool_result(&call_id, &name, &output.body);
                         protocol::record_tool_result(
