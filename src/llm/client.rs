@@ -1,4 +1,8 @@
 //! HTTP client for OpenAI-compatible `/chat/completions`, streaming with SSE.
+//! A response ends as a complete reply or as an `LlmError` in the server's own
+//! words (see `errors.rs`): an error status, an error inside a 200 stream, a
+//! stream cut short, or a 200 with nothing in it. Every request names
+//! stepwise in its `User-Agent`.
 
 use super::errors;
 use super::stream::{StreamAccumulator, parse_completion_body};
@@ -91,7 +95,8 @@ impl HttpModel {
                 .and_then(Result::ok)
                 .unwrap_or_default();
             let (message, overflow) = errors::http_error(status.as_u16(), &body);
-            if overflow {
+            // Keys, models and rate limits are never about the context, whatever the wording.
+            if overflow && !matches!(status.as_u16(), 401 | 403 | 404 | 429) {
                 return Err(LlmError::ContextOverflow { message });
             }
             return Err(LlmError::Http {
