@@ -1,6 +1,11 @@
 //! Network and model faults: retries with backoff for transient failures,
 //! no retry for client errors, broken and silent streams, cancellation of the
-//! wait, and a session that survives giving up.
+//! wait, and a session that survives giving up; errors inside a 200 stream,
+//! retry hints, repeated 500s, empty replies, replies cut at the token limit,
+//! and wire details servers rely on (tool-call fields, User-Agent). The mock
+//! replies are written in each provider's documented shape.
+//! Longer than 400 lines on purpose: it is the one list of the faults real
+//! servers produce, each a short test; split it by fault kind if it grows.
 
 mod common;
 
