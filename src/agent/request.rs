@@ -7,8 +7,7 @@
 //! taken as a final answer nor executed, and the model is asked to go on
 //! shorter (a repair request, counted against `MAX_REPAIRS`).
 
-use super::events::AgentEvent;
-use super::events::FinishReason;
+use super::events::{AgentEvent, FinishReason};
 use super::live::LiveCalls;
 use super::protocol::{self, Action};
 use super::session::{MAX_REPAIRS, Session, Task};

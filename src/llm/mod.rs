@@ -1,5 +1,7 @@
 //! The model side: OpenAI chat-completions wire types, the `ChatModel` trait the
 //! agent talks to, and the HTTP/SSE client for any OpenAI-compatible server.
+//! Every failure is an `LlmError` that says whether retrying the same request
+//! may help (`is_retryable`) and how long the server asked to wait.
 
 mod client;
 mod errors;
