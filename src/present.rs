@@ -37,7 +37,11 @@ impl ReceiptLine {
     }
 }
 
-/// The receipt of an accepted answer: heading, tests, files, diff hash.
+/// The receipt's line for an answer given without any tool call.
+pub const NO_TOOL_USED: &str = "note   no tool was used: nothing was read, changed or tested";
+
+/// The receipt of an accepted answer: heading, tests, files, diff hash (and
+/// a note when no tool was used at all).
 pub fn receipt_lines(receipt: &Receipt) -> Vec<ReceiptLine> {
     let mut out = vec![ReceiptLine::new(Tone::Heading, RECEIPT_HEADING)];
     match &receipt.tests {
@@ -79,6 +83,9 @@ pub fn receipt_lines(receipt: &Receipt) -> Vec<ReceiptLine> {
     out.push(ReceiptLine::new(Tone::Normal, format!("files  {files}")));
     let diff = format!("diff   #{}", receipt.diff_hash);
     out.push(ReceiptLine::new(Tone::Normal, diff));
+    if receipt.no_tool_used {
+        out.push(ReceiptLine::new(Tone::Problem, NO_TOOL_USED));
+    }
     out
 }
 
@@ -173,6 +180,7 @@ mod tests {
                 created: true,
             }],
             diff_hash: "abc123".into(),
+            no_tool_used: false,
         }
     }
 
@@ -198,10 +206,12 @@ mod tests {
             tests: None,
             files: vec![],
             diff_hash: "0".into(),
+            no_tool_used: true,
         };
         let texts: Vec<String> = receipt_lines(&none).into_iter().map(|l| l.text).collect();
         assert_eq!(texts[1], "tests  not run in this task");
         assert_eq!(texts[2], "files  no file changed in this task");
+        assert_eq!(texts.last().map(String::as_str), Some(NO_TOOL_USED));
     }
 
     #[test]

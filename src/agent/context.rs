@@ -1,11 +1,19 @@
 //! Token and cost accounting, and keeping requests inside the context budget:
-//! eliding old tool results first, then summarizing older turns with a model call.
+//! cutting a new tool result to what is left of the budget, eliding old tool
+//! results first, then summarizing older turns with a model call. A
+//! compaction is reported only when it removed something.
 
+use super::budget;
 use super::compact::{self, KEEP_RECENT, estimate_tokens};
 use super::contract::{AgentEvent, EventSender};
 use super::session::{Session, Task};
 use crate::llm::{ChatMessage, ChatRequest, Role, StreamDelta, TokenUsage};
+use serde_json::Value;
 use tokio_util::sync::CancellationToken;
+
+/// Tokens a tool result may always use, however full the context is (its
+/// head and the note saying it was cut).
+const MIN_RESULT_TOKENS: u64 = 256;
 
 /// Characters of each message shown to the summarizer.
 const SUMMARY_MESSAGE_CHARS: usize = 2_000;
@@ -65,12 +73,38 @@ impl Session {
         self.compact_to(0, Some(events), None).await;
     }
 
+    /// The server said the request does not fit: compact to half of the
+    /// estimate (the server's window is smaller than we thought). True when
+    /// something was removed, so that trying again can make a difference.
+    pub(super) async fn compact_after_overflow(&mut self, t: &Task<'_>) -> bool {
+        let target = (self.estimated_context() / 2).min(self.settings.context_limit / 4 * 3);
+        self.compact_to(target.max(1), Some(t.events), Some(t.cancel))
+            .await
+            > 0
+    }
+
+    /// The text of a tool result to record: cut, for the tools whose results
+    /// can grow without bound, so the next request stays inside the budget
+    /// (a floor of `MIN_RESULT_TOKENS` always goes, with its note).
+    pub(super) fn fit_tool_result(&self, call_id: &str, tool: &str, body: &Value) -> String {
+        let room = self
+            .settings
+            .context_limit
+            .saturating_sub(self.estimated_context())
+            .max(MIN_RESULT_TOKENS);
+        budget::fit_result(tool, body, |text| {
+            estimate_tokens(&[ChatMessage::tool_result(call_id, text)]) <= room
+        })
+    }
+
+    /// Compact to `limit` tokens (0: elide everything elidable); returns how
+    /// many messages were elided or summarized, and reports it when not 0.
     async fn compact_to(
         &mut self,
         limit: u64,
         events: Option<&EventSender>,
         cancel: Option<&CancellationToken>,
-    ) {
+    ) -> usize {
         let before = self.estimated_context();
         let tools = before.saturating_sub(estimate_tokens(&self.history));
         let elided = compact::compact(&mut self.history, limit.saturating_sub(tools));
@@ -79,7 +113,8 @@ impl Session {
         if limit > 0 && self.estimated_context() > limit {
             summarized = self.summarize_older_turns(cancel).await;
         }
-        if let Some(events) = events {
+        let removed = elided.elided + summarized;
+        if let Some(events) = events.filter(|_| removed > 0) {
             let _ = events.send(AgentEvent::Compacted {
                 before_tokens: before,
                 after_tokens: self.estimated_context(),
@@ -87,6 +122,7 @@ impl Session {
                 summarized,
             });
         }
+        removed
     }
 
     /// Replace the turns between the system prompt and the recent ones by a

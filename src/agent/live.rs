@@ -1,6 +1,9 @@
 //! Reading a tool call's arguments while they are still streaming in: a
 //! tolerant scanner for the top-level string fields of a partial JSON object,
 //! so a front end can show an edit's diff building up before the call ends.
+//! Whatever the text (cut anywhere, malformed, any Unicode), the scanner
+//! answers `None` or a partial value and never panics: one bad reply must not
+//! end the session (proptest below, `fuzz/fuzz_targets/live_scanner.rs`).
 
 use super::contract::{AgentEvent, EventSender, ToolRef};
 use crate::tools::Workspace;
@@ -141,9 +144,11 @@ impl Scanner<'_> {
         }
     }
 
+    /// Skip whitespace, Unicode included (models emit U+00A0 and friends):
+    /// the cursor moves by the character's UTF-8 length, never into one.
     fn ws(&mut self) {
-        while self.peek().is_some_and(char::is_whitespace) {
-            self.pos += 1;
+        while let Some(c) = self.peek().filter(|c| c.is_whitespace()) {
+            self.pos += c.len_utf8();
         }
     }
 
@@ -270,5 +275,53 @@ mod tests {
         );
         assert_eq!(field("not json", "path"), None);
         assert_eq!(field(r#"{"other": "x"}"#, "path"), None);
+    }
+
+    #[test]
+    fn unicode_whitespace_between_tokens_is_skipped() {
+        let text = "{\u{a0}\"path\"\u{2003}:\u{a0}\"a.py\"\u{3000},\"content\": \"x";
+        assert_eq!(field(text, "path"), Some(("a.py".into(), true)));
+        assert_eq!(field(text, "content"), Some(("x".into(), false)));
+        assert_eq!(field("\u{a0}{\u{a0}", "path"), None);
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn any_text_cut_anywhere_never_panics(
+            text in "\\PC*",
+            cut in 0usize..64,
+            key in "[a-z]{0,6}",
+        ) {
+            let _ = partial_field(&text, &key);
+            let boundary = (0..=cut.min(text.len())).rev().find(|&i| text.is_char_boundary(i));
+            if let Some(b) = boundary {
+                let _ = partial_field(&text[..b], &key);
+            }
+        }
+
+        #[test]
+        fn json_like_text_with_unicode_whitespace_never_panics(
+            parts in proptest::collection::vec(
+                proptest::prop_oneof![
+                    proptest::strategy::Just("{".to_string()),
+                    proptest::strategy::Just("}".to_string()),
+                    proptest::strategy::Just("\"path\"".to_string()),
+                    proptest::strategy::Just(":".to_string()),
+                    proptest::strategy::Just(",".to_string()),
+                    proptest::strategy::Just("\\u00".to_string()),
+                    proptest::strategy::Just("\\".to_string()),
+                    proptest::strategy::Just("\"".to_string()),
+                    "[\u{a0}\u{2003}\u{3000}\u{85} \t\n]{1,3}",
+                    "\\PC{0,4}",
+                ],
+                0..24,
+            ),
+        ) {
+            let text: String = parts.concat();
+            for (i, _) in text.char_indices() {
+                let _ = partial_field(&text[..i], "path");
+            }
+            let _ = partial_field(&text, "path");
+        }
     }
 }

@@ -5,6 +5,7 @@
 //! state, including the task's approvals, and changes it only on commands.
 
 mod approve;
+mod budget;
 mod changes;
 mod compact;
 mod context;

@@ -136,8 +136,8 @@ pub fn record_tool_result(
     call_id: &str,
     tool: &str,
     output: &ToolOutput,
+    result: String,
 ) {
-    let result = output.to_model_text();
     let message = match protocol {
         Protocol::Tools => ChatMessage::tool_result(call_id, result),
         Protocol::Json => ChatMessage::user(format!("Tool result for {tool}: {result}")),
@@ -170,8 +170,22 @@ mod tests {
         let failed = ToolOutput::error("no such file");
         for protocol in [Protocol::Tools, Protocol::Json] {
             let mut history = Vec::new();
-            record_tool_result(protocol, &mut history, "c1", "write_file", &declined);
-            record_tool_result(protocol, &mut history, "c2", "read_file", &failed);
+            record_tool_result(
+                protocol,
+                &mut history,
+                "c1",
+                "write_file",
+                &declined,
+                declined.to_model_text(),
+            );
+            record_tool_result(
+                protocol,
+                &mut history,
+                "c2",
+                "read_file",
+                &failed,
+                failed.to_model_text(),
+            );
             assert!(history[0].declined, "{protocol:?}");
             assert!(!history[1].declined, "{protocol:?}");
         }

@@ -1,16 +1,33 @@
-//! Asking the model: one request with retries and backoff (the partial text
-//! of a failed attempt is dropped, never executed), and the repair loop that
-//! asks again until a reply follows the protocol.
+//! Asking the model for one decision. What must stay true: the partial text
+//! of a failed attempt is discarded, never executed; only failures that may
+//! go away are retried (with backoff or the server's hint), and a 500 whose
+//! body repeats unchanged stops at the second identical answer; a context
+//! overflow compacts the conversation once and tries again, then stops; a
+//! reply cut at the output token limit (`finish_reason: "length"`) is never
+//! taken as a final answer nor executed, and the model is asked to go on
+//! shorter (a repair request, counted against `MAX_REPAIRS`).
 
 use super::contract::{AgentEvent, FinishReason};
 use super::live::LiveCalls;
 use super::protocol::{self, Action};
 use super::session::{MAX_REPAIRS, Session, Task};
 use crate::config::Protocol;
-use crate::llm::{ChatRequest, ModelReply, StreamDelta};
+use crate::llm::{ChatMessage, ChatRequest, LlmError, ModelReply, StreamDelta};
+
+/// Told to the model (and shown) when its reply was cut at the token limit.
+pub const CUT_AT_LIMIT: &str = "your last reply was cut off at the output token limit (finish_reason \"length\"), so nothing in it was carried out. Continue with a shorter reply: one tool call at a time, and large edits in smaller pieces (replace_text) rather than one long write_file.";
+
+/// Why a request did not produce a reply.
+enum Failure {
+    /// The task ends so.
+    Stop(FinishReason),
+    /// The request does not fit the context window (the error says so).
+    Overflow(LlmError),
+}
 
 impl Session {
-    /// Ask the model until its reply parses (with at most `MAX_REPAIRS` repair requests).
+    /// Ask the model until its reply can be acted on (with at most
+    /// `MAX_REPAIRS` repair requests).
     pub(super) async fn next_reply(
         &mut self,
         t: &mut Task<'_>,
@@ -19,17 +36,28 @@ impl Session {
         let streams_text = protocol_kind == Protocol::Tools;
         let mut attempt = 0;
         loop {
-            let reply = self.request_with_retries(t).await?;
+            let reply = self.request_with_recovery(t).await?;
             if streams_text && !reply.content.trim().is_empty() {
                 t.emit(AgentEvent::AssistantMessage {
                     text: reply.content.clone(),
                 });
             }
-            protocol::record_reply(protocol_kind, &mut self.history, &reply);
+            let parsed = if reply.finish_reason.as_deref() == Some("length") {
+                // Its tool calls are not kept: they would need answers, and
+                // their arguments are cut. Its text is, for the model to go on from.
+                if !reply.content.trim().is_empty() {
+                    self.history
+                        .push(ChatMessage::assistant(reply.content.clone()));
+                }
+                Err(CUT_AT_LIMIT.to_string())
+            } else {
+                protocol::record_reply(protocol_kind, &mut self.history, &reply);
+                protocol::parse_reply(protocol_kind, &reply, &mut self.json_ids)
+            };
             if let Some(usage) = reply.usage {
                 self.record_usage(t, usage);
             }
-            match protocol::parse_reply(protocol_kind, &reply, &mut self.json_ids) {
+            match parsed {
                 Ok(actions) => return Ok((reply, actions)),
                 Err(problem) => {
                     attempt += 1;
@@ -52,12 +80,41 @@ impl Session {
         }
     }
 
-    /// One model request; transient failures are retried with backoff (the
-    /// partial text of a failed attempt is discarded, never executed).
-    async fn request_with_retries(&self, t: &Task<'_>) -> Result<ModelReply, FinishReason> {
+    /// A request, compacting the conversation once when the server says it
+    /// does not fit its context window.
+    async fn request_with_recovery(&mut self, t: &Task<'_>) -> Result<ModelReply, FinishReason> {
+        let mut compacted = false;
+        loop {
+            let error = match self.request_with_retries(t).await {
+                Ok(reply) => return Ok(reply),
+                Err(Failure::Stop(reason)) => return Err(reason),
+                Err(Failure::Overflow(error)) => error,
+            };
+            if !compacted && self.compact_after_overflow(t).await {
+                compacted = true;
+                continue;
+            }
+            let what = if compacted {
+                "it still did not fit after compacting the conversation"
+            } else {
+                "compacting the conversation freed nothing"
+            };
+            let message = format!(
+                "{error}; {what}. Give the server a larger context size, or lower --context-window so that stepwise compacts earlier."
+            );
+            t.emit(AgentEvent::Error {
+                message: message.clone(),
+            });
+            return Err(FinishReason::Error(message));
+        }
+    }
+
+    /// One model request; transient failures are retried with backoff.
+    async fn request_with_retries(&self, t: &Task<'_>) -> Result<ModelReply, Failure> {
         let policy = self.settings.retry;
         let streams_text = self.settings.protocol == Protocol::Tools;
         let mut retries = 0;
+        let mut last_500: Option<String> = None;
         loop {
             t.emit(AgentEvent::ModelRequest { steps_done: t.step });
             let events = t.events;
@@ -81,21 +138,32 @@ impl Session {
             };
             let result = tokio::select! {
                 r = self.model.complete(request, &mut on_delta) => r,
-                _ = t.cancel.cancelled() => return Err(FinishReason::Cancelled),
+                _ = t.cancel.cancelled() => return Err(Failure::Stop(FinishReason::Cancelled)),
             };
             let error = match result {
                 Ok(reply) => return Ok(reply),
+                Err(e @ LlmError::ContextOverflow { .. }) => return Err(Failure::Overflow(e)),
                 Err(e) => e,
             };
-            if !error.is_retryable() || retries >= policy.max_retries {
+            let repeated = match &error {
+                LlmError::Http {
+                    status: 500,
+                    message,
+                    ..
+                } => last_500.replace(message.clone()).as_ref() == Some(message),
+                _ => false,
+            };
+            if repeated || !error.is_retryable() || retries >= policy.max_retries {
                 let mut message = error.to_string();
-                if retries > 0 {
+                if repeated {
+                    message.push_str(&repeated_hint(&message, streams_text));
+                } else if retries > 0 {
                     message.push_str(&format!(" (gave up after {retries} retries)"));
                 }
                 t.emit(AgentEvent::Error {
                     message: message.clone(),
                 });
-                return Err(FinishReason::Error(message));
+                return Err(Failure::Stop(FinishReason::Error(message)));
             }
             retries += 1;
             let delay = policy.delay(retries, error.retry_after());
@@ -107,8 +175,32 @@ impl Session {
             });
             tokio::select! {
                 _ = tokio::time::sleep(delay) => {}
-                _ = t.cancel.cancelled() => return Err(FinishReason::Cancelled),
+                _ = t.cancel.cancelled() => return Err(Failure::Stop(FinishReason::Cancelled)),
             }
         }
+    }
+}
+
+/// What to say when a server gave the same 500 twice.
+fn repeated_hint(message: &str, native_tools: bool) -> String {
+    let about_tools = message.to_ascii_lowercase().contains("tool");
+    let what = if native_tools && about_tools {
+        "this server cannot do native tool calls here: try --protocol json"
+    } else {
+        "check the server's log (a server that cannot do native tool calls works with --protocol json)"
+    };
+    format!(" — the server gave the same answer twice, so retrying will not help; {what}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_repeated_500_hint_points_at_the_json_protocol() {
+        let tools = repeated_hint("Cannot use tools with stream", true);
+        assert!(tools.contains("try --protocol json"), "{tools}");
+        let other = repeated_hint("boom", true);
+        assert!(other.contains("server's log") && other.contains("--protocol json"));
     }
 }

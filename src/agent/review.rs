@@ -32,6 +32,7 @@ impl Session {
             tests: t.last_tests.clone(),
             files,
             diff_hash: diff_hash(&self.changes.session_diffs(&self.workspace)),
+            no_tool_used: t.step == 1 && !t.tool_used,
         }
     }
 

@@ -12,9 +12,9 @@ use super::protocol::{self, Action};
 use super::retry::RetryPolicy;
 use super::rules::Rules;
 use super::scopes::{Revoker, ScopePolicy, TaskApprovals};
+use crate::config::models::ModelInfo;
 use crate::config::{Config, Protocol};
 use crate::llm::{ChatMessage, ChatModel, ModelReply, Role, TokenUsage};
-use crate::config::models::ModelInfo;
 use crate::tools::{ToolName, Workspace, tool_schemas};
 use serde_json::Value;
 use std::sync::Arc;
@@ -113,6 +113,8 @@ pub(super) struct Task<'a> {
     pub(super) cost: f64,
     /// The task's last test run.
     pub(super) last_tests: Option<TestReceipt>,
+    /// A tool was called in this task (for the receipt's `no_tool_used`).
+    pub(super) tool_used: bool,
 }
 
 impl Task<'_> {
@@ -215,6 +217,7 @@ impl Session {
             usage: TokenUsage::default(),
             cost: 0.0,
             last_tests: None,
+            tool_used: false,
         };
         self.tasks += 1;
         self.end_scopes(events);
@@ -323,13 +326,16 @@ impl Session {
                         name,
                         arguments,
                     } => {
+                        t.tool_used = true;
                         let output = self.execute(t, &call_id, &name, &arguments).await;
+                        let text = self.fit_tool_result(&call_id, &name, &output.body);
                         protocol::record_tool_result(
                             self.settings.protocol,
                             &mut self.history,
                             &call_id,
                             &name,
                             &output,
+                            text,
                         );
                     }
                 }

@@ -1,5 +1,10 @@
 //! HTTP client for OpenAI-compatible `/chat/completions`, streaming with SSE.
+//! A response ends as a complete reply or as an `LlmError` in the server's own
+//! words (see `errors.rs`): an error status, an error inside a 200 stream, a
+//! stream cut short, or a 200 with nothing in it. Every request names
+//! stepwise in its `User-Agent`.
 
+use super::errors;
 use super::stream::{StreamAccumulator, parse_completion_body};
 use super::{ChatModel, ChatRequest, LlmError, ModelReply, StreamDelta, StreamSink};
 use crate::config::ApiKey;
@@ -7,7 +12,7 @@ use eventsource_stream::Eventsource;
 use futures_util::StreamExt;
 use futures_util::future::BoxFuture;
 use serde_json::{Value, json};
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
 /// A model behind an OpenAI-compatible HTTP endpoint.
 pub struct HttpModel {
@@ -20,13 +25,14 @@ pub struct HttpModel {
 
 /// Default for how long a response may stay silent before it counts as broken.
 pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(120);
-/// Longest `Retry-After` honoured.
-const MAX_RETRY_AFTER: Duration = Duration::from_secs(120);
+/// Sent with every request, so server logs can tell stepwise's requests apart.
+pub const USER_AGENT: &str = concat!("stepwise/", env!("CARGO_PKG_VERSION"));
 
 impl HttpModel {
     pub fn new(base_url: &str, model: &str, api_key: Option<ApiKey>) -> Result<Self, LlmError> {
         let http = reqwest::Client::builder()
             .connect_timeout(Duration::from_secs(15))
+            .user_agent(USER_AGENT)
             .build()
             .map_err(|e| LlmError::Connect {
                 url: base_url.to_string(),
@@ -65,22 +71,24 @@ impl HttpModel {
     }
 
     /// An error status: the server's message and its `Retry-After`, if any.
+    /// A non-success answer as an error: the server's message, its retry
+    /// hint, and whether it says the request did not fit the context.
     async fn http_error(&self, response: reqwest::Response) -> LlmError {
         let status = response.status().as_u16();
-        let retry_after = response
-            .headers()
-            .get(reqwest::header::RETRY_AFTER)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.trim().parse::<u64>().ok())
-            .map(|secs| Duration::from_secs(secs).min(MAX_RETRY_AFTER));
+        let retry_after = errors::retry_after(response.headers(), SystemTime::now());
         let body = tokio::time::timeout(self.idle_timeout, response.text())
             .await
             .ok()
             .and_then(Result::ok)
             .unwrap_or_default();
+        let (message, overflow) = errors::http_error(status, &body);
+        // Keys, models and rate limits are never about the context, whatever the wording.
+        if overflow && !matches!(status, 401 | 403 | 404 | 429) {
+            return LlmError::ContextOverflow { message };
+        }
         LlmError::Http {
             status,
-            message: server_error_message(status, &body),
+            message,
             retry_after,
         }
     }
@@ -125,12 +133,15 @@ impl HttpModel {
         let mut events = response.bytes_stream().eventsource();
         let mut acc = StreamAccumulator::default();
         let mut done = false;
+        // Events with data: none at all is an empty reply, not a broken stream.
+        let mut any_data = false;
         while let Some(event) = tokio::time::timeout(self.idle_timeout, events.next())
             .await
             .map_err(|_| self.idle_error())?
         {
             let event = event.map_err(|e| LlmError::Stream(e.to_string()))?;
             let data = event.data.trim();
+            any_data |= !data.is_empty();
             if data == "[DONE]" {
                 done = true;
                 break;
@@ -148,6 +159,9 @@ impl HttpModel {
                     fragment: &fragment,
                 });
             }
+        }
+        if !any_data {
+            return Err(LlmError::EmptyReply);
         }
         if !done && !acc.finished() {
             return Err(LlmError::Stream(
@@ -173,32 +187,6 @@ impl ChatModel for HttpModel {
     }
 }
 
-/// The server's own error text (`{"error":{"message":...}}` or the raw body), with a hint.
-fn server_error_message(status: u16, body: &str) -> String {
-    let parsed: Option<Value> = serde_json::from_str(body).ok();
-    let message = parsed
-        .as_ref()
-        .and_then(|v| {
-            v.pointer("/error/message")
-                .or_else(|| v.get("error"))
-                .or_else(|| v.get("message"))
-        })
-        .and_then(|m| m.as_str().map(str::to_string))
-        .unwrap_or_else(|| body.trim().chars().take(300).collect());
-    let hint = match status {
-        401 => " (check OPENAI_API_KEY)",
-        403 => " (the key may lack access to this model)",
-        404 => " (check --base-url and --model)",
-        429 => " (rate limited)",
-        _ => "",
-    };
-    if message.is_empty() {
-        format!("no error message{hint}")
-    } else {
-        format!("{message}{hint}")
-    }
-}
-
 /// `reqwest` hides the useful part (refused, DNS, TLS) in the source chain.
 fn error_chain(e: &dyn std::error::Error) -> String {
     let mut text = e.to_string();
@@ -209,23 +197,4 @@ fn error_chain(e: &dyn std::error::Error) -> String {
         source = s.source();
     }
     text
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn error_message_comes_from_the_openai_error_object() {
-        let m = server_error_message(
-            401,
-            r#"{"error":{"message":"Incorrect API key","type":"x"}}"#,
-        );
-        assert_eq!(m, "Incorrect API key (check OPENAI_API_KEY)");
-        assert_eq!(server_error_message(500, "  boom \n"), "boom");
-        assert_eq!(
-            server_error_message(404, r#"{"error":"model not found"}"#),
-            "model not found (check --base-url and --model)"
-        );
-    }
 }

@@ -1,7 +1,10 @@
 //! The model side: OpenAI chat-completions wire types, the `ChatModel` trait the
 //! agent talks to, and the HTTP/SSE client for any OpenAI-compatible server.
+//! Every failure is an `LlmError` that says whether retrying the same request
+//! may help (`is_retryable`) and how long the server asked to wait.
 
 mod client;
+mod errors;
 pub mod scripted;
 mod stream;
 mod wire;
@@ -77,16 +80,33 @@ pub enum LlmError {
     IdleTimeout(u64),
     #[error("the model server sent a reply that is not valid chat-completions JSON: {0}")]
     Decode(String),
+    /// An error the server reported inside a reply it began with HTTP 200
+    /// (`data: {"error": ...}` or `finish_reason: "error"`).
+    #[error("the model server reported an error in its reply: {message}")]
+    Server { message: String, transient: bool },
+    /// The request does not fit the model's context window, whatever the
+    /// status the server used to say so; retrying it unchanged cannot help.
+    #[error("the request does not fit the model's context window: {message}")]
+    ContextOverflow { message: String },
+    /// HTTP 200 without a single event or byte of content (llama.cpp does
+    /// this when the prompt exceeds its context size).
+    #[error(
+        "the server returned an empty reply: check the server's log and its context size (a prompt larger than the context, e.g. llama.cpp --ctx-size, gives this)"
+    )]
+    EmptyReply,
 }
 
 impl LlmError {
     /// Whether trying the same request again may succeed: connection problems,
-    /// timeouts, broken streams, 429 and 5xx. Bad keys, models and URLs are not.
+    /// timeouts, broken streams, 429 and 5xx, and errors in a stream that say
+    /// they are temporary. Bad keys, models and URLs, context overflows and
+    /// empty replies are not.
     pub fn is_retryable(&self) -> bool {
         match self {
             LlmError::Connect { .. } | LlmError::Stream(_) | LlmError::IdleTimeout(_) => true,
             LlmError::Http { status, .. } => *status == 429 || *status >= 500,
-            LlmError::Decode(_) => false,
+            LlmError::Server { transient, .. } => *transient,
+            LlmError::Decode(_) | LlmError::ContextOverflow { .. } | LlmError::EmptyReply => false,
         }
     }
 

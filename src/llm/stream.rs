@@ -1,17 +1,21 @@
 //! Assembling a reply from streamed chat-completion chunks (or one JSON body),
 //! tolerant of what real OpenAI-compatible servers send: tool-call deltas
 //! without `index`, arguments split anywhere, `finish_reason: ""`, usage in a
-//! final chunk without choices, `usage: {}`, unknown extra fields.
+//! final chunk without choices, `usage: {}`, unknown extra fields (ignored,
+//! except on a tool call, where they are kept to be sent back).
 
+use super::errors::inline_error;
 use super::{LlmError, ModelReply, TokenUsage, ToolCallMsg};
 use serde::Deserialize;
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 #[derive(Debug, Default, Deserialize)]
 #[serde(default)]
 struct Chunk {
     choices: Option<Vec<Choice>>,
     usage: Option<WireUsage>,
+    /// An error reported inside a 200 reply (OpenAI, OpenRouter).
+    error: Option<Value>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -35,7 +39,13 @@ struct Delta {
 struct ToolCallDelta {
     index: Option<usize>,
     id: Option<String>,
+    /// Always `"function"`; read so that it is not kept as an unknown field.
+    #[serde(rename = "type")]
+    _kind: Option<Value>,
     function: Option<FunctionDelta>,
+    /// Fields stepwise does not know (e.g. Gemini's `extra_content`).
+    #[serde(flatten)]
+    extra: Map<String, Value>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -66,6 +76,7 @@ struct PartialCall {
     id: String,
     name: String,
     arguments: String,
+    extra: Map<String, Value>,
 }
 
 /// Accumulates chunks of one streamed reply.
@@ -93,10 +104,24 @@ impl StreamAccumulator {
     pub fn push_data(&mut self, data: &str) -> Result<Option<String>, LlmError> {
         let chunk: Chunk = serde_json::from_str(data)
             .map_err(|e| LlmError::Decode(format!("{e} in chunk {}", clip(data))))?;
-        Ok(self.push_chunk(chunk))
+        self.push_chunk(chunk)
     }
 
-    fn push_chunk(&mut self, chunk: Chunk) -> Option<String> {
+    /// Take in one chunk; an error it reports (an `error` member, or
+    /// `finish_reason: "error"`) ends the reply with that error.
+    fn push_chunk(&mut self, chunk: Chunk) -> Result<Option<String>, LlmError> {
+        if let Some(error) = chunk.error.as_ref().and_then(inline_error) {
+            return Err(if error.overflow {
+                LlmError::ContextOverflow {
+                    message: error.message,
+                }
+            } else {
+                LlmError::Server {
+                    message: error.message,
+                    transient: error.transient,
+                }
+            });
+        }
         if let Some(usage) = chunk.usage {
             // `usage: {}` carries nothing; keep whatever we had.
             if usage.prompt_tokens.is_some() || usage.completion_tokens.is_some() {
@@ -113,6 +138,14 @@ impl StreamAccumulator {
         let mut text = None;
         for choice in chunk.choices.unwrap_or_default() {
             if let Some(reason) = choice.finish_reason.filter(|r| !r.is_empty()) {
+                if reason == "error" {
+                    return Err(LlmError::Server {
+                        message:
+                            "the server ended the reply with finish_reason \"error\" and no message"
+                                .into(),
+                        transient: false,
+                    });
+                }
                 self.finish_reason = Some(reason);
             }
             let Some(delta) = choice.delta.or(choice.message) else {
@@ -126,7 +159,7 @@ impl StreamAccumulator {
                 self.push_call_delta(call);
             }
         }
-        text
+        Ok(text)
     }
 
     fn push_call_delta(&mut self, delta: ToolCallDelta) {
@@ -157,6 +190,9 @@ impl StreamAccumulator {
         if let Some(id) = id {
             call.id = id;
         }
+        // Later deltas may repeat or complete a field; the last value wins.
+        call.extra
+            .extend(delta.extra.into_iter().filter(|(_, v)| !v.is_null()));
         if let Some(function) = delta.function {
             if let Some(name) = function.name.filter(|n| !n.is_empty()) {
                 // Some servers repeat the whole name in every delta; others split it.
@@ -193,7 +229,7 @@ impl StreamAccumulator {
                 } else {
                     c.id
                 };
-                ToolCallMsg::new(id, c.name, c.arguments)
+                ToolCallMsg::new(id, c.name, c.arguments).with_extra(c.extra)
             })
             .collect();
         ModelReply {
@@ -207,16 +243,20 @@ impl StreamAccumulator {
 
 /// Parse a complete (non-streaming) chat-completions JSON body.
 pub fn parse_completion_body(body: &str) -> Result<ModelReply, LlmError> {
+    if body.trim().is_empty() {
+        return Err(LlmError::EmptyReply);
+    }
     let chunk: Chunk = serde_json::from_str(body)
         .map_err(|e| LlmError::Decode(format!("{e} in body {}", clip(body))))?;
-    if chunk.choices.as_ref().is_none_or(|c| c.is_empty()) {
+    let has_error = chunk.error.as_ref().is_some_and(|e| !e.is_null());
+    if !has_error && chunk.choices.as_ref().is_none_or(|c| c.is_empty()) {
         return Err(LlmError::Decode(format!(
             "no choices in body {}",
             clip(body)
         )));
     }
     let mut acc = StreamAccumulator::default();
-    acc.push_chunk(chunk);
+    acc.push_chunk(chunk)?;
     let mut reply = acc.into_reply();
     reply.finish_reason.get_or_insert_with(|| "stop".into());
     Ok(reply)
@@ -235,141 +275,5 @@ fn clip(s: &str) -> String {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn feed(chunks: &[&str]) -> ModelReply {
-        let mut acc = StreamAccumulator::default();
-        for c in chunks {
-            acc.push_data(c).expect("chunk parses");
-        }
-        acc.into_reply()
-    }
-
-    #[test]
-    fn text_deltas_concatenate_and_report_each_piece() {
-        let mut acc = StreamAccumulator::default();
-        let a = acc
-            .push_data(r#"{"choices":[{"index":0,"delta":{"role":"assistant","content":"Hel"},"finish_reason":null}]}"#)
-            .unwrap();
-        let b = acc
-            .push_data(r#"{"choices":[{"index":0,"delta":{"content":"lo"},"finish_reason":""}]}"#)
-            .unwrap();
-        assert_eq!((a.as_deref(), b.as_deref()), (Some("Hel"), Some("lo")));
-        assert!(!acc.finished(), "empty finish_reason is not a finish");
-        acc.push_data(r#"{"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}"#)
-            .unwrap();
-        assert!(acc.finished());
-        assert_eq!(acc.into_reply().content, "Hello");
-    }
-
-    #[test]
-    fn tool_call_arguments_split_inside_an_escape_are_joined_by_index() {
-        let reply = feed(&[
-            r#"{"choices":[{"delta":{"tool_calls":[{"index":0,"id":"call_a","type":"function","function":{"name":"write_file","arguments":""}}]}}]}"#,
-            r#"{"choices":[{"delta":{"tool_calls":[{"index":0,"function":{"arguments":"{\"path\":\"a.py\",\"content\":\"x\\"}}]}}]}"#,
-            r#"{"choices":[{"delta":{"tool_calls":[{"index":0,"function":{"arguments":"ny\"}"}}]}}]}"#,
-            r#"{"choices":[{"delta":{},"finish_reason":"tool_calls"}]}"#,
-        ]);
-        assert_eq!(reply.tool_calls.len(), 1);
-        let call = &reply.tool_calls[0];
-        assert_eq!(
-            (call.id.as_str(), call.function.name.as_str()),
-            ("call_a", "write_file")
-        );
-        let args: Value = serde_json::from_str(&call.function.arguments).unwrap();
-        assert_eq!(args["content"], "x\ny");
-        assert_eq!(reply.finish_reason.as_deref(), Some("tool_calls"));
-    }
-
-    #[test]
-    fn argument_fragments_are_reported_with_their_call() {
-        let mut acc = StreamAccumulator::default();
-        acc.push_data(r#"{"choices":[{"delta":{"tool_calls":[{"index":0,"id":"a","function":{"name":"write_file","arguments":"{\"pa"}}]}}]}"#).unwrap();
-        acc.push_data(r#"{"choices":[{"delta":{"tool_calls":[{"index":0,"function":{"arguments":"th\":"}}]}}]}"#).unwrap();
-        let got = acc.take_argument_fragments();
-        assert_eq!(
-            got,
-            [
-                (0, "write_file".to_string(), "{\"pa".to_string()),
-                (0, "write_file".to_string(), "th\":".to_string())
-            ]
-        );
-        assert!(acc.take_argument_fragments().is_empty());
-    }
-
-    #[test]
-    fn calls_without_index_are_split_by_id() {
-        let reply = feed(&[
-            r#"{"choices":[{"delta":{"tool_calls":[{"id":"c1","function":{"name":"read_file","arguments":"{\"path\":"}}]}}]}"#,
-            r#"{"choices":[{"delta":{"tool_calls":[{"function":{"arguments":"\"a.py\"}"}}]}}]}"#,
-            r#"{"choices":[{"delta":{"tool_calls":[{"id":"c2","function":{"name":"read_file","arguments":"{\"path\":\"b.py\"}"}}]}}]}"#,
-        ]);
-        let got: Vec<_> = reply
-            .tool_calls
-            .iter()
-            .map(|c| (c.id.as_str(), c.function.arguments.as_str()))
-            .collect();
-        assert_eq!(
-            got,
-            vec![("c1", r#"{"path":"a.py"}"#), ("c2", r#"{"path":"b.py"}"#)]
-        );
-    }
-
-    #[test]
-    fn two_calls_interleaved_by_index_stay_apart() {
-        let reply = feed(&[
-            r#"{"choices":[{"delta":{"tool_calls":[{"index":0,"id":"a","function":{"name":"read_file","arguments":"{\"pa"}},{"index":1,"id":"b","function":{"name":"list_files","arguments":"{}"}}]}}]}"#,
-            r#"{"choices":[{"delta":{"tool_calls":[{"index":0,"function":{"arguments":"th\":\"x.py\"}"}}]}}]}"#,
-        ]);
-        assert_eq!(reply.tool_calls[0].function.arguments, r#"{"path":"x.py"}"#);
-        assert_eq!(reply.tool_calls[1].function.name, "list_files");
-    }
-
-    #[test]
-    fn usage_only_chunk_and_empty_usage_and_extra_fields() {
-        let reply = feed(&[
-            r#"{"id":"x","system_fingerprint":"fp","service_tier":"default","choices":[{"delta":{"reasoning_content":"hmm","content":"ok"},"logprobs":null}],"usage":{}}"#,
-            r#"{"choices":[],"usage":{"prompt_tokens":12,"completion_tokens":3,"total_tokens":15,"prompt_tokens_details":{"cached_tokens":8}}}"#,
-            r#"{"choices":[],"usage":{}}"#,
-        ]);
-        assert_eq!(reply.content, "ok");
-        assert_eq!(
-            reply.usage,
-            Some(TokenUsage {
-                prompt_tokens: 12,
-                completion_tokens: 3,
-                cached_tokens: 8,
-            })
-        );
-    }
-
-    #[test]
-    fn whole_call_in_one_chunk_with_object_arguments_and_no_id() {
-        let reply = feed(&[
-            r#"{"choices":[{"delta":{"tool_calls":[{"function":{"name":"list_files","arguments":{"path":"."}}}]},"finish_reason":"tool_calls"}]}"#,
-        ]);
-        assert_eq!(reply.tool_calls[0].id, "call_0");
-        assert_eq!(reply.tool_calls[0].function.arguments, r#"{"path":"."}"#);
-    }
-
-    #[test]
-    fn malformed_chunk_is_a_decode_error() {
-        let mut acc = StreamAccumulator::default();
-        assert!(matches!(
-            acc.push_data("{not json"),
-            Err(LlmError::Decode(_))
-        ));
-    }
-
-    #[test]
-    fn complete_body_is_parsed() {
-        let reply = parse_completion_body(
-            r#"{"choices":[{"index":0,"message":{"role":"assistant","content":"done"},"finish_reason":"stop"}],"usage":{"prompt_tokens":5,"completion_tokens":1}}"#,
-        )
-        .unwrap();
-        assert_eq!(reply.content, "done");
-        assert_eq!(reply.usage.map(|u| u.prompt_tokens), Some(5));
-        assert!(parse_completion_body(r#"{"error":"x"}"#).is_err());
-    }
-}
+#[path = "stream_tests.rs"]
+mod tests;

@@ -1,6 +1,10 @@
 //! Messages in OpenAI chat-completions format, as sent in `messages`.
+//! Fields a server attached to a tool call that stepwise does not know (e.g.
+//! Gemini's `extra_content` thought signatures) are kept and sent back as
+//! they came: some servers refuse a history without them.
 
 use serde::Serialize;
+use serde_json::{Map, Value};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -25,6 +29,9 @@ pub struct ToolCallMsg {
     #[serde(rename = "type")]
     pub kind: &'static str,
     pub function: FunctionCall,
+    /// Unknown fields of the call as the server sent them, echoed back unchanged.
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
 }
 
 impl ToolCallMsg {
@@ -40,7 +47,14 @@ impl ToolCallMsg {
                 name: name.into(),
                 arguments: arguments.into(),
             },
+            extra: Map::new(),
         }
+    }
+
+    /// The same call carrying the server's unknown fields.
+    pub fn with_extra(mut self, extra: Map<String, Value>) -> Self {
+        self.extra = extra;
+        self
     }
 }
 

@@ -292,3 +292,39 @@ async fn http_errors_end_the_task_with_the_server_message() {
         "{text}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_answer_without_any_tool_says_so_in_the_receipt_and_exits_0() {
+    let model = MockModel::start(vec![text("It is done, trust me.")]).await;
+    let ws = copy_workspace();
+    let out = run_exec(&["fix the bug"], &model.base_url(), ws.path()).await;
+    assert_eq!(out.status.code(), Some(0));
+    assert!(
+        stdout(&out).contains("no tool was used: nothing was read, changed or tested"),
+        "{}",
+        stdout(&out)
+    );
+
+    let model = MockModel::start(vec![text("It is done, trust me.")]).await;
+    let out = run_exec(&["--json", "fix the bug"], &model.base_url(), ws.path()).await;
+    assert_eq!(out.status.code(), Some(0));
+    let answer: Value = stdout(&out)
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .find(|e| e["event"] == "final_answer")
+        .unwrap_or_default();
+    assert_eq!(answer["receipt"]["no_tool_used"], true);
+
+    // After a tool call the line is not printed.
+    let model = MockModel::start(vec![
+        tool_call("list_files", serde_json::json!({})),
+        text("Two files."),
+    ])
+    .await;
+    let out = run_exec(&["list"], &model.base_url(), ws.path()).await;
+    assert!(
+        !stdout(&out).contains("no tool was used"),
+        "{}",
+        stdout(&out)
+    );
+}

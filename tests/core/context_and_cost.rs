@@ -234,3 +234,162 @@ async fn unknown_prices_give_no_cost_events() {
     assert!(!events.iter().any(|e| e["event"] == "cost"));
     assert_eq!(events.last().unwrap()["cost_usd"], Value::Null);
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_large_tool_result_is_cut_to_what_is_left_of_the_budget() {
+    let ws = copy_workspace();
+    let big: String = (0..1_600)
+        .map(|i| format!("line {i:05} of a large file\n"))
+        .collect();
+    assert!(big.len() > 40_000);
+    std::fs::write(ws.path().join("big.txt"), &big).unwrap();
+    let model = MockModel::start(vec![
+        tool_call("read_file", json!({"path": "big.txt"})),
+        text("read the head"),
+    ])
+    .await;
+    // --context-window 6000 at the default 70 % budget.
+    let limit = 4_200;
+    let mut s = session(
+        &model,
+        ws.path(),
+        LoopSettings {
+            context_limit: limit,
+            ..LoopSettings::default()
+        },
+    );
+    let (reason, events) = run(&mut s, "read big.txt").await;
+    assert_eq!(reason, FinishReason::Answered);
+    let requests = model.requests().await;
+    let sizes: Vec<u64> = requests
+        .iter()
+        .map(|r| r.to_string().len() as u64 / 4)
+        .collect();
+    // The budget is an estimate (about four bytes a token); the window is 6000.
+    assert!(sizes.iter().all(|&t| t <= limit + limit / 20), "{sizes:?}");
+    let result = tool_messages(&requests[1])
+        .first()
+        .and_then(|m| m["content"].as_str().map(str::to_string))
+        .unwrap_or_default();
+    let result: Value = serde_json::from_str(&result).unwrap_or_default();
+    assert!(
+        result["content"]
+            .as_str()
+            .unwrap_or_default()
+            .starts_with("line 00000 of a large file\n")
+    );
+    let note = result["note"].as_str().unwrap_or_default();
+    assert!(
+        note.contains("cut to fit the context window") && note.contains("of 1600 lines"),
+        "{note}"
+    );
+    // What the user sees of the call is not cut.
+    let finished = events
+        .iter()
+        .find(|e| e["event"] == "tool_finished")
+        .cloned()
+        .unwrap_or_default();
+    assert_eq!(
+        finished["result"]["content"].as_str().map(str::len),
+        Some(big.len())
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_compaction_that_removes_nothing_is_not_reported() {
+    let ws = copy_workspace();
+    let model = MockModel::start(vec![text("ok")]).await;
+    let mut s = session(
+        &model,
+        ws.path(),
+        LoopSettings {
+            context_limit: 1_000,
+            ..LoopSettings::default()
+        },
+    );
+    // The task message alone passes the budget, and there is nothing to elide.
+    let (reason, events) = run(&mut s, &"a long task. ".repeat(800)).await;
+    assert_eq!(reason, FinishReason::Answered);
+    assert!(
+        !events.iter().any(|e| e["event"] == "compacted"),
+        "{events:#?}"
+    );
+}
+
+/// The server's context-overflow answer: OpenAI's 400 or llama.cpp's 500.
+fn overflow(status: u16) -> Reply {
+    let body = if status == 400 {
+        json!({"error":{"message":"This model's maximum context length is 8192 tokens. However, your messages resulted in 9100 tokens.","type":"invalid_request_error","param":"messages","code":"context_length_exceeded"}})
+    } else {
+        json!({"error":{"code":500,"message":"the request exceeds the available context size, try increasing it","type":"exceed_context_size_error","n_prompt_tokens":9100,"n_ctx":8192}})
+    };
+    Reply::Error {
+        status,
+        body: body.to_string(),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_context_overflow_compacts_once_and_tries_again_then_stops_clearly() {
+    let reads = || {
+        (0..3)
+            .map(|_| tool_call("read_file", json!({"path": "calculator.py"})))
+            .collect::<Vec<_>>()
+    };
+    let ws = copy_workspace();
+    let mut script = reads();
+    script.extend([overflow(400), text("fits now")]);
+    let model = MockModel::start(script).await;
+    let mut s = session(&model, ws.path(), LoopSettings::default());
+    let (reason, events) = run(&mut s, "read").await;
+    assert_eq!(reason, FinishReason::Answered);
+    assert!(!events.iter().any(|e| e["event"] == "retrying"));
+    let compacted: Vec<&Value> = events
+        .iter()
+        .filter(|e| e["event"] == "compacted")
+        .collect();
+    assert_eq!(compacted.len(), 1);
+    assert!(compacted[0]["elided"].as_u64() > Some(0));
+    let sizes: Vec<usize> = model
+        .requests()
+        .await
+        .iter()
+        .map(|r| r.to_string())
+        .filter(|r| !r.contains(SUMMARIZE_MARKER))
+        .map(|r| r.len())
+        .collect();
+    assert!(sizes[4] < sizes[3], "{sizes:?}");
+
+    // llama.cpp's 500 after the compaction too: stop, saying what to change.
+    let mut script = reads();
+    script.extend([overflow(500), overflow(500), text("never")]);
+    let model = MockModel::start(script).await;
+    let mut s = session(&model, ws.path(), LoopSettings::default());
+    let (reason, _) = run(&mut s, "read").await;
+    let FinishReason::Error(message) = reason else {
+        panic!("{reason:?}")
+    };
+    assert!(
+        message.contains("exceeds the available context size")
+            && message.contains("still did not fit")
+            && message.contains("--context-window"),
+        "{message}"
+    );
+    let turns = model
+        .requests()
+        .await
+        .iter()
+        .filter(|r| !r.to_string().contains(SUMMARIZE_MARKER))
+        .count();
+    assert_eq!(turns, 5);
+
+    // Nothing to compact in the first request: one request, then stop.
+    let model = MockModel::start(vec![overflow(400), text("never")]).await;
+    let mut s = session(&model, ws.path(), LoopSettings::default());
+    let (reason, _) = run(&mut s, "hi").await;
+    assert!(
+        matches!(reason, FinishReason::Error(ref m) if m.contains("freed nothing")),
+        "{reason:?}"
+    );
+    assert_eq!(model.requests().await.len(), 1);
+}

@@ -377,6 +377,7 @@ pub fn finished(app: &mut App) {
                     }),
                     files: vec![],
                     diff_hash: "0123456789ab".into(),
+                    no_tool_used: false,
                 },
             },
             task_finished(FinishReason::Answered, 6),

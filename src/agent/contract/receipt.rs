@@ -14,6 +14,9 @@ pub struct Receipt {
     pub files: Vec<FileStat>,
     /// Short SHA-256 of the workspace diff since the session started.
     pub diff_hash: String,
+    /// The task ended with a final answer in its first step and no tool was
+    /// called: nothing was looked at or checked.
+    pub no_tool_used: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]

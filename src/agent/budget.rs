@@ -1,0 +1,162 @@
+//! Keeping one tool result inside what is left of the context budget: the
+//! results that can grow without bound (`read_file` content, `list_files`
+//! entries, `run_tests` output) are cut to their head, with a note saying what
+//! was left out and how to ask for the rest. Whatever is cut stays valid JSON
+//! with the tool's usual fields; results that fit are sent byte for byte.
+
+use serde_json::{Value, json};
+
+/// The field of each tool's result that may be cut, and how to ask for the rest.
+fn cuttable(tool: &str) -> Option<(&'static str, &'static str)> {
+    match tool {
+        "read_file" => Some((
+            "content",
+            "the rest of the file was left out; work from the part shown and edit the file with replace_text (rewriting it whole with write_file would drop the rest)",
+        )),
+        "list_files" => Some((
+            "files",
+            "list a subfolder (a narrower request) to see the rest",
+        )),
+        "run_tests" => Some((
+            "output",
+            "run fewer tests (a narrower request) to see the rest",
+        )),
+        _ => None,
+    }
+}
+
+/// The text of `body` to send to the model: unchanged when `fits` accepts it,
+/// otherwise with its cuttable field shortened to the longest head that fits
+/// (at least an empty one, with the note).
+pub fn fit_result(tool: &str, body: &Value, fits: impl Fn(&str) -> bool) -> String {
+    let text = body.to_string();
+    if fits(&text) {
+        return text;
+    }
+    let Some((field, how)) = cuttable(tool) else {
+        return text;
+    };
+    match body.get(field) {
+        Some(Value::String(s)) => {
+            let chars: Vec<(usize, char)> = s.char_indices().collect();
+            let cut_at = |n: usize| chars.get(n).map_or(s.len(), |&(i, _)| i);
+            let build = |n: usize| cut_string(body, field, s, cut_at(n), how);
+            let n = longest(chars.len(), |n| fits(&build(n)));
+            // Prefer ending at a line break when one is near.
+            let end = cut_at(n);
+            let end = match s[..end].rfind('\n') {
+                Some(nl) if nl + 1 >= end / 2 => nl + 1,
+                _ => end,
+            };
+            cut_string(body, field, s, end, how)
+        }
+        Some(Value::Array(items)) => {
+            let build = |n: usize| cut_array(body, field, items, n, how);
+            build(longest(items.len(), |n| fits(&build(n))))
+        }
+        _ => text,
+    }
+}
+
+/// The largest `n` in `0..total` (or 0) for which `ok(n)` holds, assuming
+/// `ok` holds up to some point and not after it.
+fn longest(total: usize, ok: impl Fn(usize) -> bool) -> usize {
+    let (mut lo, mut hi) = (0, total);
+    while lo < hi {
+        let mid = lo + (hi - lo).div_ceil(2);
+        if ok(mid) { lo = mid } else { hi = mid - 1 }
+    }
+    lo
+}
+
+fn cut_string(body: &Value, field: &str, s: &str, end: usize, how: &str) -> String {
+    let head = &s[..end];
+    let note = format!(
+        "cut to fit the context window: showing the first {} of {} lines ({} of {} bytes); {how}",
+        head.lines().count(),
+        s.lines().count(),
+        head.len(),
+        s.len()
+    );
+    let mut cut = body.clone();
+    cut[field] = json!(head);
+    cut["truncated"] = json!(true);
+    cut["note"] = json!(note);
+    cut.to_string()
+}
+
+fn cut_array(body: &Value, field: &str, items: &[Value], n: usize, how: &str) -> String {
+    let note = format!(
+        "cut to fit the context window: showing the first {n} of {} entries; {how}",
+        items.len()
+    );
+    let mut cut = body.clone();
+    cut[field] = Value::Array(items[..n].to_vec());
+    cut["truncated"] = json!(true);
+    cut["note"] = json!(note);
+    cut.to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lines(n: usize) -> String {
+        (0..n).map(|i| format!("line {i}\n")).collect()
+    }
+
+    #[test]
+    fn a_result_that_fits_is_sent_unchanged() {
+        let body = json!({"success": true, "path": "a.py", "content": lines(50)});
+        assert_eq!(fit_result("read_file", &body, |_| true), body.to_string());
+    }
+
+    #[test]
+    fn a_large_read_keeps_its_head_up_to_a_line_and_says_how_to_go_on() {
+        let body = json!({"success": true, "path": "a.py", "content": lines(5000)});
+        let text = fit_result("read_file", &body, |t| t.len() <= 2_000);
+        assert!(text.len() <= 2_000, "{}", text.len());
+        let cut: Value = serde_json::from_str(&text).unwrap();
+        let content = cut["content"].as_str().unwrap();
+        assert!(content.starts_with("line 0\nline 1\n") && content.ends_with('\n'));
+        assert!(lines(5000).starts_with(content));
+        let note = cut["note"].as_str().unwrap();
+        assert!(
+            note.contains("of 5000 lines") && note.contains("replace_text"),
+            "{note}"
+        );
+        assert_eq!(
+            (cut["path"].as_str(), cut["truncated"].as_bool()),
+            (Some("a.py"), Some(true))
+        );
+    }
+
+    #[test]
+    fn listings_and_test_output_are_cut_too_but_other_results_are_not() {
+        let files: Vec<String> = (0..1000).map(|i| format!("dir/file{i}.py")).collect();
+        let listing = json!({"success": true, "path": ".", "files": files, "truncated": false});
+        let cut: Value =
+            serde_json::from_str(&fit_result("list_files", &listing, |t| t.len() < 1_500)).unwrap();
+        let kept = cut["files"].as_array().unwrap().len();
+        assert!(kept > 10 && kept < 1000, "{kept}");
+        assert!(cut["note"].as_str().unwrap().contains("subfolder"));
+
+        let run = json!({"success": false, "output": "x".repeat(10_000), "returncode": 1});
+        let text = fit_result("run_tests", &run, |t| t.len() < 1_000);
+        assert!(text.len() < 1_000 && text.contains("run fewer tests"));
+
+        let write = json!({"success": true, "diff": "y".repeat(10_000)});
+        assert_eq!(
+            fit_result("write_file", &write, |_| false),
+            write.to_string()
+        );
+    }
+
+    #[test]
+    fn multibyte_text_is_cut_on_character_boundaries() {
+        let body = json!({"success": true, "content": "é".repeat(3000)});
+        let text = fit_result("read_file", &body, |t| t.len() <= 1_000);
+        let cut: Value = serde_json::from_str(&text).unwrap();
+        assert!(cut["content"].as_str().unwrap().chars().all(|c| c == 'é'));
+    }
+}
