@@ -307,7 +307,8 @@ mod tests {
         );
         let both = FileDiff::compute("f.txt", Some("a\nb"), "A\nb");
         assert!(
-            both.to_unified().ends_with(" b\n\\ No newline at end of file\n"),
+            both.to_unified()
+                .ends_with(" b\n\\ No newline at end of file\n"),
             "{}",
             both.to_unified()
         );
