@@ -147,15 +147,14 @@ fn is_boundary(lines: &[&str], i: usize) -> bool {
 
 /// The counts a `@@` header states, if it states any.
 struct Header {
-    /// 0-based index in the old file where the old lines start.
-    hint: usize,
+    /// The 1-based old start line as written.
+    start: usize,
     old_count: usize,
     new_count: usize,
 }
 
-/// `@@ -12,4 +12,6 @@ text` → hint 11, counts 4 and 6 (a missing count means
-/// 1; a count of 0 means the hunk goes after the start line). `@@`,
-/// `@@ @@` and `@@ ... @@` are bare headers: `Ok(None)`.
+/// `@@ -12,4 +12,6 @@ text` → start 12, counts 4 and 6 (a missing count
+/// means 1). `@@`, `@@ @@` and `@@ ... @@` are bare headers: `Ok(None)`.
 fn parse_header(header: &str) -> Result<Option<Header>, ()> {
     let inner = header.strip_prefix("@@").ok_or(())?.trim();
     if inner.is_empty() || inner == "@@" || inner.starts_with("...") {
@@ -174,13 +173,8 @@ fn parse_header(header: &str) -> Result<Option<Header>, ()> {
     };
     let (old_start, old_count) = range(old)?;
     let (_, new_count) = range(new)?;
-    let hint = if old_count == 0 {
-        old_start
-    } else {
-        old_start.saturating_sub(1)
-    };
     Ok(Some(Header {
-        hint,
+        start: old_start,
         old_count,
         new_count,
     }))
@@ -269,13 +263,21 @@ fn parse_hunk(
             end
         }
     };
-    let hunk = build_hunk(
-        header_line,
-        header.map(|h| h.hint),
-        &lines[start..end],
-        path,
-    )?;
+    let mut hunk = build_hunk(header_line, &lines[start..end], path)?;
+    hunk.hint = header.map(|h| hint(&h, hunk.old_lines.len()));
     Ok((hunk, end, warning))
+}
+
+/// The 0-based old line a header points at. A count of 0 means the hunk
+/// goes after the start line, but only a hunk without old lines really has
+/// that count: with old lines, a 0 count is a miscount and the start is the
+/// first old line, as it is for every other count.
+fn hint(header: &Header, old_lines: usize) -> usize {
+    if header.old_count == 0 && old_lines == 0 {
+        header.start
+    } else {
+        header.start.saturating_sub(1)
+    }
 }
 
 /// `end` moved back over trailing empty lines (blank lines after a hunk).
@@ -286,15 +288,10 @@ fn trim_blank_tail(lines: &[&str], start: usize, mut end: usize) -> usize {
     end
 }
 
-fn build_hunk(
-    header: &str,
-    hint: Option<usize>,
-    body: &[&str],
-    path: &str,
-) -> Result<PatchHunk, String> {
+fn build_hunk(header: &str, body: &[&str], path: &str) -> Result<PatchHunk, String> {
     let mut hunk = PatchHunk {
         header: header.to_string(),
-        hint,
+        hint: None,
         body: Vec::new(),
         old_lines: Vec::new(),
         new_lines: Vec::new(),
