@@ -15,6 +15,7 @@
 mod apply;
 #[cfg(test)]
 mod corpus;
+mod hunk;
 mod locate;
 mod parse;
 

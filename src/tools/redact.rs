@@ -204,7 +204,7 @@ mod tests {
 
     #[test]
     fn an_edit_touches_a_hidden_value_it_overlaps_or_borders() {
-        let hidden = [4..7];
+        let hidden = vec![Range { start: 4, end: 7 }];
         assert!(touches(&hidden, &(5..6)));
         assert!(touches(&hidden, &(0..4)), "ends where the value starts");
         assert!(touches(&hidden, &(7..7)), "inserts right after it");
