@@ -1,6 +1,6 @@
 //! `apply_patch`: standard unified diffs (`--- a/path`, `+++ b/path`, `@@`
 //! hunks), several files at once, creating (`--- /dev/null`) and deleting
-//! (`+++ /dev/null`) files. Parsing ([`parse`](parse())), finding each hunk in
+//! (`+++ /dev/null`) files. Parsing (`parse`, `hunk`), finding each hunk in
 //! the file (`locate`) and building the new content (`apply`) are pure
 //! functions. The promise: a patch is applied exactly, or refused with a
 //! message the model can act on, never applied wrongly. So a hunk's lines

@@ -27,24 +27,7 @@ pub fn apply(content: &str, patch: &FilePatch) -> Result<String, String> {
 pub fn apply_checked(content: &str, patch: &FilePatch) -> Result<Applied, String> {
     let file = FileLines::new(content);
     let path = patch.path();
-    let mut placed = Vec::new();
-    for hunk in &patch.hunks {
-        placed.push((locate(&file, hunk, path)?, hunk));
-    }
-    // Additions at a hunk's first line go before it; equal places keep patch order.
-    placed.sort_by_key(|(at, hunk)| (*at, !hunk.old_lines.is_empty()));
-    for pair in placed.windows(2) {
-        let ((a, first), (b, second)) = (pair[0], pair[1]);
-        if a + first.old_lines.len() > b {
-            return Err(format!(
-                "hunks {} and {} of {path} change overlapping lines (from line {}); merge them \
-                 into one hunk (nothing was changed)",
-                first.header,
-                second.header,
-                b + 1
-            ));
-        }
-    }
+    let placed = place(&file, patch)?;
     let mut out: Vec<&str> = Vec::new();
     let mut warnings = Vec::new();
     let mut cursor = 0;
@@ -101,6 +84,33 @@ pub fn apply_checked(content: &str, patch: &FilePatch) -> Result<Applied, String
         ));
     }
     Ok(Applied { text, warnings })
+}
+
+/// Every hunk's place in the original file, in file order, none overlapping.
+fn place<'p>(
+    file: &FileLines,
+    patch: &'p FilePatch,
+) -> Result<Vec<(usize, &'p PatchHunk)>, String> {
+    let path = patch.path();
+    let mut placed = Vec::new();
+    for hunk in &patch.hunks {
+        placed.push((locate(file, hunk, path)?, hunk));
+    }
+    // Additions at a hunk's first line go before it; equal places keep patch order.
+    placed.sort_by_key(|(at, hunk)| (*at, !hunk.old_lines.is_empty()));
+    for pair in placed.windows(2) {
+        let ((a, first), (b, second)) = (pair[0], pair[1]);
+        if a + first.old_lines.len() > b {
+            return Err(format!(
+                "hunks {} and {} of {path} change overlapping lines (from line {}); merge them \
+                 into one hunk (nothing was changed)",
+                first.header,
+                second.header,
+                b + 1
+            ));
+        }
+    }
+    Ok(placed)
 }
 
 /// Refuse a hunk whose removed lines hold, or whose insertions border, a hidden value.
