@@ -341,3 +341,14 @@ async fn only_the_hunks_touching_a_hidden_value_are_refused() {
         "{result}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_file_mixing_crlf_and_lf_keeps_the_endings_of_untouched_lines() {
+    let ws = workspace_with_old_file();
+    std::fs::write(ws.path().join("old.txt"), "one\r\ntwo\nthree\r\nfour\n").unwrap();
+    let patch =
+        "--- a/old.txt\n+++ b/old.txt\n@@ -1,4 +1,4 @@\n one\n two\n-three\n+THREE\n four\n";
+    let (_, _, prompts, _) = run_patch(ws.path(), patch, |_| Decision::Approve).await;
+    assert_eq!(prompts, ["Apply patch to old.txt (+1 \u{2212}1)"]);
+    assert_eq!(old_txt(&ws), "one\r\ntwo\nTHREE\nfour\n");
+}

@@ -3,7 +3,8 @@
 //! hunk matched before anything is asked; applied all-or-nothing, rolling back
 //! the files already written if a later one fails. Hidden credentials are
 //! guarded hunk by hunk (in `patch::apply`), so a file holding one stays
-//! patchable elsewhere. What the patch said wrongly but could still be read
+//! patchable elsewhere. A file mixing CRLF and LF keeps the endings of the
+//! lines the patch does not change. What the patch said wrongly but could still be read
 //! exactly (its `@@` counts, trailing whitespace) comes back as `warnings`.
 
 use super::ToolOutput;
@@ -90,8 +91,16 @@ pub fn prepare_patch(ws: &Workspace, text: &str) -> Result<PreparedPatch, PathEr
             }
             (Some(_), Some(_), Some(current)) => {
                 ws.guard().check(&rel, Some(current.as_bytes()))?;
-                let mut content = apply_one(&to_lf(&current), file, &mut prepared.warnings)?;
-                if is_crlf(&current) {
+                // A CRLF file is patched in its LF form; a file mixing both
+                // as it is, its `\r`s matching as trailing whitespace.
+                let crlf = is_crlf(&current);
+                let base = if crlf {
+                    to_lf(&current)
+                } else {
+                    current.as_str().into()
+                };
+                let mut content = apply_one(&base, file, &mut prepared.warnings)?;
+                if crlf {
                     content = content.replace('\n', "\r\n");
                 }
                 prepared

@@ -1,7 +1,8 @@
 //! Finding where a hunk goes. A hunk's old lines (context and removed) are
 //! looked for in the whole file; a line matches exactly, or with different
 //! trailing whitespace, or — for a line holding a hidden credential — as the
-//! model saw it (with the redaction marker). What must stay true: a hunk is
+//! model saw it (with the redaction marker); a `\r` counts as trailing
+//! whitespace. What must stay true: a hunk is
 //! placed only where it matches at exactly the line its header names, or at
 //! the one place it matches; several places or none is a refusal that quotes
 //! the first mismatching line at the closest place. No other fuzz: leading
@@ -74,9 +75,10 @@ impl<'a> FileLines<'a> {
     }
 }
 
-/// A line without its trailing spaces and tabs.
+/// A line without its trailing spaces and tabs (and the `\r` of a CRLF
+/// line in a file that mixes line endings).
 fn loose(line: &str) -> &str {
-    line.trim_end_matches([' ', '\t'])
+    line.trim_end_matches([' ', '\t', '\r'])
 }
 
 /// How a file line matched a patch line.
