@@ -78,7 +78,7 @@ pub fn parse(text: &str) -> Result<Vec<FilePatch>, String> {
 
 fn no_headers(diff_line: &str) -> String {
     format!(
-        "`{diff_line}` has no `---`/`+++` lines: mode-only, binary and empty-file changes are \
+        "`{diff_line}` has no `---`/`+++` lines: mode-only, rename-only, binary and empty-file changes are \
          not supported; write a unified diff with `--- a/PATH`, `+++ b/PATH` and `@@` hunks"
     )
 }
