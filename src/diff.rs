@@ -43,6 +43,17 @@ impl DiffLine {
         self.kind == LineKind::Context && self.old_no.is_none() && self.new_no.is_none()
     }
 
+    /// The line as a unified diff writes it: its sign and text, or the marker as is.
+    pub fn unified(&self) -> String {
+        let sign = match self.kind {
+            _ if self.is_no_newline_marker() => return self.text.clone(),
+            LineKind::Context => ' ',
+            LineKind::Added => '+',
+            LineKind::Removed => '-',
+        };
+        format!("{sign}{}", self.text)
+    }
+
     fn no_newline_marker() -> Self {
         DiffLine {
             kind: LineKind::Context,
@@ -165,18 +176,7 @@ impl FileDiff {
             out.push_str(&hunk.header());
             out.push('\n');
             for line in &hunk.lines {
-                if line.is_no_newline_marker() {
-                    out.push_str(NO_NEWLINE);
-                    out.push('\n');
-                    continue;
-                }
-                let sign = match line.kind {
-                    LineKind::Context => ' ',
-                    LineKind::Added => '+',
-                    LineKind::Removed => '-',
-                };
-                out.push(sign);
-                out.push_str(&line.text);
+                out.push_str(&line.unified());
                 out.push('\n');
             }
         }
@@ -314,6 +314,8 @@ mod tests {
         );
         let marker = &removed.hunks[0].lines[3];
         assert!(marker.is_no_newline_marker());
+        assert_eq!(marker.unified(), NO_NEWLINE);
+        assert_eq!(removed.hunks[0].lines[1].unified(), "-b");
         assert_eq!(marker.text, NO_NEWLINE);
         assert!(!removed.hunks[0].lines[0].is_no_newline_marker());
     }
