@@ -1,12 +1,21 @@
 //! Line diffs of proposed edits: hunks with old/new line numbers and +/- counts,
 //! computed once with `similar` and shared by every consumer (headless output,
 //! the TUI diff pane, the JSON event stream).
+//!
+//! A line without a final newline differs from the same line with one, so a
+//! final-newline-only change counts its last line as removed and added; as in
+//! `git diff`, a [`NO_NEWLINE`] marker row follows each side's unterminated
+//! last line. The marker is a context row without line numbers, so every
+//! consumer shows it without knowing about it, and it is never counted.
 
 use serde::Serialize;
 use similar::{ChangeTag, TextDiff};
 
 /// Lines of unchanged context kept around each change.
 const CONTEXT_LINES: usize = 3;
+
+/// The row after a last line that has no line terminator.
+pub const NO_NEWLINE: &str = "\\ No newline at end of file";
 
 /// What one diff line is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -26,6 +35,33 @@ pub struct DiffLine {
     /// 1-based line number in the new file (absent for removed lines).
     pub new_no: Option<usize>,
     pub text: String,
+}
+
+impl DiffLine {
+    /// The [`NO_NEWLINE`] marker row, which is no line of either file.
+    pub fn is_no_newline_marker(&self) -> bool {
+        self.kind == LineKind::Context && self.old_no.is_none() && self.new_no.is_none()
+    }
+
+    /// The line as a unified diff writes it: its sign and text, or the marker as is.
+    pub fn unified(&self) -> String {
+        let sign = match self.kind {
+            _ if self.is_no_newline_marker() => return self.text.clone(),
+            LineKind::Context => ' ',
+            LineKind::Added => '+',
+            LineKind::Removed => '-',
+        };
+        format!("{sign}{}", self.text)
+    }
+
+    fn no_newline_marker() -> Self {
+        DiffLine {
+            kind: LineKind::Context,
+            old_no: None,
+            new_no: None,
+            text: NO_NEWLINE.to_string(),
+        }
+    }
 }
 
 /// A contiguous group of changes with its surrounding context.
@@ -86,8 +122,8 @@ impl FileDiff {
                             LineKind::Removed
                         }
                     };
-                    let text = change.value();
-                    let text = text.strip_suffix('\n').unwrap_or(text);
+                    let value = change.value();
+                    let text = value.strip_suffix('\n').unwrap_or(value);
                     let text = text.strip_suffix('\r').unwrap_or(text);
                     lines.push(DiffLine {
                         kind,
@@ -95,6 +131,9 @@ impl FileDiff {
                         new_no: change.new_index().map(|i| i + 1),
                         text: text.to_string(),
                     });
+                    if !value.ends_with('\n') {
+                        lines.push(DiffLine::no_newline_marker());
+                    }
                 }
             }
             hunks.push(Hunk {
@@ -137,13 +176,7 @@ impl FileDiff {
             out.push_str(&hunk.header());
             out.push('\n');
             for line in &hunk.lines {
-                let sign = match line.kind {
-                    LineKind::Context => ' ',
-                    LineKind::Added => '+',
-                    LineKind::Removed => '-',
-                };
-                out.push(sign);
-                out.push_str(&line.text);
+                out.push_str(&line.unified());
                 out.push('\n');
             }
         }
@@ -253,6 +286,38 @@ mod tests {
             old,
             "missing entries count as rejected"
         );
+    }
+
+    #[test]
+    fn a_final_newline_change_is_counted_and_marked_like_git_diff() {
+        let added = FileDiff::compute("f.txt", Some("a\nb"), "a\nb\n");
+        assert_eq!((added.added, added.removed), (1, 1));
+        assert_eq!(
+            added.to_unified(),
+            "--- a/f.txt\n+++ b/f.txt\n@@ -1,2 +1,2 @@\n a\n-b\n\\ No newline at end of file\n+b\n"
+        );
+        let removed = FileDiff::compute("f.txt", Some("a\nb\n"), "a\nb");
+        assert_eq!((removed.added, removed.removed), (1, 1));
+        assert!(
+            removed
+                .to_unified()
+                .ends_with("-b\n+b\n\\ No newline at end of file\n"),
+            "{}",
+            removed.to_unified()
+        );
+        let both = FileDiff::compute("f.txt", Some("a\nb"), "A\nb");
+        assert!(
+            both.to_unified()
+                .ends_with(" b\n\\ No newline at end of file\n"),
+            "{}",
+            both.to_unified()
+        );
+        let marker = &removed.hunks[0].lines[3];
+        assert!(marker.is_no_newline_marker());
+        assert_eq!(marker.unified(), NO_NEWLINE);
+        assert_eq!(removed.hunks[0].lines[1].unified(), "-b");
+        assert_eq!(marker.text, NO_NEWLINE);
+        assert!(!removed.hunks[0].lines[0].is_no_newline_marker());
     }
 
     #[test]

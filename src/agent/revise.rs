@@ -3,7 +3,7 @@
 //! the ordinary write path (confinement, limits, stale-write guard), and the
 //! model is told exactly what was written.
 
-use crate::diff::{self, LineKind};
+use crate::diff;
 use crate::tools::ToolOutput;
 use crate::tools::Workspace;
 use crate::tools::files::{self, PreparedEdit};
@@ -55,18 +55,7 @@ pub fn only_hunks(
         .zip(&mask)
         .filter(|(_, accepted)| !**accepted)
         .map(|(hunk, _)| {
-            let lines: Vec<String> = hunk
-                .lines
-                .iter()
-                .map(|l| {
-                    let sign = match l.kind {
-                        LineKind::Context => ' ',
-                        LineKind::Added => '+',
-                        LineKind::Removed => '-',
-                    };
-                    format!("{sign}{}", l.text)
-                })
-                .collect();
+            let lines: Vec<String> = hunk.lines.iter().map(|l| l.unified()).collect();
             json!({"hunk": hunk.header(), "lines": lines.join("\n")})
         })
         .collect();

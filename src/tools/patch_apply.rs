@@ -1,10 +1,14 @@
 //! Preparing and applying an `apply_patch` call against the workspace: every
 //! file confined, allowed, read by the model (stale-write guard) and every
 //! hunk matched before anything is asked; applied all-or-nothing, rolling back
-//! the files already written if a later one fails.
+//! the files already written if a later one fails. Hidden credentials are
+//! guarded hunk by hunk (in `patch::apply`), so a file holding one stays
+//! patchable elsewhere. A file mixing CRLF and LF keeps the endings of the
+//! lines the patch does not change. What the patch said wrongly but could still be read
+//! exactly (its `@@` counts, trailing whitespace) comes back as `warnings`.
 
 use super::ToolOutput;
-use super::edit::{PreparedEdit, apply_edit, is_crlf, prepare_write, to_lf};
+use super::edit::{PreparedEdit, apply_edit, is_crlf, to_lf};
 use super::files::{MAX_FILE_BYTES, check_text_file};
 use super::patch::{self, FilePatch};
 use super::workspace::{PathError, RelPath, Workspace};
@@ -24,6 +28,8 @@ pub struct PreparedDelete {
 pub struct PreparedPatch {
     pub edits: Vec<PreparedEdit>,
     pub deletes: Vec<PreparedDelete>,
+    /// What was read differently from what the patch said; shown to the model.
+    pub warnings: Vec<String>,
 }
 
 impl PreparedPatch {
@@ -43,6 +49,7 @@ pub fn prepare_patch(ws: &Workspace, text: &str) -> Result<PreparedPatch, PathEr
     let mut prepared = PreparedPatch {
         edits: Vec::new(),
         deletes: Vec::new(),
+        warnings: Vec::new(),
     };
     let mut seen = Vec::new();
     for file in &files {
@@ -62,6 +69,7 @@ pub fn prepare_patch(ws: &Workspace, text: &str) -> Result<PreparedPatch, PathEr
             )));
         }
         seen.push(rel.clone());
+        prepared.warnings.extend(file.warnings.iter().cloned());
         let current = current_text(ws, &rel)?;
         match (&file.old_path, &file.new_path, current) {
             (None, _, Some(_)) => {
@@ -77,23 +85,31 @@ pub fn prepare_patch(ws: &Workspace, text: &str) -> Result<PreparedPatch, PathEr
                 )));
             }
             (None, _, None) => {
-                let content = apply_one("", file)?;
-                prepared
-                    .edits
-                    .push(prepare_write(ws, &rel.display(), &content)?);
+                ws.guard().check(&rel, None)?;
+                let content = apply_one("", file, &mut prepared.warnings)?;
+                prepared.edits.push(prepare_edit(rel, None, content)?);
             }
             (Some(_), Some(_), Some(current)) => {
-                let mut content = apply_one(&to_lf(&current), file)?;
-                if is_crlf(&current) {
+                ws.guard().check(&rel, Some(current.as_bytes()))?;
+                // A CRLF file is patched in its LF form; a file mixing both
+                // as it is, its `\r`s matching as trailing whitespace.
+                let crlf = is_crlf(&current);
+                let base = if crlf {
+                    to_lf(&current)
+                } else {
+                    current.as_str().into()
+                };
+                let mut content = apply_one(&base, file, &mut prepared.warnings)?;
+                if crlf {
                     content = content.replace('\n', "\r\n");
                 }
                 prepared
                     .edits
-                    .push(prepare_write(ws, &rel.display(), &content)?);
+                    .push(prepare_edit(rel, Some(current), content)?);
             }
             (Some(_), None, Some(current)) => {
                 ws.guard().check(&rel, Some(current.as_bytes()))?;
-                let rest = apply_one(&to_lf(&current), file)?;
+                let rest = apply_one(&to_lf(&current), file, &mut prepared.warnings)?;
                 if !rest.trim().is_empty() {
                     return Err(PathError(format!(
                         "the hunks deleting {} must remove every line of it",
@@ -112,8 +128,40 @@ pub fn prepare_patch(ws: &Workspace, text: &str) -> Result<PreparedPatch, PathEr
     Ok(prepared)
 }
 
-fn apply_one(content: &str, file: &FilePatch) -> Result<String, PathError> {
-    patch::apply(content, file).map_err(PathError)
+fn apply_one(
+    content: &str,
+    file: &FilePatch,
+    warnings: &mut Vec<String>,
+) -> Result<String, PathError> {
+    let applied = patch::apply_checked(content, file).map_err(PathError)?;
+    warnings.extend(applied.warnings);
+    Ok(applied.text)
+}
+
+/// An edit of a file whose content the guard and the hunks already checked.
+fn prepare_edit(
+    path: RelPath,
+    old: Option<String>,
+    new: String,
+) -> Result<PreparedEdit, PathError> {
+    if new.len() as u64 > MAX_FILE_BYTES {
+        return Err(PathError(format!(
+            "{} would be {} bytes, over the {MAX_FILE_BYTES}-byte limit",
+            path.display(),
+            new.len()
+        )));
+    }
+    let diff = FileDiff::compute(
+        &path.display(),
+        old.as_deref().map(to_lf).as_deref(),
+        &to_lf(&new),
+    );
+    Ok(PreparedEdit {
+        path,
+        old,
+        new,
+        diff,
+    })
 }
 
 fn current_text(ws: &Workspace, rel: &RelPath) -> Result<Option<String>, PathError> {
@@ -169,9 +217,13 @@ pub fn apply_patch(ws: &Workspace, patch: &PreparedPatch) -> ToolOutput {
         .diffs()
         .iter()
         .fold((0, 0), |(a, r), d| (a + d.added, r + d.removed));
+    let mut body = json!({"files": files, "deleted": patch.deletes.iter().map(|d| d.path.display()).collect::<Vec<_>>()});
+    if !patch.warnings.is_empty() {
+        body["warnings"] = json!(patch.warnings);
+    }
     ToolOutput::ok(
         format!("{} files +{added} \u{2212}{removed}", files.len()),
-        json!({"files": files, "deleted": patch.deletes.iter().map(|d| d.path.display()).collect::<Vec<_>>()}),
+        body,
     )
 }
 

@@ -3,7 +3,8 @@
 //! `"name": "value"`, `export NAME=value`, `name: value`) and the bodies of
 //! `-----BEGIN ... PRIVATE KEY-----` blocks are replaced by [`MARKER`] before
 //! the text reaches the model. The hidden byte ranges are also what the edit
-//! path uses to refuse any edit touching a value the model could not see.
+//! paths (`replace_text`, `apply_patch`) use to refuse any edit touching a
+//! value the model could not see ([`touches`]).
 
 use std::ops::Range;
 
@@ -37,6 +38,15 @@ pub fn redact(text: &str) -> Redacted {
     }
     out.push_str(&text[at..]);
     Redacted { text: out, hidden }
+}
+
+/// Whether editing the bytes in `span` (empty: an insertion point) touches a
+/// hidden value: overlaps it or borders it, since `KEY=` followed by an
+/// insertion changes the value too. Every edit path refuses such an edit.
+pub fn touches(hidden: &[Range<usize>], span: &Range<usize>) -> bool {
+    hidden
+        .iter()
+        .any(|h| span.start <= h.end && h.start <= span.end)
 }
 
 /// Lines with their byte offsets; each line excludes its `\n` (and a `\r` before it).
@@ -190,6 +200,17 @@ mod tests {
         ] {
             assert_eq!(shown(line), line, "{line}");
         }
+    }
+
+    #[test]
+    fn an_edit_touches_a_hidden_value_it_overlaps_or_borders() {
+        let hidden = vec![Range { start: 4, end: 7 }];
+        assert!(touches(&hidden, &(5..6)));
+        assert!(touches(&hidden, &(0..4)), "ends where the value starts");
+        assert!(touches(&hidden, &(7..7)), "inserts right after it");
+        assert!(!touches(&hidden, &(0..3)));
+        assert!(!touches(&hidden, &(8..9)));
+        assert!(!touches(&[], &(0..9)));
     }
 
     #[test]

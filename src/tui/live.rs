@@ -180,6 +180,8 @@ fn trim_unstreamed(diff: &mut FileDiff) {
         .unwrap_or(0);
     let mut dropped = 0;
     for hunk in &mut diff.hunks {
+        // Where the streamed text stops is no end of the file.
+        hunk.lines.retain(|l| !l.is_no_newline_marker());
         let before = hunk.lines.len();
         hunk.lines
             .retain(|l| l.kind != LineKind::Removed || l.old_no.is_some_and(|n| n < matched));

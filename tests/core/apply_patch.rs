@@ -220,3 +220,133 @@ async fn patching_a_file_the_model_never_read_is_refused() {
         "{result}"
     );
 }
+
+/// The `apply_patch` result the model got back.
+async fn patch_result(model: &MockModel) -> Value {
+    let content = tool_messages(&model.requests().await[3])[2]["content"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    serde_json::from_str(&content).unwrap_or(Value::String(content))
+}
+
+fn old_txt(ws: &tempfile::TempDir) -> String {
+    std::fs::read_to_string(ws.path().join("old.txt")).unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_final_newline_removal_is_made_and_shown_for_approval() {
+    let ws = workspace_with_old_file();
+    let patch = "--- a/old.txt\n+++ b/old.txt\n@@ -1,2 +1,2 @@\n obsolete\n-file\n+file\n\\ No newline at end of file\n";
+    let (_, events, prompts, model) = run_patch(ws.path(), patch, |_| Decision::Approve).await;
+    assert_eq!(prompts, ["Apply patch to old.txt (+1 \u{2212}1)"]);
+    assert!(
+        events
+            .iter()
+            .any(|e| e.to_string().contains("No newline at end of file")),
+        "the approval diff shows the marker"
+    );
+    assert_eq!(old_txt(&ws), "obsolete\nfile");
+    assert_eq!(patch_result(&model).await["success"], true);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_hunk_whose_counts_are_too_small_is_applied_whole_with_a_warning() {
+    let ws = workspace_with_old_file();
+    // The header counts 2 old and 2 new lines; the hunk has 3 and 3.
+    let patch = "--- a/calculator.py\n+++ b/calculator.py\n@@ -9,2 +9,2 @@\n def subtract(a, b):\n-    \"\"\"Return a minus b.\"\"\"\n+    \"\"\"Return a - b.\"\"\"\n-    return a - b\n+    return -(b - a)\n";
+    let (_, _, _, model) = run_patch(ws.path(), patch, |_| Decision::Approve).await;
+    let calc = std::fs::read_to_string(ws.path().join("calculator.py")).unwrap();
+    assert!(
+        calc.ends_with("    \"\"\"Return a - b.\"\"\"\n    return -(b - a)\n"),
+        "{calc}"
+    );
+    let result = patch_result(&model).await;
+    assert_eq!(result["success"], true);
+    let warning = result["warnings"][0].as_str().unwrap_or_default();
+    assert!(warning.contains("3 old and 3 new lines"), "{result}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn bare_headers_hunks_out_of_order_and_split_sections_apply() {
+    let ws = workspace_with_old_file();
+    let patch = "--- a/calculator.py\n+++ b/calculator.py\n@@\n-    return a - b\n+    return -(b - a)\n--- a/calculator.py\n+++ b/calculator.py\n@@ ... @@\n def add(a, b):\n-    \"\"\"Return the sum of a and b.\"\"\"\n+    \"\"\"Return a plus b.\"\"\"\n";
+    let (_, _, prompts, _) = run_patch(ws.path(), patch, |_| Decision::Approve).await;
+    assert_eq!(prompts, ["Apply patch to calculator.py (+2 \u{2212}2)"]);
+    let calc = std::fs::read_to_string(ws.path().join("calculator.py")).unwrap();
+    assert!(calc.contains("Return a plus b.") && calc.ends_with("return -(b - a)\n"));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_line_number_past_the_end_of_a_short_file_still_finds_the_hunk() {
+    let ws = workspace_with_old_file();
+    let patch = "--- a/old.txt\n+++ b/old.txt\n@@ -40,2 +40,2 @@\n obsolete\n-file\n+FILE\n";
+    run_patch(ws.path(), patch, |_| Decision::Approve).await;
+    assert_eq!(old_txt(&ws), "obsolete\nFILE\n");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn context_without_its_trailing_whitespace_matches_and_keeps_the_files_bytes() {
+    let ws = workspace_with_old_file();
+    std::fs::write(ws.path().join("old.txt"), "keep  \nchange\n").unwrap();
+    let patch = "--- a/old.txt\n+++ b/old.txt\n@@ -1,2 +1,2 @@\n keep\n-change\n+changed\n";
+    let (_, _, _, model) = run_patch(ws.path(), patch, |_| Decision::Approve).await;
+    assert_eq!(old_txt(&ws), "keep  \nchanged\n");
+    let result = patch_result(&model).await;
+    assert!(
+        result["warnings"][0]
+            .as_str()
+            .unwrap_or_default()
+            .contains("trailing whitespace")
+    );
+    // Indentation is not trailing whitespace: refused.
+    std::fs::write(ws.path().join("old.txt"), "\tkeep\nchange\n").unwrap();
+    let patch = "--- a/old.txt\n+++ b/old.txt\n@@ -1,2 +1,2 @@\n     keep\n-change\n+changed\n";
+    let (_, _, prompts, _) = run_patch(ws.path(), patch, |_| Decision::Approve).await;
+    assert!(prompts.is_empty());
+    assert_eq!(old_txt(&ws), "\tkeep\nchange\n");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_hunk_matching_two_places_is_refused() {
+    let ws = workspace_with_old_file();
+    std::fs::write(ws.path().join("old.txt"), "x\nsame\ny\nsame\n").unwrap();
+    let patch = "--- a/old.txt\n+++ b/old.txt\n@@\n-same\n+SAME\n";
+    let (_, _, prompts, model) = run_patch(ws.path(), patch, |_| Decision::Approve).await;
+    assert!(prompts.is_empty());
+    assert_eq!(old_txt(&ws), "x\nsame\ny\nsame\n");
+    let result = patch_result(&model).await.to_string();
+    assert!(result.contains("2 places (lines 2, 4)"), "{result}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn only_the_hunks_touching_a_hidden_value_are_refused() {
+    let ws = workspace_with_old_file();
+    let file = "class User:\n    def __init__(self, password):\n        self.password = password\n\n\n    def name(self):\n        return 'x'\n";
+    std::fs::write(ws.path().join("old.txt"), file).unwrap();
+    let elsewhere = "--- a/old.txt\n+++ b/old.txt\n@@ -6,2 +6,2 @@\n     def name(self):\n-        return 'x'\n+        return 'y'\n";
+    let (_, _, prompts, _) = run_patch(ws.path(), elsewhere, |_| Decision::Approve).await;
+    assert_eq!(prompts.len(), 1, "asked, not refused");
+    let patched = file.replace("'x'", "'y'");
+    assert_eq!(old_txt(&ws), patched);
+    let touching = "--- a/old.txt\n+++ b/old.txt\n@@ -3 +3 @@\n-        self.password = [redacted by stepwise]\n+        self.password = None\n";
+    let (_, _, prompts, model) = run_patch(ws.path(), touching, |_| Decision::Approve).await;
+    assert!(prompts.is_empty());
+    assert_eq!(old_txt(&ws), patched);
+    let result = patch_result(&model).await.to_string();
+    assert!(
+        result.contains("hidden from you") && !result.contains("write_file"),
+        "{result}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_file_mixing_crlf_and_lf_keeps_the_endings_of_untouched_lines() {
+    let ws = workspace_with_old_file();
+    std::fs::write(ws.path().join("old.txt"), "one\r\ntwo\nthree\r\nfour\n").unwrap();
+    let patch =
+        "--- a/old.txt\n+++ b/old.txt\n@@ -1,4 +1,4 @@\n one\n two\n-three\n+THREE\n four\n";
+    let (_, _, prompts, _) = run_patch(ws.path(), patch, |_| Decision::Approve).await;
+    assert_eq!(prompts, ["Apply patch to old.txt (+1 \u{2212}1)"]);
+    assert_eq!(old_txt(&ws), "one\r\ntwo\nTHREE\nfour\n");
+}
