@@ -2,15 +2,40 @@
 //! step; the program holds every permission, shows the diff, and acts only on
 //! the user's approval.
 //!
-//! - [`agent`]: the step loop, model protocols, events and approvals (no UI).
-//! - [`llm`]: OpenAI-compatible client with SSE streaming.
-//! - [`tools`]: workspace confinement, file tools, the test runner.
-//! - [`diff`]: line diffs of proposed edits.
-//! - [`config`]: configuration from flags, environment, `stepwise.toml` and `.env`, and the model table.
-//! - [`audit`]: the JSONL session transcript; [`lock`]: one stepwise per workspace.
-//! - [`setup`]: building a session from the configuration (HTTP or scripted model).
-//! - [`present`]: the English wording of events, shared by both front ends.
-//! - [`headless`]: `stepwise exec`; [`tui`]: the full-screen app.
+//! # Architecture
+//!
+//! Layers, from the bottom up; a module imports only from layers below it
+//! (or its own folder), never up:
+//!
+//! 1. **Vocabulary**: [`diff`] (line diffs of proposed edits) and
+//!    [`config`] (flags, environment, `stepwise.toml`, the model table, one
+//!    range table every value passes; imports nothing above it but the
+//!    `tools::ToolName` enum).
+//! 2. **Capabilities**: [`tools`] (workspace confinement through `cap-std`,
+//!    the file tools, patches, the test runner) and [`llm`] (the
+//!    OpenAI-compatible client with SSE streaming, server errors, the
+//!    scripted model).
+//! 3. **The core**: [`agent`] — the step loop, the model protocols, approvals
+//!    and the completion gate — and its contract with every front end in
+//!    `agent::contract` (events out, commands in, decisions, receipts; an
+//!    approval is a request carrying a `oneshot` reply). [`present`] turns
+//!    events into English for both front ends.
+//! 4. **Plumbing**: [`setup`] builds a session from the configuration,
+//!    [`audit`] tees events into the JSONL transcript, [`lock`] and
+//!    [`state_dir`] own `.stepwise/`.
+//! 5. **Front ends**: [`headless`] (`stepwise exec`) and [`tui`] (the
+//!    full-screen app, in folders by component; see its own map).
+//!
+//! Rules that tests check (`tests/core/architecture.rs`): the core (`agent`,
+//! `llm`, `tools`, `diff`, `present`) never names `ratatui`, `crossterm`,
+//! `clap`, `crate::tui` or `crate::headless`; no files import each other in a
+//! circle. Clippy checks the rest: no `unwrap`/`expect` outside tests, no lock
+//! held across an `await`, and colours named only in the TUI's theme.
+//!
+//! Where each concern lives: a new setting is one row in `config/settings.rs`;
+//! a new event or command goes in `agent/contract/`, its wording in
+//! [`present`]; a new tool is a `tools::ToolName` variant with its schema in
+//! `tools/mod.rs`; anything the terminal shows belongs to a TUI component.
 
 pub mod agent;
 pub mod audit;
