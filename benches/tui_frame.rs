@@ -149,7 +149,7 @@ fn main() {
         |app, _| {
             app.scroll(
                 stepwise::tui::Focus::Conversation,
-                stepwise::tui::scroll::ScrollMove::PageUp,
+                stepwise::tui::panes::scroll::ScrollMove::PageUp,
             );
         },
     );
@@ -161,7 +161,7 @@ fn main() {
         |app, _| {
             app.scroll(
                 stepwise::tui::Focus::Diff,
-                stepwise::tui::scroll::ScrollMove::PageDown,
+                stepwise::tui::panes::scroll::ScrollMove::PageDown,
             );
         },
     );

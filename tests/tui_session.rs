@@ -13,7 +13,8 @@ use stepwise::agent::{
 use stepwise::diff::FileDiff;
 use stepwise::llm::TokenUsage;
 use stepwise::tools::ToolName;
-use stepwise::tui::{App, Effect, Overlay, TaskState, help};
+use stepwise::tui::overlays::help;
+use stepwise::tui::{App, Effect, Overlay, TaskState};
 use tokio::sync::oneshot;
 use tui_support::*;
 

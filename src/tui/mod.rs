@@ -13,39 +13,17 @@
 //! - `text` (sanitizing, wrapping), `scroll`, `terminal` (setup/restore,
 //!   handing the terminal to `editor`, logs)
 
-pub mod agent_events;
 pub mod app;
 pub mod approval;
-pub mod approving;
-pub mod commands;
-pub mod conversation;
-pub mod detail;
-pub mod diff_pane;
-pub mod diff_rows;
-pub mod diff_view;
-pub mod editor;
-pub mod frame;
-pub mod header;
-pub mod help;
-pub mod inline;
 pub mod input;
-pub mod input_box;
-pub mod layout;
-pub mod live;
-pub mod markdown;
-pub mod prompt_bar;
-pub mod receipt;
-pub mod review;
-pub mod scroll;
-pub mod session_diff;
-mod signals;
-pub mod terminal;
-pub mod text;
-pub mod tool_calls;
-pub mod view;
+pub mod overlays;
+pub mod panes;
+pub mod render;
+pub mod term;
 
 pub use app::{App, Effect, Focus, Overlay, TaskState};
-pub use view::draw;
+pub use render::view::draw;
+use term::{editor, frame, signals, terminal};
 
 use crate::agent::{AgentCommand, AgentEvent, AgentHandle, spawn_agent};
 use crate::config::{Config, ConfigError};

@@ -2,12 +2,12 @@
 //! tool-call rows, the approval queue, the live previews, the overlays and
 //! the header's counters.
 
-use super::app::{App, Overlay, TaskState, format_elapsed};
-use super::conversation::Kind;
-use super::session_diff::SessionDiffView;
-use super::tool_calls::{CallRow, RowStatus};
 use crate::agent::{AgentEvent, FinishReason};
 use crate::llm::TokenUsage;
+use crate::tui::app::{App, Overlay, TaskState, format_elapsed};
+use crate::tui::overlays::session_diff::SessionDiffView;
+use crate::tui::panes::conversation::Kind;
+use crate::tui::panes::tool_calls::{CallRow, RowStatus};
 
 impl App {
     /// One event from the core.
@@ -190,7 +190,7 @@ impl App {
             AgentEvent::FinalAnswer { text, receipt } => {
                 self.conversation.final_answer(&text);
                 self.conversation
-                    .push_lines(&super::receipt::lines(&receipt));
+                    .push_lines(&crate::tui::panes::receipt::lines(&receipt));
             }
             AgentEvent::Error { message } => {
                 tracing::warn!(%message, "agent error");
@@ -207,7 +207,7 @@ impl App {
         }
     }
 
-    pub(super) fn set_state(&mut self, state: TaskState) {
+    pub(in crate::tui) fn set_state(&mut self, state: TaskState) {
         // An interrupt in progress stays visible until the task ends.
         if self.state != TaskState::Interrupting {
             self.state = state;

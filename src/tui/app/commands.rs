@@ -3,11 +3,11 @@
 //! that the core carries out run only while no task runs (the core handles
 //! one command at a time); otherwise they are refused with a message.
 
-use super::app::{App, Effect, Overlay, TaskState, UndoRun};
-use super::conversation::Kind;
-use super::diff_view::DiffView;
-use super::tool_calls::ToolCalls;
 use crate::llm::TokenUsage;
+use crate::tui::app::{App, Effect, Overlay, TaskState, UndoRun};
+use crate::tui::panes::conversation::Kind;
+use crate::tui::panes::diff::view::DiffView;
+use crate::tui::panes::tool_calls::ToolCalls;
 use tokio_util::sync::CancellationToken;
 
 /// Every command, for `/help`-style messages.
@@ -16,7 +16,7 @@ pub const COMMANDS: &str =
 
 impl App {
     /// Carry out `/command` (the text after the slash).
-    pub(super) fn run_command(&mut self, command: &str) {
+    pub(in crate::tui) fn run_command(&mut self, command: &str) {
         let words: Vec<&str> = command.split_whitespace().collect();
         match words.as_slice() {
             ["help"] => self.open_help(),
@@ -46,7 +46,7 @@ impl App {
         }
     }
 
-    pub(super) fn open_help(&mut self) {
+    pub(in crate::tui) fn open_help(&mut self) {
         self.help_top = 0;
         self.overlay = Some(Overlay::Help);
     }
@@ -85,7 +85,7 @@ impl App {
     }
 
     /// The core finished an undo (or refused it).
-    pub(super) fn undo_finished(&mut self, reverted: Vec<String>, error: Option<String>) {
+    pub(in crate::tui) fn undo_finished(&mut self, reverted: Vec<String>, error: Option<String>) {
         let run = self.undo.take();
         self.cancel = None;
         if let Some(run) = run {
@@ -112,7 +112,7 @@ impl App {
     }
 
     /// `F3` or `/revoke`: no more automatic approvals in this task.
-    pub(super) fn revoke_approvals(&mut self) {
+    pub(in crate::tui) fn revoke_approvals(&mut self) {
         if self.auto_approved.is_empty() {
             self.flash = Some("Nothing is auto-approved: every write and test run asks.".into());
             return;
@@ -128,7 +128,7 @@ impl App {
     }
 
     /// `/continue`: go on after an error or an interrupt, without a new message.
-    pub(super) fn resume(&mut self) {
+    pub(in crate::tui) fn resume(&mut self) {
         if self.refuse_if_misconfigured() {
             return;
         }
@@ -143,7 +143,7 @@ impl App {
         self.effect(Effect::Resume { cancel });
     }
 
-    pub(super) fn refuse_if_misconfigured(&mut self) -> bool {
+    pub(in crate::tui) fn refuse_if_misconfigured(&mut self) -> bool {
         let Some(problem) = &self.config_error else {
             return false;
         };
@@ -153,7 +153,7 @@ impl App {
     }
 
     /// `/clear`: a new conversation.
-    pub(super) fn clear_conversation(&mut self) {
+    pub(in crate::tui) fn clear_conversation(&mut self) {
         if self.is_running() {
             self.flash =
                 Some("A task is running: wait for it or press Ctrl+C, then /clear.".into());

@@ -3,16 +3,19 @@
 //! decisions go out through the requests' replies and everything else the run
 //! loop must do comes out as `Effect`s. Nothing here touches the terminal.
 
-use super::approval::Approvals;
-use super::conversation::{Conversation, Kind};
-use super::detail::DetailView;
-use super::diff_view::DiffView;
-use super::input_box::InputBox;
-use super::layout::Panes;
-use super::live::LivePreviews;
-use super::session_diff::SessionDiffView;
-use super::tool_calls::{RowStatus, ToolCalls};
+mod agent;
+mod commands;
+
 use crate::llm::TokenUsage;
+use crate::tui::approval::queue::Approvals;
+use crate::tui::input::input_box::InputBox;
+use crate::tui::overlays::detail::DetailView;
+use crate::tui::overlays::session_diff::SessionDiffView;
+use crate::tui::panes::conversation::{Conversation, Kind};
+use crate::tui::panes::diff::live::LivePreviews;
+use crate::tui::panes::diff::view::DiffView;
+use crate::tui::panes::tool_calls::{RowStatus, ToolCalls};
+use crate::tui::render::layout::Panes;
 use std::time::{Duration, Instant};
 use tokio_util::sync::CancellationToken;
 
@@ -145,7 +148,7 @@ pub struct App {
     /// Pane rectangles of the last layout (for mouse hits and page sizes).
     pub panes: Panes,
     pub quit: bool,
-    pub(super) cancel: Option<CancellationToken>,
+    pub(in crate::tui) cancel: Option<CancellationToken>,
     effects: Vec<Effect>,
 }
 
@@ -209,7 +212,7 @@ impl App {
         std::mem::take(&mut self.effects)
     }
 
-    pub(super) fn effect(&mut self, effect: Effect) {
+    pub(in crate::tui) fn effect(&mut self, effect: Effect) {
         self.effects.push(effect);
     }
 
@@ -233,7 +236,7 @@ impl App {
     }
 
     /// Start a task from the input box text.
-    pub(super) fn start_task(&mut self, task: String) {
+    pub(in crate::tui) fn start_task(&mut self, task: String) {
         if self.refuse_if_misconfigured() {
             return;
         }
@@ -244,7 +247,7 @@ impl App {
     }
 
     /// A run starts: follow the newest content, and keep the interrupt token.
-    pub(super) fn begin_run(&mut self) -> CancellationToken {
+    pub(in crate::tui) fn begin_run(&mut self) -> CancellationToken {
         self.conversation.scroll.follow();
         self.calls.select_last();
         let cancel = CancellationToken::new();

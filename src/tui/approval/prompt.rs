@@ -2,16 +2,16 @@
 //! navigation and toggling, `e` to edit the proposal), the decision that goes
 //! back to the core, and what the tool-call rows and the header show after.
 
-use super::app::{App, Effect, Focus, TaskState};
-use super::input::scroll_move;
-use super::scroll::ScrollMove;
-use super::tool_calls::RowStatus;
 use crate::agent::{ApprovalAction, Decision};
+use crate::tui::app::{App, Effect, Focus, TaskState};
+use crate::tui::input::scroll_move;
+use crate::tui::panes::scroll::ScrollMove;
+use crate::tui::panes::tool_calls::RowStatus;
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 impl App {
     /// While an approval is open only its keys (and scrolling the diff) work.
-    pub(super) fn prompt_key(&mut self, key: KeyEvent, quit_key: bool) {
+    pub(in crate::tui) fn prompt_key(&mut self, key: KeyEvent, quit_key: bool) {
         let plain = !key
             .modifiers
             .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT);

@@ -3,8 +3,8 @@
 //! and the review (hunks, edited version) of the request at the front. The
 //! prompt bar that shows them is drawn by `prompt_bar`.
 
-use super::review::Review;
 use crate::agent::{ApprovalAction, ApprovalRequest, Decision};
+use crate::tui::approval::review::Review;
 use std::collections::VecDeque;
 
 /// What was answered, for the tool-call pane and the header.

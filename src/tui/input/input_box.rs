@@ -1,7 +1,7 @@
 //! The input box: a multi-line `ratatui-textarea` editor for tasks and slash
 //! commands, with shell-like history recall (Up/Down when the box is empty).
 
-use super::text::width;
+use crate::tui::render::text::width;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::style::{Color, Modifier, Style};

@@ -2,11 +2,13 @@
 //! prompt (see `approving`), detail and `/diff` overlays, then the focused
 //! pane) and what it does there.
 
-use super::app::{App, Effect, Focus, Overlay};
-use super::detail::DetailView;
-use super::help;
-use super::scroll::ScrollMove;
-use super::view::detail_area;
+pub mod input_box;
+
+use crate::tui::app::{App, Effect, Focus, Overlay};
+use crate::tui::overlays::detail::DetailView;
+use crate::tui::overlays::help;
+use crate::tui::panes::scroll::ScrollMove;
+use crate::tui::render::view::detail_area;
 use crossterm::event::{
     Event, KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseButton, MouseEvent, MouseEventKind,
 };
@@ -312,7 +314,7 @@ impl App {
     }
 }
 
-pub(super) fn scroll_move(code: KeyCode) -> Option<ScrollMove> {
+pub(in crate::tui) fn scroll_move(code: KeyCode) -> Option<ScrollMove> {
     Some(match code {
         KeyCode::Up => ScrollMove::Up(1),
         KeyCode::Down => ScrollMove::Down(1),

@@ -2,9 +2,9 @@
 //! result — file content, test output — as a scrollable overlay. Rows are
 //! built once per width, like every other pane.
 
-use super::scroll::Scroll;
-use super::text::{sanitize, wrap};
-use super::tool_calls::CallRow;
+use crate::tui::panes::scroll::Scroll;
+use crate::tui::panes::tool_calls::CallRow;
+use crate::tui::render::text::{sanitize, wrap};
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::style::{Color, Modifier, Style};

@@ -2,7 +2,7 @@
 //! and slash command, in one table that is also the source of truth for
 //! tests. It scrolls (↑↓ PgUp PgDn) when the terminal is too short for it.
 
-use super::scroll::{Scroll, ScrollMove};
+use crate::tui::panes::scroll::{Scroll, ScrollMove};
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::style::{Color, Modifier, Style};
@@ -73,12 +73,12 @@ pub const KEYS: &[(&str, &str)] = &[
 fn placement(area: Rect) -> (Rect, usize) {
     let key_w = KEYS
         .iter()
-        .map(|(k, _)| super::text::width(k))
+        .map(|(k, _)| crate::tui::render::text::width(k))
         .max()
         .unwrap_or(0);
     let what_w = KEYS
         .iter()
-        .map(|(_, w)| super::text::width(w))
+        .map(|(_, w)| crate::tui::render::text::width(w))
         .max()
         .unwrap_or(0);
     let width = (key_w + what_w + 5).min(area.width as usize) as u16;
@@ -121,7 +121,7 @@ pub fn render(area: Rect, buf: &mut Buffer, top: usize) {
     block.render(rect, buf);
     let key_w = KEYS
         .iter()
-        .map(|(k, _)| super::text::width(k))
+        .map(|(k, _)| crate::tui::render::text::width(k))
         .max()
         .unwrap_or(0);
     let key_style = Style::new().fg(Color::Yellow).add_modifier(Modifier::BOLD);

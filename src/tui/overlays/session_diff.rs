@@ -3,11 +3,11 @@
 //! changed outside stepwise when the workspace is a git repository. Rows are
 //! built once per width; only the visible window is drawn.
 
-use super::diff_view::{CONTEXT, build_rows};
-use super::scroll::Scroll;
-use super::text::{sanitize, wrap};
 use crate::agent::GitStatus;
 use crate::diff::FileDiff;
+use crate::tui::panes::diff::view::{CONTEXT, build_rows};
+use crate::tui::panes::scroll::Scroll;
+use crate::tui::render::text::{sanitize, wrap};
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::style::{Color, Modifier, Style};

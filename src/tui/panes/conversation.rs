@@ -3,9 +3,9 @@
 //! lines, plus a cache of their wrapped rows. Appending only wraps the new
 //! lines; a width change re-wraps once; drawing touches only visible rows.
 
-use super::markdown::{CODE, inline_markdown, markdown_kind};
-use super::scroll::Scroll;
-use super::text::{sanitize, wrap};
+use crate::tui::panes::markdown::{CODE, inline_markdown, markdown_kind};
+use crate::tui::panes::scroll::Scroll;
+use crate::tui::render::text::{sanitize, wrap};
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::style::{Color, Modifier, Style};
@@ -291,7 +291,7 @@ fn wrap_logical(line: &Logical, width: usize) -> Vec<Line<'static>> {
         ),
         Kind::Notice => ("· ", dim, dim),
         Kind::Receipt | Kind::ReceiptBad => {
-            return super::receipt::rows(&line.text, line.kind, line.first, width);
+            return crate::tui::panes::receipt::rows(&line.text, line.kind, line.first, width);
         }
         Kind::Code => {
             let gutter = [Span::styled("  │ ", dim)];

@@ -3,9 +3,9 @@
 //! short hash of the workspace diff, all computed by stepwise (the heading
 //! says so), never taken from the model's text.
 
-use super::conversation::Kind;
-use super::text::wrap;
 use crate::agent::Receipt;
+use crate::tui::panes::conversation::Kind;
+use crate::tui::render::text::wrap;
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 

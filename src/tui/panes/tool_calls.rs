@@ -2,9 +2,9 @@
 //! argument, one-line result), the row selection, and which call's diff the
 //! diff pane shows (the newest proposal unless an older row is selected).
 
-use super::text::{sanitize, truncate, width};
 use crate::agent::CallStatus;
 use crate::diff::FileDiff;
+use crate::tui::render::text::{sanitize, truncate, width};
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::style::{Color, Modifier, Style};

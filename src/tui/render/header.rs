@@ -4,9 +4,9 @@
 //! estimated cost and elapsed time on the second. Drops detail rather than
 //! overflow.
 
-use super::app::{App, TaskState, format_elapsed};
-use super::text::{sanitize, truncate_left, width};
 use crate::llm::TokenUsage;
+use crate::tui::app::{App, TaskState, format_elapsed};
+use crate::tui::render::text::{sanitize, truncate_left, width};
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::style::{Color, Modifier, Style};

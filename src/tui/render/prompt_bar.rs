@@ -3,9 +3,9 @@
 //! on the first row, and the keys that apply to this request on the second
 //! (or the reason being typed, or a one-off message).
 
-use super::app::App;
-use super::text::{sanitize, truncate, truncate_left, width};
 use crate::agent::ApprovalAction;
+use crate::tui::app::App;
+use crate::tui::render::text::{sanitize, truncate, truncate_left, width};
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::style::{Color, Modifier, Style};

@@ -2,11 +2,13 @@
 //! wrap caches up to date (the only work that grows with new content), then
 //! `render` paints the state. Each pane draws only its visible rows.
 
-use super::app::{App, Focus, Overlay};
-use super::diff_view::DiffKey;
-use super::layout::{self, Needs, Pane};
-use super::text::truncate;
-use super::{diff_pane, header, help, prompt_bar};
+use crate::tui::app::{App, Focus, Overlay};
+use crate::tui::overlays::help;
+use crate::tui::panes::diff as diff_pane;
+use crate::tui::panes::diff::view::DiffKey;
+use crate::tui::render::layout::{self, Needs, Pane};
+use crate::tui::render::text::truncate;
+use crate::tui::render::{header, prompt_bar};
 use ratatui::Frame;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
@@ -156,7 +158,7 @@ fn overlay_frame(title: &str, body: Rect, buf: &mut Buffer) {
 }
 
 /// A pane's block: a rule with the title; the focused pane's title is highlighted.
-pub(super) fn block(pane: &Pane, title: &str, focused: bool, buf: &mut Buffer) {
+pub(in crate::tui) fn block(pane: &Pane, title: &str, focused: bool, buf: &mut Buffer) {
     let (border, title_style) = if focused {
         (
             Style::new().fg(Color::Cyan),
@@ -198,7 +200,11 @@ fn too_small(area: Rect, buf: &mut Buffer) {
             break;
         }
         let text = truncate(text, area.width as usize);
-        let x = area.x + (area.width.saturating_sub(super::text::width(&text) as u16)) / 2;
+        let x = area.x
+            + (area
+                .width
+                .saturating_sub(crate::tui::render::text::width(&text) as u16))
+                / 2;
         let style = if i == 0 {
             Style::new().fg(Color::Yellow).add_modifier(Modifier::BOLD)
         } else {

@@ -3,12 +3,17 @@
 //! tool call the user selected, else the live preview of an edit still
 //! streaming in, else the newest proposal.
 
-use super::app::{App, Focus};
-use super::diff_view::{DiffKey, Marks};
-use super::layout::Pane;
-use super::text::sanitize;
+pub mod inline;
+pub mod live;
+pub mod rows;
+pub mod view;
+
 use crate::agent::ApprovalAction;
 use crate::diff::FileDiff;
+use crate::tui::app::{App, Focus};
+use crate::tui::panes::diff::view::{DiffKey, Marks};
+use crate::tui::render::layout::Pane;
+use crate::tui::render::text::sanitize;
 use ratatui::buffer::Buffer;
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::Line;
@@ -147,7 +152,7 @@ fn title(app: &App, key: DiffKey) -> String {
 /// Draw the pane: its block, the rows, and the review marks.
 pub fn render(app: &App, pane: &Pane, buf: &mut Buffer) {
     let key = app.diff.key();
-    super::view::block(pane, &title(app, key), app.focus == Focus::Diff, buf);
+    crate::tui::render::view::block(pane, &title(app, key), app.focus == Focus::Diff, buf);
     let inner = pane.inner();
     let hint = |text: String, buf: &mut Buffer, y: u16| {
         let style = Style::new().fg(Color::DarkGray);

@@ -4,9 +4,9 @@
 //! `inline`), long lines wrapped with an empty gutter on continuation rows,
 //! and where each hunk's rows are.
 
-use super::inline::{Ranges, changed_ranges, segments};
-use super::text::{sanitize, width as text_width, wrap};
 use crate::diff::{FileDiff, Hunk, LineKind};
+use crate::tui::panes::diff::inline::{Ranges, changed_ranges, segments};
+use crate::tui::render::text::{sanitize, width as text_width, wrap};
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 use std::ops::Range;

@@ -3,16 +3,16 @@
 //! review marks (cursor, rejected hunks) painted over the visible rows at
 //! render time, so moving between hunks or toggling one costs nothing extra.
 
-use super::scroll::Scroll;
-use super::text::width as text_width;
 use crate::diff::FileDiff;
+use crate::tui::panes::scroll::Scroll;
+use crate::tui::render::text::width as text_width;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::Line;
 use std::ops::Range;
 
-pub use super::diff_rows::{
+pub use crate::tui::panes::diff::rows::{
     ADDED, ADDED_WORD, CONTEXT, FILE, GUTTER, HUNK, MAX_WORD_PAIRS, REMOVED, REMOVED_WORD,
     build_rows,
 };

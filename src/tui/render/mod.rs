@@ -1,0 +1,9 @@
+//! Drawing the state: `layout` places the panes, `view` draws a frame,
+//! `header` and `prompt_bar` are the chrome around the panes, and `text`
+//! sanitizes and wraps untrusted text for every pane.
+
+pub mod header;
+pub mod layout;
+pub mod prompt_bar;
+pub mod text;
+pub mod view;
