@@ -6,7 +6,7 @@ use crate::agent::{AgentEvent, FinishReason};
 use crate::llm::TokenUsage;
 use crate::tui::app::{App, Overlay, TaskState, format_elapsed};
 use crate::tui::overlays::session_diff::SessionDiffView;
-use crate::tui::panes::conversation::Kind;
+use crate::tui::panes::line_kind::Kind;
 use crate::tui::panes::tool_calls::{CallRow, RowStatus};
 
 impl App {

@@ -3,6 +3,7 @@
 //! lines, plus a cache of their wrapped rows. Appending only wraps the new
 //! lines; a width change re-wraps once; drawing touches only visible rows.
 
+use crate::tui::panes::line_kind::Kind;
 use crate::tui::panes::markdown::{CODE, inline_markdown, markdown_kind};
 use crate::tui::panes::scroll::Scroll;
 use crate::tui::render::text::{sanitize, wrap};
@@ -10,26 +11,6 @@ use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
-
-/// What a logical line is; decides its prefix and style.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
-    User,
-    Assistant,
-    /// Inside a fenced code block.
-    Code,
-    /// A ``` fence line.
-    Fence,
-    Final,
-    Error,
-    Gate,
-    Notice,
-    /// The verification receipt under a final answer (computed by stepwise).
-    Receipt,
-    /// A receipt line that reports a problem (tests failing).
-    ReceiptBad,
-    Blank,
-}
 
 #[derive(Debug, Clone)]
 struct Logical {

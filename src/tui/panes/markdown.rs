@@ -1,7 +1,7 @@
 //! Light markdown for assistant text: ``` fences make code blocks, and
 //! `inline code`, **bold** and `#` headings are styled within a line.
 
-use crate::tui::panes::conversation::Kind;
+use crate::tui::panes::line_kind::Kind;
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::Span;
 

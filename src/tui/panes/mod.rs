@@ -5,6 +5,7 @@
 
 pub mod conversation;
 pub mod diff;
+pub mod line_kind;
 pub mod markdown;
 pub mod receipt;
 pub mod scroll;

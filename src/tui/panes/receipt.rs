@@ -4,7 +4,7 @@
 //! says so), never taken from the model's text.
 
 use crate::agent::Receipt;
-use crate::tui::panes::conversation::Kind;
+use crate::tui::panes::line_kind::Kind;
 use crate::tui::render::text::wrap;
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};

@@ -2,6 +2,7 @@
 //! `header` and `prompt_bar` are the chrome around the panes, and `text`
 //! sanitizes and wraps untrusted text for every pane.
 
+pub mod chrome;
 pub mod header;
 pub mod layout;
 pub mod prompt_bar;

@@ -6,15 +6,16 @@ use crate::tui::app::{App, Focus, Overlay};
 use crate::tui::overlays::help;
 use crate::tui::panes::diff as diff_pane;
 use crate::tui::panes::diff::view::DiffKey;
-use crate::tui::render::layout::{self, Needs, Pane};
+use crate::tui::render::layout::{self, Needs};
 use crate::tui::render::text::truncate;
+use crate::tui::render::chrome::{block, overlay_frame};
 use crate::tui::render::{header, prompt_bar};
 use ratatui::Frame;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::style::{Color, Modifier, Style};
-use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Clear, Widget};
+use ratatui::text::Line;
+use ratatui::widgets::Block;
 
 /// Lay out and draw one frame.
 pub fn draw(frame: &mut Frame, app: &mut App) {
@@ -145,41 +146,6 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
         }
         None => {}
     }
-}
-
-/// A full-body overlay's frame.
-fn overlay_frame(title: &str, body: Rect, buf: &mut Buffer) {
-    Clear.render(body, buf);
-    let title = Line::styled(title.to_string(), Style::new().add_modifier(Modifier::BOLD));
-    Block::bordered()
-        .title(title)
-        .border_style(Style::new().fg(Color::Cyan))
-        .render(body, buf);
-}
-
-/// A pane's block: a rule with the title; the focused pane's title is highlighted.
-pub(in crate::tui) fn block(pane: &Pane, title: &str, focused: bool, buf: &mut Buffer) {
-    let (border, title_style) = if focused {
-        (
-            Style::new().fg(Color::Cyan),
-            Style::new().fg(Color::Cyan).add_modifier(Modifier::BOLD),
-        )
-    } else {
-        (
-            Style::new().fg(Color::DarkGray),
-            Style::new().fg(Color::Gray),
-        )
-    };
-    let room = (pane.outer.width as usize).saturating_sub(4);
-    let title = Line::from(vec![Span::styled(
-        format!(" {} ", truncate(title, room)),
-        title_style,
-    )]);
-    Block::new()
-        .borders(pane.borders)
-        .border_style(border)
-        .title(title)
-        .render(pane.outer, buf);
 }
 
 fn too_small(area: Rect, buf: &mut Buffer) {

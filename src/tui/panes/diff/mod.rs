@@ -152,7 +152,7 @@ fn title(app: &App, key: DiffKey) -> String {
 /// Draw the pane: its block, the rows, and the review marks.
 pub fn render(app: &App, pane: &Pane, buf: &mut Buffer) {
     let key = app.diff.key();
-    crate::tui::render::view::block(pane, &title(app, key), app.focus == Focus::Diff, buf);
+    crate::tui::render::chrome::block(pane, &title(app, key), app.focus == Focus::Diff, buf);
     let inner = pane.inner();
     let hint = |text: String, buf: &mut Buffer, y: u16| {
         let style = Style::new().fg(Color::DarkGray);
