@@ -1,6 +1,8 @@
 //! Reviewing proposals in the App state machine: hunk-level approval, the
 //! user's edited version, approval scopes (`a`, the header, revoking), and
 //! live diffs of edits still streaming in.
+// These tests check the exact colours drawn, so they name them.
+#![allow(clippy::disallowed_types)]
 
 mod tui_support;
 

@@ -1,6 +1,8 @@
 //! Session-level UI in the App state machine: the verification receipt,
 //! `/diff`, `/undo`, `/undo all`, `/compact` (refused while a task runs), the
 //! help listing them, and the header's rules file, tokens and cost.
+// These tests check the exact colours drawn, so they name them.
+#![allow(clippy::disallowed_types)]
 
 mod tui_support;
 

@@ -1,5 +1,7 @@
 //! Snapshot tests of every visible state at 80x24 and 120x40 (ratatui's
 //! `TestBackend` + insta), plus style checks so a diff that lost its colors fails.
+// These tests check the exact colours drawn, so they name them.
+#![allow(clippy::disallowed_types)]
 
 mod tui_support;
 

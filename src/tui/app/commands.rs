@@ -5,8 +5,8 @@
 
 use crate::llm::TokenUsage;
 use crate::tui::app::{App, Effect, Overlay, TaskState, UndoRun};
-use crate::tui::panes::line_kind::Kind;
 use crate::tui::panes::diff::view::DiffView;
+use crate::tui::panes::line_kind::Kind;
 use crate::tui::panes::tool_calls::ToolCalls;
 use tokio_util::sync::CancellationToken;
 

@@ -2,9 +2,10 @@
 //! commands, with shell-like history recall (Up/Down when the box is empty).
 
 use crate::tui::render::text::width;
+use crate::tui::render::theme;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
-use ratatui::style::{Color, Modifier, Style};
+use ratatui::style::{Modifier, Style};
 use ratatui::widgets::Widget;
 use ratatui_textarea::{CursorMove, Input, TextArea, WrapMode};
 
@@ -164,7 +165,7 @@ fn editor(lines: Vec<String>) -> TextArea<'static> {
     area.set_cursor_line_style(Style::new());
     area.set_wrap_mode(WrapMode::WordOrGlyph);
     area.set_placeholder_text("Type a task, or /help. Enter sends, Alt+Enter adds a line.");
-    area.set_placeholder_style(Style::new().fg(Color::DarkGray));
+    area.set_placeholder_style(theme::DIM);
     area
 }
 

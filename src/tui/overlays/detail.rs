@@ -5,9 +5,10 @@
 use crate::tui::panes::scroll::Scroll;
 use crate::tui::panes::tool_calls::CallRow;
 use crate::tui::render::text::{sanitize, wrap};
+use crate::tui::render::theme;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
-use ratatui::style::{Color, Modifier, Style};
+use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 use serde_json::Value;
 
@@ -48,7 +49,7 @@ impl DetailView {
 
 fn detail_rows(call: &CallRow, width: usize) -> Vec<Line<'static>> {
     let bold = Style::new().add_modifier(Modifier::BOLD);
-    let key_style = Style::new().fg(Color::Cyan);
+    let key_style = theme::ACCENT;
     let mut lines: Vec<(Vec<Span<'static>>, usize)> = Vec::new();
     let mut push = |spans: Vec<Span<'static>>, indent: usize| lines.push((spans, indent));
     push(
@@ -91,13 +92,7 @@ fn detail_rows(call: &CallRow, width: usize) -> Vec<Line<'static>> {
     );
     match &call.result {
         Some(result) => value_lines(result, &mut push, key_style),
-        None => push(
-            vec![Span::styled(
-                "(not carried out yet)",
-                Style::new().fg(Color::DarkGray),
-            )],
-            2,
-        ),
+        None => push(vec![Span::styled("(not carried out yet)", theme::DIM)], 2),
     }
     let mut rows = Vec::new();
     for (spans, indent) in lines {

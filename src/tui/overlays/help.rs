@@ -3,9 +3,10 @@
 //! tests. It scrolls (↑↓ PgUp PgDn) when the terminal is too short for it.
 
 use crate::tui::panes::scroll::{Scroll, ScrollMove};
+use crate::tui::render::theme;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
-use ratatui::style::{Color, Modifier, Style};
+use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Widget};
 
@@ -112,7 +113,7 @@ pub fn render(area: Rect, buf: &mut Buffer, top: usize) {
     };
     let block = Block::new()
         .borders(Borders::ALL)
-        .border_style(Style::new().fg(Color::Cyan))
+        .border_style(theme::ACCENT)
         .title(Line::styled(
             title,
             Style::new().add_modifier(Modifier::BOLD),
@@ -124,7 +125,7 @@ pub fn render(area: Rect, buf: &mut Buffer, top: usize) {
         .map(|(k, _)| crate::tui::render::text::width(k))
         .max()
         .unwrap_or(0);
-    let key_style = Style::new().fg(Color::Yellow).add_modifier(Modifier::BOLD);
+    let key_style = theme::WARN_BOLD;
     for (i, (keys, what)) in KEYS.iter().skip(top).enumerate().take(rows) {
         let line = if keys.is_empty() {
             Line::styled(
@@ -146,11 +147,6 @@ pub fn render(area: Rect, buf: &mut Buffer, top: usize) {
             (false, _) => " more ↓ ",
         };
         let x = rect.x + rect.width.saturating_sub(more.chars().count() as u16 + 2);
-        buf.set_string(
-            x,
-            rect.bottom().saturating_sub(1),
-            more,
-            Style::new().fg(Color::Cyan),
-        );
+        buf.set_string(x, rect.bottom().saturating_sub(1), more, theme::ACCENT);
     }
 }

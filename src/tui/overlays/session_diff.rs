@@ -8,9 +8,10 @@ use crate::diff::FileDiff;
 use crate::tui::panes::diff::view::{CONTEXT, build_rows};
 use crate::tui::panes::scroll::Scroll;
 use crate::tui::render::text::{sanitize, wrap};
+use crate::tui::render::theme;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
-use ratatui::style::{Color, Modifier, Style};
+use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 
 #[derive(Debug)]
@@ -68,13 +69,13 @@ impl SessionDiffView {
                 )
             };
             let warn = if git.other_dirty.is_empty() {
-                Style::new().fg(Color::Gray)
+                theme::MUTED
             } else {
-                Style::new().fg(Color::Yellow)
+                theme::WARN
             };
             lines.push(vec![
-                Span::styled(branch, Style::new().fg(Color::Cyan)),
-                Span::styled(" · ", Style::new().fg(Color::DarkGray)),
+                Span::styled(branch, theme::ACCENT),
+                Span::styled(" · ", theme::DIM),
                 Span::styled(others, warn),
             ]);
         }

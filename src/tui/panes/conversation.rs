@@ -7,9 +7,10 @@ use crate::tui::panes::line_kind::Kind;
 use crate::tui::panes::markdown::{CODE, inline_markdown, markdown_kind};
 use crate::tui::panes::scroll::Scroll;
 use crate::tui::render::text::{sanitize, wrap};
+use crate::tui::render::theme;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
-use ratatui::style::{Color, Modifier, Style};
+use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 
 #[derive(Debug, Clone)]
@@ -236,7 +237,7 @@ impl Conversation {
         if self.rows.is_empty() && area.height > 0 {
             let hint = Line::styled(
                 "Type a task below and press Enter. The agent asks before every write and test run.",
-                Style::default().fg(Color::DarkGray),
+                theme::DIM,
             );
             let rows = wrap(&hint.spans, area.width as usize, &[], &[]);
             for (i, row) in rows.iter().take(area.height as usize).enumerate() {
@@ -247,29 +248,17 @@ impl Conversation {
 }
 
 fn wrap_logical(line: &Logical, width: usize) -> Vec<Line<'static>> {
-    let dim = Style::new().fg(Color::DarkGray);
+    let dim = theme::DIM;
     let (marker, marker_style, text_style) = match line.kind {
         Kind::User => (
             "❯ ",
-            Style::new().fg(Color::Cyan).add_modifier(Modifier::BOLD),
+            theme::ACCENT_BOLD,
             Style::new().add_modifier(Modifier::BOLD),
         ),
         Kind::Assistant => ("• ", dim, Style::new()),
-        Kind::Final => (
-            "✓ ",
-            Style::new().fg(Color::Green).add_modifier(Modifier::BOLD),
-            Style::new(),
-        ),
-        Kind::Error => (
-            "✗ ",
-            Style::new().fg(Color::Red).add_modifier(Modifier::BOLD),
-            Style::new().fg(Color::Red),
-        ),
-        Kind::Gate => (
-            "⊘ ",
-            Style::new().fg(Color::Yellow),
-            Style::new().fg(Color::Yellow),
-        ),
+        Kind::Final => ("✓ ", theme::GOOD_BOLD, Style::new()),
+        Kind::Error => ("✗ ", theme::BAD_BOLD, theme::BAD),
+        Kind::Gate => ("⊘ ", theme::WARN, theme::WARN),
         Kind::Notice => ("· ", dim, dim),
         Kind::Receipt | Kind::ReceiptBad => {
             return crate::tui::panes::receipt::rows(&line.text, line.kind, line.first, width);

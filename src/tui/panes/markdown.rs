@@ -2,7 +2,8 @@
 //! `inline code`, **bold** and `#` headings are styled within a line.
 
 use crate::tui::panes::line_kind::Kind;
-use ratatui::style::{Color, Modifier, Style};
+use crate::tui::render::theme;
+use ratatui::style::{Modifier, Style};
 use ratatui::text::Span;
 
 /// The kind of one line of markdown-ish text, tracking ``` fences.
@@ -20,7 +21,7 @@ pub fn markdown_kind(line: &str, base: Kind, in_code: &mut bool) -> Kind {
     }
 }
 
-pub const CODE: Style = Style::new().fg(Color::Cyan);
+pub const CODE: Style = theme::ACCENT;
 
 /// `inline code`, **bold** and `#` headings.
 pub fn inline_markdown(text: &str, base: Style) -> Vec<Span<'static>> {

@@ -6,7 +6,8 @@
 use crate::agent::Receipt;
 use crate::tui::panes::line_kind::Kind;
 use crate::tui::render::text::wrap;
-use ratatui::style::{Color, Modifier, Style};
+use crate::tui::render::theme;
+use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 
 /// The receipt as conversation lines.
@@ -56,14 +57,14 @@ pub fn lines(receipt: &Receipt) -> Vec<(Kind, String)> {
 /// the heading in bold, a problem in red.
 pub fn rows(text: &str, kind: Kind, first: bool, width: usize) -> Vec<Line<'static>> {
     let color = if kind == Kind::ReceiptBad {
-        Color::Red
+        theme::BAD
     } else {
-        Color::Green
+        theme::GOOD
     };
-    let bar = [Span::styled("┃ ", Style::new().fg(color))];
+    let bar = [Span::styled("┃ ", color)];
     let style = match (first, kind) {
-        (true, _) => Style::new().fg(color).add_modifier(Modifier::BOLD),
-        (false, Kind::ReceiptBad) => Style::new().fg(Color::Red),
+        (true, _) => color.add_modifier(Modifier::BOLD),
+        (false, Kind::ReceiptBad) => theme::BAD,
         _ => Style::new(),
     };
     wrap(&[Span::styled(text.to_string(), style)], width, &bar, &bar)

@@ -5,9 +5,10 @@
 use crate::agent::CallStatus;
 use crate::diff::FileDiff;
 use crate::tui::render::text::{sanitize, truncate, width};
+use crate::tui::render::theme;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
-use ratatui::style::{Color, Modifier, Style};
+use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 use serde_json::Value;
 
@@ -25,15 +26,12 @@ pub enum RowStatus {
 impl RowStatus {
     pub fn glyph(self) -> (&'static str, Style) {
         match self {
-            RowStatus::Pending => ("○", Style::new().fg(Color::DarkGray)),
-            RowStatus::Awaiting => (
-                "?",
-                Style::new().fg(Color::Yellow).add_modifier(Modifier::BOLD),
-            ),
-            RowStatus::Approved => ("▸", Style::new().fg(Color::Cyan)),
-            RowStatus::Declined => ("⊘", Style::new().fg(Color::Magenta)),
-            RowStatus::Ok => ("✓", Style::new().fg(Color::Green)),
-            RowStatus::Failed => ("✗", Style::new().fg(Color::Red)),
+            RowStatus::Pending => ("○", theme::DIM),
+            RowStatus::Awaiting => ("?", theme::WARN_BOLD),
+            RowStatus::Approved => ("▸", theme::ACCENT),
+            RowStatus::Declined => ("⊘", theme::DECLINED),
+            RowStatus::Ok => ("✓", theme::GOOD),
+            RowStatus::Failed => ("✗", theme::BAD),
         }
     }
 
@@ -123,7 +121,7 @@ impl ToolCalls {
         let height = area.height as usize;
         if self.rows.is_empty() {
             if height > 0 {
-                let hint = Line::styled("No tool calls yet.", Style::new().fg(Color::DarkGray));
+                let hint = Line::styled("No tool calls yet.", theme::DIM);
                 buf.set_line(area.x, area.y, &hint, area.width);
             }
             return;
@@ -160,10 +158,10 @@ fn row_line(row: &CallRow, total: usize) -> Line<'static> {
         _ => sanitize(row.summary.lines().next().unwrap_or("")),
     };
     let summary_style = match row.status {
-        RowStatus::Failed => Style::new().fg(Color::Red),
-        RowStatus::Declined => Style::new().fg(Color::Magenta),
-        RowStatus::Awaiting => Style::new().fg(Color::Yellow),
-        _ => Style::new().fg(Color::DarkGray),
+        RowStatus::Failed => theme::BAD,
+        RowStatus::Declined => theme::DECLINED,
+        RowStatus::Awaiting => theme::WARN,
+        _ => theme::DIM,
     };
     let head = format!(" {:>2} {:<12} ", row.step, truncate(&row.tool, 12));
     let summary = truncate(&summary, (total / 3).max(8));
@@ -173,7 +171,7 @@ fn row_line(row: &CallRow, total: usize) -> Line<'static> {
     let pad = target_room.saturating_sub(width(&target));
     Line::from(vec![
         Span::styled(glyph, glyph_style),
-        Span::styled(head, Style::new().fg(Color::Gray)),
+        Span::styled(head, theme::MUTED),
         Span::raw(target),
         Span::raw(" ".repeat(pad + 1)),
         Span::styled(summary, summary_style),

@@ -4,9 +4,10 @@
 
 use crate::tui::render::layout::Pane;
 use crate::tui::render::text::truncate;
+use crate::tui::render::theme;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
-use ratatui::style::{Color, Modifier, Style};
+use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Clear, Widget};
 
@@ -16,22 +17,16 @@ pub fn overlay_frame(title: &str, body: Rect, buf: &mut Buffer) {
     let title = Line::styled(title.to_string(), Style::new().add_modifier(Modifier::BOLD));
     Block::bordered()
         .title(title)
-        .border_style(Style::new().fg(Color::Cyan))
+        .border_style(theme::ACCENT)
         .render(body, buf);
 }
 
 /// A pane's block: a rule with the title; the focused pane's title is highlighted.
 pub fn block(pane: &Pane, title: &str, focused: bool, buf: &mut Buffer) {
     let (border, title_style) = if focused {
-        (
-            Style::new().fg(Color::Cyan),
-            Style::new().fg(Color::Cyan).add_modifier(Modifier::BOLD),
-        )
+        (theme::ACCENT, theme::ACCENT_BOLD)
     } else {
-        (
-            Style::new().fg(Color::DarkGray),
-            Style::new().fg(Color::Gray),
-        )
+        (theme::DIM, theme::MUTED)
     };
     let room = (pane.outer.width as usize).saturating_sub(4);
     let title = Line::from(vec![Span::styled(

@@ -7,14 +7,15 @@
 use crate::llm::TokenUsage;
 use crate::tui::app::{App, TaskState, format_elapsed};
 use crate::tui::render::text::{sanitize, truncate_left, width};
+use crate::tui::render::theme;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
-use ratatui::style::{Color, Modifier, Style};
+use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 
 pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     let w = area.width as usize;
-    let bar = Style::new().bg(Color::Blue).fg(Color::White);
+    let bar = theme::HEADER_BAR;
     buf.set_style(Rect { height: 1, ..area }, bar);
 
     // Line 1: name, model, workspace ... rules, auto-approved, mouse, help.
@@ -51,7 +52,7 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     let (glyph, color) = state_style(app.state);
     let state = Span::styled(
         format!(" {glyph} {}", app.state.label()),
-        Style::new().fg(color).add_modifier(Modifier::BOLD),
+        color.add_modifier(Modifier::BOLD),
     );
     let step = if app.max_steps > 0 {
         format!("step {}/{}", app.step, app.max_steps)
@@ -74,8 +75,8 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     );
     let short = format!("in/out {}", tokens(app.task_tokens));
     let elapsed = format_elapsed(app.elapsed());
-    let dim = Style::new().fg(Color::Gray);
-    let sep = Span::styled(" │ ", Style::new().fg(Color::DarkGray));
+    let dim = theme::MUTED;
+    let sep = Span::styled(" │ ", theme::DIM);
     let cost = match (app.task_cost, app.session_cost) {
         (Some(t), Some(s)) => Some(format!("≈${t:.3} · session ≈${s:.3} (est.)")),
         (Some(t), None) => Some(format!("≈${t:.3} (est.)")),
@@ -123,7 +124,7 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
 /// auto-approved (and F3 to revoke it) first, then the rules file, the mouse
 /// mode and the help key.
 fn right_side(app: &App, bar: Style, room: usize) -> Vec<Span<'static>> {
-    let warn = bar.fg(Color::Yellow).add_modifier(Modifier::BOLD);
+    let warn = bar.patch(theme::WARN_BOLD);
     let mut items: Vec<Vec<(String, Style)>> = Vec::new();
     if !app.auto_approved.is_empty() {
         let tools = app.auto_approved.join(", ");
@@ -145,8 +146,8 @@ fn right_side(app: &App, bar: Style, room: usize) -> Vec<Span<'static>> {
     }
     if !app.mouse_capture {
         items.push(vec![
-            (" mouse off (F2) ".to_string(), bar.fg(Color::Yellow)),
-            (" mouse off ".to_string(), bar.fg(Color::Yellow)),
+            (" mouse off (F2) ".to_string(), bar.patch(theme::WARN)),
+            (" mouse off ".to_string(), bar.patch(theme::WARN)),
         ]);
     }
     items.push(vec![(" F1 help ".to_string(), bar)]);
@@ -161,16 +162,16 @@ fn right_side(app: &App, bar: Style, room: usize) -> Vec<Span<'static>> {
     out
 }
 
-fn state_style(state: TaskState) -> (&'static str, Color) {
+fn state_style(state: TaskState) -> (&'static str, Style) {
     match state {
-        TaskState::Idle => ("○", Color::Gray),
-        TaskState::Thinking | TaskState::Running(_) => ("●", Color::Cyan),
-        TaskState::AwaitingApproval => ("?", Color::Yellow),
-        TaskState::RunningTests => ("▶", Color::Cyan),
-        TaskState::Interrupting => ("…", Color::Magenta),
-        TaskState::Done => ("✓", Color::Green),
-        TaskState::Failed => ("✗", Color::Red),
-        TaskState::Interrupted => ("⊘", Color::Magenta),
+        TaskState::Idle => ("○", theme::MUTED),
+        TaskState::Thinking | TaskState::Running(_) => ("●", theme::ACCENT),
+        TaskState::AwaitingApproval => ("?", theme::WARN),
+        TaskState::RunningTests => ("▶", theme::ACCENT),
+        TaskState::Interrupting => ("…", theme::DECLINED),
+        TaskState::Done => ("✓", theme::GOOD),
+        TaskState::Failed => ("✗", theme::BAD),
+        TaskState::Interrupted => ("⊘", theme::DECLINED),
     }
 }
 

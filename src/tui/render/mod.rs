@@ -7,4 +7,5 @@ pub mod header;
 pub mod layout;
 pub mod prompt_bar;
 pub mod text;
+pub mod theme;
 pub mod view;

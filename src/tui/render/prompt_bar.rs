@@ -6,9 +6,10 @@
 use crate::agent::ApprovalAction;
 use crate::tui::app::App;
 use crate::tui::render::text::{sanitize, truncate, truncate_left, width};
+use crate::tui::render::theme;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
-use ratatui::style::{Color, Modifier, Style};
+use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 
 /// Rows the prompt bar needs.
@@ -21,12 +22,9 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     };
     let review = &approvals.review;
     let w = area.width as usize;
-    let bar = Style::new()
-        .bg(Color::Yellow)
-        .fg(Color::Black)
-        .add_modifier(Modifier::BOLD);
-    let key = Style::new().fg(Color::Yellow).add_modifier(Modifier::BOLD);
-    let dim = Style::new().fg(Color::Gray);
+    let bar = theme::PROMPT_BAR;
+    let key = theme::WARN_BOLD;
+    let dim = theme::MUTED;
     let undo = matches!(request.action, ApprovalAction::Undo { .. });
     let edit = matches!(request.action, ApprovalAction::Edit { .. });
     let question = match (&request.action, &review.edited) {
@@ -95,7 +93,7 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
             let second = match &app.flash {
                 Some(flash) => Line::styled(
                     format!(" {}", truncate(&sanitize(flash), w.saturating_sub(1))),
-                    Style::new().fg(Color::Yellow),
+                    theme::WARN,
                 ),
                 None => hints(&groups, w, key, dim),
             };

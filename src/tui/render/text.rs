@@ -249,7 +249,7 @@ mod tests {
 
     #[test]
     fn styles_survive_wrapping() {
-        let red = Style::default().fg(ratatui::style::Color::Red);
+        let red = crate::tui::render::theme::BAD;
         let rows = wrap(&[Span::raw("ab "), Span::styled("cd", red)], 3, &[], &[]);
         assert_eq!(plain(&rows), ["ab", "cd"]);
         assert_eq!(rows[1].spans[0].style, red);

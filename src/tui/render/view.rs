@@ -6,14 +6,15 @@ use crate::tui::app::{App, Focus, Overlay};
 use crate::tui::overlays::help;
 use crate::tui::panes::diff as diff_pane;
 use crate::tui::panes::diff::view::DiffKey;
+use crate::tui::render::chrome::{block, overlay_frame};
 use crate::tui::render::layout::{self, Needs};
 use crate::tui::render::text::truncate;
-use crate::tui::render::chrome::{block, overlay_frame};
+use crate::tui::render::theme;
 use crate::tui::render::{header, prompt_bar};
 use ratatui::Frame;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
-use ratatui::style::{Color, Modifier, Style};
+use ratatui::style::Style;
 use ratatui::text::Line;
 use ratatui::widgets::Block;
 
@@ -121,7 +122,7 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
         block(&input, &title, focused, buf);
         if app.flash.is_some() {
             let r = input.outer;
-            buf.set_style(Rect { height: 1, ..r }, Style::new().fg(Color::Yellow));
+            buf.set_style(Rect { height: 1, ..r }, theme::WARN);
         }
         app.input.render(input.inner(), buf);
     }
@@ -172,7 +173,7 @@ fn too_small(area: Rect, buf: &mut Buffer) {
                 .saturating_sub(crate::tui::render::text::width(&text) as u16))
                 / 2;
         let style = if i == 0 {
-            Style::new().fg(Color::Yellow).add_modifier(Modifier::BOLD)
+            theme::WARN_BOLD
         } else {
             Style::new()
         };

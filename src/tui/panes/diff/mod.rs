@@ -14,8 +14,8 @@ use crate::tui::app::{App, Focus};
 use crate::tui::panes::diff::view::{DiffKey, Marks};
 use crate::tui::render::layout::Pane;
 use crate::tui::render::text::sanitize;
+use crate::tui::render::theme;
 use ratatui::buffer::Buffer;
-use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::Line;
 
 /// The source of the diff pane for the current state.
@@ -155,7 +155,7 @@ pub fn render(app: &App, pane: &Pane, buf: &mut Buffer) {
     crate::tui::render::chrome::block(pane, &title(app, key), app.focus == Focus::Diff, buf);
     let inner = pane.inner();
     let hint = |text: String, buf: &mut Buffer, y: u16| {
-        let style = Style::new().fg(Color::DarkGray);
+        let style = theme::DIM;
         buf.set_line(inner.x, y, &Line::styled(text, style), inner.width);
     };
     if let DiffKey::Live { .. } = key
@@ -163,9 +163,7 @@ pub fn render(app: &App, pane: &Pane, buf: &mut Buffer) {
         && call.preview.is_none()
     {
         let note = call.note.unwrap_or("waiting for the edit…");
-        let style = Style::new()
-            .fg(Color::Yellow)
-            .add_modifier(Modifier::ITALIC);
+        let style = theme::STREAMING;
         let line = Line::styled(format!(" ⋯ {} is streaming: {note}", call.tool), style);
         buf.set_line(inner.x, inner.y, &line, inner.width);
         return;

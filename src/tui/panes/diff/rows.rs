@@ -7,25 +7,20 @@
 use crate::diff::{FileDiff, Hunk, LineKind};
 use crate::tui::panes::diff::inline::{Ranges, changed_ranges, segments};
 use crate::tui::render::text::{sanitize, width as text_width, wrap};
-use ratatui::style::{Color, Modifier, Style};
+use crate::tui::render::theme;
+use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 use std::ops::Range;
 
-pub const ADDED: Style = Style::new().fg(Color::Green);
-pub const REMOVED: Style = Style::new().fg(Color::Red);
+pub const ADDED: Style = theme::GOOD;
+pub const REMOVED: Style = theme::BAD;
 pub const CONTEXT: Style = Style::new().add_modifier(Modifier::DIM);
-pub const GUTTER: Style = Style::new().fg(Color::DarkGray);
-pub const HUNK: Style = Style::new().fg(Color::Cyan);
+pub const GUTTER: Style = theme::DIM;
+pub const HUNK: Style = theme::ACCENT;
 /// Changed words inside an added or removed line.
-pub const ADDED_WORD: Style = Style::new()
-    .fg(Color::Black)
-    .bg(Color::Green)
-    .add_modifier(Modifier::BOLD);
-pub const REMOVED_WORD: Style = Style::new()
-    .fg(Color::Black)
-    .bg(Color::Red)
-    .add_modifier(Modifier::BOLD);
-pub const FILE: Style = Style::new().fg(Color::Yellow).add_modifier(Modifier::BOLD);
+pub const ADDED_WORD: Style = theme::ADDED_WORD;
+pub const REMOVED_WORD: Style = theme::REMOVED_WORD;
+pub const FILE: Style = theme::WARN_BOLD;
 /// Diffs with more changed line pairs than this get no word-level highlight.
 pub const MAX_WORD_PAIRS: usize = 5_000;
 

@@ -6,9 +6,10 @@
 use crate::diff::FileDiff;
 use crate::tui::panes::scroll::Scroll;
 use crate::tui::render::text::width as text_width;
+use crate::tui::render::theme;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
-use ratatui::style::{Color, Modifier, Style};
+use ratatui::style::Modifier;
 use ratatui::text::Line;
 use std::ops::Range;
 
@@ -102,9 +103,7 @@ impl DiffView {
             if matches!(key, DiffKey::Live { .. }) {
                 self.rows.push(Line::styled(
                     " ⋯ the model is still writing this edit",
-                    Style::new()
-                        .fg(Color::Yellow)
-                        .add_modifier(Modifier::ITALIC),
+                    theme::STREAMING,
                 ));
             }
         }
@@ -171,33 +170,17 @@ impl DiffView {
                 width: line.width.saturating_sub(1),
                 ..line
             };
-            buf.set_style(
-                text,
-                Style::new()
-                    .fg(Color::DarkGray)
-                    .add_modifier(Modifier::CROSSED_OUT),
-            );
+            buf.set_style(text, theme::REJECTED);
         }
         if h == m.cursor {
-            buf.set_string(
-                line.x,
-                line.y,
-                "▌",
-                Style::new().fg(Color::Yellow).add_modifier(Modifier::BOLD),
-            );
+            buf.set_string(line.x, line.y, "▌", theme::WARN_BOLD);
         }
         if header {
             let n = m.accepted.len();
             let (label, style) = if accepted {
-                (
-                    format!(" ✓ hunk {}/{n} ", h + 1),
-                    Style::new().fg(Color::Green),
-                )
+                (format!(" ✓ hunk {}/{n} ", h + 1), theme::GOOD)
             } else {
-                (
-                    format!(" ✗ hunk {}/{n} rejected ", h + 1),
-                    Style::new().fg(Color::Red),
-                )
+                (format!(" ✗ hunk {}/{n} rejected ", h + 1), theme::BAD)
             };
             let style = if h == m.cursor {
                 style.add_modifier(Modifier::BOLD | Modifier::REVERSED)
