@@ -29,7 +29,7 @@ fn command(app: &mut App, text: &str) -> Vec<Effect> {
 fn undo_request(app: &mut App) -> oneshot::Receiver<Decision> {
     let (reply, rx) = oneshot::channel();
     let written = format!("{CALCULATOR}{DIVIDE}");
-    app.on_agent(AgentEvent::ApprovalRequested(ApprovalRequest {
+    app.update(Msg::Agent(AgentEvent::ApprovalRequested(ApprovalRequest {
         step: 0,
         call_id: "undo_1".into(),
         tool: ToolName::WriteFile,
@@ -42,7 +42,7 @@ fn undo_request(app: &mut App) -> oneshot::Receiver<Decision> {
         },
         allow_for_task: false,
         reply,
-    }));
+    })));
     rx
 }
 
@@ -63,7 +63,7 @@ fn the_receipt_is_shown_under_the_answer_and_says_who_computed_it() {
     assert!(shown.contains("diff   #0123456789ab"), "{shown}");
 
     // Files with their counts; failing tests in red.
-    app.on_agent(AgentEvent::FinalAnswer {
+    app.update(Msg::Agent(AgentEvent::FinalAnswer {
         text: "Second answer.".into(),
         receipt: Receipt {
             tests: Some(TestReceipt {
@@ -87,7 +87,7 @@ fn the_receipt_is_shown_under_the_answer_and_says_who_computed_it() {
             ],
             diff_hash: "abcdef012345".into(),
         },
-    });
+    }));
     let term = draw(&mut app, 120, 40);
     let shown = screen(&term);
     assert!(
@@ -110,15 +110,15 @@ fn slash_diff_opens_the_session_diff_and_is_refused_while_a_task_runs() {
     submit(&mut app, "a task");
     assert!(command(&mut app, "/diff").is_empty());
     assert!(
-        app.flash
+        app.flash()
             .as_deref()
             .is_some_and(|f| f.contains("A task is running: /diff"))
     );
-    app.on_agent(task_finished(FinishReason::Answered, 1));
+    app.update(Msg::Agent(task_finished(FinishReason::Answered, 1)));
     let effects = command(&mut app, "/diff");
     assert!(matches!(effects.as_slice(), [Effect::ShowDiff]));
     let long: String = (1..=40).map(|i| format!("note {i}\n")).collect();
-    app.on_agent(AgentEvent::SessionDiff {
+    app.update(Msg::Agent(AgentEvent::SessionDiff {
         files: vec![
             calculator_diff(),
             FileDiff::compute("notes.md", None, &long),
@@ -127,8 +127,8 @@ fn slash_diff_opens_the_session_diff_and_is_refused_while_a_task_runs() {
             branch: Some("feature/divide".into()),
             other_dirty: vec!["README.md".into()],
         }),
-    });
-    assert!(matches!(app.overlay, Some(Overlay::SessionDiff(_))));
+    }));
+    assert!(matches!(app.overlay(), Some(Overlay::SessionDiff(_))));
     let term = draw(&mut app, 80, 24);
     let shown = screen(&term);
     assert!(
@@ -153,13 +153,13 @@ fn slash_diff_opens_the_session_diff_and_is_refused_while_a_task_runs() {
     let scrolled = screen(&draw(&mut app, 80, 24));
     assert!(!scrolled.contains("git branch"), "{scrolled}");
     press(&mut app, KeyCode::Esc);
-    assert!(app.overlay.is_none());
+    assert!(app.overlay().is_none());
 
     // Without git, and with nothing changed.
-    app.on_agent(AgentEvent::SessionDiff {
+    app.update(Msg::Agent(AgentEvent::SessionDiff {
         files: vec![],
         git: None,
-    });
+    }));
     let shown = screen(&draw(&mut app, 80, 24));
     assert!(
         shown.contains("stepwise has not changed any file"),
@@ -189,16 +189,16 @@ fn slash_undo_shows_the_revert_as_a_diff_and_asks() {
     assert!(shown.contains("-def divide(a, b):"), "{shown}");
     assert!(!shown.contains("Step 0"), "{shown}");
     press(&mut app, KeyCode::Char('r'));
-    assert!(app.approvals.reason.is_none(), "no reason for an undo");
+    assert!(app.approvals().reason.is_none(), "no reason for an undo");
     press(&mut app, KeyCode::Char('a'));
     assert!(rx.try_recv().is_err(), "a does not apply to an undo");
     press(&mut app, KeyCode::Char('y'));
     assert_eq!(rx.try_recv().ok(), Some(Decision::Approve));
-    assert_eq!(app.state, TaskState::Done, "back to where it was");
-    app.on_agent(AgentEvent::UndoFinished {
+    assert_eq!(app.state(), TaskState::Done, "back to where it was");
+    app.update(Msg::Agent(AgentEvent::UndoFinished {
         reverted: vec!["calculator.py".into()],
         error: None,
-    });
+    }));
     assert!(!app.is_running());
     let shown = screen(&draw(&mut app, 80, 24));
     assert!(
@@ -219,10 +219,10 @@ fn slash_undo_all_declined_or_refused_says_so() {
     let mut rx = undo_request(&mut app);
     press(&mut app, KeyCode::Char('n'));
     assert_eq!(rx.try_recv().ok(), Some(Decision::Decline { reason: None }));
-    app.on_agent(AgentEvent::UndoFinished {
+    app.update(Msg::Agent(AgentEvent::UndoFinished {
         reverted: vec![],
         error: Some("undo declined; nothing was reverted".into()),
-    });
+    }));
     let shown = screen(&draw(&mut app, 80, 24));
     assert!(
         shown.contains("Undo declined; nothing was reverted."),
@@ -230,12 +230,12 @@ fn slash_undo_all_declined_or_refused_says_so() {
     );
 
     command(&mut app, "/undo");
-    app.on_agent(AgentEvent::UndoFinished {
+    app.update(Msg::Agent(AgentEvent::UndoFinished {
         reverted: vec![],
         error: Some(
             "undo refused: calculator.py was changed on disk since stepwise wrote it".into(),
         ),
-    });
+    }));
     let shown = screen(&draw(&mut app, 80, 24));
     assert!(
         shown.contains("✗ undo refused: calculator.py was changed on disk"),
@@ -249,16 +249,16 @@ fn slash_undo_all_declined_or_refused_says_so() {
         panic!("undo requested");
     };
     let mut rx = undo_request(&mut app);
-    app.on_key(ctrl('c'));
+    app.update(Msg::from(ctrl('c')));
     assert!(cancel.is_cancelled());
     assert_eq!(rx.try_recv().ok(), Some(Decision::Decline { reason: None }));
-    assert!(!app.quit, "an interrupt, not a quit");
-    app.on_agent(AgentEvent::UndoFinished {
+    assert!(!app.quitting(), "an interrupt, not a quit");
+    app.update(Msg::Agent(AgentEvent::UndoFinished {
         reverted: vec![],
         error: Some("undo declined; nothing was reverted".into()),
-    });
+    }));
     assert!(!app.is_running());
-    assert_eq!(app.state, TaskState::Done, "back to where it was");
+    assert_eq!(app.state(), TaskState::Done, "back to where it was");
 }
 
 #[test]
@@ -267,26 +267,26 @@ fn slash_undo_and_compact_are_refused_while_a_task_runs() {
     submit(&mut app, "a task");
     for cmd in ["/undo", "/undo all", "/compact"] {
         assert!(command(&mut app, cmd).is_empty(), "{cmd}");
-        let flash = app.flash.clone().unwrap_or_default();
+        let flash = app.flash().clone().unwrap_or_default();
         assert!(
             flash.contains("A task is running") && flash.contains(cmd),
             "{flash}"
         );
     }
-    app.on_agent(task_finished(FinishReason::Answered, 1));
+    app.update(Msg::Agent(task_finished(FinishReason::Answered, 1)));
     let effects = command(&mut app, "/compact");
     assert!(matches!(effects.as_slice(), [Effect::Compact]));
-    app.on_agent(AgentEvent::Compacted {
+    app.update(Msg::Agent(AgentEvent::Compacted {
         before_tokens: 9000,
         after_tokens: 2000,
         elided: 4,
         summarized: 0,
-    });
+    }));
     let shown = screen(&draw(&mut app, 120, 40));
     assert!(shown.contains("9000 → 2000"), "{shown}");
     command(&mut app, "/nope");
     assert!(
-        app.flash
+        app.flash()
             .as_deref()
             .is_some_and(|f| f.contains("/undo all") && f.contains("/diff"))
     );
@@ -319,7 +319,7 @@ fn help_lists_the_review_keys_and_the_new_commands_and_scrolls() {
         "{last}"
     );
     press(&mut app, KeyCode::Esc);
-    assert!(app.overlay.is_none());
+    assert!(app.overlay().is_none());
 }
 
 #[test]
@@ -346,11 +346,11 @@ fn the_header_shows_the_rules_file_cached_tokens_and_an_estimated_cost() {
     let (first, second) = (lines.next().unwrap_or(""), lines.next().unwrap_or(""));
     assert!(first.contains("rules: AGENTS.md"), "{first}");
     assert!(second.contains("2.0k/100 (1.5k cached)"), "{second}");
-    app.on_agent(AgentEvent::Cost {
+    app.update(Msg::Agent(AgentEvent::Cost {
         request_usd: 0.002,
         task_usd: 0.002,
         session_usd: 0.005,
-    });
+    }));
     // The cost (an estimate, and marked so) goes before token detail.
     let shown = screen(&draw(&mut app, 120, 40));
     let second = shown.lines().nth(1).unwrap_or("");

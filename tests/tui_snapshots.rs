@@ -128,7 +128,7 @@ fn undo_prompt() {
         let new = format!("{CALCULATOR}{DIVIDE}");
         let (reply, rx) = tokio::sync::oneshot::channel();
         keep_open(rx);
-        app.on_agent(AgentEvent::ApprovalRequested(
+        app.update(Msg::Agent(AgentEvent::ApprovalRequested(
             stepwise::agent::ApprovalRequest {
                 step: 0,
                 call_id: "undo_1".into(),
@@ -143,7 +143,7 @@ fn undo_prompt() {
                 allow_for_task: false,
                 reply,
             },
-        ));
+        )));
         app
     });
 }
@@ -155,7 +155,7 @@ fn session_diff_overlay() {
         finished(&mut app);
         type_text(&mut app, "/diff");
         press(&mut app, KeyCode::Enter);
-        app.on_agent(AgentEvent::SessionDiff {
+        app.update(Msg::Agent(AgentEvent::SessionDiff {
             files: vec![
                 calculator_diff(),
                 stepwise::diff::FileDiff::compute("notes.md", None, "# Notes\n"),
@@ -164,7 +164,7 @@ fn session_diff_overlay() {
                 branch: Some("main".into()),
                 other_dirty: vec!["README.md".into(), "setup.cfg".into()],
             }),
-        });
+        }));
         app
     });
 }

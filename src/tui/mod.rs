@@ -19,27 +19,25 @@ pub mod input;
 pub mod overlays;
 pub mod panes;
 pub mod render;
+pub mod run_loop;
 pub mod term;
 
-pub use app::{App, Effect, Focus, Overlay, TaskState};
+pub use app::{App, Effect, Focus, Msg, Overlay, TaskState};
 pub use render::view::draw;
-use term::{editor, frame, signals, terminal};
+use term::host::RealHost;
+use term::terminal;
 
-use crate::agent::{AgentCommand, AgentEvent, AgentHandle, spawn_agent};
+use crate::agent::{AgentEvent, AgentHandle, spawn_agent};
 use crate::config::{Config, ConfigError};
 use crate::setup;
-use crossterm::event::{Event, EventStream, MouseEventKind};
-use futures_util::StreamExt;
+use crossterm::event::EventStream;
 use ratatui::Terminal;
 use ratatui::backend::CrosstermBackend;
 use std::io::IsTerminal;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 use tokio::sync::mpsc;
 
-/// Shortest time between two frames (a cap of about 60 frames per second).
-pub const FRAME_INTERVAL: Duration = Duration::from_millis(16);
-/// Exit codes.
-const EXIT_OK: i32 = 0;
+/// Exit codes (a normal quit is `run_loop::EXIT_OK`).
 const EXIT_FAILURE: i32 = 1;
 const EXIT_USAGE: i32 = 2;
 
@@ -175,9 +173,17 @@ async fn run_app(
         return EXIT_FAILURE;
     }
     let guard = terminal::Guard;
-    let code = match Terminal::new(CrosstermBackend::new(std::io::stdout())) {
-        Ok(mut term) => event_loop(&mut term, &mut app, agent.as_mut(), inbox).await,
-        Err(e) => Err(format!("cannot use the terminal: {e}")),
+    let code = match (
+        Terminal::new(CrosstermBackend::new(std::io::stdout())),
+        RealHost::new(),
+    ) {
+        (Ok(mut term), Ok(mut host)) => {
+            let mut events = EventStream::new();
+            let agent = agent.as_mut();
+            run_loop::event_loop(&mut term, &mut host, &mut events, &mut app, agent, inbox).await
+        }
+        (Err(e), _) => Err(format!("cannot use the terminal: {e}")),
+        (_, Err(e)) => Err(format!("cannot watch signals: {e}")),
     };
     drop(guard);
     let code = match code {
@@ -197,186 +203,4 @@ async fn run_app(
     }
     tracing::info!(code, "stepwise tui exiting");
     code
-}
-
-type Term = Terminal<CrosstermBackend<std::io::Stdout>>;
-
-/// The loop: returns the exit code, or a message for a fatal error.
-async fn event_loop(
-    term: &mut Term,
-    app: &mut App,
-    mut agent: Option<&mut AgentHandle>,
-    mut inbox: mpsc::UnboundedReceiver<AgentEvent>,
-) -> Result<i32, String> {
-    let mut keys = EventStream::new();
-    let mut signals = signals::Signals::new().map_err(|e| format!("cannot watch signals: {e}"))?;
-    let mut clock = tokio::time::interval(Duration::from_secs(1));
-    clock.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
-    let mut inbox_open = true;
-    let mut frames = frame::FrameClock::new(FRAME_INTERVAL, Instant::now());
-    loop {
-        let agent_alive = agent.is_some();
-        tokio::select! {
-            biased;
-            _ = sleep_until(frames.due()), if frames.due().is_some() => {
-                if !terminal::is_active() {
-                    return Err("the terminal was restored after a crash".into());
-                }
-                app.now = Instant::now();
-                term.draw(|frame| draw(frame, app)).map_err(|e| format!("cannot draw: {e}"))?;
-                frames.drawn(Instant::now());
-            }
-            joined = async {
-                match agent.as_deref_mut() {
-                    Some(a) => (&mut a.task).await,
-                    None => std::future::pending().await,
-                }
-            }, if agent_alive => {
-                let why = match joined {
-                    Err(e) if e.is_panic() => "the agent task panicked".to_string(),
-                    Err(e) => format!("the agent task ended: {e}"),
-                    Ok(()) => "the agent task ended".to_string(),
-                };
-                app.interrupt();
-                return Err(format!("{why}; the UI has closed (see the message above and the log)"));
-            }
-            signal = signals.recv() => {
-                tracing::info!(signal, "signal received");
-                app.request_quit();
-                return Ok(128 + signal);
-            }
-            event = keys.next() => match event {
-                Some(Ok(event)) => {
-                    let moved = matches!(&event, Event::Mouse(m) if m.kind == MouseEventKind::Moved);
-                    app.now = Instant::now();
-                    app.on_terminal(event);
-                    if !moved {
-                        frames.request();
-                    }
-                }
-                Some(Err(e)) => return Err(format!("cannot read the terminal: {e}")),
-                None => return Err("the terminal closed".into()),
-            },
-            event = inbox.recv(), if inbox_open => match event {
-                Some(event) => {
-                    app.now = Instant::now();
-                    app.on_agent(event);
-                    // Take whatever else is already waiting: one frame for all of it.
-                    for _ in 0..1024 {
-                        match inbox.try_recv() {
-                            Ok(event) => app.on_agent(event),
-                            Err(_) => break,
-                        }
-                    }
-                    // The header shows exactly what the core auto-approves.
-                    if let Some(a) = agent.as_deref() {
-                        app.sync_scopes(a.approvals.list());
-                    }
-                    frames.request();
-                }
-                None => inbox_open = false,
-            },
-            _ = clock.tick(), if app.is_running() => frames.request(),
-            // A live preview held back by its throttle is due.
-            _ = sleep_until(app.live.next_refresh()), if app.live.next_refresh().is_some() => {
-                frames.request();
-            }
-        }
-        for effect in app.take_effects() {
-            match effect {
-                Effect::RunTask { task, cancel } => {
-                    let sent = agent.as_ref().is_some_and(|a| {
-                        a.commands
-                            .send(AgentCommand::RunTask { task, cancel })
-                            .is_ok()
-                    });
-                    if !sent {
-                        app.agent_died("it no longer accepts tasks");
-                    }
-                }
-                Effect::Resume { cancel } => {
-                    let sent = agent
-                        .as_ref()
-                        .is_some_and(|a| a.commands.send(AgentCommand::Resume { cancel }).is_ok());
-                    if !sent {
-                        app.agent_died("it no longer accepts tasks");
-                    }
-                }
-                Effect::ClearConversation => {
-                    if let Some(a) = &agent {
-                        let _ = a.commands.send(AgentCommand::ClearConversation);
-                    }
-                }
-                Effect::ShowDiff => send(app, agent.as_deref(), AgentCommand::ShowDiff),
-                Effect::Compact => send(app, agent.as_deref(), AgentCommand::Compact),
-                Effect::Undo { all, cancel } => {
-                    send(app, agent.as_deref(), AgentCommand::Undo { all, cancel })
-                }
-                Effect::RevokeApprovals(tools) => {
-                    if let Some(a) = &agent {
-                        for tool in tools {
-                            a.approvals.revoke(tool);
-                        }
-                    }
-                }
-                Effect::EditProposal {
-                    serial,
-                    path,
-                    content,
-                } => {
-                    let result =
-                        edit_outside(term, &mut keys, app.mouse_capture, &path, &content).await?;
-                    app.now = Instant::now();
-                    app.edit_finished(serial, result);
-                }
-                Effect::SetMouseCapture(on) => {
-                    if let Err(e) = terminal::set_mouse_capture(on) {
-                        tracing::warn!(%e, "cannot switch mouse capture");
-                    }
-                }
-                Effect::Quit => return Ok(EXIT_OK),
-            }
-            frames.request();
-        }
-    }
-}
-
-/// Send a command to the core, or say why it cannot run.
-fn send(app: &mut App, agent: Option<&AgentHandle>, command: AgentCommand) {
-    let sent = agent.is_some_and(|a| a.commands.send(command).is_ok());
-    if !sent {
-        app.undo = None;
-        app.cancel = None;
-        app.flash = Some("The agent is not running: fix the problem shown above first.".into());
-    }
-}
-
-/// Hand the terminal to the user's editor for `content`, then take it back.
-/// The key reader is replaced so it cannot swallow keys meant for the editor.
-async fn edit_outside(
-    term: &mut Term,
-    keys: &mut EventStream,
-    mouse: bool,
-    path: &str,
-    content: &str,
-) -> Result<Result<String, String>, String> {
-    drop(std::mem::replace(keys, EventStream::new()));
-    terminal::suspend();
-    let argv = editor::from_env();
-    tracing::info!(editor = ?argv.first(), "editing a proposal");
-    let result = editor::edit(path, content, &argv).await;
-    terminal::resume(mouse).map_err(|e| format!("cannot take the terminal back: {e}"))?;
-    // The screen is blank again: draw a blank frame so that the next one is
-    // drawn in full (`Terminal::clear` would query the cursor position).
-    term.draw(|_| {})
-        .map_err(|e| format!("cannot redraw the terminal: {e}"))?;
-    Ok(result)
-}
-
-/// Sleep until `at` (forever for `None`; the branch is disabled then anyway).
-async fn sleep_until(at: Option<Instant>) {
-    match at {
-        Some(at) => tokio::time::sleep_until(at.into()).await,
-        None => std::future::pending().await,
-    }
 }

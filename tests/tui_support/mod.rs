@@ -13,6 +13,7 @@ use stepwise::agent::{
 use stepwise::diff::FileDiff;
 use stepwise::llm::TokenUsage;
 use stepwise::tools::ToolName;
+pub use stepwise::tui::Msg;
 use stepwise::tui::{App, Effect};
 use tokio::sync::oneshot;
 
@@ -35,12 +36,12 @@ pub fn ctrl(c: char) -> KeyEvent {
 }
 
 pub fn press(app: &mut App, code: KeyCode) {
-    app.on_key(key(code));
+    app.update(Msg::from(key(code)));
 }
 
 pub fn type_text(app: &mut App, text: &str) {
     for c in text.chars() {
-        app.on_key(key(KeyCode::Char(c)));
+        app.update(Msg::from(key(KeyCode::Char(c))));
     }
 }
 
@@ -56,7 +57,7 @@ pub fn submit(app: &mut App, text: &str) -> Option<String> {
 
 pub fn feed(app: &mut App, events: Vec<AgentEvent>) {
     for e in events {
-        app.on_agent(e);
+        app.update(Msg::Agent(e));
     }
 }
 
@@ -134,11 +135,11 @@ pub fn read_step(
 /// The task typed, started, and the first three (read-only) steps done.
 pub fn explored(app: &mut App) {
     submit(app, TASK);
-    app.on_agent(AgentEvent::TaskStarted {
+    app.update(Msg::Agent(AgentEvent::TaskStarted {
         task: TASK.into(),
         max_steps: 20,
         rules: vec![],
-    });
+    }));
     feed(
         app,
         read_step(
@@ -221,14 +222,14 @@ pub fn propose_scoped(
         ],
     );
     let (reply, answer) = oneshot::channel();
-    app.on_agent(AgentEvent::ApprovalRequested(ApprovalRequest {
+    app.update(Msg::Agent(AgentEvent::ApprovalRequested(ApprovalRequest {
         step,
         call_id: id,
         tool,
         action,
         allow_for_task,
         reply,
-    }));
+    })));
     answer
 }
 
@@ -264,13 +265,13 @@ pub fn three_hunk_request(app: &mut App, allow_for_task: bool) -> oneshot::Recei
 
 pub fn write_calculator(app: &mut App) -> oneshot::Receiver<Decision> {
     let diff = calculator_diff();
-    app.on_agent(AgentEvent::ModelRequest { steps_done: 3 });
-    app.on_agent(AgentEvent::AssistantDelta {
+    app.update(Msg::Agent(AgentEvent::ModelRequest { steps_done: 3 }));
+    app.update(Msg::Agent(AgentEvent::AssistantDelta {
         text: "I'll add `divide` after `subtract`.".into(),
-    });
-    app.on_agent(AgentEvent::AssistantMessage {
+    }));
+    app.update(Msg::Agent(AgentEvent::AssistantMessage {
         text: "I'll add `divide` after `subtract`.".into(),
-    });
+    }));
     propose(
         app,
         4,

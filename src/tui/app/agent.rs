@@ -11,7 +11,7 @@ use crate::tui::panes::tool_calls::{CallRow, RowStatus};
 
 impl App {
     /// One event from the core.
-    pub fn on_agent(&mut self, event: AgentEvent) {
+    pub(in crate::tui) fn on_agent(&mut self, event: AgentEvent) {
         match event {
             // Only appended here; previews are computed at frame time.
             AgentEvent::ToolCallStreaming {

@@ -5,6 +5,10 @@
 
 mod agent;
 mod commands;
+mod inspect;
+mod update;
+
+pub use update::Msg;
 
 use crate::llm::TokenUsage;
 use crate::tui::approval::queue::Approvals;
@@ -110,45 +114,47 @@ pub struct UndoRun {
 }
 
 pub struct App {
-    pub model: String,
-    pub workspace: String,
-    pub state: TaskState,
-    pub step: u32,
-    pub max_steps: u32,
-    pub task_tokens: TokenUsage,
+    pub(in crate::tui) model: String,
+    pub(in crate::tui) workspace: String,
+    pub(in crate::tui) state: TaskState,
+    pub(in crate::tui) step: u32,
+    pub(in crate::tui) max_steps: u32,
+    pub(in crate::tui) task_tokens: TokenUsage,
     /// Project rule files the model follows (e.g. `AGENTS.md`).
-    pub rules: Vec<String>,
-    pub session_tokens: TokenUsage,
+    pub(in crate::tui) rules: Vec<String>,
+    pub(in crate::tui) session_tokens: TokenUsage,
     /// Estimated cost in USD, when the model's prices are known.
-    pub task_cost: Option<f64>,
-    pub session_cost: Option<f64>,
+    pub(in crate::tui) task_cost: Option<f64>,
+    pub(in crate::tui) session_cost: Option<f64>,
     /// The clock as of the last event; the run loop advances it.
-    pub now: Instant,
-    pub task_started: Option<Instant>,
+    pub(in crate::tui) now: Instant,
+    pub(in crate::tui) task_started: Option<Instant>,
     /// Duration of the last finished task.
-    pub last_elapsed: Option<Duration>,
+    pub(in crate::tui) last_elapsed: Option<Duration>,
     /// Tools the user approved for the rest of the task.
-    pub auto_approved: Vec<&'static str>,
-    pub conversation: Conversation,
-    pub calls: ToolCalls,
-    pub diff: DiffView,
-    pub live: LivePreviews,
-    pub approvals: Approvals,
-    pub input: InputBox,
-    pub focus: Focus,
-    pub overlay: Option<Overlay>,
+    pub(in crate::tui) auto_approved: Vec<&'static str>,
+    pub(in crate::tui) conversation: Conversation,
+    pub(in crate::tui) calls: ToolCalls,
+    pub(in crate::tui) diff: DiffView,
+    pub(in crate::tui) live: LivePreviews,
+    pub(in crate::tui) approvals: Approvals,
+    pub(in crate::tui) input: InputBox,
+    pub(in crate::tui) focus: Focus,
+    pub(in crate::tui) overlay: Option<Overlay>,
     /// First row of the help overlay shown (it scrolls on small terminals).
-    pub help_top: usize,
-    pub mouse_capture: bool,
+    pub(in crate::tui) help_top: usize,
+    pub(in crate::tui) mouse_capture: bool,
     /// An `/undo` is waiting for the core.
-    pub undo: Option<UndoRun>,
+    pub(in crate::tui) undo: Option<UndoRun>,
     /// A configuration problem that keeps tasks from running.
-    pub config_error: Option<String>,
+    pub(in crate::tui) config_error: Option<String>,
     /// A one-off message shown above the input until the next key.
-    pub flash: Option<String>,
+    pub(in crate::tui) flash: Option<String>,
     /// Pane rectangles of the last layout (for mouse hits and page sizes).
-    pub panes: Panes,
-    pub quit: bool,
+    pub(in crate::tui) panes: Panes,
+    pub(in crate::tui) quit: bool,
+    /// The agent stopped (reported once).
+    agent_gone: bool,
     pub(in crate::tui) cancel: Option<CancellationToken>,
     effects: Vec<Effect>,
 }
@@ -185,6 +191,7 @@ impl App {
             flash: None,
             panes: Panes::default(),
             quit: false,
+            agent_gone: false,
             cancel: None,
             effects: Vec::new(),
         }
@@ -284,14 +291,19 @@ impl App {
         self.effect(Effect::Quit);
     }
 
-    /// The agent task ended on its own (a panic): nothing can run any more.
+    /// The agent is gone (it panicked or stopped taking commands): nothing
+    /// can run any more. Said once, however often it is found out.
     pub fn agent_died(&mut self, why: &str) {
         self.cancel = None;
+        self.undo = None;
+        self.state = TaskState::Failed;
+        if std::mem::replace(&mut self.agent_gone, true) {
+            return;
+        }
         self.conversation.push_entry(
             Kind::Error,
             &format!("The agent stopped unexpectedly: {why}"),
         );
-        self.state = TaskState::Failed;
     }
 }
 

@@ -117,7 +117,7 @@ impl App {
     }
 
     /// The editor closed: review the user's version (or say why not).
-    pub fn edit_finished(&mut self, serial: u64, result: Result<String, String>) {
+    pub(in crate::tui) fn edit_finished(&mut self, serial: u64, result: Result<String, String>) {
         if !self.approvals.is_open() || self.approvals.serial() != serial {
             self.flash = Some(
                 "The proposal was withdrawn while you edited it; your version was not used.".into(),

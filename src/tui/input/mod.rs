@@ -20,7 +20,7 @@ const WHEEL_ROWS: usize = 3;
 
 impl App {
     /// One event from the terminal.
-    pub fn on_terminal(&mut self, event: Event) {
+    pub(in crate::tui) fn on_terminal(&mut self, event: Event) {
         match event {
             Event::Key(key) if key.kind != KeyEventKind::Release => self.on_key(key),
             Event::Mouse(mouse) => self.on_mouse(mouse),
@@ -30,7 +30,7 @@ impl App {
         }
     }
 
-    pub fn on_key(&mut self, key: KeyEvent) {
+    pub(in crate::tui) fn on_key(&mut self, key: KeyEvent) {
         self.flash = None;
         let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
         if ctrl && key.code == KeyCode::Char('c') {

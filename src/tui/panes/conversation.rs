@@ -64,6 +64,11 @@ impl Conversation {
         self.lines.len()
     }
 
+    /// The text of each logical line, oldest first (sanitized).
+    pub fn texts(&self) -> impl Iterator<Item = &str> {
+        self.lines.iter().map(|l| l.text.as_str())
+    }
+
     /// Add a whole entry (task, answer, error, notice...). Closes any open reply.
     pub fn push_entry(&mut self, kind: Kind, text: &str) {
         self.close_reply();

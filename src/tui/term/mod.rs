@@ -3,5 +3,6 @@
 
 pub mod editor;
 pub mod frame;
+pub mod host;
 pub mod signals;
 pub mod terminal;
