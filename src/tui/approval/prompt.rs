@@ -4,7 +4,7 @@
 
 use crate::agent::{ApprovalAction, Decision};
 use crate::tui::app::{App, Effect, Focus, TaskState};
-use crate::tui::input::scroll_move;
+use crate::tui::input::keymap::{self, Action, Layer, scroll_move};
 use crate::tui::panes::scroll::ScrollMove;
 use crate::tui::panes::tool_calls::RowStatus;
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
@@ -12,52 +12,66 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 impl App {
     /// While an approval is open only its keys (and scrolling the diff) work.
     pub(in crate::tui) fn prompt_key(&mut self, key: KeyEvent, quit_key: bool) {
-        let plain = !key
-            .modifiers
-            .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT);
         if quit_key {
             return self.request_quit();
         }
-        if let Some(reason) = &mut self.approvals.reason {
-            match key.code {
-                KeyCode::Enter => {
-                    let reason = reason.trim().to_string();
-                    self.answer(Decision::Decline {
-                        reason: (!reason.is_empty()).then_some(reason),
-                    });
-                }
-                KeyCode::Esc => self.approvals.reason = None,
-                KeyCode::Backspace => {
-                    reason.pop();
-                }
-                KeyCode::Char('u') if !plain => reason.clear(),
-                KeyCode::Char(c) if plain => reason.push(c),
-                _ => {}
-            }
-            return;
+        if self.approvals.reason.is_some() {
+            return self.reason_key(key);
         }
+        let plain = !key
+            .modifiers
+            .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT);
         let undo = self
             .approvals
             .current()
             .is_some_and(|r| matches!(r.action, ApprovalAction::Undo { .. }));
         let hunks = self.approvals.review.selectable();
-        match key.code {
-            KeyCode::Char('y' | 'Y') if plain => self.approve(),
-            KeyCode::Char('a' | 'A') if plain => self.approve_for_task(),
-            KeyCode::Char('n' | 'N') if plain => self.answer(Decision::Decline { reason: None }),
-            KeyCode::Enter | KeyCode::Esc => self.answer(Decision::Decline { reason: None }),
-            KeyCode::Char('r' | 'R') if plain && !undo => {
-                self.approvals.reason = Some(String::new())
-            }
-            KeyCode::Char('e' | 'E') if plain => self.edit_proposal(),
-            KeyCode::Char(' ') if hunks => self.approvals.review.toggle(),
-            KeyCode::Char('j') | KeyCode::Down if hunks => self.move_hunk(1),
-            KeyCode::Char('k') | KeyCode::Up if hunks => self.move_hunk(-1),
-            KeyCode::Char('j') if plain => self.scroll(Focus::Diff, ScrollMove::Down(1)),
-            KeyCode::Char('k') if plain => self.scroll(Focus::Diff, ScrollMove::Up(1)),
-            code => {
-                if let Some(m) = scroll_move(code) {
+        // Without hunks to move between, plain j/k and the arrows scroll the diff.
+        let by_line = plain || matches!(key.code, KeyCode::Up | KeyCode::Down);
+        match keymap::action(Layer::Prompt, &key) {
+            Some(Action::Approve) => self.approve(),
+            Some(Action::ApproveForTask) => self.approve_for_task(),
+            Some(Action::Decline) => self.answer(Decision::Decline { reason: None }),
+            Some(Action::DeclineWithReason) if !undo => self.approvals.reason = Some(String::new()),
+            Some(Action::EditProposal) => self.edit_proposal(),
+            Some(Action::ToggleHunk) if hunks => self.approvals.review.toggle(),
+            Some(Action::NextHunk) if hunks => self.move_hunk(1),
+            Some(Action::PrevHunk) if hunks => self.move_hunk(-1),
+            Some(Action::NextHunk) if by_line => self.scroll(Focus::Diff, ScrollMove::Down(1)),
+            Some(Action::PrevHunk) if by_line => self.scroll(Focus::Diff, ScrollMove::Up(1)),
+            _ => {
+                if let Some(m) = scroll_move(key.code) {
                     self.scroll(Focus::Diff, m);
+                }
+            }
+        }
+    }
+
+    /// Typing the reason for declining the open request.
+    fn reason_key(&mut self, key: KeyEvent) {
+        let plain = !key
+            .modifiers
+            .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT);
+        let Some(reason) = &mut self.approvals.reason else {
+            return;
+        };
+        match keymap::action(Layer::Reason, &key) {
+            Some(Action::SendReason) => {
+                let reason = reason.trim().to_string();
+                self.answer(Decision::Decline {
+                    reason: (!reason.is_empty()).then_some(reason),
+                });
+            }
+            Some(Action::CancelReason) => self.approvals.reason = None,
+            Some(Action::DeleteChar) => {
+                reason.pop();
+            }
+            Some(Action::ClearReason) => reason.clear(),
+            _ => {
+                if let KeyCode::Char(c) = key.code
+                    && plain
+                {
+                    reason.push(c);
                 }
             }
         }

@@ -2,7 +2,9 @@
 //! prompt (see `approving`), detail and `/diff` overlays, then the focused
 //! pane) and what it does there.
 
+mod bindings;
 pub mod input_box;
+pub mod keymap;
 
 use crate::tui::app::{App, Effect, Focus, Overlay};
 use crate::tui::overlays::detail::DetailView;
@@ -12,6 +14,7 @@ use crate::tui::render::view::detail_area;
 use crossterm::event::{
     Event, KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseButton, MouseEvent, MouseEventKind,
 };
+use keymap::{Action, Layer, scroll_move};
 use ratatui::layout::{Position, Rect};
 use ratatui_textarea::Input;
 
@@ -32,8 +35,8 @@ impl App {
 
     pub(in crate::tui) fn on_key(&mut self, key: KeyEvent) {
         self.flash = None;
-        let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
-        if ctrl && key.code == KeyCode::Char('c') {
+        let global = keymap::action(Layer::Global, &key);
+        if global == Some(Action::Interrupt) {
             if self.is_running() || self.approvals.is_open() {
                 self.interrupt();
             } else {
@@ -41,7 +44,7 @@ impl App {
             }
             return;
         }
-        let quit_key = ctrl && key.code == KeyCode::Char('d');
+        let quit_key = global == Some(Action::Quit);
         if self.panes.too_small {
             // Nothing on screen to act on; only quitting works.
             if quit_key {
@@ -50,22 +53,12 @@ impl App {
             return;
         }
         if matches!(self.overlay, Some(Overlay::Help)) {
-            match key.code {
-                KeyCode::Esc | KeyCode::F(1) | KeyCode::Char('?' | 'q') | KeyCode::Enter => {
-                    self.overlay = None
-                }
-                code => {
-                    if let Some(m) = scroll_move(code) {
-                        self.help_top = help::scrolled(self.help_top, m, self.panes.area);
-                    }
-                }
-            }
-            return;
+            return self.help_key(key);
         }
-        match key.code {
-            KeyCode::F(1) => return self.open_help(),
-            KeyCode::F(2) => return self.toggle_mouse(),
-            KeyCode::F(3) => return self.revoke_approvals(),
+        match global {
+            Some(Action::Help) => return self.open_help(),
+            Some(Action::ToggleMouse) => return self.toggle_mouse(),
+            Some(Action::Revoke) => return self.revoke_approvals(),
             _ => {}
         }
         if self.approvals.is_open() {
@@ -80,9 +73,9 @@ impl App {
         if quit_key && (self.focus != Focus::Input || self.input.is_empty()) {
             return self.request_quit();
         }
-        match key.code {
-            KeyCode::Tab => return self.cycle_focus(true),
-            KeyCode::BackTab => return self.cycle_focus(false),
+        match keymap::action(Layer::Main, &key) {
+            Some(Action::FocusNext) => return self.cycle_focus(true),
+            Some(Action::FocusPrev) => return self.cycle_focus(false),
             _ => {}
         }
         match self.focus {
@@ -91,13 +84,22 @@ impl App {
         }
     }
 
-    fn detail_key(&mut self, key: KeyEvent) {
-        match key.code {
-            KeyCode::Esc | KeyCode::Enter | KeyCode::Backspace | KeyCode::Char('q') => {
-                self.overlay = None
+    fn help_key(&mut self, key: KeyEvent) {
+        match keymap::action(Layer::HelpOverlay, &key) {
+            Some(Action::Close) => self.overlay = None,
+            _ => {
+                if let Some(m) = scroll_move(key.code) {
+                    self.help_top = help::scrolled(self.help_top, m, self.panes.area);
+                }
             }
-            code => {
-                if let Some(m) = scroll_move(code) {
+        }
+    }
+
+    fn detail_key(&mut self, key: KeyEvent) {
+        match keymap::action(Layer::Overlay, &key) {
+            Some(Action::Close) => self.overlay = None,
+            _ => {
+                if let Some(m) = scroll_move(key.code) {
                     self.scroll_overlay(m);
                 }
             }
@@ -119,21 +121,19 @@ impl App {
     }
 
     fn input_key(&mut self, key: KeyEvent) {
-        let mods = key.modifiers;
-        let ctrl = mods.contains(KeyModifiers::CONTROL);
-        match key.code {
-            KeyCode::Enter if mods.intersects(KeyModifiers::ALT | KeyModifiers::SHIFT) => {
-                self.input.newline()
+        match keymap::action(Layer::Input, &key) {
+            Some(Action::NewLine) => self.input.newline(),
+            Some(Action::Submit) => self.submit(),
+            Some(Action::Help) if self.input.is_empty() => self.open_help(),
+            Some(Action::HistoryOlder) if self.input.recalls() => self.input.recall_older(),
+            Some(Action::HistoryNewer) if self.input.recalls() => self.input.recall_newer(),
+            Some(Action::ScrollConversation) => {
+                if let Some(m) = scroll_move(key.code) {
+                    self.scroll(Focus::Conversation, m);
+                }
             }
-            KeyCode::Char('j') if ctrl => self.input.newline(),
-            KeyCode::Enter => self.submit(),
-            KeyCode::Char('?') if self.input.is_empty() => self.open_help(),
-            KeyCode::Up if self.input.recalls() => self.input.recall_older(),
-            KeyCode::Down if self.input.recalls() => self.input.recall_newer(),
-            KeyCode::PageUp => self.scroll(Focus::Conversation, ScrollMove::PageUp),
-            KeyCode::PageDown => self.scroll(Focus::Conversation, ScrollMove::PageDown),
-            KeyCode::Char('u') if ctrl => self.input.kill_to_start(),
-            KeyCode::Esc => {}
+            Some(Action::KillToStart) => self.input.kill_to_start(),
+            Some(Action::Ignore) => {}
             _ => {
                 self.input.edit(Input::from(key));
             }
@@ -144,23 +144,24 @@ impl App {
         let plain = !key
             .modifiers
             .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT);
-        match key.code {
-            KeyCode::Enter if pane == Focus::ToolCalls => self.open_detail(),
-            KeyCode::Esc if pane == Focus::ToolCalls && self.calls.selected.is_some() => {
+        match keymap::action(Layer::Panes, &key) {
+            Some(Action::Activate) if pane == Focus::ToolCalls => self.open_detail(),
+            Some(Action::Back) if pane == Focus::ToolCalls && self.calls.selected.is_some() => {
                 self.calls.select_last()
             }
-            KeyCode::Esc | KeyCode::Enter => self.focus = Focus::Input,
-            KeyCode::Char('?') => self.open_help(),
-            KeyCode::Char(_) if plain => {
+            Some(Action::Activate | Action::Back) => self.focus = Focus::Input,
+            Some(Action::Help) => self.open_help(),
+            Some(Action::ScrollPane) => {
+                if let Some(m) = scroll_move(key.code) {
+                    self.scroll(pane, m);
+                }
+            }
+            _ if plain && matches!(key.code, KeyCode::Char(_)) => {
                 // Typing goes to the input wherever the focus is.
                 self.focus = Focus::Input;
                 self.input_key(key);
             }
-            code => {
-                if let Some(m) = scroll_move(code) {
-                    self.scroll(pane, m);
-                }
-            }
+            _ => {}
         }
     }
 
@@ -312,16 +313,4 @@ impl App {
             self.input.insert_str(text);
         }
     }
-}
-
-pub(in crate::tui) fn scroll_move(code: KeyCode) -> Option<ScrollMove> {
-    Some(match code {
-        KeyCode::Up => ScrollMove::Up(1),
-        KeyCode::Down => ScrollMove::Down(1),
-        KeyCode::PageUp => ScrollMove::PageUp,
-        KeyCode::PageDown => ScrollMove::PageDown,
-        KeyCode::Home => ScrollMove::Top,
-        KeyCode::End => ScrollMove::Bottom,
-        _ => return None,
-    })
 }

@@ -1,7 +1,8 @@
 //! The help overlay (F1, or `?` with an empty input, or `/help`): every key
-//! and slash command, in one table that is also the source of truth for
-//! tests. It scrolls (↑↓ PgUp PgDn) when the terminal is too short for it.
+//! and slash command, as the key map (`input::keymap`) lists them. It
+//! scrolls (↑↓ PgUp PgDn) when the terminal is too short for it.
 
+use crate::tui::input::keymap;
 use crate::tui::panes::scroll::{Scroll, ScrollMove};
 use crate::tui::render::theme;
 use ratatui::buffer::Buffer;
@@ -9,66 +10,11 @@ use ratatui::layout::Rect;
 use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Widget};
+use std::sync::LazyLock;
 
-/// `(keys, what they do)`; an empty key starts a section.
-pub const KEYS: &[(&str, &str)] = &[
-    ("", "Input"),
-    ("Enter", "send the task (or a /command)"),
-    (
-        "Alt+Enter Shift+Enter",
-        "new line in the input (also Ctrl+J)",
-    ),
-    ("↑ ↓", "earlier tasks (when the input is empty)"),
-    (
-        "Ctrl+A/E/U/K/W",
-        "line start/end, delete to start/end, delete word",
-    ),
-    ("", "Approval prompt"),
-    ("y", "approve (only the accepted hunks, or your version)"),
-    ("n Enter Esc", "decline (N is the default)"),
-    ("r", "decline with a reason for the model"),
-    ("a", "approve this tool for the rest of the task"),
-    ("j k  ↑ ↓", "next / previous hunk of an edit (else scroll)"),
-    ("Space", "accept / reject the hunk under the cursor"),
-    ("e", "edit the proposal in $VISUAL / $EDITOR, then y/N"),
-    (
-        "PgUp PgDn Home End",
-        "scroll the diff while the prompt is open",
-    ),
-    (
-        "F3  /revoke",
-        "revoke auto-approvals (the header lists them)",
-    ),
-    ("", "Panes"),
-    (
-        "Tab Shift+Tab",
-        "move focus: input, conversation, tool calls, diff",
-    ),
-    (
-        "↑ ↓ PgUp PgDn Home End",
-        "scroll the focused pane (End follows again)",
-    ),
-    ("Mouse wheel", "scroll the pane under the pointer"),
-    (
-        "Enter / Esc",
-        "open / close a tool call's arguments and result",
-    ),
-    ("F2", "mouse capture on/off (off: select text freely)"),
-    ("", "Session"),
-    ("Ctrl+C", "interrupt the running task; quit when idle"),
-    ("Ctrl+D  /quit", "quit (pending approvals are declined)"),
-    ("/diff", "everything stepwise changed in this session"),
-    (
-        "/undo  /undo all",
-        "revert the last change / all changes (y/N)",
-    ),
-    ("/compact", "shorten the model's context now"),
-    (
-        "/continue  /clear",
-        "go on after an error or interrupt · new conversation",
-    ),
-    ("F1  ?  /help", "this help (Esc closes)"),
-];
+/// `(keys, what they do)`; an empty key starts a section. Built once from
+/// the key map, so the help lists exactly the keys the handlers read.
+pub static KEYS: LazyLock<Vec<(&'static str, &'static str)>> = LazyLock::new(keymap::help_rows);
 
 /// Where the help box goes in `area`, and its text rows.
 fn placement(area: Rect) -> (Rect, usize) {

@@ -3,8 +3,10 @@
 //! on the first row, and the keys that apply to this request on the second
 //! (or the reason being typed, or a one-off message).
 
-use crate::agent::ApprovalAction;
+use crate::agent::{ApprovalAction, ApprovalRequest};
 use crate::tui::app::App;
+use crate::tui::approval::review::Review;
+use crate::tui::input::keymap::{self, Action, Layer};
 use crate::tui::render::text::{sanitize, truncate, truncate_left, width};
 use crate::tui::render::theme;
 use ratatui::buffer::Buffer;
@@ -26,7 +28,6 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     let key = theme::WARN_BOLD;
     let dim = theme::MUTED;
     let undo = matches!(request.action, ApprovalAction::Undo { .. });
-    let edit = matches!(request.action, ApprovalAction::Edit { .. });
     let question = match (&request.action, &review.edited) {
         (ApprovalAction::Edit { path, .. }, Some(e)) => {
             format!("Write your edited version of {path} ({})", e.diff.stat())
@@ -58,38 +59,7 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
                 String::new()
             };
             let text = format!(" {step}{question}? [y/N]{hunks}{queued}");
-            let yes = if review.edited.is_some() {
-                " write your version"
-            } else if review.modified() {
-                " apply accepted"
-            } else {
-                " yes"
-            };
-            let tool = request.tool.as_str();
-            let mut groups: Vec<(&str, String)> =
-                vec![("y", yes.into()), ("n/Enter/Esc", " no".into())];
-            if review.selectable() {
-                groups.push(("j/k", " hunk".into()));
-                groups.push(("Space", " toggle".into()));
-            }
-            if !app.auto_approved.is_empty() {
-                groups.push(("F3", " revoke auto-approve".into()));
-            }
-            if edit {
-                groups.push(("e", " edit in $EDITOR".into()));
-            }
-            if request.allow_for_task && !undo && !review.modified() {
-                groups.push(("a", format!(" yes to every {tool} this task")));
-            }
-            if !undo {
-                groups.push(("r", " no, with a reason".into()));
-            }
-            let scroll = if review.selectable() {
-                "PgUp PgDn"
-            } else {
-                "↑↓ PgUp PgDn"
-            };
-            groups.push((scroll, " scroll diff".into()));
+            let groups = key_groups(app, request, review);
             let second = match &app.flash {
                 Some(flash) => Line::styled(
                     format!(" {}", truncate(&sanitize(flash), w.saturating_sub(1))),
@@ -108,11 +78,13 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
                 Span::styled(shown, bar.remove_modifier(Modifier::BOLD)),
                 Span::styled("▏", bar),
             ]);
+            let (send, send_what) = keymap::hint(Layer::Reason, Action::SendReason);
+            let (back, back_what) = keymap::hint(Layer::Reason, Action::CancelReason);
             let hints = Line::from(vec![
-                Span::styled(" Enter", key),
-                Span::styled(" send the reason to the model  ", dim),
-                Span::styled("Esc", key),
-                Span::styled(" back to y/N", dim),
+                Span::styled(format!(" {send}"), key),
+                Span::styled(send_what, dim),
+                Span::styled(back, key),
+                Span::styled(back_what, dim),
             ]);
             (first, hints)
         }
@@ -123,8 +95,56 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     }
 }
 
+/// The keys that apply to `request`, in order of importance, as
+/// `(keys, what)`; the keys come from the key map.
+fn key_groups(app: &App, request: &ApprovalRequest, review: &Review) -> Vec<(String, String)> {
+    let undo = matches!(request.action, ApprovalAction::Undo { .. });
+    let edit = matches!(request.action, ApprovalAction::Edit { .. });
+    let hint = |layer, action| {
+        let (k, what): (&str, &str) = keymap::hint(layer, action);
+        (k.to_string(), what.to_string())
+    };
+    let prompt = |action| hint(Layer::Prompt, action);
+    let yes = if review.edited.is_some() {
+        " write your version"
+    } else if review.modified() {
+        " apply accepted"
+    } else {
+        " yes"
+    };
+    let mut groups = vec![(prompt(Action::Approve).0, yes.to_string())];
+    groups.push(prompt(Action::Decline));
+    if review.selectable() {
+        groups.push(prompt(Action::NextHunk));
+        groups.push(prompt(Action::ToggleHunk));
+    }
+    if !app.auto_approved.is_empty() {
+        groups.push(hint(Layer::Global, Action::Revoke));
+    }
+    if edit {
+        groups.push(prompt(Action::EditProposal));
+    }
+    if request.allow_for_task && !undo && !review.modified() {
+        let tool = request.tool.as_str();
+        let keys = prompt(Action::ApproveForTask).0;
+        groups.push((keys, format!(" yes to every {tool} this task")));
+    }
+    if !undo {
+        groups.push(prompt(Action::DeclineWithReason));
+    }
+    // Without hunks to move between, the arrows scroll the diff too.
+    let (keys, what) = prompt(Action::ScrollDiff);
+    let keys = if review.selectable() {
+        keys
+    } else {
+        format!("↑↓ {keys}")
+    };
+    groups.push((keys, what));
+    groups
+}
+
 /// As many key groups as fit in `w` columns, in order of importance.
-fn hints(groups: &[(&str, String)], w: usize, key: Style, dim: Style) -> Line<'static> {
+fn hints(groups: &[(String, String)], w: usize, key: Style, dim: Style) -> Line<'static> {
     let mut spans = Vec::new();
     let mut used = 0;
     for (k, what) in groups {
