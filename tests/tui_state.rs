@@ -49,7 +49,7 @@ fn enter_line(app: &mut App, text: &str) {
 
 fn row_status(app: &App, step: u32) -> &'static str {
     app.calls()
-        .rows
+        .rows()
         .iter()
         .find(|r| r.step == step)
         .map(|r| r.status.label())
@@ -348,7 +348,7 @@ fn slash_commands() {
     assert!(app.conversation().line_count() > 5);
     enter_line(&mut app, "/clear");
     assert_eq!(effects(&mut app), ["clear"]);
-    assert!(app.calls().rows.is_empty());
+    assert!(app.calls().rows().is_empty());
     assert_eq!(
         app.conversation().line_count(),
         1,

@@ -119,7 +119,7 @@ impl App {
                 ..
             } => {
                 self.conversation.close_reply();
-                self.calls.rows.push(CallRow {
+                self.calls.propose(CallRow {
                     step,
                     call_id,
                     tool,
@@ -133,9 +133,7 @@ impl App {
                 });
             }
             AgentEvent::ApprovalRequested(request) => {
-                if let Some(row) = self.calls.find_mut(&request.call_id) {
-                    row.status = RowStatus::Awaiting;
-                }
+                self.calls.set_status(&request.call_id, RowStatus::Awaiting);
                 tracing::info!(step = request.step, prompt = %request.action.prompt(), "approval requested");
                 // The diff must be visible while the prompt is open.
                 if matches!(
@@ -152,12 +150,11 @@ impl App {
                 auto_approved,
                 ..
             } => {
-                let mut tool = "";
-                if let Some(row) = self.calls.find_mut(&call_id) {
-                    row.status = RowStatus::Approved;
-                    row.auto_approved = auto_approved;
-                    tool = crate::tools::ToolName::parse(&row.tool).map_or("", |t| t.as_str());
-                }
+                let tool = self
+                    .calls
+                    .running(&call_id, auto_approved)
+                    .and_then(crate::tools::ToolName::parse)
+                    .map_or("", |t| t.as_str());
                 self.set_state(if tool == "run_tests" {
                     TaskState::RunningTests
                 } else {
@@ -171,11 +168,8 @@ impl App {
                 result,
                 ..
             } => {
-                if let Some(row) = self.calls.find_mut(&call_id) {
-                    row.status = status.into();
-                    row.summary = summary;
-                    row.result = Some(result);
-                }
+                self.calls
+                    .finished(&call_id, status.into(), summary, result);
                 self.set_state(TaskState::Thinking);
             }
             AgentEvent::ProtocolRepair { attempt, error } => self.conversation.push_entry(

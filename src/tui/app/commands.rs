@@ -7,7 +7,6 @@ use crate::llm::TokenUsage;
 use crate::tui::app::{App, Effect, Overlay, TaskState, UndoRun};
 use crate::tui::panes::diff::view::DiffView;
 use crate::tui::panes::line_kind::Kind;
-use crate::tui::panes::tool_calls::ToolCalls;
 use tokio_util::sync::CancellationToken;
 
 /// Every command, for `/help`-style messages.
@@ -160,7 +159,7 @@ impl App {
             return;
         }
         self.conversation.clear();
-        self.calls = ToolCalls::default();
+        self.calls.clear();
         self.diff = DiffView::default();
         self.live.clear();
         self.state = TaskState::Idle;

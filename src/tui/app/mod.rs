@@ -270,9 +270,8 @@ impl App {
     /// Ctrl+C while a task runs: decline what is pending and cancel the task.
     pub fn interrupt(&mut self) {
         for answered in self.approvals.decline_all() {
-            if let Some(row) = self.calls.find_mut(&answered.call_id) {
-                row.status = RowStatus::Declined;
-            }
+            self.calls
+                .set_status(&answered.call_id, RowStatus::Declined);
         }
         if let Some(run) = &mut self.undo {
             run.declined = true;

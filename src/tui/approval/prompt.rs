@@ -163,12 +163,11 @@ impl App {
             return;
         };
         tracing::info!(step = answered.step, decision = %label(&answered.decision), "approval answered");
-        if let Some(row) = self.calls.find_mut(&answered.call_id) {
-            row.status = match answered.decision {
-                Decision::Decline { .. } => RowStatus::Declined,
-                _ => RowStatus::Approved,
-            };
-        }
+        let status = match answered.decision {
+            Decision::Decline { .. } => RowStatus::Declined,
+            _ => RowStatus::Approved,
+        };
+        self.calls.set_status(&answered.call_id, status);
         if answered.undo {
             match &mut self.undo {
                 Some(run) => {
@@ -186,9 +185,7 @@ impl App {
             }
             // Requests of that tool already waiting are covered too.
             for other in self.approvals.approve_tool(answered.tool) {
-                if let Some(row) = self.calls.find_mut(&other.call_id) {
-                    row.status = RowStatus::Approved;
-                }
+                self.calls.set_status(&other.call_id, RowStatus::Approved);
             }
         }
         if self.approvals.is_empty() {

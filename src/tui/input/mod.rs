@@ -146,7 +146,7 @@ impl App {
             .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT);
         match keymap::action(Layer::Panes, &key) {
             Some(Action::Activate) if pane == Focus::ToolCalls => self.open_detail(),
-            Some(Action::Back) if pane == Focus::ToolCalls && self.calls.selected.is_some() => {
+            Some(Action::Back) if pane == Focus::ToolCalls && self.calls.selected().is_some() => {
                 self.calls.select_last()
             }
             Some(Action::Activate | Action::Back) => self.focus = Focus::Input,
@@ -276,16 +276,8 @@ impl App {
         self.focus = pane;
         let inner = self.panes.tools.inner();
         if pane == Focus::ToolCalls && inner.contains(at) {
-            let height = inner.height as usize;
-            let bottom = self.calls.rows.len().saturating_sub(height);
-            let top = match self.calls.selected {
-                Some(sel) if sel < bottom => sel.saturating_sub(height / 2).min(bottom),
-                _ => bottom,
-            };
-            let row = top + (at.y - inner.y) as usize;
-            if row < self.calls.rows.len() {
-                self.calls.selected = (row + 1 != self.calls.rows.len()).then_some(row);
-            }
+            let offset = (at.y - inner.y) as usize;
+            self.calls.select_in_view(offset, inner.height as usize);
         }
     }
 

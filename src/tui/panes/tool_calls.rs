@@ -72,16 +72,81 @@ pub struct CallRow {
     pub auto_approved: bool,
 }
 
+/// The rows and the selection. Rows change only through these methods.
 #[derive(Debug, Default)]
 pub struct ToolCalls {
-    pub rows: Vec<CallRow>,
+    rows: Vec<CallRow>,
     /// A row the user picked; `None` follows the newest.
-    pub selected: Option<usize>,
+    selected: Option<usize>,
 }
 
 impl ToolCalls {
-    pub fn find_mut(&mut self, call_id: &str) -> Option<&mut CallRow> {
+    pub fn rows(&self) -> &[CallRow] {
+        &self.rows
+    }
+
+    pub fn selected(&self) -> Option<usize> {
+        self.selected
+    }
+
+    /// The selected row, if the user picked one.
+    pub fn selected_row(&self) -> Option<&CallRow> {
+        self.selected.and_then(|i| self.rows.get(i))
+    }
+
+    /// Forget every row (a new conversation).
+    pub fn clear(&mut self) {
+        *self = ToolCalls::default();
+    }
+
+    /// The model proposed a call.
+    pub fn propose(&mut self, row: CallRow) {
+        self.rows.push(row);
+    }
+
+    fn find_mut(&mut self, call_id: &str) -> Option<&mut CallRow> {
         self.rows.iter_mut().rev().find(|r| r.call_id == call_id)
+    }
+
+    /// Where call `call_id` stands now.
+    pub fn set_status(&mut self, call_id: &str, status: RowStatus) {
+        if let Some(row) = self.find_mut(call_id) {
+            row.status = status;
+        }
+    }
+
+    /// Call `call_id` runs; returns its tool's name, when known.
+    pub fn running(&mut self, call_id: &str, auto_approved: bool) -> Option<&str> {
+        let row = self.find_mut(call_id)?;
+        row.status = RowStatus::Approved;
+        row.auto_approved = auto_approved;
+        Some(&row.tool)
+    }
+
+    /// Call `call_id` finished with `status`.
+    pub fn finished(&mut self, call_id: &str, status: RowStatus, summary: String, result: Value) {
+        if let Some(row) = self.find_mut(call_id) {
+            row.status = status;
+            row.summary = summary;
+            row.result = Some(result);
+        }
+    }
+
+    /// Select the row drawn at `offset` in a view of `height` rows (a click).
+    pub fn select_in_view(&mut self, offset: usize, height: usize) {
+        let row = self.top(height) + offset;
+        if row < self.rows.len() {
+            self.selected = (row + 1 != self.rows.len()).then_some(row);
+        }
+    }
+
+    /// First row drawn in a view of `height` rows (the selection kept in view).
+    fn top(&self, height: usize) -> usize {
+        let bottom = self.rows.len().saturating_sub(height);
+        match self.selected {
+            Some(sel) if sel < bottom => sel.saturating_sub(height / 2).min(bottom),
+            _ => bottom,
+        }
     }
 
     /// The highlighted row: the selection, else the newest.
@@ -127,11 +192,7 @@ impl ToolCalls {
             return;
         }
         let current = self.current().unwrap_or(0);
-        let bottom = self.rows.len().saturating_sub(height);
-        let top = match self.selected {
-            Some(sel) if sel < bottom => sel.saturating_sub(height / 2).min(bottom),
-            _ => bottom,
-        };
+        let top = self.top(height);
         for (i, row) in self.rows.iter().enumerate().skip(top).take(height) {
             let mut line = row_line(row, area.width as usize);
             if i == current && (focused || self.selected.is_some()) {

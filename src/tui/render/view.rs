@@ -29,7 +29,7 @@ pub fn relayout(app: &mut App, area: Rect) {
     let input_inner_width = area.width;
     app.live.refresh(app.now);
     let needs = Needs {
-        tool_rows: app.calls.rows.len(),
+        tool_rows: app.calls.rows().len(),
         has_diff: diff_pane::key(app) != DiffKey::None,
         prompt_rows: if app.approvals.is_open() {
             prompt_bar::HEIGHT
@@ -52,7 +52,7 @@ pub fn relayout(app: &mut App, area: Rect) {
     let overlay_width = detail_area(panes.body).width as usize;
     match &mut app.overlay {
         Some(Overlay::Detail(detail)) => {
-            if let Some(call) = app.calls.rows.get(detail.row) {
+            if let Some(call) = app.calls.rows().get(detail.row) {
                 detail.ensure(call, overlay_width);
             }
         }
@@ -89,12 +89,12 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     );
     app.conversation.render(panes.conversation.inner(), buf);
 
-    let tools_title = match app.calls.selected {
-        Some(i) => format!(
+    let tools_title = match app.calls.selected_row() {
+        Some(row) => format!(
             "Tool calls · step {} selected (Enter details, End newest)",
-            app.calls.rows[i].step
+            row.step
         ),
-        None => format!("Tool calls ({})", app.calls.rows.len()),
+        None => format!("Tool calls ({})", app.calls.rows().len()),
     };
     block(
         &panes.tools,

@@ -28,7 +28,7 @@ pub fn key(app: &App) -> DiffKey {
             generation: app.approvals.review.generation,
         };
     }
-    if app.calls.selected.is_none()
+    if app.calls.selected().is_none()
         && let Some(call) = app.live.shown()
     {
         return DiffKey::Live {
@@ -52,7 +52,7 @@ pub fn files(app: &App, key: DiffKey) -> Vec<&FileDiff> {
             .unwrap_or_default(),
         DiffKey::Row(i) => app
             .calls
-            .rows
+            .rows()
             .get(i)
             .and_then(|r| r.diff.as_ref())
             .into_iter()
@@ -128,7 +128,7 @@ fn title(app: &App, key: DiffKey) -> String {
                 }
             }
         }
-        DiffKey::Row(i) => match app.calls.rows.get(i) {
+        DiffKey::Row(i) => match app.calls.rows().get(i) {
             Some(row) => match &row.diff {
                 Some(d) => format!("Diff · {} · step {}", stat(d), row.step),
                 None => "Diff".into(),
@@ -169,7 +169,7 @@ pub fn render(app: &App, pane: &Pane, buf: &mut Buffer) {
         return;
     }
     if app.diff.total_rows() == 0 {
-        let text = match app.calls.selected.map(|i| &app.calls.rows[i]) {
+        let text = match app.calls.selected_row() {
             Some(row) => format!(
                 "Step {} ({}) changes no file; Enter shows its details.",
                 row.step, row.tool
