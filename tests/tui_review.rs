@@ -47,7 +47,7 @@ fn the_middle_hunk_rejected_applies_exactly_the_others() {
     assert!(shown.contains("✓ hunk 1/3"), "{shown}");
     press(&mut app, KeyCode::Char('j'));
     press(&mut app, KeyCode::Char(' '));
-    assert_eq!(app.approvals().review.accepted, [true, false, true]);
+    assert_eq!(app.approvals().review().accepted, [true, false, true]);
     let term = draw(&mut app, 120, 40);
     let shown = screen(&term);
     assert!(shown.contains("hunk 2/3 · 2 of 3 accepted"), "{shown}");
@@ -107,7 +107,7 @@ fn moving_to_a_hunk_scrolls_it_into_view() {
     );
     press(&mut app, KeyCode::Char('j'));
     press(&mut app, KeyCode::Char('j'));
-    assert_eq!(app.approvals().review.cursor, 2);
+    assert_eq!(app.approvals().review().cursor, 2);
     let term = draw(&mut app, 80, 24);
     let shown = screen(&term);
     assert!(shown.contains("-line 38"), "{shown}");
@@ -119,7 +119,11 @@ fn moving_to_a_hunk_scrolls_it_into_view() {
     press(&mut app, KeyCode::Char('k'));
     press(&mut app, KeyCode::Up);
     press(&mut app, KeyCode::Up);
-    assert_eq!(app.approvals().review.cursor, 0, "stops at the first hunk");
+    assert_eq!(
+        app.approvals().review().cursor,
+        0,
+        "stops at the first hunk"
+    );
     let shown = screen(&draw(&mut app, 80, 24));
     assert!(shown.contains("+line two"), "{shown}");
 }
@@ -167,7 +171,7 @@ fn e_opens_the_editor_and_y_writes_the_users_version() {
         serial: serial,
         result: Ok(proposed.clone()),
     });
-    assert!(app.approvals().review.edited.is_none());
+    assert!(app.approvals().review().edited.is_none());
     assert!(
         app.flash()
             .as_deref()
@@ -178,7 +182,7 @@ fn e_opens_the_editor_and_y_writes_the_users_version() {
         serial: serial,
         result: Err("the editor `vi` failed".into()),
     });
-    assert!(app.approvals().review.edited.is_none());
+    assert!(app.approvals().review().edited.is_none());
 
     let mine = proposed.replace("line twenty-and-a-half\n", "my own line\n");
     app.update(Msg::Edited {

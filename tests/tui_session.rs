@@ -189,7 +189,7 @@ fn slash_undo_shows_the_revert_as_a_diff_and_asks() {
     assert!(shown.contains("-def divide(a, b):"), "{shown}");
     assert!(!shown.contains("Step 0"), "{shown}");
     press(&mut app, KeyCode::Char('r'));
-    assert!(app.approvals().reason.is_none(), "no reason for an undo");
+    assert!(app.approvals().reason().is_none(), "no reason for an undo");
     press(&mut app, KeyCode::Char('a'));
     assert!(rx.try_recv().is_err(), "a does not apply to an undo");
     press(&mut app, KeyCode::Char('y'));

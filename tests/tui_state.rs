@@ -118,7 +118,7 @@ fn esc_leaves_the_reason_and_keeps_the_prompt() {
     type_text(&mut app, "nah");
     press(&mut app, KeyCode::Esc);
     assert!(matches!(rx.try_recv(), Err(TryRecvError::Empty)));
-    assert!(app.approvals().is_open() && app.approvals().reason.is_none());
+    assert!(app.approvals().is_open() && app.approvals().reason().is_none());
     press(&mut app, KeyCode::Char('y'));
     assert_eq!(decision(&mut rx), Some(Decision::Approve));
 }

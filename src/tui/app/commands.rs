@@ -21,7 +21,7 @@ impl App {
             ["help"] => self.open_help(),
             ["clear"] => self.clear_conversation(),
             ["continue" | "resume"] if self.is_running() => {
-                self.flash = Some("A task is running already.".into());
+                self.show_flash("A task is running already.");
             }
             ["continue" | "resume"] => self.resume(),
             ["diff"] => {
@@ -31,17 +31,15 @@ impl App {
             ["undo", "all"] => self.start_undo(true),
             ["compact"] => {
                 if self.core_command("/compact", Effect::Compact) {
-                    self.flash = Some("Compacting the conversation's context…".into());
+                    self.show_flash("Compacting the conversation's context…");
                 }
             }
             ["revoke"] => self.revoke_approvals(),
             ["quit" | "exit"] => self.request_quit(),
-            _ => {
-                self.flash = Some(format!(
-                    "Unknown command /{} — try {COMMANDS}",
-                    command.trim()
-                ))
-            }
+            _ => self.show_flash(format!(
+                "Unknown command /{} — try {COMMANDS}",
+                command.trim()
+            )),
         }
     }
 
@@ -53,7 +51,7 @@ impl App {
     /// Ask the core for something, unless a task (or an undo) is running.
     fn core_command(&mut self, name: &str, effect: Effect) -> bool {
         if self.is_running() {
-            self.flash = Some(format!(
+            self.show_flash(format!(
                 "A task is running: {name} works once it has finished (or press Ctrl+C to interrupt it)."
             ));
             return false;
@@ -113,7 +111,7 @@ impl App {
     /// `F3` or `/revoke`: no more automatic approvals in this task.
     pub(in crate::tui) fn revoke_approvals(&mut self) {
         if self.auto_approved.is_empty() {
-            self.flash = Some("Nothing is auto-approved: every write and test run asks.".into());
+            self.show_flash("Nothing is auto-approved: every write and test run asks.");
             return;
         }
         let tools = std::mem::take(&mut self.auto_approved);
@@ -122,7 +120,7 @@ impl App {
             tools.join(", ")
         );
         self.conversation.push_entry(Kind::Notice, &text);
-        self.flash = Some(text);
+        self.show_flash(text);
         self.effect(Effect::RevokeApprovals(tools));
     }
 
@@ -132,7 +130,7 @@ impl App {
             return;
         }
         if self.input.history().is_empty() {
-            self.flash = Some("Nothing to continue yet: type a task.".into());
+            self.show_flash("Nothing to continue yet: type a task.");
             return;
         }
         self.conversation
@@ -154,8 +152,7 @@ impl App {
     /// `/clear`: a new conversation.
     pub(in crate::tui) fn clear_conversation(&mut self) {
         if self.is_running() {
-            self.flash =
-                Some("A task is running: wait for it or press Ctrl+C, then /clear.".into());
+            self.show_flash("A task is running: wait for it or press Ctrl+C, then /clear.");
             return;
         }
         self.conversation.clear();

@@ -149,7 +149,7 @@ pub struct App {
     /// A configuration problem that keeps tasks from running.
     pub(in crate::tui) config_error: Option<String>,
     /// A one-off message shown above the input until the next key.
-    pub(in crate::tui) flash: Option<String>,
+    flash: Option<String>,
     /// Pane rectangles of the last layout (for mouse hits and page sizes).
     pub(in crate::tui) panes: Panes,
     pub(in crate::tui) quit: bool,
@@ -213,6 +213,17 @@ impl App {
         self.conversation
             .push_entry(Kind::Error, &format!("Configuration problem: {message}"));
         self.config_error = Some(message);
+    }
+
+    /// Show a one-off message above the input until the next key. The only
+    /// way a message is shown.
+    pub(in crate::tui) fn show_flash(&mut self, text: impl Into<String>) {
+        self.flash = Some(text.into());
+    }
+
+    /// A key was pressed: the message has been seen.
+    pub(in crate::tui) fn clear_flash(&mut self) {
+        self.flash = None;
     }
 
     /// Everything the run loop must do, oldest first.

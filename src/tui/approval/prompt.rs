@@ -15,7 +15,7 @@ impl App {
         if quit_key {
             return self.request_quit();
         }
-        if self.approvals.reason.is_some() {
+        if self.approvals.reason().is_some() {
             return self.reason_key(key);
         }
         let plain = !key
@@ -25,16 +25,16 @@ impl App {
             .approvals
             .current()
             .is_some_and(|r| matches!(r.action, ApprovalAction::Undo { .. }));
-        let hunks = self.approvals.review.selectable();
+        let hunks = self.approvals.review().selectable();
         // Without hunks to move between, plain j/k and the arrows scroll the diff.
         let by_line = plain || matches!(key.code, KeyCode::Up | KeyCode::Down);
         match keymap::action(Layer::Prompt, &key) {
             Some(Action::Approve) => self.approve(),
             Some(Action::ApproveForTask) => self.approve_for_task(),
             Some(Action::Decline) => self.answer(Decision::Decline { reason: None }),
-            Some(Action::DeclineWithReason) if !undo => self.approvals.reason = Some(String::new()),
+            Some(Action::DeclineWithReason) if !undo => self.approvals.start_reason(),
             Some(Action::EditProposal) => self.edit_proposal(),
-            Some(Action::ToggleHunk) if hunks => self.approvals.review.toggle(),
+            Some(Action::ToggleHunk) if hunks => self.approvals.toggle_hunk(),
             Some(Action::NextHunk) if hunks => self.move_hunk(1),
             Some(Action::PrevHunk) if hunks => self.move_hunk(-1),
             Some(Action::NextHunk) if by_line => self.scroll(Focus::Diff, ScrollMove::Down(1)),
@@ -52,7 +52,7 @@ impl App {
         let plain = !key
             .modifiers
             .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT);
-        let Some(reason) = &mut self.approvals.reason else {
+        let Some(reason) = self.approvals.reason_mut() else {
             return;
         };
         match keymap::action(Layer::Reason, &key) {
@@ -62,7 +62,7 @@ impl App {
                     reason: (!reason.is_empty()).then_some(reason),
                 });
             }
-            Some(Action::CancelReason) => self.approvals.reason = None,
+            Some(Action::CancelReason) => self.approvals.cancel_reason(),
             Some(Action::DeleteChar) => {
                 reason.pop();
             }
@@ -78,8 +78,8 @@ impl App {
     }
 
     fn move_hunk(&mut self, delta: isize) {
-        self.approvals.review.move_cursor(delta);
-        self.diff.reveal_hunk(self.approvals.review.cursor);
+        let cursor = self.approvals.move_hunk(delta);
+        self.diff.reveal_hunk(cursor);
     }
 
     /// `y`: the proposal, the accepted hunks of it, or the user's version.
@@ -99,13 +99,12 @@ impl App {
             return;
         }
         if !request.allow_for_task {
-            self.flash = Some(format!(
+            self.show_flash(format!(
                 "Configuration does not allow approving every {tool} for the task here: y approves this one."
             ));
-        } else if self.approvals.review.modified() {
-            self.flash = Some(
-                "a would approve the whole proposal: press y to write your selection or your version."
-                    .into(),
+        } else if self.approvals.review().modified() {
+            self.show_flash(
+                "a would approve the whole proposal: press y to write your selection or your version.",
             );
         } else {
             self.answer(Decision::ApproveToolForTask);
@@ -117,7 +116,7 @@ impl App {
         let Some(request) = self.approvals.current() else {
             return;
         };
-        match self.approvals.review.editable(&request.action) {
+        match self.approvals.review().editable(&request.action) {
             Some((path, content)) => {
                 let effect = Effect::EditProposal {
                     serial: self.approvals.serial(),
@@ -126,35 +125,34 @@ impl App {
                 };
                 self.effect(effect);
             }
-            None => self.flash = Some("Only a file edit can be edited before approving.".into()),
+            None => self.show_flash("Only a file edit can be edited before approving."),
         }
     }
 
     /// The editor closed: review the user's version (or say why not).
     pub(in crate::tui) fn edit_finished(&mut self, serial: u64, result: Result<String, String>) {
         if !self.approvals.is_open() || self.approvals.serial() != serial {
-            self.flash = Some(
-                "The proposal was withdrawn while you edited it; your version was not used.".into(),
+            self.show_flash(
+                "The proposal was withdrawn while you edited it; your version was not used.",
             );
             return;
         }
         let content = match result {
             Ok(content) => content,
-            Err(problem) => return self.flash = Some(problem),
+            Err(problem) => return self.show_flash(problem),
         };
         let before = self
             .approvals
             .current()
-            .and_then(|r| self.approvals.review.editable(&r.action))
+            .and_then(|r| self.approvals.review().editable(&r.action))
             .map(|(_, c)| c == content);
         if before == Some(true) {
-            self.flash =
-                Some("Nothing was changed in the editor: the proposal is as it was.".into());
+            self.show_flash("Nothing was changed in the editor: the proposal is as it was.");
             return;
         }
         tracing::info!(bytes = content.len(), "proposal edited by the user");
         self.approvals.set_edited(content);
-        self.flash = Some("Your version, diffed against the file: y writes it, n declines.".into());
+        self.show_flash("Your version, diffed against the file: y writes it, n declines.");
     }
 
     /// Answer the open approval request.

@@ -22,9 +22,9 @@ pub struct Answered {
 pub struct Approvals {
     queue: VecDeque<ApprovalRequest>,
     /// `Some` while the user types a reason for declining the current request.
-    pub reason: Option<String>,
+    reason: Option<String>,
     /// The review of the current request; starts afresh for each request.
-    pub review: Review,
+    review: Review,
     /// Counts the requests that came to the front (names the current one).
     serial: u64,
     /// Which request the review belongs to.
@@ -57,6 +57,42 @@ impl Approvals {
             .front()
             .map(|r| Review::new(&r.action))
             .unwrap_or_default();
+    }
+
+    /// The decline reason being typed, if the user is typing one.
+    pub fn reason(&self) -> Option<&str> {
+        self.reason.as_deref()
+    }
+
+    /// Start typing a reason for declining the current request.
+    pub fn start_reason(&mut self) {
+        self.reason = Some(String::new());
+    }
+
+    /// Back to the y/N question.
+    pub fn cancel_reason(&mut self) {
+        self.reason = None;
+    }
+
+    /// The reason being typed, to edit it (`None` when none is typed).
+    pub fn reason_mut(&mut self) -> Option<&mut String> {
+        self.reason.as_mut()
+    }
+
+    /// The review of the current request.
+    pub fn review(&self) -> &Review {
+        &self.review
+    }
+
+    /// Accept or reject the hunk under the review's cursor.
+    pub fn toggle_hunk(&mut self) {
+        self.review.toggle();
+    }
+
+    /// Move the review's cursor by `delta` hunks; returns the hunk it is on.
+    pub fn move_hunk(&mut self, delta: isize) -> usize {
+        self.review.move_cursor(delta);
+        self.review.cursor
     }
 
     pub fn current(&self) -> Option<&ApprovalRequest> {

@@ -34,7 +34,7 @@ impl App {
     }
 
     pub(in crate::tui) fn on_key(&mut self, key: KeyEvent) {
-        self.flash = None;
+        self.clear_flash();
         let global = keymap::action(Layer::Global, &key);
         if global == Some(Action::Interrupt) {
             if self.is_running() || self.approvals.is_open() {
@@ -177,8 +177,7 @@ impl App {
             return self.run_command(&command);
         }
         if self.is_running() {
-            self.flash =
-                Some("A task is running: wait for it, or press Ctrl+C to interrupt it.".into());
+            self.show_flash("A task is running: wait for it, or press Ctrl+C to interrupt it.");
             return;
         }
         let task = self.input.take();
@@ -298,7 +297,7 @@ impl App {
     }
 
     fn on_paste(&mut self, text: &str) {
-        if let Some(reason) = &mut self.approvals.reason {
+        if let Some(reason) = self.approvals.reason_mut() {
             reason.push_str(text.lines().next().unwrap_or(""));
         } else if !self.approvals.is_open() && self.overlay.is_none() {
             self.focus = Focus::Input;

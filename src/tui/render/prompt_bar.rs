@@ -22,7 +22,7 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     let Some(request) = approvals.current() else {
         return;
     };
-    let review = &approvals.review;
+    let review = approvals.review();
     let w = area.width as usize;
     let bar = theme::PROMPT_BAR;
     let key = theme::WARN_BOLD;
@@ -45,7 +45,7 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
         format!("Step {} · ", request.step)
     };
     buf.set_style(Rect { height: 1, ..area }, bar);
-    let (first, second) = match &approvals.reason {
+    let (first, second) = match approvals.reason() {
         None => {
             let hunks = if review.selectable() {
                 format!(
@@ -60,7 +60,7 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
             };
             let text = format!(" {step}{question}? [y/N]{hunks}{queued}");
             let groups = key_groups(app, request, review);
-            let second = match &app.flash {
+            let second = match app.flash() {
                 Some(flash) => Line::styled(
                     format!(" {}", truncate(&sanitize(flash), w.saturating_sub(1))),
                     theme::WARN,

@@ -113,14 +113,14 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
         prompt_bar::render(app, prompt, buf);
     }
     if let Some(input) = panes.input {
-        let title = match (&app.flash, app.is_running()) {
-            (Some(flash), _) => flash.clone(),
+        let title = match (app.flash(), app.is_running()) {
+            (Some(flash), _) => flash.to_string(),
             (None, true) => "Task running · Ctrl+C interrupts".to_string(),
             (None, false) => "Task · Enter sends · ? help".to_string(),
         };
         let focused = app.focus == Focus::Input;
         block(&input, &title, focused, buf);
-        if app.flash.is_some() {
+        if app.flash().is_some() {
             let r = input.outer;
             buf.set_style(Rect { height: 1, ..r }, theme::WARN);
         }

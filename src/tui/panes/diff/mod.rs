@@ -25,7 +25,7 @@ pub fn key(app: &App) -> DiffKey {
     {
         return DiffKey::Review {
             serial: app.approvals.serial(),
-            generation: app.approvals.review.generation,
+            generation: app.approvals.review().generation,
         };
     }
     if app.calls.selected().is_none()
@@ -48,7 +48,7 @@ pub fn files(app: &App, key: DiffKey) -> Vec<&FileDiff> {
         DiffKey::Review { .. } => app
             .approvals
             .current()
-            .map(|r| app.approvals.review.diffs(&r.action))
+            .map(|r| app.approvals.review().diffs(&r.action))
             .unwrap_or_default(),
         DiffKey::Row(i) => app
             .calls
@@ -95,7 +95,7 @@ fn title(app: &App, key: DiffKey) -> String {
             let Some(request) = app.approvals.current() else {
                 return "Diff".into();
             };
-            let review = &app.approvals.review;
+            let review = app.approvals.review();
             match &request.action {
                 ApprovalAction::Undo { files } => match files.len() {
                     1 => "Undo · this file goes back to its earlier content".to_string(),
@@ -178,7 +178,7 @@ pub fn render(app: &App, pane: &Pane, buf: &mut Buffer) {
         };
         return hint(text, buf, inner.y);
     }
-    let review = &app.approvals.review;
+    let review = app.approvals.review();
     let marks = (matches!(key, DiffKey::Review { .. }) && review.selectable()).then_some(Marks {
         accepted: &review.accepted,
         cursor: review.cursor,
