@@ -1,10 +1,11 @@
-//! Core events into the App: each `AgentEvent` updates the transcript, the
-//! tool-call rows, the approval queue, the live previews, the overlays and
-//! the header's counters.
+//! Core events into the App: `on_agent` is a short router that hands each
+//! `AgentEvent` to the part of the App that owns what it changes: the live
+//! previews, the transcript (here), the tool-call rows and the approval queue
+//! (`calls_event`), and the task's counters and state (`task`). Afterwards,
+//! requests the core stopped waiting for leave the queue.
 
-use crate::agent::{AgentEvent, FinishReason};
-use crate::llm::TokenUsage;
-use crate::tui::app::{App, Overlay, TaskState, format_elapsed};
+use crate::agent::{AgentEvent, ApprovalRequest};
+use crate::tui::app::{App, Overlay, TaskState};
 use crate::tui::overlays::session_diff::SessionDiffView;
 use crate::tui::panes::line_kind::Kind;
 use crate::tui::panes::tool_calls::{CallRow, RowStatus};
@@ -12,60 +13,56 @@ use crate::tui::panes::tool_calls::{CallRow, RowStatus};
 impl App {
     /// One event from the core.
     pub(in crate::tui) fn on_agent(&mut self, event: AgentEvent) {
+        use AgentEvent as E;
         match event {
             // Only appended here; previews are computed at frame time.
-            AgentEvent::ToolCallStreaming {
+            E::ToolCallStreaming {
                 index,
                 tool,
                 fragment,
             } => self.live.fragment(index, &tool, &fragment),
-            AgentEvent::LiveEditBase {
+            E::LiveEditBase {
                 index,
                 tool,
                 path,
                 old,
             } => self.live.base(index, &tool, path, old),
-            AgentEvent::SessionDiff { files, git } => {
+            E::SessionDiff { files, git } => {
                 self.overlay = Some(Overlay::SessionDiff(SessionDiffView::new(files, git)));
             }
-            AgentEvent::UndoFinished { reverted, error } => self.undo_finished(reverted, error),
-            AgentEvent::TaskStarted {
-                max_steps, rules, ..
-            } => {
-                if !rules.is_empty() {
-                    let text = format!("Following the project rules in {}", rules.join(", "));
-                    self.conversation.push_entry(Kind::Notice, &text);
-                }
-                self.rules = rules;
-                self.state = TaskState::Thinking;
-                self.step = 0;
-                self.max_steps = max_steps;
-                self.task_tokens = TokenUsage::default();
-                self.task_cost = None;
-                self.task_started = Some(self.now);
-                self.last_elapsed = None;
-                self.auto_approved.clear();
+            E::UndoFinished { reverted, error } => self.undo_finished(reverted, error),
+            E::ApprovalRequested(request) => self.approval_requested(request),
+            e @ (E::ToolCallProposed { .. } | E::ToolRunning { .. } | E::ToolFinished { .. }) => {
+                self.calls_event(e)
             }
-            AgentEvent::ModelRequest { .. } => {
-                self.live.clear();
-                self.conversation.new_turn();
-                self.set_state(TaskState::Thinking);
-            }
-            AgentEvent::AssistantDelta { text } => self.conversation.delta(&text),
-            AgentEvent::AssistantMessage { text } => {
+            e @ (E::TaskStarted { .. }
+            | E::ModelRequest { .. }
+            | E::Usage(_)
+            | E::Cost { .. }
+            | E::StepStarted { .. }
+            | E::TaskFinished { .. }) => self.task_event(e),
+            e => self.transcript_event(e),
+        }
+        if self.approvals.prune()
+            && self.approvals.is_empty()
+            && self.state == TaskState::AwaitingApproval
+        {
+            self.state = TaskState::Thinking;
+        }
+    }
+
+    /// Events that only add to the transcript.
+    fn transcript_event(&mut self, event: AgentEvent) {
+        use AgentEvent as E;
+        match event {
+            E::AssistantDelta { text } => self.conversation.delta(&text),
+            E::AssistantMessage { text } => {
                 if !self.conversation.is_streaming() {
                     self.conversation.delta(&text);
                 }
                 self.conversation.close_reply();
             }
-            AgentEvent::Usage(u) => {
-                for t in [&mut self.task_tokens, &mut self.session_tokens] {
-                    t.prompt_tokens += u.prompt_tokens;
-                    t.completion_tokens += u.completion_tokens;
-                    t.cached_tokens += u.cached_tokens;
-                }
-            }
-            AgentEvent::Retrying {
+            E::Retrying {
                 retry,
                 max_retries,
                 delay_ms,
@@ -79,20 +76,10 @@ impl App {
                 } else {
                     error
                 };
-                self.conversation.push_entry(
-                    Kind::Notice,
-                    &format!("{why} — retrying ({retry}/{max_retries}) in {secs:.1}s"),
-                );
+                let text = format!("{why} — retrying ({retry}/{max_retries}) in {secs:.1}s");
+                self.conversation.push_entry(Kind::Notice, &text);
             }
-            AgentEvent::Cost {
-                task_usd,
-                session_usd,
-                ..
-            } => {
-                self.task_cost = Some(task_usd);
-                self.session_cost = Some(session_usd);
-            }
-            AgentEvent::Compacted {
+            E::Compacted {
                 before_tokens,
                 after_tokens,
                 elided,
@@ -103,13 +90,32 @@ impl App {
                 );
                 self.conversation.push_entry(Kind::Notice, &text);
             }
-            AgentEvent::StepStarted { step, max_steps } => {
-                // The reply has arrived whole: its proposals replace the previews.
-                self.live.clear();
-                self.step = step;
-                self.max_steps = max_steps;
+            E::ProtocolRepair { attempt, error } => {
+                let text = format!(
+                    "The model's reply was not understood (repair request {attempt}): {error}"
+                );
+                self.conversation.push_entry(Kind::Notice, &text);
             }
-            AgentEvent::ToolCallProposed {
+            E::GateRefused { reason, .. } => self.conversation.push_entry(Kind::Gate, &reason),
+            E::FinalAnswer { text, receipt } => {
+                self.conversation.final_answer(&text);
+                self.conversation
+                    .push_lines(&crate::tui::panes::receipt::lines(&receipt));
+            }
+            E::Error { message } => {
+                tracing::warn!(%message, "agent error");
+                self.conversation
+                    .push_entry(Kind::Error, &explain_error(&message));
+            }
+            other => tracing::debug!(?other, "not a transcript event"),
+        }
+    }
+
+    /// A proposal, its run and its result: the tool-call rows and the header.
+    fn calls_event(&mut self, event: AgentEvent) {
+        use AgentEvent as E;
+        match event {
+            E::ToolCallProposed {
                 step,
                 call_id,
                 tool,
@@ -132,20 +138,7 @@ impl App {
                     auto_approved: false,
                 });
             }
-            AgentEvent::ApprovalRequested(request) => {
-                self.calls.set_status(&request.call_id, RowStatus::Awaiting);
-                tracing::info!(step = request.step, prompt = %request.action.prompt(), "approval requested");
-                // The diff must be visible while the prompt is open.
-                if matches!(
-                    self.overlay,
-                    Some(Overlay::Detail(_) | Overlay::SessionDiff(_))
-                ) {
-                    self.overlay = None;
-                }
-                self.approvals.push(request);
-                self.set_state(TaskState::AwaitingApproval);
-            }
-            AgentEvent::ToolRunning {
+            E::ToolRunning {
                 call_id,
                 auto_approved,
                 ..
@@ -161,7 +154,7 @@ impl App {
                     TaskState::Running(tool)
                 });
             }
-            AgentEvent::ToolFinished {
+            E::ToolFinished {
                 call_id,
                 status,
                 summary,
@@ -172,81 +165,23 @@ impl App {
                     .finished(&call_id, status.into(), summary, result);
                 self.set_state(TaskState::Thinking);
             }
-            AgentEvent::ProtocolRepair { attempt, error } => self.conversation.push_entry(
-                Kind::Notice,
-                &format!(
-                    "The model's reply was not understood (repair request {attempt}): {error}"
-                ),
-            ),
-            AgentEvent::GateRefused { reason, .. } => {
-                self.conversation.push_entry(Kind::Gate, &reason)
-            }
-            AgentEvent::FinalAnswer { text, receipt } => {
-                self.conversation.final_answer(&text);
-                self.conversation
-                    .push_lines(&crate::tui::panes::receipt::lines(&receipt));
-            }
-            AgentEvent::Error { message } => {
-                tracing::warn!(%message, "agent error");
-                self.conversation
-                    .push_entry(Kind::Error, &explain_error(&message));
-            }
-            AgentEvent::TaskFinished { reason, steps, .. } => self.finish(reason, steps),
-        }
-        if self.approvals.prune()
-            && self.approvals.is_empty()
-            && self.state == TaskState::AwaitingApproval
-        {
-            self.state = TaskState::Thinking;
+            other => tracing::debug!(?other, "not a tool-call event"),
         }
     }
 
-    pub(in crate::tui) fn set_state(&mut self, state: TaskState) {
-        // An interrupt in progress stays visible until the task ends.
-        if self.state != TaskState::Interrupting {
-            self.state = state;
+    /// The core asks: the row waits, the prompt opens over the diff.
+    fn approval_requested(&mut self, request: ApprovalRequest) {
+        self.calls.set_status(&request.call_id, RowStatus::Awaiting);
+        tracing::info!(step = request.step, prompt = %request.action.prompt(), "approval requested");
+        // The diff must be visible while the prompt is open.
+        if matches!(
+            self.overlay,
+            Some(Overlay::Detail(_) | Overlay::SessionDiff(_))
+        ) {
+            self.overlay = None;
         }
-    }
-
-    fn finish(&mut self, reason: FinishReason, steps: u32) {
-        self.conversation.close_reply();
-        self.live.clear();
-        self.approvals.decline_all();
-        self.cancel = None;
-        self.auto_approved.clear();
-        let elapsed = self.elapsed();
-        self.last_elapsed = Some(elapsed);
-        let secs = format_elapsed(elapsed);
-        let plural = if steps == 1 { "" } else { "s" };
-        let (state, text) = match &reason {
-            FinishReason::Answered => (
-                TaskState::Done,
-                format!("Done in {steps} step{plural} · {secs}"),
-            ),
-            FinishReason::BudgetExhausted => (
-                TaskState::Failed,
-                format!("Stopped: the step budget ran out after {steps} step{plural} · {secs}"),
-            ),
-            FinishReason::CostLimit => (
-                TaskState::Failed,
-                format!(
-                    "Stopped: the cost limit (--max-cost) was reached after {steps} step{plural} · {secs}"
-                ),
-            ),
-            FinishReason::Cancelled => (
-                TaskState::Interrupted,
-                format!(
-                    "Interrupted after {steps} step{plural} · {secs}. The conversation is kept."
-                ),
-            ),
-            FinishReason::Error(_) => (
-                TaskState::Failed,
-                format!("Stopped by an error after {steps} step{plural} · {secs}"),
-            ),
-        };
-        tracing::info!(?reason, steps, "task finished");
-        self.state = state;
-        self.conversation.push_entry(Kind::Notice, &text);
+        self.approvals.push(request);
+        self.set_state(TaskState::AwaitingApproval);
     }
 }
 

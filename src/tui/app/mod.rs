@@ -6,6 +6,7 @@
 mod agent;
 mod commands;
 mod inspect;
+mod task;
 mod update;
 
 pub use update::Msg;
