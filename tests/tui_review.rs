@@ -12,15 +12,10 @@ use std::time::Duration;
 use stepwise::agent::{AgentEvent, Decision};
 use stepwise::tui::{App, Effect};
 use tokio::sync::oneshot::Receiver;
-use tokio::sync::oneshot::error::TryRecvError;
 use tui_support::*;
 
 fn decision(rx: &mut Receiver<Decision>) -> Option<Decision> {
     rx.try_recv().ok()
-}
-
-fn undecided(rx: &mut Receiver<Decision>) -> bool {
-    matches!(rx.try_recv(), Err(TryRecvError::Empty))
 }
 
 fn at_three_hunks(allow_for_task: bool) -> (App, Receiver<Decision>) {
@@ -29,14 +24,6 @@ fn at_three_hunks(allow_for_task: bool) -> (App, Receiver<Decision>) {
     let rx = three_hunk_request(&mut app, allow_for_task);
     draw(&mut app, 80, 24);
     (app, rx)
-}
-
-/// The screen row showing `needle`, and the column where it starts.
-fn find(text: &str, needle: &str) -> Option<(u16, u16)> {
-    text.lines().enumerate().find_map(|(y, row)| {
-        row.find(needle)
-            .map(|b| (row[..b].chars().count() as u16, y as u16))
-    })
 }
 
 #[test]
@@ -167,10 +154,7 @@ fn e_opens_the_editor_and_y_writes_the_users_version() {
     assert!(undecided(&mut rx));
 
     // Saved without changes: nothing to review again.
-    app.update(Msg::Edited {
-        serial: serial,
-        result: Ok(proposed.clone()),
-    });
+    edited(&mut app, serial, Ok(proposed.clone()));
     assert!(app.approvals().review().edited.is_none());
     assert!(
         app.flash()
@@ -178,17 +162,11 @@ fn e_opens_the_editor_and_y_writes_the_users_version() {
             .is_some_and(|f| f.contains("Nothing was changed"))
     );
     // The editor failed: the proposal stands.
-    app.update(Msg::Edited {
-        serial: serial,
-        result: Err("the editor `vi` failed".into()),
-    });
+    edited(&mut app, serial, Err("the editor `vi` failed".into()));
     assert!(app.approvals().review().edited.is_none());
 
     let mine = proposed.replace("line twenty-and-a-half\n", "my own line\n");
-    app.update(Msg::Edited {
-        serial: serial,
-        result: Ok(mine.clone()),
-    });
+    edited(&mut app, serial, Ok(mine.clone()));
     let shown = screen(&draw(&mut app, 120, 40));
     assert!(shown.contains("your edited version"), "{shown}");
     assert!(shown.contains("+my own line"), "{shown}");
@@ -226,10 +204,7 @@ fn an_edit_for_a_request_that_went_away_is_not_used() {
         message: "interrupted".into(),
     }));
     assert!(!app.approvals().is_open());
-    app.update(Msg::Edited {
-        serial: serial,
-        result: Ok("x\n".into()),
-    });
+    edited(&mut app, serial, Ok("x\n".into()));
     assert!(
         app.flash()
             .as_deref()

@@ -3,9 +3,10 @@
 //! without any terminal, and helpers to type keys and draw into a `TestBackend`.
 #![allow(dead_code)]
 
-use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
-use ratatui::Terminal;
-use ratatui::backend::TestBackend;
+mod drive;
+
+use crossterm::event::KeyCode;
+pub use drive::*;
 use serde_json::json;
 use stepwise::agent::{
     AgentEvent, ApprovalAction, ApprovalRequest, CallStatus, Decision, FinishReason,
@@ -25,24 +26,6 @@ pub const DIVIDE: &str = "\n\ndef divide(a, b):\n    \"\"\"Return a divided by b
 
 pub fn app() -> App {
     App::new("gpt-4.1-mini", "~/projects/calculator")
-}
-
-pub fn key(code: KeyCode) -> KeyEvent {
-    KeyEvent::new(code, KeyModifiers::NONE)
-}
-
-pub fn ctrl(c: char) -> KeyEvent {
-    KeyEvent::new(KeyCode::Char(c), KeyModifiers::CONTROL)
-}
-
-pub fn press(app: &mut App, code: KeyCode) {
-    app.update(Msg::from(key(code)));
-}
-
-pub fn type_text(app: &mut App, text: &str) {
-    for c in text.chars() {
-        app.update(Msg::from(key(KeyCode::Char(c))));
-    }
 }
 
 /// Type a task and press Enter; returns the task the run loop was asked to start.
@@ -383,24 +366,4 @@ pub fn finished(app: &mut App) {
             task_finished(FinishReason::Answered, 6),
         ],
     );
-}
-
-/// Draw the app into a test terminal of the given size.
-pub fn draw(app: &mut App, width: u16, height: u16) -> Terminal<TestBackend> {
-    let mut term = Terminal::new(TestBackend::new(width, height)).expect("test terminal");
-    term.draw(|f| stepwise::tui::draw(f, app)).expect("draw");
-    term
-}
-
-/// The screen as text, one line per row.
-pub fn screen(term: &Terminal<TestBackend>) -> String {
-    let buf = term.backend().buffer();
-    let mut out = String::new();
-    for y in 0..buf.area.height {
-        for x in 0..buf.area.width {
-            out.push_str(buf[(x, y)].symbol());
-        }
-        out.push('\n');
-    }
-    out
 }

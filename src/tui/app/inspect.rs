@@ -117,8 +117,8 @@ impl App {
     }
 
     /// The one-off message shown until the next key.
-    pub fn flash(&self) -> Option<&str> {
-        self.flash.as_deref()
+    pub fn flash(&self) -> &Option<String> {
+        &self.flash
     }
 
     /// Pane rectangles of the last layout.
