@@ -101,6 +101,9 @@ fn time_frames(
     );
 }
 
+/// One long function on purpose: the scenarios run in order on the same
+/// session (each builds on the state the last one left), and reading them
+/// top to bottom is how the printed timings are read.
 fn main() {
     let build = Instant::now();
     let mut app = session();

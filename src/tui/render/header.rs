@@ -44,11 +44,15 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     ));
     left.extend(right);
     buf.set_line(area.x, area.y, &Line::from(left), area.width);
-
-    if area.height < 2 {
-        return;
+    if area.height >= 2 {
+        status_line(app, area, buf);
     }
-    // Line 2: state, step, tokens, elapsed.
+}
+
+/// Line 2: state, step, tokens, the estimated cost and elapsed time, with
+/// as much detail as fits.
+fn status_line(app: &App, area: Rect, buf: &mut Buffer) {
+    let w = area.width as usize;
     let (glyph, color) = state_style(app.state);
     let state = Span::styled(
         format!(" {glyph} {}", app.state.label()),

@@ -104,13 +104,8 @@ where
                     None => std::future::pending().await,
                 }
             }, if agent_alive => {
-                let why = match joined {
-                    Err(e) if e.is_panic() => "the agent task panicked".to_string(),
-                    Err(e) => format!("the agent task ended: {e}"),
-                    Ok(()) => "the agent task ended".to_string(),
-                };
                 app.interrupt();
-                return Err(format!("{why}; the UI has closed (see the message above and the log)"));
+                return Err(agent_ended(joined));
             }
             signal = host.signal() => {
                 tracing::info!(signal, "signal received");
@@ -131,18 +126,7 @@ where
             },
             event = inbox.recv(), if inbox_open => match event {
                 Some(event) => {
-                    app.set_now(Instant::now());
-                    app.update(Msg::Agent(event));
-                    for _ in 0..BATCH {
-                        match inbox.try_recv() {
-                            Ok(event) => app.update(Msg::Agent(event)),
-                            Err(_) => break,
-                        }
-                    }
-                    // The header shows exactly what the core auto-approves.
-                    if let Some(a) = agent.as_deref() {
-                        app.sync_scopes(a.approvals.list());
-                    }
+                    core_events(app, event, &mut inbox, agent.as_deref());
                     frames.request();
                 }
                 None => inbox_open = false,
@@ -160,6 +144,37 @@ where
             }
             frames.request();
         }
+    }
+}
+
+/// Why the agent task ended, for the message the UI closes with.
+fn agent_ended(joined: Result<(), tokio::task::JoinError>) -> String {
+    let why = match joined {
+        Err(e) if e.is_panic() => "the agent task panicked".to_string(),
+        Err(e) => format!("the agent task ended: {e}"),
+        Ok(()) => "the agent task ended".to_string(),
+    };
+    format!("{why}; the UI has closed (see the message above and the log)")
+}
+
+/// `first` and whatever else is already waiting: one frame for all of it.
+fn core_events(
+    app: &mut App,
+    first: AgentEvent,
+    inbox: &mut mpsc::UnboundedReceiver<AgentEvent>,
+    agent: Option<&AgentHandle>,
+) {
+    app.set_now(Instant::now());
+    app.update(Msg::Agent(first));
+    for _ in 0..BATCH {
+        match inbox.try_recv() {
+            Ok(event) => app.update(Msg::Agent(event)),
+            Err(_) => break,
+        }
+    }
+    // The header shows exactly what the core auto-approves.
+    if let Some(a) = agent {
+        app.sync_scopes(a.approvals.list());
     }
 }
 
