@@ -1,17 +1,27 @@
-//! The full-screen terminal UI. Data flows one way: terminal events and the
-//! core's events go into one `App` (a state machine, no terminal inside);
-//! the run loop here carries out the App's `Effect`s and draws the state on
-//! demand, coalescing requests and capping the frame rate.
+//! The full-screen terminal UI. Data flows one way: terminal events, the
+//! core's events and the editor's results go into one `App` as a `Msg`
+//! (`App::update`; a state machine, no terminal inside); the run loop
+//! carries out the App's `Effect`s and draws the state on demand.
 //!
-//! - `app` (state), `agent_events` (core events), `input` (keys, mouse,
-//!   paste), `commands` (slash commands), `approval` (the queue), `review`
-//!   (hunks, edited versions) and `approving` (the prompt's keys, decisions)
-//! - panes: `header`, `conversation` (+ `receipt`), `tool_calls`,
-//!   `diff_pane`/`diff_view` (+ `inline` word highlights, `live` previews),
-//!   `prompt_bar`, `input_box`, overlays `detail`, `session_diff`, `help`;
-//!   `layout` places them, `view` draws them
-//! - `text` (sanitizing, wrapping), `scroll`, `terminal` (setup/restore,
-//!   handing the terminal to `editor`, logs)
+//! The folders, one component each, each owning its state and its updates:
+//! - `app/`: the `App` state, `Msg` and `update`, the router for core events
+//!   (`agent`), the task's lifecycle (`task`), slash commands (`commands`)
+//!   and the read-only inspection API (`inspect`)
+//! - `input/`: layer routing of keys, mouse and paste, the ONE key map
+//!   (`keymap`, rows in `bindings`) and the input box
+//! - `approval/`: the queue, the review of hunks, the prompt's keys and the
+//!   decisions that go back to the core
+//! - `panes/`: the conversation (+ markdown, receipt), the tool calls, the
+//!   diff pane (+ rows, word highlights, live previews) and `scroll`
+//! - `overlays/`: help, a tool call's detail, the session diff
+//! - `render/`: layout, chrome, header, prompt bar, view, text hygiene, and
+//!   `theme`, the only module that names colours
+//! - `run_loop/`: the loop, generic over backend, event stream and `Host`,
+//!   with one effect executor and one failure policy for the agent
+//! - `term/`: the real terminal (guard, signals, frame clock, editor hand-off)
+//!
+//! This file starts it all: checks the terminal and configuration, spawns the
+//! agent and runs the loop on the real terminal.
 
 pub mod app;
 pub mod approval;

@@ -1,7 +1,9 @@
-//! The UI state machine. Core events (`on_agent`) and terminal events
-//! (`on_terminal`, in `input.rs`) are the only ways state changes; approval
-//! decisions go out through the requests' replies and everything else the run
-//! loop must do comes out as `Effect`s. Nothing here touches the terminal.
+//! The UI state machine. `update(Msg)` is the only way in: terminal events
+//! (routed by `input`), core events (routed by `agent`) and the editor's
+//! result. Approval decisions go out through the requests' replies and
+//! everything else the run loop must do comes out as `Effect`s. Nothing here
+//! touches the terminal. The fields are private to the UI: outside it, the
+//! App is read through `inspect` and changed only through messages.
 
 mod agent;
 mod commands;

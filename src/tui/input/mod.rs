@@ -1,6 +1,7 @@
-//! Key, mouse and paste handling: who gets a key (help overlay, approval
-//! prompt (see `approving`), detail and `/diff` overlays, then the focused
-//! pane) and what it does there.
+//! Key, mouse and paste routing: which layer gets a key (global keys, the
+//! help overlay, the approval prompt (see `approval`), the detail and `/diff`
+//! overlays, then the focused pane) and what it does there. What a key means
+//! in a layer is looked up in the key map (`keymap`), never matched here.
 
 mod bindings;
 pub mod input_box;
