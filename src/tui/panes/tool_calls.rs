@@ -238,3 +238,73 @@ fn row_line(row: &CallRow, total: usize) -> Line<'static> {
         Span::styled(summary, summary_style),
     ])
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(step: u32) -> CallRow {
+        CallRow {
+            step,
+            call_id: format!("call_{step}"),
+            tool: "read_file".into(),
+            target: "a.py".into(),
+            arguments: Value::Null,
+            diff: None,
+            status: RowStatus::Pending,
+            summary: String::new(),
+            result: None,
+            auto_approved: false,
+        }
+    }
+
+    #[test]
+    fn rows_change_through_the_component() {
+        let mut calls = ToolCalls::default();
+        for step in 1..=3 {
+            calls.propose(row(step));
+        }
+        calls.set_status("call_2", RowStatus::Awaiting);
+        assert_eq!(calls.running("call_2", true), Some("read_file"));
+        assert_eq!(calls.running("nope", true), None);
+        calls.finished(
+            "call_2",
+            RowStatus::Ok,
+            "11 lines".into(),
+            Value::Bool(true),
+        );
+        let r = &calls.rows()[1];
+        assert_eq!((r.status, r.auto_approved), (RowStatus::Ok, true));
+        assert_eq!(
+            (r.summary.as_str(), r.result.clone()),
+            ("11 lines", Some(Value::Bool(true)))
+        );
+        calls.clear();
+        assert!(calls.rows().is_empty());
+    }
+
+    #[test]
+    fn a_click_selects_the_row_drawn_there_and_the_newest_follows() {
+        let mut calls = ToolCalls::default();
+        for step in 1..=10 {
+            calls.propose(row(step));
+        }
+        // A view of 4 rows shows the newest four: rows 6..10.
+        calls.select_in_view(1, 4);
+        assert_eq!(calls.selected(), Some(7));
+        assert_eq!(calls.selected_row().map(|r| r.step), Some(8));
+        // Near the end the view stays on the newest rows.
+        calls.select_in_view(0, 4);
+        assert_eq!(calls.selected(), Some(6));
+        // Further up, the selection sits in the middle of the view.
+        calls.select_by(-4);
+        calls.select_in_view(0, 4);
+        assert_eq!(calls.selected(), Some(0));
+        // A taller view than there are rows: a click below them changes nothing.
+        calls.select_in_view(11, 12);
+        assert_eq!(calls.selected(), Some(0));
+        calls.select_last();
+        calls.select_in_view(3, 4);
+        assert_eq!(calls.selected(), None, "the newest row follows again");
+    }
+}
