@@ -43,9 +43,9 @@ fn conversation_follows_until_scrolled_up_and_resumes_at_the_end() {
         }));
     }
     draw(&mut app, 80, 24);
-    assert!(app.conversation().scroll.is_following());
+    assert!(app.conversation().scroll().is_following());
     press(&mut app, KeyCode::PageUp);
-    assert!(!app.conversation().scroll.is_following());
+    assert!(!app.conversation().scroll().is_following());
     let term = draw(&mut app, 80, 24);
     let before = screen(&term);
     app.update(Msg::Agent(AgentEvent::Error {
@@ -61,7 +61,7 @@ fn conversation_follows_until_scrolled_up_and_resumes_at_the_end() {
     press(&mut app, KeyCode::Tab);
     assert_eq!(app.focus(), Focus::Conversation);
     press(&mut app, KeyCode::End);
-    assert!(app.conversation().scroll.is_following());
+    assert!(app.conversation().scroll().is_following());
     let term = draw(&mut app, 80, 24);
     assert!(screen(&term).contains("newest"));
 }
@@ -84,12 +84,12 @@ fn mouse_wheel_scrolls_the_pane_under_the_pointer_and_f2_releases_the_mouse() {
         })
     };
     app.update(Msg::Terminal(wheel(MouseEventKind::ScrollUp)));
-    assert!(!app.conversation().scroll.is_following());
+    assert!(!app.conversation().scroll().is_following());
     for _ in 0..5 {
         app.update(Msg::Terminal(wheel(MouseEventKind::ScrollDown)));
     }
     assert!(
-        app.conversation().scroll.is_following(),
+        app.conversation().scroll().is_following(),
         "back at the bottom it follows again"
     );
     press(&mut app, KeyCode::F(2));

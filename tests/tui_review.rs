@@ -123,7 +123,7 @@ fn a_single_hunk_edit_keeps_arrows_for_scrolling_and_space_does_nothing() {
     draw(&mut app, 80, 24);
     press(&mut app, KeyCode::Char(' '));
     press(&mut app, KeyCode::Down);
-    assert_eq!(app.diff().scroll.top(app.diff().total_rows(), 8), 1);
+    assert_eq!(app.diff().scroll().top(app.diff().total_rows(), 8), 1);
     let shown = screen(&draw(&mut app, 80, 24));
     assert!(!shown.contains("Space"), "no hunk keys offered:\n{shown}");
     press(&mut app, KeyCode::Char('y'));

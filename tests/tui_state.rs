@@ -196,7 +196,7 @@ fn other_keys_do_nothing_while_a_prompt_is_open() {
 #[test]
 fn the_diff_scrolls_while_the_prompt_is_open() {
     let (mut app, mut rx) = at_write_prompt();
-    let top = |app: &App| app.diff().scroll.top(app.diff().total_rows(), 8);
+    let top = |app: &App| app.diff().scroll().top(app.diff().total_rows(), 8);
     assert_eq!(top(&app), 0);
     press(&mut app, KeyCode::Down);
     press(&mut app, KeyCode::Down);

@@ -270,7 +270,7 @@ impl App {
 
     /// A run starts: follow the newest content, and keep the interrupt token.
     pub(in crate::tui) fn begin_run(&mut self) -> CancellationToken {
-        self.conversation.scroll.follow();
+        self.conversation.follow();
         self.calls.select_last();
         let cancel = CancellationToken::new();
         self.cancel = Some(cancel.clone());

@@ -111,12 +111,8 @@ impl App {
     fn scroll_overlay(&mut self, m: ScrollMove) {
         let h = detail_area(self.panes.body).height as usize;
         match &mut self.overlay {
-            Some(Overlay::Detail(d)) => {
-                d.scroll.apply(m, d.total_rows(), h);
-            }
-            Some(Overlay::SessionDiff(d)) => {
-                d.scroll.apply(m, d.total_rows(), h);
-            }
+            Some(Overlay::Detail(d)) => d.scroll_by(m, h),
+            Some(Overlay::SessionDiff(d)) => d.scroll_by(m, h),
             _ => {}
         }
     }
@@ -216,13 +212,11 @@ impl App {
         match pane {
             Focus::Conversation => {
                 let h = p.conversation.inner().height as usize;
-                self.conversation
-                    .scroll
-                    .apply(m, self.conversation.total_rows(), h);
+                self.conversation.scroll_by(m, h);
             }
             Focus::Diff => {
                 let h = p.diff.map_or(0, |d| d.inner().height as usize);
-                self.diff.scroll.apply(m, self.diff.total_rows(), h);
+                self.diff.scroll_by(m, h);
             }
             Focus::ToolCalls => {
                 let page = p.tools.inner().height.max(1) as isize;

@@ -2,7 +2,7 @@
 //! result — file content, test output — as a scrollable overlay. Rows are
 //! built once per width, like every other pane.
 
-use crate::tui::panes::scroll::Scroll;
+use crate::tui::panes::scroll::{Scroll, ScrollMove};
 use crate::tui::panes::tool_calls::CallRow;
 use crate::tui::render::text::{sanitize, wrap};
 use crate::tui::render::theme;
@@ -18,7 +18,7 @@ pub struct DetailView {
     pub row: usize,
     width: usize,
     rows: Vec<Line<'static>>,
-    pub scroll: Scroll,
+    scroll: Scroll,
 }
 
 impl DetailView {
@@ -40,6 +40,17 @@ impl DetailView {
 
     pub fn total_rows(&self) -> usize {
         self.rows.len()
+    }
+
+    /// Where the view is scrolled to.
+    pub fn scroll(&self) -> &Scroll {
+        &self.scroll
+    }
+
+    /// Scroll by `m` in a viewport of `height` rows.
+    pub fn scroll_by(&mut self, m: ScrollMove, height: usize) {
+        let total = self.total_rows();
+        self.scroll.apply(m, total, height);
     }
 
     pub fn render(&self, area: Rect, buf: &mut Buffer) {

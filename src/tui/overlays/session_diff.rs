@@ -6,7 +6,7 @@
 use crate::agent::GitStatus;
 use crate::diff::FileDiff;
 use crate::tui::panes::diff::view::{CONTEXT, build_rows};
-use crate::tui::panes::scroll::Scroll;
+use crate::tui::panes::scroll::{Scroll, ScrollMove};
 use crate::tui::render::text::{sanitize, wrap};
 use crate::tui::render::theme;
 use ratatui::buffer::Buffer;
@@ -20,7 +20,7 @@ pub struct SessionDiffView {
     git: Option<GitStatus>,
     width: usize,
     rows: Vec<Line<'static>>,
-    pub scroll: Scroll,
+    scroll: Scroll,
 }
 
 impl SessionDiffView {
@@ -94,6 +94,17 @@ impl SessionDiffView {
 
     pub fn total_rows(&self) -> usize {
         self.rows.len()
+    }
+
+    /// Where the view is scrolled to.
+    pub fn scroll(&self) -> &Scroll {
+        &self.scroll
+    }
+
+    /// Scroll by `m` in a viewport of `height` rows.
+    pub fn scroll_by(&mut self, m: ScrollMove, height: usize) {
+        let total = self.total_rows();
+        self.scroll.apply(m, total, height);
     }
 
     pub fn render(&self, area: Rect, buf: &mut Buffer) {

@@ -5,7 +5,7 @@
 
 use crate::tui::panes::line_kind::Kind;
 use crate::tui::panes::markdown::{CODE, inline_markdown, markdown_kind};
-use crate::tui::panes::scroll::Scroll;
+use crate::tui::panes::scroll::{Scroll, ScrollMove};
 use crate::tui::render::text::{sanitize, wrap};
 use crate::tui::render::theme;
 use ratatui::buffer::Buffer;
@@ -45,7 +45,7 @@ pub struct Conversation {
     rows: Vec<Line<'static>>,
     /// First row of each wrapped logical line (`starts.len()` lines are wrapped).
     starts: Vec<usize>,
-    pub scroll: Scroll,
+    scroll: Scroll,
 }
 
 impl Conversation {
@@ -234,6 +234,22 @@ impl Conversation {
 
     pub fn total_rows(&self) -> usize {
         self.rows.len()
+    }
+
+    /// Show the newest rows again, and keep following them.
+    pub fn follow(&mut self) {
+        self.scroll.follow();
+    }
+
+    /// Where the view is scrolled to.
+    pub fn scroll(&self) -> &Scroll {
+        &self.scroll
+    }
+
+    /// Scroll by `m` in a viewport of `height` rows.
+    pub fn scroll_by(&mut self, m: ScrollMove, height: usize) {
+        let total = self.total_rows();
+        self.scroll.apply(m, total, height);
     }
 
     /// Draw the visible window of rows into `area`.

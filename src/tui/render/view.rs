@@ -77,7 +77,7 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     }
     header::render(app, panes.header, buf);
 
-    let conv_title = match app.conversation.scroll.is_following() {
+    let conv_title = match app.conversation.scroll().is_following() {
         true => "Conversation".to_string(),
         false => "Conversation · scrolled (End follows)".to_string(),
     };

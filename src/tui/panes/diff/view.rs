@@ -4,7 +4,7 @@
 //! render time, so moving between hunks or toggling one costs nothing extra.
 
 use crate::diff::FileDiff;
-use crate::tui::panes::scroll::Scroll;
+use crate::tui::panes::scroll::{Scroll, ScrollMove};
 use crate::tui::render::text::width as text_width;
 use crate::tui::render::theme;
 use ratatui::buffer::Buffer;
@@ -57,7 +57,7 @@ pub struct DiffView {
     hunks: Vec<Range<usize>>,
     /// A hunk to scroll into view at the next layout.
     reveal: Option<usize>,
-    pub scroll: Scroll,
+    scroll: Scroll,
 }
 
 impl Default for DiffView {
@@ -129,6 +129,17 @@ impl DiffView {
 
     pub fn total_rows(&self) -> usize {
         self.rows.len()
+    }
+
+    /// Where the view is scrolled to.
+    pub fn scroll(&self) -> &Scroll {
+        &self.scroll
+    }
+
+    /// Scroll by `m` in a viewport of `height` rows.
+    pub fn scroll_by(&mut self, m: ScrollMove, height: usize) {
+        let total = self.total_rows();
+        self.scroll.apply(m, total, height);
     }
 
     pub fn hunk_rows(&self) -> &[Range<usize>] {
