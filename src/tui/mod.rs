@@ -88,7 +88,7 @@ pub fn run(runtime: &tokio::runtime::Runtime, config: Config) -> i32 {
     } = prepared;
     let mut app = App::new(model_label, display_path(&workspace));
     // The header names the rules file from the start (each task reads it again).
-    app.rules = crate::agent::rules::load(&workspace).files;
+    app.set_rules(crate::agent::rules::load(&workspace).files);
     if let Some(notice) = &notice {
         app.notice(notice);
     }

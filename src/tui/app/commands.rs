@@ -81,6 +81,18 @@ impl App {
         }
     }
 
+    /// The user answered the `/undo` prompt: back to the state before it.
+    pub(in crate::tui) fn undo_answered(&mut self, declined: bool) {
+        match &mut self.undo {
+            Some(run) => {
+                run.declined = declined;
+                self.state = run.before;
+            }
+            None if self.approvals.is_empty() => self.state = TaskState::Idle,
+            None => {}
+        }
+    }
+
     /// The core finished an undo (or refused it).
     pub(in crate::tui) fn undo_finished(&mut self, reverted: Vec<String>, error: Option<String>) {
         let run = self.undo.take();

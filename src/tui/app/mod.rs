@@ -117,25 +117,25 @@ pub struct UndoRun {
 }
 
 pub struct App {
-    pub(in crate::tui) model: String,
-    pub(in crate::tui) workspace: String,
-    pub(in crate::tui) state: TaskState,
-    pub(in crate::tui) step: u32,
-    pub(in crate::tui) max_steps: u32,
-    pub(in crate::tui) task_tokens: TokenUsage,
+    model: String,
+    workspace: String,
+    state: TaskState,
+    step: u32,
+    max_steps: u32,
+    task_tokens: TokenUsage,
     /// Project rule files the model follows (e.g. `AGENTS.md`).
-    pub(in crate::tui) rules: Vec<String>,
-    pub(in crate::tui) session_tokens: TokenUsage,
+    rules: Vec<String>,
+    session_tokens: TokenUsage,
     /// Estimated cost in USD, when the model's prices are known.
-    pub(in crate::tui) task_cost: Option<f64>,
-    pub(in crate::tui) session_cost: Option<f64>,
+    task_cost: Option<f64>,
+    session_cost: Option<f64>,
     /// The clock as of the last event; the run loop advances it.
-    pub(in crate::tui) now: Instant,
-    pub(in crate::tui) task_started: Option<Instant>,
+    now: Instant,
+    task_started: Option<Instant>,
     /// Duration of the last finished task.
-    pub(in crate::tui) last_elapsed: Option<Duration>,
+    last_elapsed: Option<Duration>,
     /// Tools the user approved for the rest of the task.
-    pub(in crate::tui) auto_approved: Vec<&'static str>,
+    auto_approved: Vec<&'static str>,
     pub(in crate::tui) conversation: Conversation,
     pub(in crate::tui) calls: ToolCalls,
     pub(in crate::tui) diff: DiffView,
@@ -148,17 +148,17 @@ pub struct App {
     pub(in crate::tui) help_top: usize,
     pub(in crate::tui) mouse_capture: bool,
     /// An `/undo` is waiting for the core.
-    pub(in crate::tui) undo: Option<UndoRun>,
+    undo: Option<UndoRun>,
     /// A configuration problem that keeps tasks from running.
-    pub(in crate::tui) config_error: Option<String>,
+    config_error: Option<String>,
     /// A one-off message shown above the input until the next key.
     flash: Option<String>,
     /// Pane rectangles of the last layout (for mouse hits and page sizes).
     pub(in crate::tui) panes: Panes,
-    pub(in crate::tui) quit: bool,
+    quit: bool,
     /// The agent stopped (reported once).
     agent_gone: bool,
-    pub(in crate::tui) cancel: Option<CancellationToken>,
+    cancel: Option<CancellationToken>,
     effects: Vec<Effect>,
 }
 
@@ -203,6 +203,11 @@ impl App {
     /// Show a note in the conversation (e.g. that this is a scripted demo).
     pub fn notice(&mut self, text: &str) {
         self.conversation.push_entry(Kind::Notice, text);
+    }
+
+    /// The project rule files the model follows, for the header.
+    pub fn set_rules(&mut self, files: Vec<String>) {
+        self.rules = files;
     }
 
     /// Put a task in the input box, ready to submit with Enter.

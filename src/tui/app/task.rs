@@ -60,6 +60,19 @@ impl App {
         }
     }
 
+    /// The user approved `tool` for the rest of the task (the header lists it).
+    pub(in crate::tui) fn approved_for_task(&mut self, tool: &'static str) {
+        if !self.auto_approved.contains(&tool) {
+            self.auto_approved.push(tool);
+        }
+    }
+
+    /// The tools the core has approved for the rest of the task (the header
+    /// shows exactly these).
+    pub fn sync_scopes(&mut self, tools: Vec<&'static str>) {
+        self.auto_approved = tools;
+    }
+
     pub(in crate::tui) fn set_state(&mut self, state: TaskState) {
         // An interrupt in progress stays visible until the task ends.
         if self.state != TaskState::Interrupting {

@@ -167,20 +167,10 @@ impl App {
         };
         self.calls.set_status(&answered.call_id, status);
         if answered.undo {
-            match &mut self.undo {
-                Some(run) => {
-                    run.declined = matches!(answered.decision, Decision::Decline { .. });
-                    self.state = run.before;
-                }
-                None if self.approvals.is_empty() => self.state = TaskState::Idle,
-                None => {}
-            }
-            return;
+            return self.undo_answered(matches!(answered.decision, Decision::Decline { .. }));
         }
         if answered.decision == Decision::ApproveToolForTask {
-            if !self.auto_approved.contains(&answered.tool) {
-                self.auto_approved.push(answered.tool);
-            }
+            self.approved_for_task(answered.tool);
             // Requests of that tool already waiting are covered too.
             for other in self.approvals.approve_tool(answered.tool) {
                 self.calls.set_status(&other.call_id, RowStatus::Approved);
@@ -189,12 +179,6 @@ impl App {
         if self.approvals.is_empty() {
             self.set_state(TaskState::Thinking);
         }
-    }
-
-    /// The tools the core has approved for the rest of the task (the header
-    /// shows exactly these).
-    pub fn sync_scopes(&mut self, tools: Vec<&'static str>) {
-        self.auto_approved = tools;
     }
 }
 

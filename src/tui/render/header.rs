@@ -20,7 +20,7 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
 
     // Line 1: name, model, workspace ... rules, auto-approved, mouse, help.
     let name = " stepwise ";
-    let model = format!(" {} ", sanitize(&app.model));
+    let model = format!(" {} ", sanitize(&app.model()));
     // Keep room for at least a bit of the workspace.
     let room = w.saturating_sub(width(name) + width(&model) + 3 + 12);
     let right = right_side(app, bar, room);
@@ -28,7 +28,7 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     let room = w.saturating_sub(width(name) + width(&model) + right_w + 3);
     let workspace = format!(
         " {} ",
-        truncate_left(&sanitize(&app.workspace), room.saturating_sub(2))
+        truncate_left(&sanitize(&app.workspace()), room.saturating_sub(2))
     );
     let mut left = vec![
         Span::styled(name, bar.add_modifier(Modifier::BOLD)),
@@ -53,35 +53,35 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
 /// as much detail as fits.
 fn status_line(app: &App, area: Rect, buf: &mut Buffer) {
     let w = area.width as usize;
-    let (glyph, color) = state_style(app.state);
+    let (glyph, color) = state_style(app.state());
     let state = Span::styled(
-        format!(" {glyph} {}", app.state.label()),
+        format!(" {glyph} {}", app.state().label()),
         color.add_modifier(Modifier::BOLD),
     );
-    let step = if app.max_steps > 0 {
-        format!("step {}/{}", app.step, app.max_steps)
+    let step = if app.max_steps() > 0 {
+        format!("step {}/{}", app.step(), app.max_steps())
     } else {
         "step –".to_string()
     };
-    let cached = match app.task_tokens.cached_tokens {
+    let cached = match app.task_tokens().cached_tokens {
         0 => String::new(),
         n => format!(" ({} cached)", count(n)),
     };
     let long = format!(
         "tokens in/out {}{cached} · session {}",
-        tokens(app.task_tokens),
-        tokens(app.session_tokens)
+        tokens(app.task_tokens()),
+        tokens(app.session_tokens())
     );
     let medium = format!(
         "in/out {} · session {}",
-        tokens(app.task_tokens),
-        tokens(app.session_tokens)
+        tokens(app.task_tokens()),
+        tokens(app.session_tokens())
     );
-    let short = format!("in/out {}", tokens(app.task_tokens));
+    let short = format!("in/out {}", tokens(app.task_tokens()));
     let elapsed = format_elapsed(app.elapsed());
     let dim = theme::MUTED;
     let sep = Span::styled(" │ ", theme::DIM);
-    let cost = match (app.task_cost, app.session_cost) {
+    let cost = match (app.task_cost(), app.session_cost()) {
         (Some(t), Some(s)) => Some(format!("≈${t:.3} · session ≈${s:.3} (est.)")),
         (Some(t), None) => Some(format!("≈${t:.3} (est.)")),
         (None, Some(s)) => Some(format!("session ≈${s:.3} (est.)")),
@@ -130,8 +130,8 @@ fn status_line(app: &App, area: Rect, buf: &mut Buffer) {
 fn right_side(app: &App, bar: Style, room: usize) -> Vec<Span<'static>> {
     let warn = bar.patch(theme::WARN_BOLD);
     let mut items: Vec<Vec<(String, Style)>> = Vec::new();
-    if !app.auto_approved.is_empty() {
-        let tools = app.auto_approved.join(", ");
+    if !app.auto_approved().is_empty() {
+        let tools = app.auto_approved().join(", ");
         items.push(vec![
             (
                 format!(" auto-approve: {tools} (this task) · F3 revokes "),
@@ -141,8 +141,8 @@ fn right_side(app: &App, bar: Style, room: usize) -> Vec<Span<'static>> {
             (format!(" auto: {tools} · F3 "), warn),
         ]);
     }
-    if !app.rules.is_empty() {
-        let rules = sanitize(&app.rules.join(", "));
+    if !app.rules().is_empty() {
+        let rules = sanitize(&app.rules().join(", "));
         items.push(vec![
             (format!(" rules: {rules} "), bar),
             (" rules ✓ ".to_string(), bar),

@@ -118,7 +118,7 @@ fn key_groups(app: &App, request: &ApprovalRequest, review: &Review) -> Vec<(Str
         groups.push(prompt(Action::NextHunk));
         groups.push(prompt(Action::ToggleHunk));
     }
-    if !app.auto_approved.is_empty() {
+    if !app.auto_approved().is_empty() {
         groups.push(hint(Layer::Global, Action::Revoke));
     }
     if edit {

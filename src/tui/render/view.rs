@@ -27,7 +27,7 @@ pub fn draw(frame: &mut Frame, app: &mut App) {
 /// Compute the panes for `area` and update the caches they show.
 pub fn relayout(app: &mut App, area: Rect) {
     let input_inner_width = area.width;
-    app.live.refresh(app.now);
+    app.live.refresh(app.now());
     let needs = Needs {
         tool_rows: app.calls.rows().len(),
         has_diff: diff_pane::key(app) != DiffKey::None,
