@@ -125,7 +125,7 @@ async fn a_typed_task_and_enter_send_run_task_to_the_agent() {
 }
 
 #[tokio::test]
-async fn effects_reach_the_host() {
+async fn mouse_capture_goes_to_the_host_and_ctrl_c_quits_when_idle() {
     let mut app = App::new("m", "~/w");
     let mut host = host();
     let events = vec![key(KeyCode::F(2)), key(KeyCode::F(2)), ctrl('c')];
