@@ -1,7 +1,8 @@
 //! Pending approvals: the queue of the core's requests (answered in order
 //! through their `oneshot` replies), the optional decline reason being typed,
 //! and the review (hunks, edited version) of the request at the front. The
-//! prompt bar that shows them is drawn by `prompt_bar`.
+//! queue, the reason and the review change only through `Approvals`' methods;
+//! the prompt bar that shows them is drawn by `render::prompt_bar`.
 
 use crate::agent::{ApprovalAction, ApprovalRequest, Decision};
 use crate::tui::approval::review::Review;

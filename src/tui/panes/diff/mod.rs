@@ -1,7 +1,9 @@
-//! Which diff the diff pane shows, and its title: the open approval's
-//! review (with hunk marks, or the user's edited version, or an undo), else a
-//! tool call the user selected, else the live preview of an edit still
-//! streaming in, else the newest proposal.
+//! The diff pane: `view` (cached rows, scroll, review marks), `rows` (a diff
+//! as colored rows), `inline` (word highlights) and `live` (previews of edits
+//! still streaming in). This file decides which diff the pane shows, and its
+//! title: the open approval's review (with hunk marks, or the user's edited
+//! version, or an undo), else a tool call the user selected, else the live
+//! preview of an edit still streaming in, else the newest proposal.
 
 pub mod inline;
 pub mod live;

@@ -1,5 +1,5 @@
 //! The diff pane's view: the rows of one or more `FileDiff`s (built by
-//! `diff_rows`) cached per (source, width), its scroll position, and the hunk
+//! `rows`) cached per (source, width), its scroll position, and the hunk
 //! review marks (cursor, rejected hunks) painted over the visible rows at
 //! render time, so moving between hunks or toggling one costs nothing extra.
 
