@@ -20,7 +20,7 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
 
     // Line 1: name, model, workspace ... rules, auto-approved, mouse, help.
     let name = " stepwise ";
-    let model = format!(" {} ", sanitize(&app.model()));
+    let model = format!(" {} ", sanitize(app.model()));
     // Keep room for at least a bit of the workspace.
     let room = w.saturating_sub(width(name) + width(&model) + 3 + 12);
     let right = right_side(app, bar, room);
@@ -28,7 +28,7 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     let room = w.saturating_sub(width(name) + width(&model) + right_w + 3);
     let workspace = format!(
         " {} ",
-        truncate_left(&sanitize(&app.workspace()), room.saturating_sub(2))
+        truncate_left(&sanitize(app.workspace()), room.saturating_sub(2))
     );
     let mut left = vec![
         Span::styled(name, bar.add_modifier(Modifier::BOLD)),
