@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 use stepwise::agent::{AgentEvent, ApprovalAction, ApprovalRequest, Decision};
 use stepwise::diff::FileDiff;
 use stepwise::tools::ToolName;
-use stepwise::tui::{App, draw};
+use stepwise::tui::{App, Msg, draw};
 
 const WIDTH: u16 = 200;
 const HEIGHT: u16 = 60;
@@ -35,17 +35,17 @@ fn session() -> App {
             )),
         }
     }
-    app.on_agent(AgentEvent::AssistantDelta { text });
-    app.on_agent(AgentEvent::AssistantMessage {
+    app.update(Msg::Agent(AgentEvent::AssistantDelta { text }));
+    app.update(Msg::Agent(AgentEvent::AssistantMessage {
         text: String::new(),
-    });
+    }));
 
     // Every fourth line changed and a line added: one long hunk of ~5,000 rows.
     let (old, new) = big_file(4);
     let diff = FileDiff::compute("big.py", Some(&old), &new);
     let rows: usize = diff.hunks.iter().map(|h| h.lines.len()).sum();
     assert!(rows >= DIFF_LINES, "diff has {rows} lines");
-    app.on_agent(AgentEvent::ToolCallProposed {
+    app.update(Msg::Agent(AgentEvent::ToolCallProposed {
         step: 1,
         call_id: "c1".into(),
         tool: "write_file".into(),
@@ -53,7 +53,7 @@ fn session() -> App {
         arguments: json!({"path": "big.py"}),
         diff: Some(diff),
         needs_approval: true,
-    });
+    }));
     app
 }
 
@@ -104,12 +104,15 @@ fn time_frames(
     );
 }
 
+/// One long function on purpose: the scenarios run in order on the same
+/// session (each builds on the state the last one left), and reading them
+/// top to bottom is how the printed timings are read.
 fn main() {
     let build = Instant::now();
     let mut app = session();
     println!(
         "session: {} conversation lines, a {DIFF_LINES}+ line diff, {WIDTH}x{HEIGHT} (built in {:?})",
-        app.conversation.line_count(),
+        app.conversation().line_count(),
         build.elapsed()
     );
     let mut term = Terminal::new(TestBackend::new(WIDTH, HEIGHT)).expect("terminal");
@@ -135,13 +138,13 @@ fn main() {
         &mut term,
         &mut app,
         |app, i| {
-            app.on_agent(AgentEvent::AssistantDelta {
+            app.update(Msg::Agent(AgentEvent::AssistantDelta {
                 text: if i % 8 == 7 {
                     "word\n".into()
                 } else {
                     "word ".into()
                 },
-            });
+            }));
         },
     );
     time_frames(
@@ -152,7 +155,7 @@ fn main() {
         |app, _| {
             app.scroll(
                 stepwise::tui::Focus::Conversation,
-                stepwise::tui::scroll::ScrollMove::PageUp,
+                stepwise::tui::panes::scroll::ScrollMove::PageUp,
             );
         },
     );
@@ -164,7 +167,7 @@ fn main() {
         |app, _| {
             app.scroll(
                 stepwise::tui::Focus::Diff,
-                stepwise::tui::scroll::ScrollMove::PageDown,
+                stepwise::tui::panes::scroll::ScrollMove::PageDown,
             );
         },
     );
@@ -175,7 +178,7 @@ fn main() {
     let diff = FileDiff::compute("hunks.py", Some(&old), &new);
     let hunks = diff.hunks.len();
     let (reply, _waiting) = tokio::sync::oneshot::channel();
-    app.on_agent(AgentEvent::ToolCallProposed {
+    app.update(Msg::Agent(AgentEvent::ToolCallProposed {
         step: 2,
         call_id: "c2".into(),
         tool: "write_file".into(),
@@ -183,8 +186,8 @@ fn main() {
         arguments: json!({"path": "hunks.py"}),
         diff: Some(diff.clone()),
         needs_approval: true,
-    });
-    app.on_agent(AgentEvent::ApprovalRequested(ApprovalRequest {
+    }));
+    app.update(Msg::Agent(AgentEvent::ApprovalRequested(ApprovalRequest {
         step: 2,
         call_id: "c2".into(),
         tool: ToolName::WriteFile,
@@ -196,13 +199,13 @@ fn main() {
         },
         allow_for_task: true,
         reply,
-    }));
+    })));
     time_frames(
         &format!("hunk review: j / Space per frame ({hunks} hunks)"),
         200,
         &mut term,
         &mut app,
-        |app, i| app.on_key(key(if i % 2 == 0 { 'j' } else { ' ' })),
+        |app, i| app.update(Msg::from(key(if i % 2 == 0 { 'j' } else { ' ' }))),
     );
     app.answer(Decision::Decline { reason: None });
 
@@ -213,29 +216,29 @@ fn main() {
     let chars: Vec<char> = args.chars().collect();
     let frames = 500;
     let piece = chars.len().div_ceil(frames);
-    app.on_agent(AgentEvent::ModelRequest { steps_done: 2 });
-    app.on_agent(AgentEvent::LiveEditBase {
+    app.update(Msg::Agent(AgentEvent::ModelRequest { steps_done: 2 }));
+    app.update(Msg::Agent(AgentEvent::LiveEditBase {
         index: 0,
         tool: "write_file".into(),
         path: "big.py".into(),
         old: Some(old),
-    });
+    }));
     time_frames(
         "live diff: a 4,000-line write streaming in",
         frames as u32,
         &mut term,
         &mut app,
         |app, i| {
-            app.now += Duration::from_millis(16);
+            app.set_now(app.now() + Duration::from_millis(16));
             let at = i as usize * piece;
             let fragment: String = chars[at.min(chars.len())..(at + piece).min(chars.len())]
                 .iter()
                 .collect();
-            app.on_agent(AgentEvent::ToolCallStreaming {
+            app.update(Msg::Agent(AgentEvent::ToolCallStreaming {
                 index: 0,
                 tool: "write_file".into(),
                 fragment,
-            });
+            }));
         },
     );
 

@@ -1,68 +1,53 @@
-//! The full-screen terminal UI. Data flows one way: terminal events and the
-//! core's events go into one `App` (a state machine, no terminal inside);
-//! the run loop here carries out the App's `Effect`s and draws the state on
-//! demand, coalescing requests and capping the frame rate.
+//! The full-screen terminal UI. Data flows one way: terminal events, the
+//! core's events and the editor's results go into one `App` as a `Msg`
+//! (`App::update`; a state machine, no terminal inside); the run loop
+//! carries out the App's `Effect`s and draws the state on demand.
 //!
-//! - `app` (state), `agent_events` (core events), `input` (keys, mouse,
-//!   paste), `commands` (slash commands), `approval` (the queue), `review`
-//!   (hunks, edited versions) and `approving` (the prompt's keys, decisions)
-//! - panes: `header`, `conversation` (+ `receipt`), `tool_calls`,
-//!   `diff_pane`/`diff_view` (+ `inline` word highlights, `live` previews),
-//!   `prompt_bar`, `input_box`, overlays `detail`, `session_diff`, `help`;
-//!   `layout` places them, `view` draws them
-//! - `text` (sanitizing, wrapping), `scroll`, `terminal` (setup/restore,
-//!   handing the terminal to `editor`, logs)
+//! The folders, one component each, each owning its state and its updates:
+//! - `app/`: the `App` state, `Msg` and `update`, the router for core events
+//!   (`agent`), the task's lifecycle (`task`), slash commands (`commands`)
+//!   and the read-only inspection API (`inspect`)
+//! - `input/`: layer routing of keys, mouse and paste, the ONE key map
+//!   (`keymap`, rows in `bindings`) and the input box
+//! - `approval/`: the queue, the review of hunks, the prompt's keys and the
+//!   decisions that go back to the core
+//! - `panes/`: the conversation (+ markdown, receipt), the tool calls, the
+//!   diff pane (+ rows, word highlights, live previews) and `scroll`
+//! - `overlays/`: help, a tool call's detail, the session diff
+//! - `render/`: layout, chrome, header, prompt bar, view, text hygiene, and
+//!   `theme`, the only module that names colours
+//! - `run_loop/`: the loop, generic over backend, event stream and `Host`,
+//!   with one effect executor and one failure policy for the agent
+//! - `term/`: the real terminal (guard, signals, frame clock, editor hand-off)
+//!
+//! This file starts it all: checks the terminal and configuration, spawns the
+//! agent and runs the loop on the real terminal.
 
-pub mod agent_events;
 pub mod app;
 pub mod approval;
-pub mod approving;
-pub mod commands;
-pub mod conversation;
-pub mod detail;
-pub mod diff_pane;
-pub mod diff_rows;
-pub mod diff_view;
-pub mod editor;
-pub mod frame;
-pub mod header;
-pub mod help;
-pub mod inline;
 pub mod input;
-pub mod input_box;
-pub mod layout;
-pub mod live;
-pub mod markdown;
-pub mod prompt_bar;
-pub mod receipt;
-pub mod review;
-pub mod scroll;
-pub mod session_diff;
-mod signals;
-pub mod terminal;
-pub mod text;
-pub mod tool_calls;
-pub mod view;
+pub mod overlays;
+pub mod panes;
+pub mod render;
+pub mod run_loop;
+pub mod term;
 
-pub use app::{App, Effect, Focus, Overlay, TaskState};
-pub use view::draw;
+pub use app::{App, Effect, Focus, Msg, Overlay, TaskState};
+pub use render::view::draw;
+use term::host::RealHost;
+use term::terminal;
 
-use crate::agent::{AgentCommand, AgentEvent, AgentHandle, spawn_agent};
+use crate::agent::{AgentEvent, AgentHandle, spawn_agent};
 use crate::config::{Config, ConfigError};
 use crate::setup;
-use crate::tools::ToolName;
-use crossterm::event::{Event, EventStream, MouseEventKind};
-use futures_util::StreamExt;
+use crossterm::event::EventStream;
 use ratatui::Terminal;
 use ratatui::backend::CrosstermBackend;
 use std::io::IsTerminal;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 use tokio::sync::mpsc;
 
-/// Shortest time between two frames (a cap of about 60 frames per second).
-pub const FRAME_INTERVAL: Duration = Duration::from_millis(16);
-/// Exit codes.
-const EXIT_OK: i32 = 0;
+/// Exit codes (a normal quit is `run_loop::EXIT_OK`).
 const EXIT_FAILURE: i32 = 1;
 const EXIT_USAGE: i32 = 2;
 
@@ -192,9 +177,17 @@ async fn run_app(
         return EXIT_FAILURE;
     }
     let guard = terminal::Guard;
-    let code = match Terminal::new(CrosstermBackend::new(std::io::stdout())) {
-        Ok(mut term) => event_loop(&mut term, &mut app, agent.as_mut(), inbox).await,
-        Err(e) => Err(format!("cannot use the terminal: {e}")),
+    let code = match (
+        Terminal::new(CrosstermBackend::new(std::io::stdout())),
+        RealHost::new(),
+    ) {
+        (Ok(mut term), Ok(mut host)) => {
+            let mut events = EventStream::new();
+            let agent = agent.as_mut();
+            run_loop::event_loop(&mut term, &mut host, &mut events, &mut app, agent, inbox).await
+        }
+        (Err(e), _) => Err(format!("cannot use the terminal: {e}")),
+        (_, Err(e)) => Err(format!("cannot watch signals: {e}")),
     };
     drop(guard);
     let code = match code {
@@ -214,181 +207,4 @@ async fn run_app(
     }
     tracing::info!(code, "stepwise tui exiting");
     code
-}
-
-type Term = Terminal<CrosstermBackend<std::io::Stdout>>;
-
-/// The loop: returns the exit code, or a message for a fatal error.
-async fn event_loop(
-    term: &mut Term,
-    app: &mut App,
-    mut agent: Option<&mut AgentHandle>,
-    mut inbox: mpsc::UnboundedReceiver<AgentEvent>,
-) -> Result<i32, String> {
-    let mut keys = EventStream::new();
-    let mut signals = signals::Signals::new().map_err(|e| format!("cannot watch signals: {e}"))?;
-    let mut clock = tokio::time::interval(Duration::from_secs(1));
-    clock.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
-    let mut inbox_open = true;
-    let mut frames = frame::FrameClock::new(FRAME_INTERVAL, Instant::now());
-    loop {
-        let agent_alive = agent.is_some();
-        tokio::select! {
-            biased;
-            _ = sleep_until(frames.due()), if frames.due().is_some() => {
-                if !terminal::is_active() {
-                    return Err("the terminal was restored after a crash".into());
-                }
-                app.now = Instant::now();
-                term.draw(|frame| draw(frame, app)).map_err(|e| format!("cannot draw: {e}"))?;
-                frames.drawn(Instant::now());
-            }
-            joined = async {
-                match agent.as_deref_mut() {
-                    Some(a) => (&mut a.task).await,
-                    None => std::future::pending().await,
-                }
-            }, if agent_alive => {
-                let why = match joined {
-                    Err(e) if e.is_panic() => "the agent task panicked".to_string(),
-                    Err(e) => format!("the agent task ended: {e}"),
-                    Ok(()) => "the agent task ended".to_string(),
-                };
-                app.interrupt();
-                return Err(format!("{why}; the UI has closed (see the message above and the log)"));
-            }
-            signal = signals.recv() => {
-                tracing::info!(signal, "signal received");
-                app.request_quit();
-                return Ok(128 + signal);
-            }
-            event = keys.next() => match event {
-                Some(Ok(event)) => {
-                    let moved = matches!(&event, Event::Mouse(m) if m.kind == MouseEventKind::Moved);
-                    app.now = Instant::now();
-                    app.on_terminal(event);
-                    if !moved {
-                        frames.request();
-                    }
-                }
-                Some(Err(e)) => return Err(format!("cannot read the terminal: {e}")),
-                None => return Err("the terminal closed".into()),
-            },
-            event = inbox.recv(), if inbox_open => match event {
-                Some(event) => {
-                    app.now = Instant::now();
-                    app.on_agent(event);
-                    // Take whatever else is already waiting: one frame for all of it.
-                    for _ in 0..1024 {
-                        match inbox.try_recv() {
-                            Ok(event) => app.on_agent(event),
-                            Err(_) => break,
-                        }
-                    }
-                    frames.request();
-                }
-                None => inbox_open = false,
-            },
-            _ = clock.tick(), if app.is_running() => frames.request(),
-            // A live preview held back by its throttle is due.
-            _ = sleep_until(app.live.next_refresh()), if app.live.next_refresh().is_some() => {
-                frames.request();
-            }
-        }
-        for effect in app.take_effects() {
-            match effect {
-                Effect::RunTask { task, cancel } => {
-                    let sent = agent.as_ref().is_some_and(|a| {
-                        a.commands
-                            .send(AgentCommand::RunTask { task, cancel })
-                            .is_ok()
-                    });
-                    if !sent {
-                        app.agent_died("it no longer accepts tasks");
-                    }
-                }
-                Effect::Resume { cancel } => {
-                    let sent = agent
-                        .as_ref()
-                        .is_some_and(|a| a.commands.send(AgentCommand::Resume { cancel }).is_ok());
-                    if !sent {
-                        app.agent_died("it no longer accepts tasks");
-                    }
-                }
-                Effect::ClearConversation => {
-                    if let Some(a) = &agent {
-                        let _ = a.commands.send(AgentCommand::ClearConversation);
-                    }
-                }
-                Effect::ShowDiff => send(app, agent.as_deref(), AgentCommand::ShowDiff),
-                Effect::Compact => send(app, agent.as_deref(), AgentCommand::Compact),
-                Effect::Undo { all, cancel } => {
-                    send(app, agent.as_deref(), AgentCommand::Undo { all, cancel })
-                }
-                Effect::RevokeApprovals(tools) => {
-                    let tools = tools.into_iter().filter_map(ToolName::parse).collect();
-                    if let Some(a) = &agent {
-                        let _ = a.commands.send(AgentCommand::RevokeApprovals(tools));
-                    }
-                }
-                Effect::EditProposal {
-                    serial,
-                    path,
-                    content,
-                } => {
-                    let result =
-                        edit_outside(term, &mut keys, app.mouse_capture, &path, &content).await?;
-                    app.now = Instant::now();
-                    app.edit_finished(serial, result);
-                }
-                Effect::SetMouseCapture(on) => {
-                    if let Err(e) = terminal::set_mouse_capture(on) {
-                        tracing::warn!(%e, "cannot switch mouse capture");
-                    }
-                }
-                Effect::Quit => return Ok(EXIT_OK),
-            }
-            frames.request();
-        }
-    }
-}
-
-/// Send a command to the core, or say why it cannot run.
-fn send(app: &mut App, agent: Option<&AgentHandle>, command: AgentCommand) {
-    let sent = agent.is_some_and(|a| a.commands.send(command).is_ok());
-    if !sent {
-        app.undo = None;
-        app.cancel = None;
-        app.flash = Some("The agent is not running: fix the problem shown above first.".into());
-    }
-}
-
-/// Hand the terminal to the user's editor for `content`, then take it back.
-/// The key reader is replaced so it cannot swallow keys meant for the editor.
-async fn edit_outside(
-    term: &mut Term,
-    keys: &mut EventStream,
-    mouse: bool,
-    path: &str,
-    content: &str,
-) -> Result<Result<String, String>, String> {
-    drop(std::mem::replace(keys, EventStream::new()));
-    terminal::suspend();
-    let argv = editor::from_env();
-    tracing::info!(editor = ?argv.first(), "editing a proposal");
-    let result = editor::edit(path, content, &argv).await;
-    terminal::resume(mouse).map_err(|e| format!("cannot take the terminal back: {e}"))?;
-    // The screen is blank again: draw a blank frame so that the next one is
-    // drawn in full (`Terminal::clear` would query the cursor position).
-    term.draw(|_| {})
-        .map_err(|e| format!("cannot redraw the terminal: {e}"))?;
-    Ok(result)
-}
-
-/// Sleep until `at` (forever for `None`; the branch is disabled then anyway).
-async fn sleep_until(at: Option<Instant>) {
-    match at {
-        Some(at) => tokio::time::sleep_until(at.into()).await,
-        None => std::future::pending().await,
-    }
 }

@@ -3,9 +3,10 @@
 //! without any terminal, and helpers to type keys and draw into a `TestBackend`.
 #![allow(dead_code)]
 
-use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
-use ratatui::Terminal;
-use ratatui::backend::TestBackend;
+mod drive;
+
+use crossterm::event::KeyCode;
+pub use drive::*;
 use serde_json::json;
 use stepwise::agent::{
     AgentEvent, ApprovalAction, ApprovalRequest, CallStatus, Decision, FinishReason,
@@ -13,6 +14,7 @@ use stepwise::agent::{
 use stepwise::diff::FileDiff;
 use stepwise::llm::TokenUsage;
 use stepwise::tools::ToolName;
+pub use stepwise::tui::Msg;
 use stepwise::tui::{App, Effect};
 use tokio::sync::oneshot;
 
@@ -24,24 +26,6 @@ pub const DIVIDE: &str = "\n\ndef divide(a, b):\n    \"\"\"Return a divided by b
 
 pub fn app() -> App {
     App::new("gpt-4.1-mini", "~/projects/calculator")
-}
-
-pub fn key(code: KeyCode) -> KeyEvent {
-    KeyEvent::new(code, KeyModifiers::NONE)
-}
-
-pub fn ctrl(c: char) -> KeyEvent {
-    KeyEvent::new(KeyCode::Char(c), KeyModifiers::CONTROL)
-}
-
-pub fn press(app: &mut App, code: KeyCode) {
-    app.on_key(key(code));
-}
-
-pub fn type_text(app: &mut App, text: &str) {
-    for c in text.chars() {
-        app.on_key(key(KeyCode::Char(c)));
-    }
 }
 
 /// Type a task and press Enter; returns the task the run loop was asked to start.
@@ -56,7 +40,7 @@ pub fn submit(app: &mut App, text: &str) -> Option<String> {
 
 pub fn feed(app: &mut App, events: Vec<AgentEvent>) {
     for e in events {
-        app.on_agent(e);
+        app.update(Msg::Agent(e));
     }
 }
 
@@ -134,11 +118,11 @@ pub fn read_step(
 /// The task typed, started, and the first three (read-only) steps done.
 pub fn explored(app: &mut App) {
     submit(app, TASK);
-    app.on_agent(AgentEvent::TaskStarted {
+    app.update(Msg::Agent(AgentEvent::TaskStarted {
         task: TASK.into(),
         max_steps: 20,
         rules: vec![],
-    });
+    }));
     feed(
         app,
         read_step(
@@ -221,14 +205,14 @@ pub fn propose_scoped(
         ],
     );
     let (reply, answer) = oneshot::channel();
-    app.on_agent(AgentEvent::ApprovalRequested(ApprovalRequest {
+    app.update(Msg::Agent(AgentEvent::ApprovalRequested(ApprovalRequest {
         step,
         call_id: id,
         tool,
         action,
         allow_for_task,
         reply,
-    }));
+    })));
     answer
 }
 
@@ -264,13 +248,13 @@ pub fn three_hunk_request(app: &mut App, allow_for_task: bool) -> oneshot::Recei
 
 pub fn write_calculator(app: &mut App) -> oneshot::Receiver<Decision> {
     let diff = calculator_diff();
-    app.on_agent(AgentEvent::ModelRequest { steps_done: 3 });
-    app.on_agent(AgentEvent::AssistantDelta {
+    app.update(Msg::Agent(AgentEvent::ModelRequest { steps_done: 3 }));
+    app.update(Msg::Agent(AgentEvent::AssistantDelta {
         text: "I'll add `divide` after `subtract`.".into(),
-    });
-    app.on_agent(AgentEvent::AssistantMessage {
+    }));
+    app.update(Msg::Agent(AgentEvent::AssistantMessage {
         text: "I'll add `divide` after `subtract`.".into(),
-    });
+    }));
     propose(
         app,
         4,
@@ -383,24 +367,4 @@ pub fn finished(app: &mut App) {
             task_finished(FinishReason::Answered, 6),
         ],
     );
-}
-
-/// Draw the app into a test terminal of the given size.
-pub fn draw(app: &mut App, width: u16, height: u16) -> Terminal<TestBackend> {
-    let mut term = Terminal::new(TestBackend::new(width, height)).expect("test terminal");
-    term.draw(|f| stepwise::tui::draw(f, app)).expect("draw");
-    term
-}
-
-/// The screen as text, one line per row.
-pub fn screen(term: &Terminal<TestBackend>) -> String {
-    let buf = term.backend().buffer();
-    let mut out = String::new();
-    for y in 0..buf.area.height {
-        for x in 0..buf.area.width {
-            out.push_str(buf[(x, y)].symbol());
-        }
-        out.push('\n');
-    }
-    out
 }

@@ -36,19 +36,19 @@ fn decision(rx: &mut tokio::sync::oneshot::Receiver<Decision>) -> Option<Decisio
 fn conversation_follows_until_scrolled_up_and_resumes_at_the_end() {
     let mut app = app();
     for i in 0..60 {
-        app.on_agent(AgentEvent::Error {
+        app.update(Msg::Agent(AgentEvent::Error {
             message: format!("line {i}"),
-        });
+        }));
     }
     draw(&mut app, 80, 24);
-    assert!(app.conversation.scroll.is_following());
+    assert!(app.conversation().scroll().is_following());
     press(&mut app, KeyCode::PageUp);
-    assert!(!app.conversation.scroll.is_following());
+    assert!(!app.conversation().scroll().is_following());
     let term = draw(&mut app, 80, 24);
     let before = screen(&term);
-    app.on_agent(AgentEvent::Error {
+    app.update(Msg::Agent(AgentEvent::Error {
         message: "newest".into(),
-    });
+    }));
     let term = draw(&mut app, 80, 24);
     assert_eq!(
         screen(&term).lines().nth(4),
@@ -57,9 +57,9 @@ fn conversation_follows_until_scrolled_up_and_resumes_at_the_end() {
     );
     assert!(!screen(&term).contains("newest"));
     press(&mut app, KeyCode::Tab);
-    assert_eq!(app.focus, Focus::Conversation);
+    assert_eq!(app.focus(), Focus::Conversation);
     press(&mut app, KeyCode::End);
-    assert!(app.conversation.scroll.is_following());
+    assert!(app.conversation().scroll().is_following());
     let term = draw(&mut app, 80, 24);
     assert!(screen(&term).contains("newest"));
 }
@@ -68,9 +68,9 @@ fn conversation_follows_until_scrolled_up_and_resumes_at_the_end() {
 fn mouse_wheel_scrolls_the_pane_under_the_pointer_and_f2_releases_the_mouse() {
     let mut app = app();
     for i in 0..60 {
-        app.on_agent(AgentEvent::Error {
+        app.update(Msg::Agent(AgentEvent::Error {
             message: format!("line {i}"),
-        });
+        }));
     }
     draw(&mut app, 80, 24);
     let wheel = |kind| {
@@ -81,17 +81,17 @@ fn mouse_wheel_scrolls_the_pane_under_the_pointer_and_f2_releases_the_mouse() {
             modifiers: KeyModifiers::NONE,
         })
     };
-    app.on_terminal(wheel(MouseEventKind::ScrollUp));
-    assert!(!app.conversation.scroll.is_following());
+    app.update(Msg::Terminal(wheel(MouseEventKind::ScrollUp)));
+    assert!(!app.conversation().scroll().is_following());
     for _ in 0..5 {
-        app.on_terminal(wheel(MouseEventKind::ScrollDown));
+        app.update(Msg::Terminal(wheel(MouseEventKind::ScrollDown)));
     }
     assert!(
-        app.conversation.scroll.is_following(),
+        app.conversation().scroll().is_following(),
         "back at the bottom it follows again"
     );
     press(&mut app, KeyCode::F(2));
-    assert!(!app.mouse_capture);
+    assert!(!app.mouse_capture());
     assert_eq!(effects(&mut app), ["mouse false"]);
 }
 
@@ -123,25 +123,29 @@ fn older_steps_can_be_selected_and_opened() {
     );
     press(&mut app, KeyCode::Char('y'));
     draw(&mut app, 80, 24);
-    assert_eq!(app.calls.diff_row(), Some(4), "follows the newest proposal");
+    assert_eq!(
+        app.calls().diff_row(),
+        Some(4),
+        "follows the newest proposal"
+    );
     press(&mut app, KeyCode::Tab);
     press(&mut app, KeyCode::Tab);
-    assert_eq!(app.focus, Focus::ToolCalls);
+    assert_eq!(app.focus(), Focus::ToolCalls);
     press(&mut app, KeyCode::Up);
     assert_eq!(
-        app.calls.diff_row(),
+        app.calls().diff_row(),
         Some(3),
         "an older selected step shows its diff"
     );
     let term = draw(&mut app, 80, 24);
     assert!(screen(&term).contains("Diff · calculator.py"));
     press(&mut app, KeyCode::Enter);
-    assert!(matches!(app.overlay, Some(Overlay::Detail(_))));
+    assert!(matches!(app.overlay(), Some(Overlay::Detail(_))));
     press(&mut app, KeyCode::Esc);
-    assert!(app.overlay.is_none());
+    assert!(app.overlay().is_none());
     press(&mut app, KeyCode::End);
     assert_eq!(
-        app.calls.diff_row(),
+        app.calls().diff_row(),
         Some(4),
         "End follows the newest again"
     );
@@ -151,15 +155,15 @@ fn older_steps_can_be_selected_and_opened() {
 fn a_retried_request_drops_its_partial_text() {
     let mut app = app();
     submit(&mut app, "task");
-    app.on_agent(AgentEvent::AssistantDelta {
+    app.update(Msg::Agent(AgentEvent::AssistantDelta {
         text: "half an ans".into(),
-    });
-    app.on_agent(AgentEvent::Retrying {
+    }));
+    app.update(Msg::Agent(AgentEvent::Retrying {
         retry: 1,
         max_retries: 3,
         delay_ms: 500,
         error: "the model stream broke: reset".into(),
-    });
+    }));
     let term = draw(&mut app, 80, 24);
     let s = screen(&term);
     assert!(!s.contains("half an ans"), "{s}");
@@ -184,9 +188,9 @@ fn keys_do_nothing_when_the_terminal_is_too_small() {
 fn control_characters_never_reach_the_screen() {
     let mut app = app();
     explored(&mut app);
-    app.on_agent(AgentEvent::AssistantDelta {
+    app.update(Msg::Agent(AgentEvent::AssistantDelta {
         text: "evil \x1b[2J\x1b]0;title\x07 text\r\n\tindented\u{202e}".into(),
-    });
+    }));
     let term = draw(&mut app, 80, 24);
     let shown = screen(&term);
     // Escapes are shown as symbols (not dropped), tabs expanded to tab stops.
@@ -196,7 +200,7 @@ fn control_characters_never_reach_the_screen() {
     press(&mut app, KeyCode::Tab);
     press(&mut app, KeyCode::Enter);
     assert!(
-        matches!(app.overlay, Some(Overlay::Detail(_))),
+        matches!(app.overlay(), Some(Overlay::Detail(_))),
         "details of the read with escapes"
     );
     let shown = screen(&draw(&mut app, 80, 24));

@@ -1,6 +1,8 @@
 //! Reviewing proposals in the App state machine: hunk-level approval, the
 //! user's edited version, approval scopes (`a`, the header, revoking), and
 //! live diffs of edits still streaming in.
+// These tests check the exact colours drawn, so they name them.
+#![allow(clippy::disallowed_types)]
 
 use crate::support::tui::*;
 use crossterm::event::KeyCode;
@@ -9,14 +11,9 @@ use std::time::Duration;
 use stepwise::agent::{AgentEvent, Decision};
 use stepwise::tui::{App, Effect};
 use tokio::sync::oneshot::Receiver;
-use tokio::sync::oneshot::error::TryRecvError;
 
 fn decision(rx: &mut Receiver<Decision>) -> Option<Decision> {
     rx.try_recv().ok()
-}
-
-fn undecided(rx: &mut Receiver<Decision>) -> bool {
-    matches!(rx.try_recv(), Err(TryRecvError::Empty))
 }
 
 fn at_three_hunks(allow_for_task: bool) -> (App, Receiver<Decision>) {
@@ -27,14 +24,6 @@ fn at_three_hunks(allow_for_task: bool) -> (App, Receiver<Decision>) {
     (app, rx)
 }
 
-/// The screen row showing `needle`, and the column where it starts.
-fn find(text: &str, needle: &str) -> Option<(u16, u16)> {
-    text.lines().enumerate().find_map(|(y, row)| {
-        row.find(needle)
-            .map(|b| (row[..b].chars().count() as u16, y as u16))
-    })
-}
-
 #[test]
 fn the_middle_hunk_rejected_applies_exactly_the_others() {
     let (mut app, mut rx) = at_three_hunks(true);
@@ -43,7 +32,7 @@ fn the_middle_hunk_rejected_applies_exactly_the_others() {
     assert!(shown.contains("✓ hunk 1/3"), "{shown}");
     press(&mut app, KeyCode::Char('j'));
     press(&mut app, KeyCode::Char(' '));
-    assert_eq!(app.approvals.review.accepted, [true, false, true]);
+    assert_eq!(app.approvals().review().accepted, [true, false, true]);
     let term = draw(&mut app, 120, 40);
     let shown = screen(&term);
     assert!(shown.contains("hunk 2/3 · 2 of 3 accepted"), "{shown}");
@@ -103,7 +92,7 @@ fn moving_to_a_hunk_scrolls_it_into_view() {
     );
     press(&mut app, KeyCode::Char('j'));
     press(&mut app, KeyCode::Char('j'));
-    assert_eq!(app.approvals.review.cursor, 2);
+    assert_eq!(app.approvals().review().cursor, 2);
     let term = draw(&mut app, 80, 24);
     let shown = screen(&term);
     assert!(shown.contains("-line 38"), "{shown}");
@@ -115,7 +104,11 @@ fn moving_to_a_hunk_scrolls_it_into_view() {
     press(&mut app, KeyCode::Char('k'));
     press(&mut app, KeyCode::Up);
     press(&mut app, KeyCode::Up);
-    assert_eq!(app.approvals.review.cursor, 0, "stops at the first hunk");
+    assert_eq!(
+        app.approvals().review().cursor,
+        0,
+        "stops at the first hunk"
+    );
     let shown = screen(&draw(&mut app, 80, 24));
     assert!(shown.contains("+line two"), "{shown}");
 }
@@ -128,7 +121,7 @@ fn a_single_hunk_edit_keeps_arrows_for_scrolling_and_space_does_nothing() {
     draw(&mut app, 80, 24);
     press(&mut app, KeyCode::Char(' '));
     press(&mut app, KeyCode::Down);
-    assert_eq!(app.diff.scroll.top(app.diff.total_rows(), 8), 1);
+    assert_eq!(app.diff().scroll().top(app.diff().total_rows(), 8), 1);
     let shown = screen(&draw(&mut app, 80, 24));
     assert!(!shown.contains("Space"), "no hunk keys offered:\n{shown}");
     press(&mut app, KeyCode::Char('y'));
@@ -159,19 +152,19 @@ fn e_opens_the_editor_and_y_writes_the_users_version() {
     assert!(undecided(&mut rx));
 
     // Saved without changes: nothing to review again.
-    app.edit_finished(serial, Ok(proposed.clone()));
-    assert!(app.approvals.review.edited.is_none());
+    edited(&mut app, serial, Ok(proposed.clone()));
+    assert!(app.approvals().review().edited.is_none());
     assert!(
-        app.flash
+        app.flash()
             .as_deref()
             .is_some_and(|f| f.contains("Nothing was changed"))
     );
     // The editor failed: the proposal stands.
-    app.edit_finished(serial, Err("the editor `vi` failed".into()));
-    assert!(app.approvals.review.edited.is_none());
+    edited(&mut app, serial, Err("the editor `vi` failed".into()));
+    assert!(app.approvals().review().edited.is_none());
 
     let mine = proposed.replace("line twenty-and-a-half\n", "my own line\n");
-    app.edit_finished(serial, Ok(mine.clone()));
+    edited(&mut app, serial, Ok(mine.clone()));
     let shown = screen(&draw(&mut app, 120, 40));
     assert!(shown.contains("your edited version"), "{shown}");
     assert!(shown.contains("+my own line"), "{shown}");
@@ -180,7 +173,7 @@ fn e_opens_the_editor_and_y_writes_the_users_version() {
         "{shown}"
     );
     assert!(
-        app.approvals.current().is_some(),
+        app.approvals().current().is_some(),
         "shown again for y/N, not approved"
     );
     press(&mut app, KeyCode::Char('a'));
@@ -205,13 +198,13 @@ fn an_edit_for_a_request_that_went_away_is_not_used() {
         })
         .expect("edit requested");
     drop(rx);
-    app.on_agent(AgentEvent::Error {
+    app.update(Msg::Agent(AgentEvent::Error {
         message: "interrupted".into(),
-    });
-    assert!(!app.approvals.is_open());
-    app.edit_finished(serial, Ok("x\n".into()));
+    }));
+    assert!(!app.approvals().is_open());
+    edited(&mut app, serial, Ok("x\n".into()));
     assert!(
-        app.flash
+        app.flash()
             .as_deref()
             .is_some_and(|f| f.contains("withdrawn"))
     );
@@ -226,7 +219,7 @@ fn a_is_not_offered_when_configuration_forbids_it() {
     assert!(undecided(&mut rx));
     let shown = screen(&draw(&mut app, 120, 40));
     assert!(shown.contains("Configuration does not allow"), "{shown}");
-    assert!(app.auto_approved.is_empty());
+    assert!(app.auto_approved().is_empty());
     press(&mut app, KeyCode::Char('y'));
     assert_eq!(decision(&mut rx), Some(Decision::Approve));
 }
@@ -271,7 +264,7 @@ fn the_header_says_what_a_covers_and_f3_revokes_it() {
         })
         .collect();
     assert_eq!(revoked, [vec!["replace_text", "run_tests"]]);
-    assert!(app.auto_approved.is_empty());
+    assert!(app.auto_approved().is_empty());
     let shown = screen(&draw(&mut app, 120, 40));
     assert!(!shown.lines().next().unwrap_or("").contains("auto-approve"));
     assert!(
@@ -282,7 +275,7 @@ fn the_header_says_what_a_covers_and_f3_revokes_it() {
     type_text(&mut app, "/revoke");
     press(&mut app, KeyCode::Enter);
     assert!(
-        app.flash
+        app.flash()
             .as_deref()
             .is_some_and(|f| f.contains("Nothing is auto-approved"))
     );
@@ -301,28 +294,28 @@ fn f3_is_listed_in_the_prompt_while_something_is_auto_approved() {
 }
 
 fn streaming(app: &mut App, fragment: &str) {
-    app.on_agent(AgentEvent::ToolCallStreaming {
+    app.update(Msg::Agent(AgentEvent::ToolCallStreaming {
         index: 0,
         tool: "write_file".into(),
         fragment: fragment.into(),
-    });
+    }));
 }
 
 #[test]
 fn a_streaming_write_shows_its_diff_building_up_then_the_proposal_replaces_it() {
     let mut app = app();
     explored(&mut app);
-    app.on_agent(AgentEvent::ModelRequest { steps_done: 3 });
+    app.update(Msg::Agent(AgentEvent::ModelRequest { steps_done: 3 }));
     streaming(
         &mut app,
         r#"{"path": "calculator.py", "content": "\"\"\"A tiny calculator"#,
     );
-    app.on_agent(AgentEvent::LiveEditBase {
+    app.update(Msg::Agent(AgentEvent::LiveEditBase {
         index: 0,
         tool: "write_file".into(),
         path: "calculator.py".into(),
         old: Some(CALCULATOR.into()),
-    });
+    }));
     streaming(
         &mut app,
         r#": the sample project stepwise works on by default.\"\"\"\n\n\ndef add(a, b):\n    \"\"\"Return the total of a and b.\"\"\"\n"#,
@@ -342,8 +335,8 @@ fn a_streaming_write_shows_its_diff_building_up_then_the_proposal_replaces_it() 
     streaming(&mut app, r#"    return a + b\n\n\ndef mul(a, b):\n"#);
     let held = screen(&draw(&mut app, 120, 40));
     assert!(!held.contains("def mul"), "{held}");
-    assert!(app.live.next_refresh().is_some());
-    app.now += Duration::from_millis(150);
+    assert!(app.live().next_refresh().is_some());
+    app.set_now(app.now() + Duration::from_millis(150));
     let shown = screen(&draw(&mut app, 120, 40));
     assert!(shown.contains("+def mul(a, b):"), "{shown}");
     // The whole reply is in: the real proposal replaces the preview.
@@ -357,26 +350,26 @@ fn a_streaming_write_shows_its_diff_building_up_then_the_proposal_replaces_it() 
 fn a_streaming_replacement_previews_once_its_old_text_is_known() {
     let mut app = app();
     explored(&mut app);
-    app.on_agent(AgentEvent::ModelRequest { steps_done: 3 });
-    app.on_agent(AgentEvent::LiveEditBase {
+    app.update(Msg::Agent(AgentEvent::ModelRequest { steps_done: 3 }));
+    app.update(Msg::Agent(AgentEvent::LiveEditBase {
         index: 0,
         tool: "replace_text".into(),
         path: "calculator.py".into(),
         old: Some(CALCULATOR.into()),
-    });
-    app.on_agent(AgentEvent::ToolCallStreaming {
+    }));
+    app.update(Msg::Agent(AgentEvent::ToolCallStreaming {
         index: 0,
         tool: "replace_text".into(),
         fragment: r#"{"path": "calculator.py", "old": "    return a - b"#.into(),
-    });
+    }));
     let shown = screen(&draw(&mut app, 80, 24));
     assert!(shown.contains("waiting for the text to replace"), "{shown}");
-    app.on_agent(AgentEvent::ToolCallStreaming {
+    app.update(Msg::Agent(AgentEvent::ToolCallStreaming {
         index: 0,
         tool: "replace_text".into(),
         fragment: r#"\n", "new": "    return b - a\n"#.into(),
-    });
-    app.now += Duration::from_millis(150);
+    }));
+    app.set_now(app.now() + Duration::from_millis(150));
     let term = draw(&mut app, 80, 24);
     let shown = screen(&term);
     assert!(shown.contains("-    return a - b"), "{shown}");
@@ -387,12 +380,12 @@ fn a_streaming_replacement_previews_once_its_old_text_is_known() {
     assert_eq!(buf[(x + 12, y)].bg, Color::Green, "`b` is highlighted");
     assert_eq!(buf[(x + 8, y)].bg, Color::Reset, "`return` is not");
     // A retry voids the reply, and its preview with it.
-    app.on_agent(AgentEvent::Retrying {
+    app.update(Msg::Agent(AgentEvent::Retrying {
         retry: 1,
         max_retries: 3,
         delay_ms: 100,
         error: "reset".into(),
-    });
+    }));
     let shown = screen(&draw(&mut app, 80, 24));
     assert!(!shown.contains("return b - a"), "{shown}");
 }

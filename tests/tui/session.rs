@@ -1,6 +1,8 @@
 //! Session-level UI in the App state machine: the verification receipt,
 //! `/diff`, `/undo`, `/undo all`, `/compact` (refused while a task runs), the
 //! help listing them, and the header's rules file, tokens and cost.
+// These tests check the exact colours drawn, so they name them.
+#![allow(clippy::disallowed_types)]
 
 use crate::support::tui::*;
 use crossterm::event::KeyCode;
@@ -12,7 +14,8 @@ use stepwise::agent::{
 use stepwise::diff::FileDiff;
 use stepwise::llm::TokenUsage;
 use stepwise::tools::ToolName;
-use stepwise::tui::{App, Effect, Overlay, TaskState, help};
+use stepwise::tui::overlays::help;
+use stepwise::tui::{App, Effect, Overlay, TaskState};
 use tokio::sync::oneshot;
 
 fn command(app: &mut App, text: &str) -> Vec<Effect> {
@@ -24,7 +27,7 @@ fn command(app: &mut App, text: &str) -> Vec<Effect> {
 fn undo_request(app: &mut App) -> oneshot::Receiver<Decision> {
     let (reply, rx) = oneshot::channel();
     let written = format!("{CALCULATOR}{DIVIDE}");
-    app.on_agent(AgentEvent::ApprovalRequested(ApprovalRequest {
+    app.update(Msg::Agent(AgentEvent::ApprovalRequested(ApprovalRequest {
         step: 0,
         call_id: "undo_1".into(),
         tool: ToolName::WriteFile,
@@ -37,7 +40,7 @@ fn undo_request(app: &mut App) -> oneshot::Receiver<Decision> {
         },
         allow_for_task: false,
         reply,
-    }));
+    })));
     rx
 }
 
@@ -58,7 +61,7 @@ fn the_receipt_is_shown_under_the_answer_and_says_who_computed_it() {
     assert!(shown.contains("diff   #0123456789ab"), "{shown}");
 
     // Files with their counts; failing tests in red.
-    app.on_agent(AgentEvent::FinalAnswer {
+    app.update(Msg::Agent(AgentEvent::FinalAnswer {
         text: "Second answer.".into(),
         receipt: Receipt {
             tests: Some(TestReceipt {
@@ -83,7 +86,7 @@ fn the_receipt_is_shown_under_the_answer_and_says_who_computed_it() {
             diff_hash: "abcdef012345".into(),
             no_tool_used: false,
         },
-    });
+    }));
     let term = draw(&mut app, 120, 40);
     let shown = screen(&term);
     assert!(
@@ -106,15 +109,15 @@ fn slash_diff_opens_the_session_diff_and_is_refused_while_a_task_runs() {
     submit(&mut app, "a task");
     assert!(command(&mut app, "/diff").is_empty());
     assert!(
-        app.flash
+        app.flash()
             .as_deref()
             .is_some_and(|f| f.contains("A task is running: /diff"))
     );
-    app.on_agent(task_finished(FinishReason::Answered, 1));
+    app.update(Msg::Agent(task_finished(FinishReason::Answered, 1)));
     let effects = command(&mut app, "/diff");
     assert!(matches!(effects.as_slice(), [Effect::ShowDiff]));
     let long: String = (1..=40).map(|i| format!("note {i}\n")).collect();
-    app.on_agent(AgentEvent::SessionDiff {
+    app.update(Msg::Agent(AgentEvent::SessionDiff {
         files: vec![
             calculator_diff(),
             FileDiff::compute("notes.md", None, &long),
@@ -123,8 +126,8 @@ fn slash_diff_opens_the_session_diff_and_is_refused_while_a_task_runs() {
             branch: Some("feature/divide".into()),
             other_dirty: vec!["README.md".into()],
         }),
-    });
-    assert!(matches!(app.overlay, Some(Overlay::SessionDiff(_))));
+    }));
+    assert!(matches!(app.overlay(), Some(Overlay::SessionDiff(_))));
     let term = draw(&mut app, 80, 24);
     let shown = screen(&term);
     assert!(
@@ -149,13 +152,13 @@ fn slash_diff_opens_the_session_diff_and_is_refused_while_a_task_runs() {
     let scrolled = screen(&draw(&mut app, 80, 24));
     assert!(!scrolled.contains("git branch"), "{scrolled}");
     press(&mut app, KeyCode::Esc);
-    assert!(app.overlay.is_none());
+    assert!(app.overlay().is_none());
 
     // Without git, and with nothing changed.
-    app.on_agent(AgentEvent::SessionDiff {
+    app.update(Msg::Agent(AgentEvent::SessionDiff {
         files: vec![],
         git: None,
-    });
+    }));
     let shown = screen(&draw(&mut app, 80, 24));
     assert!(
         shown.contains("stepwise has not changed any file"),
@@ -185,16 +188,16 @@ fn slash_undo_shows_the_revert_as_a_diff_and_asks() {
     assert!(shown.contains("-def divide(a, b):"), "{shown}");
     assert!(!shown.contains("Step 0"), "{shown}");
     press(&mut app, KeyCode::Char('r'));
-    assert!(app.approvals.reason.is_none(), "no reason for an undo");
+    assert!(app.approvals().reason().is_none(), "no reason for an undo");
     press(&mut app, KeyCode::Char('a'));
     assert!(rx.try_recv().is_err(), "a does not apply to an undo");
     press(&mut app, KeyCode::Char('y'));
     assert_eq!(rx.try_recv().ok(), Some(Decision::Approve));
-    assert_eq!(app.state, TaskState::Done, "back to where it was");
-    app.on_agent(AgentEvent::UndoFinished {
+    assert_eq!(app.state(), TaskState::Done, "back to where it was");
+    app.update(Msg::Agent(AgentEvent::UndoFinished {
         reverted: vec!["calculator.py".into()],
         error: None,
-    });
+    }));
     assert!(!app.is_running());
     let shown = screen(&draw(&mut app, 80, 24));
     assert!(
@@ -215,10 +218,10 @@ fn slash_undo_all_declined_or_refused_says_so() {
     let mut rx = undo_request(&mut app);
     press(&mut app, KeyCode::Char('n'));
     assert_eq!(rx.try_recv().ok(), Some(Decision::Decline { reason: None }));
-    app.on_agent(AgentEvent::UndoFinished {
+    app.update(Msg::Agent(AgentEvent::UndoFinished {
         reverted: vec![],
         error: Some("undo declined; nothing was reverted".into()),
-    });
+    }));
     let shown = screen(&draw(&mut app, 80, 24));
     assert!(
         shown.contains("Undo declined; nothing was reverted."),
@@ -226,12 +229,12 @@ fn slash_undo_all_declined_or_refused_says_so() {
     );
 
     command(&mut app, "/undo");
-    app.on_agent(AgentEvent::UndoFinished {
+    app.update(Msg::Agent(AgentEvent::UndoFinished {
         reverted: vec![],
         error: Some(
             "undo refused: calculator.py was changed on disk since stepwise wrote it".into(),
         ),
-    });
+    }));
     let shown = screen(&draw(&mut app, 80, 24));
     assert!(
         shown.contains("✗ undo refused: calculator.py was changed on disk"),
@@ -245,16 +248,16 @@ fn slash_undo_all_declined_or_refused_says_so() {
         panic!("undo requested");
     };
     let mut rx = undo_request(&mut app);
-    app.on_key(ctrl('c'));
+    app.update(Msg::from(ctrl('c')));
     assert!(cancel.is_cancelled());
     assert_eq!(rx.try_recv().ok(), Some(Decision::Decline { reason: None }));
-    assert!(!app.quit, "an interrupt, not a quit");
-    app.on_agent(AgentEvent::UndoFinished {
+    assert!(!app.quitting(), "an interrupt, not a quit");
+    app.update(Msg::Agent(AgentEvent::UndoFinished {
         reverted: vec![],
         error: Some("undo declined; nothing was reverted".into()),
-    });
+    }));
     assert!(!app.is_running());
-    assert_eq!(app.state, TaskState::Done, "back to where it was");
+    assert_eq!(app.state(), TaskState::Done, "back to where it was");
 }
 
 #[test]
@@ -263,26 +266,26 @@ fn slash_undo_and_compact_are_refused_while_a_task_runs() {
     submit(&mut app, "a task");
     for cmd in ["/undo", "/undo all", "/compact"] {
         assert!(command(&mut app, cmd).is_empty(), "{cmd}");
-        let flash = app.flash.clone().unwrap_or_default();
+        let flash = app.flash().clone().unwrap_or_default();
         assert!(
             flash.contains("A task is running") && flash.contains(cmd),
             "{flash}"
         );
     }
-    app.on_agent(task_finished(FinishReason::Answered, 1));
+    app.update(Msg::Agent(task_finished(FinishReason::Answered, 1)));
     let effects = command(&mut app, "/compact");
     assert!(matches!(effects.as_slice(), [Effect::Compact]));
-    app.on_agent(AgentEvent::Compacted {
+    app.update(Msg::Agent(AgentEvent::Compacted {
         before_tokens: 9000,
         after_tokens: 2000,
         elided: 4,
         summarized: 0,
-    });
+    }));
     let shown = screen(&draw(&mut app, 120, 40));
     assert!(shown.contains("9000 → 2000"), "{shown}");
     command(&mut app, "/nope");
     assert!(
-        app.flash
+        app.flash()
             .as_deref()
             .is_some_and(|f| f.contains("/undo all") && f.contains("/diff"))
     );
@@ -315,7 +318,7 @@ fn help_lists_the_review_keys_and_the_new_commands_and_scrolls() {
         "{last}"
     );
     press(&mut app, KeyCode::Esc);
-    assert!(app.overlay.is_none());
+    assert!(app.overlay().is_none());
 }
 
 #[test]
@@ -342,11 +345,11 @@ fn the_header_shows_the_rules_file_cached_tokens_and_an_estimated_cost() {
     let (first, second) = (lines.next().unwrap_or(""), lines.next().unwrap_or(""));
     assert!(first.contains("rules: AGENTS.md"), "{first}");
     assert!(second.contains("2.0k/100 (1.5k cached)"), "{second}");
-    app.on_agent(AgentEvent::Cost {
+    app.update(Msg::Agent(AgentEvent::Cost {
         request_usd: 0.002,
         task_usd: 0.002,
         session_usd: 0.005,
-    });
+    }));
     // The cost (an estimate, and marked so) goes before token detail.
     let shown = screen(&draw(&mut app, 120, 40));
     let second = shown.lines().nth(1).unwrap_or("");

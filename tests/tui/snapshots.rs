@@ -1,5 +1,7 @@
 //! Snapshot tests of every visible state at 80x24 and 120x40 (ratatui's
 //! `TestBackend` + insta), plus style checks so a diff that lost its colors fails.
+// These tests check the exact colours drawn, so they name them.
+#![allow(clippy::disallowed_types)]
 
 use crate::support::tui::*;
 use crossterm::event::KeyCode;
@@ -124,7 +126,7 @@ fn undo_prompt() {
         let new = format!("{CALCULATOR}{DIVIDE}");
         let (reply, rx) = tokio::sync::oneshot::channel();
         keep_open(rx);
-        app.on_agent(AgentEvent::ApprovalRequested(
+        app.update(Msg::Agent(AgentEvent::ApprovalRequested(
             stepwise::agent::ApprovalRequest {
                 step: 0,
                 call_id: "undo_1".into(),
@@ -139,7 +141,7 @@ fn undo_prompt() {
                 allow_for_task: false,
                 reply,
             },
-        ));
+        )));
         app
     });
 }
@@ -151,7 +153,7 @@ fn session_diff_overlay() {
         finished(&mut app);
         type_text(&mut app, "/diff");
         press(&mut app, KeyCode::Enter);
-        app.on_agent(AgentEvent::SessionDiff {
+        app.update(Msg::Agent(AgentEvent::SessionDiff {
             files: vec![
                 calculator_diff(),
                 stepwise::diff::FileDiff::compute("notes.md", None, "# Notes\n"),
@@ -160,7 +162,7 @@ fn session_diff_overlay() {
                 branch: Some("main".into()),
                 other_dirty: vec!["README.md".into(), "setup.cfg".into()],
             }),
-        });
+        }));
         app
     });
 }

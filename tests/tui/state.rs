@@ -6,7 +6,7 @@ use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
 use stepwise::agent::{AgentEvent, ApprovalAction, CallStatus, Decision, FinishReason};
 use stepwise::diff::FileDiff;
 use stepwise::tools::ToolName;
-use stepwise::tui::{App, Effect, Focus, Overlay, TaskState};
+use stepwise::tui::{App, Effect, Focus, Msg, Overlay, TaskState};
 use tokio::sync::oneshot::error::TryRecvError;
 
 fn at_write_prompt() -> (App, tokio::sync::oneshot::Receiver<Decision>) {
@@ -46,8 +46,8 @@ fn enter_line(app: &mut App, text: &str) {
 }
 
 fn row_status(app: &App, step: u32) -> &'static str {
-    app.calls
-        .rows
+    app.calls()
+        .rows()
         .iter()
         .find(|r| r.step == step)
         .map(|r| r.status.label())
@@ -57,13 +57,13 @@ fn row_status(app: &App, step: u32) -> &'static str {
 #[test]
 fn y_approves() {
     let (mut app, mut rx) = at_write_prompt();
-    assert_eq!(app.state, TaskState::AwaitingApproval);
+    assert_eq!(app.state(), TaskState::AwaitingApproval);
     assert_eq!(row_status(&app, 4), "awaiting approval");
     press(&mut app, KeyCode::Char('y'));
     assert_eq!(decision(&mut rx), Some(Decision::Approve));
-    assert!(!app.approvals.is_open());
+    assert!(!app.approvals().is_open());
     assert_eq!(row_status(&app, 4), "approved");
-    assert_ne!(app.state, TaskState::AwaitingApproval);
+    assert_ne!(app.state(), TaskState::AwaitingApproval);
 }
 
 #[test]
@@ -104,7 +104,7 @@ fn r_declines_with_the_typed_reason() {
         })
     );
     assert!(
-        app.input.is_empty(),
+        app.input().is_empty(),
         "the reason never reaches the task input"
     );
 }
@@ -116,7 +116,7 @@ fn esc_leaves_the_reason_and_keeps_the_prompt() {
     type_text(&mut app, "nah");
     press(&mut app, KeyCode::Esc);
     assert!(matches!(rx.try_recv(), Err(TryRecvError::Empty)));
-    assert!(app.approvals.is_open() && app.approvals.reason.is_none());
+    assert!(app.approvals().is_open() && app.approvals().reason().is_none());
     press(&mut app, KeyCode::Char('y'));
     assert_eq!(decision(&mut rx), Some(Decision::Approve));
 }
@@ -126,7 +126,7 @@ fn a_approves_the_tool_for_the_task_and_the_header_says_so() {
     let (mut app, mut rx) = at_write_prompt();
     press(&mut app, KeyCode::Char('a'));
     assert_eq!(decision(&mut rx), Some(Decision::ApproveToolForTask));
-    assert_eq!(app.auto_approved, ["replace_text"]);
+    assert_eq!(app.auto_approved(), ["replace_text"]);
     let term = draw(&mut app, 120, 40);
     assert!(
         screen(&term)
@@ -135,9 +135,9 @@ fn a_approves_the_tool_for_the_task_and_the_header_says_so() {
             .unwrap_or("")
             .contains("auto-approve: replace_text (this task)")
     );
-    app.on_agent(task_finished(FinishReason::Answered, 4));
+    app.update(Msg::Agent(task_finished(FinishReason::Answered, 4)));
     assert!(
-        app.auto_approved.is_empty(),
+        app.auto_approved().is_empty(),
         "only for the rest of the task"
     );
 }
@@ -165,7 +165,7 @@ fn a_also_covers_requests_of_that_tool_already_queued() {
         matches!(tests.try_recv(), Err(TryRecvError::Empty)),
         "another tool still asks"
     );
-    assert_eq!(app.approvals.current().map(|r| r.step), Some(5));
+    assert_eq!(app.approvals().current().map(|r| r.step), Some(5));
 }
 
 #[test]
@@ -183,18 +183,18 @@ fn other_keys_do_nothing_while_a_prompt_is_open() {
     ] {
         press(&mut app, code);
     }
-    app.on_terminal(Event::Paste("y".into()));
+    app.update(Msg::Terminal(Event::Paste("y".into())));
     assert!(matches!(rx.try_recv(), Err(TryRecvError::Empty)));
-    assert!(app.approvals.is_open());
-    assert!(app.input.is_empty());
-    assert_eq!(app.focus, Focus::Input);
+    assert!(app.approvals().is_open());
+    assert!(app.input().is_empty());
+    assert_eq!(app.focus(), Focus::Input);
     assert!(app.take_effects().is_empty());
 }
 
 #[test]
 fn the_diff_scrolls_while_the_prompt_is_open() {
     let (mut app, mut rx) = at_write_prompt();
-    let top = |app: &App| app.diff.scroll.top(app.diff.total_rows(), 8);
+    let top = |app: &App| app.diff().scroll().top(app.diff().total_rows(), 8);
     assert_eq!(top(&app), 0);
     press(&mut app, KeyCode::Down);
     press(&mut app, KeyCode::Down);
@@ -208,14 +208,14 @@ fn the_diff_scrolls_while_the_prompt_is_open() {
 fn ctrl_c_during_a_prompt_declines_and_interrupts() {
     let (mut app, mut rx) = at_write_prompt();
     let token = app.cancel_token().cloned().expect("task running");
-    app.on_key(ctrl('c'));
+    app.update(Msg::from(ctrl('c')));
     assert_eq!(decision(&mut rx), Some(Decision::Decline { reason: None }));
     assert!(token.is_cancelled());
-    assert_eq!(app.state, TaskState::Interrupting);
-    assert!(!app.quit, "an interrupt is not a quit");
-    app.on_agent(task_finished(FinishReason::Cancelled, 4));
-    assert_eq!(app.state, TaskState::Interrupted);
-    app.on_key(ctrl('c'));
+    assert_eq!(app.state(), TaskState::Interrupting);
+    assert!(!app.quitting(), "an interrupt is not a quit");
+    app.update(Msg::Agent(task_finished(FinishReason::Cancelled, 4)));
+    assert_eq!(app.state(), TaskState::Interrupted);
+    app.update(Msg::from(ctrl('c')));
     assert_eq!(effects(&mut app), ["quit"], "Ctrl+C when idle quits");
 }
 
@@ -223,10 +223,10 @@ fn ctrl_c_during_a_prompt_declines_and_interrupts() {
 fn quitting_during_a_prompt_declines_it() {
     let (mut app, mut rx) = at_write_prompt();
     let token = app.cancel_token().cloned().expect("task running");
-    app.on_key(ctrl('d'));
+    app.update(Msg::from(ctrl('d')));
     assert_eq!(decision(&mut rx), Some(Decision::Decline { reason: None }));
     assert!(token.is_cancelled());
-    assert!(app.quit);
+    assert!(app.quitting());
     assert_eq!(effects(&mut app), ["quit"]);
 }
 
@@ -245,35 +245,35 @@ fn queued_approvals_are_answered_in_order() {
             original: None,
         },
     );
-    assert_eq!(app.approvals.len(), 2);
-    assert_eq!(app.approvals.current().map(|r| r.step), Some(4));
+    assert_eq!(app.approvals().len(), 2);
+    assert_eq!(app.approvals().current().map(|r| r.step), Some(4));
     press(&mut app, KeyCode::Char('y'));
     assert_eq!(decision(&mut first), Some(Decision::Approve));
     assert!(matches!(second.try_recv(), Err(TryRecvError::Empty)));
-    assert_eq!(app.approvals.current().map(|r| r.step), Some(5));
-    assert_eq!(app.state, TaskState::AwaitingApproval);
+    assert_eq!(app.approvals().current().map(|r| r.step), Some(5));
+    assert_eq!(app.state(), TaskState::AwaitingApproval);
     press(&mut app, KeyCode::Char('n'));
     assert_eq!(
         decision(&mut second),
         Some(Decision::Decline { reason: None })
     );
-    assert!(!app.approvals.is_open());
+    assert!(!app.approvals().is_open());
 }
 
 #[test]
 fn a_request_the_core_gave_up_on_closes_its_prompt() {
     let (mut app, rx) = at_write_prompt();
     drop(rx);
-    app.on_agent(AgentEvent::ToolFinished {
+    app.update(Msg::Agent(AgentEvent::ToolFinished {
         step: 4,
         call_id: "call_4".into(),
         tool: "replace_text".into(),
         status: CallStatus::Declined,
         summary: "interrupted".into(),
         result: serde_json::json!({}),
-    });
-    assert!(!app.approvals.is_open());
-    assert_ne!(app.state, TaskState::AwaitingApproval);
+    }));
+    assert!(!app.approvals().is_open());
+    assert_ne!(app.state(), TaskState::AwaitingApproval);
 }
 
 #[test]
@@ -281,12 +281,12 @@ fn ctrl_c_interrupts_a_running_task_and_quits_when_idle() {
     let mut app = app();
     assert_eq!(submit(&mut app, "task one").as_deref(), Some("task one"));
     let token = app.cancel_token().cloned().expect("running");
-    app.on_key(ctrl('c'));
-    assert!(token.is_cancelled() && !app.quit);
-    app.on_agent(task_finished(FinishReason::Cancelled, 0));
+    app.update(Msg::from(ctrl('c')));
+    assert!(token.is_cancelled() && !app.quitting());
+    app.update(Msg::Agent(task_finished(FinishReason::Cancelled, 0)));
     assert!(!app.is_running());
-    app.on_key(ctrl('c'));
-    assert!(app.quit);
+    app.update(Msg::from(ctrl('c')));
+    assert!(app.quitting());
 }
 
 #[test]
@@ -294,9 +294,9 @@ fn a_second_task_waits_for_the_first() {
     let mut app = app();
     submit(&mut app, "one");
     assert_eq!(submit(&mut app, "two"), None);
-    assert!(app.flash.is_some());
-    assert_eq!(app.input.text(), "two", "the text is kept");
-    app.on_agent(task_finished(FinishReason::Answered, 1));
+    assert!(app.flash().is_some());
+    assert_eq!(app.input().text(), "two", "the text is kept");
+    app.update(Msg::Agent(task_finished(FinishReason::Answered, 1)));
     press(&mut app, KeyCode::Enter);
     assert_eq!(effects(&mut app), ["run two"], "the conversation continues");
 }
@@ -305,47 +305,50 @@ fn a_second_task_waits_for_the_first() {
 fn multi_line_input_and_history() {
     let mut app = app();
     type_text(&mut app, "first line");
-    app.on_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::ALT));
+    app.update(Msg::from(KeyEvent::new(KeyCode::Enter, KeyModifiers::ALT)));
     type_text(&mut app, "second");
-    app.on_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::SHIFT));
+    app.update(Msg::from(KeyEvent::new(
+        KeyCode::Enter,
+        KeyModifiers::SHIFT,
+    )));
     type_text(&mut app, "third");
     press(&mut app, KeyCode::Enter);
     assert_eq!(effects(&mut app), ["run first line\nsecond\nthird"]);
-    app.on_agent(task_finished(FinishReason::Answered, 1));
+    app.update(Msg::Agent(task_finished(FinishReason::Answered, 1)));
     submit(&mut app, "another");
-    app.on_agent(task_finished(FinishReason::Answered, 1));
+    app.update(Msg::Agent(task_finished(FinishReason::Answered, 1)));
     press(&mut app, KeyCode::Up);
-    assert_eq!(app.input.text(), "another");
+    assert_eq!(app.input().text(), "another");
     press(&mut app, KeyCode::Up);
-    assert_eq!(app.input.text(), "first line\nsecond\nthird");
+    assert_eq!(app.input().text(), "first line\nsecond\nthird");
     press(&mut app, KeyCode::Down);
-    assert_eq!(app.input.text(), "another");
+    assert_eq!(app.input().text(), "another");
     press(&mut app, KeyCode::Down);
-    assert_eq!(app.input.text(), "");
+    assert_eq!(app.input().text(), "");
     // Shell-style editing keys.
     type_text(&mut app, "hello world");
-    app.on_key(ctrl('w'));
-    assert_eq!(app.input.text(), "hello ");
-    app.on_key(ctrl('u'));
-    assert_eq!(app.input.text(), "");
+    app.update(Msg::from(ctrl('w')));
+    assert_eq!(app.input().text(), "hello ");
+    app.update(Msg::from(ctrl('u')));
+    assert_eq!(app.input().text(), "");
 }
 
 #[test]
 fn slash_commands() {
     let mut app = app();
     enter_line(&mut app, "/help");
-    assert!(matches!(app.overlay, Some(Overlay::Help)));
+    assert!(matches!(app.overlay(), Some(Overlay::Help)));
     press(&mut app, KeyCode::Esc);
-    assert!(app.overlay.is_none());
+    assert!(app.overlay().is_none());
 
     finished(&mut app);
     effects(&mut app);
-    assert!(app.conversation.line_count() > 5);
+    assert!(app.conversation().line_count() > 5);
     enter_line(&mut app, "/clear");
     assert_eq!(effects(&mut app), ["clear"]);
-    assert!(app.calls.rows.is_empty());
+    assert!(app.calls().rows().is_empty());
     assert_eq!(
-        app.conversation.line_count(),
+        app.conversation().line_count(),
         1,
         "only the 'new conversation' notice"
     );
@@ -355,11 +358,11 @@ fn slash_commands() {
     assert!(app.is_running());
     enter_line(&mut app, "/continue");
     assert!(effects(&mut app).is_empty(), "not while running");
-    app.on_agent(task_finished(FinishReason::Cancelled, 0));
+    app.update(Msg::Agent(task_finished(FinishReason::Cancelled, 0)));
 
     enter_line(&mut app, "/frobnicate");
     assert!(
-        app.flash
+        app.flash()
             .as_deref()
             .is_some_and(|f| f.contains("/frobnicate"))
     );
@@ -373,27 +376,27 @@ fn slash_commands() {
 fn help_opens_with_question_mark_only_on_an_empty_input_and_with_f1() {
     let mut app = app();
     type_text(&mut app, "what?");
-    assert!(app.overlay.is_none());
-    assert_eq!(app.input.text(), "what?");
+    assert!(app.overlay().is_none());
+    assert_eq!(app.input().text(), "what?");
     press(&mut app, KeyCode::F(1));
-    assert!(matches!(app.overlay, Some(Overlay::Help)));
+    assert!(matches!(app.overlay(), Some(Overlay::Help)));
     press(&mut app, KeyCode::Char('x'));
     assert!(
-        matches!(app.overlay, Some(Overlay::Help)),
+        matches!(app.overlay(), Some(Overlay::Help)),
         "help takes the keys until closed"
     );
     press(&mut app, KeyCode::Esc);
-    assert_eq!(app.input.text(), "what?");
+    assert_eq!(app.input().text(), "what?");
 }
 
 #[test]
 fn the_header_names_the_rule_files_the_core_reports() {
     let mut app = app();
-    assert!(app.rules.is_empty());
-    app.on_agent(AgentEvent::SessionReady {
+    assert!(app.rules().is_empty());
+    app.update(Msg::Agent(AgentEvent::SessionReady {
         rules: vec!["AGENTS.md".into()],
-    });
-    assert_eq!(app.rules, ["AGENTS.md"]);
+    }));
+    assert_eq!(app.rules(), ["AGENTS.md"]);
     let header = draw(&mut app, 120, 40);
     assert!(screen(&header).contains("AGENTS.md"), "{}", screen(&header));
 }
@@ -404,13 +407,13 @@ fn continue_is_the_cores_decision_and_a_refusal_returns_to_idle() {
     enter_line(&mut app, "/continue");
     assert_eq!(effects(&mut app), ["resume"], "the TUI does not guess");
     assert!(app.is_running());
-    app.on_agent(AgentEvent::ResumeRefused {
+    app.update(Msg::Agent(AgentEvent::ResumeRefused {
         message: "nothing to continue: send a task first".into(),
-    });
+    }));
     assert!(!app.is_running());
-    assert_eq!(app.state, TaskState::Idle);
+    assert_eq!(app.state(), TaskState::Idle);
     assert_eq!(
-        app.flash.as_deref(),
+        app.flash().as_deref(),
         Some("nothing to continue: send a task first")
     );
 }
@@ -418,10 +421,10 @@ fn continue_is_the_cores_decision_and_a_refusal_returns_to_idle() {
 #[test]
 fn the_header_follows_the_cores_scope_changes() {
     let mut app = app();
-    app.on_agent(AgentEvent::ScopesChanged {
+    app.update(Msg::Agent(AgentEvent::ScopesChanged {
         approved: vec![ToolName::ReplaceText, ToolName::RunTests],
-    });
-    assert_eq!(app.auto_approved, ["replace_text", "run_tests"]);
-    app.on_agent(AgentEvent::ScopesChanged { approved: vec![] });
-    assert!(app.auto_approved.is_empty());
+    }));
+    assert_eq!(app.auto_approved(), ["replace_text", "run_tests"]);
+    app.update(Msg::Agent(AgentEvent::ScopesChanged { approved: vec![] }));
+    assert!(app.auto_approved().is_empty());
 }

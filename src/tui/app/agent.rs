@@ -1,0 +1,202 @@
+//! Core events into the App: `on_agent` is a short router that hands each
+//! `AgentEvent` to the part of the App that owns what it changes: the live
+//! previews, the transcript (here), the tool-call rows and the approval queue
+//! (`calls_event`), and the task's counters and state (`task`). Afterwards,
+//! requests the core stopped waiting for leave the queue.
+
+use crate::agent::{AgentEvent, ApprovalRequest};
+use crate::present;
+use crate::tui::app::{App, Overlay, TaskState};
+use crate::tui::overlays::session_diff::SessionDiffView;
+use crate::tui::panes::line_kind::Kind;
+use crate::tui::panes::tool_calls::{CallRow, RowStatus};
+
+impl App {
+    /// One event from the core.
+    pub(in crate::tui) fn on_agent(&mut self, event: AgentEvent) {
+        use AgentEvent as E;
+        match event {
+            // Only appended here; previews are computed at frame time.
+            E::ToolCallStreaming {
+                index,
+                tool,
+                fragment,
+            } => self.live.fragment(index, tool.as_str(), &fragment),
+            E::LiveEditBase {
+                index,
+                tool,
+                path,
+                old,
+            } => self.live.base(index, tool.as_str(), path, old),
+            E::SessionDiff { files, git } => {
+                self.overlay = Some(Overlay::SessionDiff(SessionDiffView::new(files, git)));
+            }
+            E::UndoFinished { reverted, error } => self.undo_finished(reverted, error),
+            // The header names the rule files from the start (each task reads them again).
+            E::SessionReady { rules } => self.set_rules(rules),
+            // The header shows exactly what the core auto-approves.
+            E::ScopesChanged { approved } => {
+                self.sync_scopes(approved.iter().map(|t| t.as_str()).collect())
+            }
+            E::ResumeRefused { message } => self.resume_refused(message),
+            E::ApprovalRequested(request) => self.approval_requested(request),
+            e @ (E::ToolCallProposed { .. } | E::ToolRunning { .. } | E::ToolFinished { .. }) => {
+                self.calls_event(e)
+            }
+            e @ (E::TaskStarted { .. }
+            | E::ModelRequest { .. }
+            | E::Usage(_)
+            | E::Cost { .. }
+            | E::StepStarted { .. }
+            | E::TaskFinished { .. }) => self.task_event(e),
+            e => self.transcript_event(e),
+        }
+        if self.approvals.prune()
+            && self.approvals.is_empty()
+            && self.state == TaskState::AwaitingApproval
+        {
+            self.state = TaskState::Thinking;
+        }
+    }
+
+    /// Events that only add to the transcript.
+    fn transcript_event(&mut self, event: AgentEvent) {
+        use AgentEvent as E;
+        match event {
+            E::AssistantDelta { text } => self.conversation.delta(&text),
+            E::AssistantMessage { text } => {
+                if !self.conversation.is_streaming() {
+                    self.conversation.delta(&text);
+                }
+                self.conversation.close_reply();
+            }
+            E::Retrying {
+                retry,
+                max_retries,
+                delay_ms,
+                error,
+            } => {
+                self.conversation.discard_reply();
+                self.live.clear();
+                let text = present::retry_line(retry, max_retries, delay_ms, &error);
+                self.conversation.push_entry(Kind::Notice, &text);
+            }
+            E::Compacted {
+                before_tokens,
+                after_tokens,
+                elided,
+                summarized,
+            } => {
+                let text =
+                    present::compaction_line(before_tokens, after_tokens, elided, summarized);
+                self.conversation.push_entry(Kind::Notice, &text);
+            }
+            E::ProtocolRepair { attempt, error } => {
+                let text = present::repair_line(attempt, &error);
+                self.conversation.push_entry(Kind::Notice, &text);
+            }
+            E::GateRefused { reason, .. } => self.conversation.push_entry(Kind::Gate, &reason),
+            E::FinalAnswer { text, receipt } => {
+                self.conversation.final_answer(&text);
+                self.conversation
+                    .push_lines(&crate::tui::panes::receipt::lines(&receipt));
+            }
+            E::Error { message } => {
+                tracing::warn!(%message, "agent error");
+                self.conversation
+                    .push_entry(Kind::Error, &explain_error(&message));
+            }
+            other => tracing::debug!(?other, "not a transcript event"),
+        }
+    }
+
+    /// A proposal, its run and its result: the tool-call rows and the header.
+    fn calls_event(&mut self, event: AgentEvent) {
+        use AgentEvent as E;
+        match event {
+            E::ToolCallProposed {
+                step,
+                call_id,
+                tool,
+                target,
+                arguments,
+                diff,
+                ..
+            } => {
+                self.conversation.close_reply();
+                self.calls.propose(CallRow {
+                    step,
+                    call_id,
+                    tool: tool.to_string(),
+                    target,
+                    arguments,
+                    diff,
+                    status: RowStatus::Pending,
+                    summary: String::new(),
+                    result: None,
+                    auto_approved: false,
+                });
+            }
+            E::ToolRunning {
+                call_id,
+                auto_approved,
+                ..
+            } => {
+                let tool = self
+                    .calls
+                    .running(&call_id, auto_approved)
+                    .and_then(crate::tools::ToolName::parse)
+                    .map_or("", |t| t.as_str());
+                self.set_state(if tool == "run_tests" {
+                    TaskState::RunningTests
+                } else {
+                    TaskState::Running(tool)
+                });
+            }
+            E::ToolFinished {
+                call_id,
+                status,
+                summary,
+                result,
+                ..
+            } => {
+                self.calls
+                    .finished(&call_id, status.into(), summary, result);
+                self.set_state(TaskState::Thinking);
+            }
+            other => tracing::debug!(?other, "not a tool-call event"),
+        }
+    }
+
+    /// The core asks: the row waits, the prompt opens over the diff.
+    fn approval_requested(&mut self, request: ApprovalRequest) {
+        self.calls.set_status(&request.call_id, RowStatus::Awaiting);
+        tracing::info!(step = request.step, prompt = %request.action.prompt(), "approval requested");
+        // The diff must be visible while the prompt is open.
+        if matches!(
+            self.overlay,
+            Some(Overlay::Detail(_) | Overlay::SessionDiff(_))
+        ) {
+            self.overlay = None;
+        }
+        self.approvals.push(request);
+        self.set_state(TaskState::AwaitingApproval);
+    }
+}
+
+/// Add what to do about common endpoint errors.
+fn explain_error(message: &str) -> String {
+    let hint = if message.contains("OPENAI_API_KEY") || message.contains("--base-url") {
+        // The core already says what to check.
+        ""
+    } else if message.contains("HTTP 401") || message.contains("HTTP 403") {
+        " — check OPENAI_API_KEY (in .env or the environment) and --base-url."
+    } else if message.contains("cannot reach the model server") {
+        " — is the server running, and is --base-url right?"
+    } else if message.contains("HTTP 404") {
+        " — check --base-url (it usually ends in /v1) and --model."
+    } else {
+        ""
+    };
+    format!("{message}{hint}")
+}

@@ -1,0 +1,181 @@
+//! Slash commands typed in the input: `/help`, `/clear`, `/continue`,
+//! `/diff`, `/undo`, `/undo all`, `/compact`, `/revoke`, `/quit`. Commands
+//! that the core carries out run only while no task runs (the core handles
+//! one command at a time); otherwise they are refused with a message.
+
+use crate::llm::TokenUsage;
+use crate::tui::app::{App, Effect, Overlay, TaskState, UndoRun};
+use crate::tui::panes::diff::view::DiffView;
+use crate::tui::panes::line_kind::Kind;
+use tokio_util::sync::CancellationToken;
+
+/// Every command, for `/help`-style messages.
+pub const COMMANDS: &str =
+    "/help, /diff, /undo, /undo all, /compact, /revoke, /continue, /clear or /quit";
+
+impl App {
+    /// Carry out `/command` (the text after the slash).
+    pub(in crate::tui) fn run_command(&mut self, command: &str) {
+        let words: Vec<&str> = command.split_whitespace().collect();
+        match words.as_slice() {
+            ["help"] => self.open_help(),
+            ["clear"] => self.clear_conversation(),
+            ["continue" | "resume"] if self.is_running() => {
+                self.show_flash("A task is running already.");
+            }
+            ["continue" | "resume"] => self.resume(),
+            ["diff"] => {
+                self.core_command("/diff", Effect::ShowDiff);
+            }
+            ["undo"] => self.start_undo(false),
+            ["undo", "all"] => self.start_undo(true),
+            ["compact"] => {
+                if self.core_command("/compact", Effect::Compact) {
+                    self.show_flash("Compacting the conversation's context…");
+                }
+            }
+            ["revoke"] => self.revoke_approvals(),
+            ["quit" | "exit"] => self.request_quit(),
+            _ => self.show_flash(format!(
+                "Unknown command /{} — try {COMMANDS}",
+                command.trim()
+            )),
+        }
+    }
+
+    pub(in crate::tui) fn open_help(&mut self) {
+        self.help_top = 0;
+        self.overlay = Some(Overlay::Help);
+    }
+
+    /// Ask the core for something, unless a task (or an undo) is running.
+    fn core_command(&mut self, name: &str, effect: Effect) -> bool {
+        if self.is_running() {
+            self.show_flash(format!(
+                "A task is running: {name} works once it has finished (or press Ctrl+C to interrupt it)."
+            ));
+            return false;
+        }
+        if self.refuse_if_misconfigured() {
+            return false;
+        }
+        self.effect(effect);
+        true
+    }
+
+    /// `/undo` (the last change) or `/undo all`: the core shows the revert
+    /// as a diff and asks; Ctrl+C cancels it like a task.
+    fn start_undo(&mut self, all: bool) {
+        let name = if all { "/undo all" } else { "/undo" };
+        let cancel = CancellationToken::new();
+        let effect = Effect::Undo {
+            all,
+            cancel: cancel.clone(),
+        };
+        if self.core_command(name, effect) {
+            self.undo = Some(UndoRun {
+                before: self.state,
+                declined: false,
+            });
+            self.cancel = Some(cancel);
+        }
+    }
+
+    /// The user answered the `/undo` prompt: back to the state before it.
+    pub(in crate::tui) fn undo_answered(&mut self, declined: bool) {
+        match &mut self.undo {
+            Some(run) => {
+                run.declined = declined;
+                self.state = run.before;
+            }
+            None if self.approvals.is_empty() => self.state = TaskState::Idle,
+            None => {}
+        }
+    }
+
+    /// The core finished an undo (or refused it).
+    pub(in crate::tui) fn undo_finished(&mut self, reverted: Vec<String>, error: Option<String>) {
+        let run = self.undo.take();
+        self.cancel = None;
+        if let Some(run) = run {
+            self.state = run.before;
+        }
+        let declined = run.is_some_and(|r| r.declined);
+        match (error, reverted.is_empty()) {
+            (Some(_), _) if declined => self
+                .conversation
+                .push_entry(Kind::Notice, "Undo declined; nothing was reverted."),
+            (Some(e), true) => self.conversation.push_entry(Kind::Error, &e),
+            (Some(e), false) => {
+                let text = format!("{e} (reverted: {})", reverted.join(", "));
+                self.conversation.push_entry(Kind::Error, &text);
+            }
+            (None, _) => {
+                let text = format!(
+                    "Reverted {}. The model was told, so it reads these files again before editing them.",
+                    reverted.join(", ")
+                );
+                self.conversation.push_entry(Kind::Notice, &text);
+            }
+        }
+    }
+
+    /// `F3` or `/revoke`: no more automatic approvals in this task.
+    pub(in crate::tui) fn revoke_approvals(&mut self) {
+        if self.auto_approved.is_empty() {
+            self.show_flash("Nothing is auto-approved: every write and test run asks.");
+            return;
+        }
+        let tools = std::mem::take(&mut self.auto_approved);
+        let text = format!(
+            "Auto-approval revoked for {}: each call asks again.",
+            tools.join(", ")
+        );
+        self.conversation.push_entry(Kind::Notice, &text);
+        self.show_flash(text);
+        self.effect(Effect::RevokeApprovals(tools));
+    }
+
+    /// `/continue`: go on after an error or an interrupt, without a new message.
+    pub(in crate::tui) fn resume(&mut self) {
+        if self.refuse_if_misconfigured() {
+            return;
+        }
+        // Whether there is anything to continue is the core's call (`ResumeRefused`).
+        self.conversation
+            .push_entry(Kind::Notice, "Continuing where the last task stopped.");
+        tracing::info!("resume requested");
+        let cancel = self.begin_run();
+        self.effect(Effect::Resume { cancel });
+    }
+
+    pub(in crate::tui) fn refuse_if_misconfigured(&mut self) -> bool {
+        let Some(problem) = &self.config_error else {
+            return false;
+        };
+        let text = format!("Cannot run the task: {problem}");
+        self.conversation.push_entry(Kind::Error, &text);
+        true
+    }
+
+    /// `/clear`: a new conversation.
+    pub(in crate::tui) fn clear_conversation(&mut self) {
+        if self.is_running() {
+            self.show_flash("A task is running: wait for it or press Ctrl+C, then /clear.");
+            return;
+        }
+        self.conversation.clear();
+        self.calls.clear();
+        self.diff = DiffView::default();
+        self.live.clear();
+        self.state = TaskState::Idle;
+        self.step = 0;
+        self.task_tokens = TokenUsage::default();
+        self.task_cost = None;
+        self.task_started = None;
+        self.last_elapsed = None;
+        self.conversation
+            .push_entry(Kind::Notice, "New conversation.");
+        self.effect(Effect::ClearConversation);
+    }
+}

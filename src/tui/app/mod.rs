@@ -1,0 +1,331 @@
+//! The UI state machine. `update(Msg)` is the only way in: terminal events
+//! (routed by `input`), core events (routed by `agent`) and the editor's
+//! result. Approval decisions go out through the requests' replies and
+//! everything else the run loop must do comes out as `Effect`s. Nothing here
+//! touches the terminal. The fields are private to the UI: outside it, the
+//! App is read through `inspect` and changed only through messages.
+
+mod agent;
+mod commands;
+mod inspect;
+mod task;
+mod update;
+
+pub use update::Msg;
+
+use crate::llm::TokenUsage;
+use crate::tui::approval::queue::Approvals;
+use crate::tui::input::input_box::InputBox;
+use crate::tui::overlays::detail::DetailView;
+use crate::tui::overlays::session_diff::SessionDiffView;
+use crate::tui::panes::conversation::Conversation;
+use crate::tui::panes::diff::live::LivePreviews;
+use crate::tui::panes::diff::view::DiffView;
+use crate::tui::panes::line_kind::Kind;
+use crate::tui::panes::tool_calls::{RowStatus, ToolCalls};
+use crate::tui::render::layout::Panes;
+use std::time::{Duration, Instant};
+use tokio_util::sync::CancellationToken;
+
+/// What the task is doing, for the header.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TaskState {
+    Idle,
+    Thinking,
+    AwaitingApproval,
+    RunningTests,
+    /// Carrying out an approved or read-only tool call.
+    Running(&'static str),
+    Interrupting,
+    Done,
+    Failed,
+    Interrupted,
+}
+
+impl TaskState {
+    pub fn label(self) -> &'static str {
+        match self {
+            TaskState::Idle => "idle",
+            TaskState::Thinking => "thinking",
+            TaskState::AwaitingApproval => "awaiting approval",
+            TaskState::RunningTests => "running tests",
+            TaskState::Running(_) => "working",
+            TaskState::Interrupting => "interrupting",
+            TaskState::Done => "done",
+            TaskState::Failed => "failed",
+            TaskState::Interrupted => "interrupted",
+        }
+    }
+}
+
+/// Which pane the arrows and PgUp/PgDn act on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Focus {
+    Input,
+    Conversation,
+    ToolCalls,
+    Diff,
+}
+
+/// A full-screen view over the panes.
+#[derive(Debug)]
+pub enum Overlay {
+    Help,
+    Detail(DetailView),
+    /// `/diff`: the session's cumulative diff.
+    SessionDiff(SessionDiffView),
+}
+
+/// What the run loop must do on the App's behalf.
+#[derive(Debug)]
+pub enum Effect {
+    RunTask {
+        task: String,
+        cancel: CancellationToken,
+    },
+    /// Continue the conversation's last task (`/continue`).
+    Resume {
+        cancel: CancellationToken,
+    },
+    ClearConversation,
+    /// `/diff`: ask the core for the session diff.
+    ShowDiff,
+    /// `/undo` or `/undo all`.
+    Undo {
+        all: bool,
+        cancel: CancellationToken,
+    },
+    /// `/compact`.
+    Compact,
+    /// Take back "approve for the rest of the task" for these tools.
+    RevokeApprovals(Vec<&'static str>),
+    /// Open the proposal of approval `serial` for `path` in the user's editor.
+    EditProposal {
+        serial: u64,
+        path: String,
+        content: String,
+    },
+    SetMouseCapture(bool),
+    Quit,
+}
+
+/// An `/undo` on its way: the state to go back to, and whether it was declined.
+#[derive(Debug, Clone, Copy)]
+pub struct UndoRun {
+    pub before: TaskState,
+    pub declined: bool,
+}
+
+pub struct App {
+    model: String,
+    workspace: String,
+    state: TaskState,
+    step: u32,
+    max_steps: u32,
+    task_tokens: TokenUsage,
+    /// Project rule files the model follows (e.g. `AGENTS.md`).
+    rules: Vec<String>,
+    session_tokens: TokenUsage,
+    /// Estimated cost in USD, when the model's prices are known.
+    task_cost: Option<f64>,
+    session_cost: Option<f64>,
+    /// The clock as of the last event; the run loop advances it.
+    now: Instant,
+    task_started: Option<Instant>,
+    /// Duration of the last finished task.
+    last_elapsed: Option<Duration>,
+    /// Tools the user approved for the rest of the task.
+    auto_approved: Vec<&'static str>,
+    pub(in crate::tui) conversation: Conversation,
+    pub(in crate::tui) calls: ToolCalls,
+    pub(in crate::tui) diff: DiffView,
+    pub(in crate::tui) live: LivePreviews,
+    pub(in crate::tui) approvals: Approvals,
+    pub(in crate::tui) input: InputBox,
+    pub(in crate::tui) focus: Focus,
+    pub(in crate::tui) overlay: Option<Overlay>,
+    /// First row of the help overlay shown (it scrolls on small terminals).
+    pub(in crate::tui) help_top: usize,
+    pub(in crate::tui) mouse_capture: bool,
+    /// An `/undo` is waiting for the core.
+    undo: Option<UndoRun>,
+    /// A configuration problem that keeps tasks from running.
+    config_error: Option<String>,
+    /// A one-off message shown above the input until the next key.
+    flash: Option<String>,
+    /// Pane rectangles of the last layout (for mouse hits and page sizes).
+    pub(in crate::tui) panes: Panes,
+    quit: bool,
+    /// The agent stopped (reported once).
+    agent_gone: bool,
+    cancel: Option<CancellationToken>,
+    effects: Vec<Effect>,
+}
+
+impl App {
+    pub fn new(model: impl Into<String>, workspace: impl Into<String>) -> Self {
+        App {
+            model: model.into(),
+            workspace: workspace.into(),
+            state: TaskState::Idle,
+            step: 0,
+            max_steps: 0,
+            task_tokens: TokenUsage::default(),
+            rules: Vec::new(),
+            session_tokens: TokenUsage::default(),
+            task_cost: None,
+            session_cost: None,
+            now: Instant::now(),
+            task_started: None,
+            last_elapsed: None,
+            auto_approved: Vec::new(),
+            conversation: Conversation::new(),
+            calls: ToolCalls::default(),
+            diff: DiffView::default(),
+            live: LivePreviews::default(),
+            approvals: Approvals::default(),
+            input: InputBox::new(),
+            focus: Focus::Input,
+            overlay: None,
+            help_top: 0,
+            mouse_capture: true,
+            undo: None,
+            config_error: None,
+            flash: None,
+            panes: Panes::default(),
+            quit: false,
+            agent_gone: false,
+            cancel: None,
+            effects: Vec::new(),
+        }
+    }
+
+    /// Show a note in the conversation (e.g. that this is a scripted demo).
+    pub fn notice(&mut self, text: &str) {
+        self.conversation.push_entry(Kind::Notice, text);
+    }
+
+    /// The project rule files the model follows, for the header.
+    pub fn set_rules(&mut self, files: Vec<String>) {
+        self.rules = files;
+    }
+
+    /// Put a task in the input box, ready to submit with Enter.
+    pub fn prefill(&mut self, task: &str) {
+        self.input.insert_str(task);
+    }
+
+    /// Show a configuration problem; tasks are refused until it is fixed.
+    pub fn set_config_error(&mut self, message: impl Into<String>) {
+        let message = message.into();
+        self.conversation
+            .push_entry(Kind::Error, &format!("Configuration problem: {message}"));
+        self.config_error = Some(message);
+    }
+
+    /// Show a one-off message above the input until the next key. The only
+    /// way a message is shown.
+    pub(in crate::tui) fn show_flash(&mut self, text: impl Into<String>) {
+        self.flash = Some(text.into());
+    }
+
+    /// A key was pressed: the message has been seen.
+    pub(in crate::tui) fn clear_flash(&mut self) {
+        self.flash = None;
+    }
+
+    /// Everything the run loop must do, oldest first.
+    pub fn take_effects(&mut self) -> Vec<Effect> {
+        std::mem::take(&mut self.effects)
+    }
+
+    pub(in crate::tui) fn effect(&mut self, effect: Effect) {
+        self.effects.push(effect);
+    }
+
+    /// A task is running (submitted and not yet finished).
+    pub fn is_running(&self) -> bool {
+        self.cancel.is_some()
+    }
+
+    /// The token that interrupts the running task.
+    pub fn cancel_token(&self) -> Option<&CancellationToken> {
+        self.cancel.as_ref()
+    }
+
+    /// Time spent on the current (or last) task.
+    pub fn elapsed(&self) -> Duration {
+        match (self.task_started, self.last_elapsed) {
+            (Some(start), None) => self.now.saturating_duration_since(start),
+            (_, Some(d)) => d,
+            (None, None) => Duration::ZERO,
+        }
+    }
+
+    /// Start a task from the input box text.
+    pub(in crate::tui) fn start_task(&mut self, task: String) {
+        if self.refuse_if_misconfigured() {
+            return;
+        }
+        self.conversation.push_entry(Kind::User, &task);
+        tracing::info!(chars = task.len(), "task submitted");
+        let cancel = self.begin_run();
+        self.effect(Effect::RunTask { task, cancel });
+    }
+
+    /// A run starts: follow the newest content, and keep the interrupt token.
+    pub(in crate::tui) fn begin_run(&mut self) -> CancellationToken {
+        self.conversation.follow();
+        self.calls.select_last();
+        let cancel = CancellationToken::new();
+        self.cancel = Some(cancel.clone());
+        self.state = TaskState::Thinking;
+        self.step = 0;
+        self.task_started = Some(self.now);
+        self.last_elapsed = None;
+        cancel
+    }
+
+    /// Ctrl+C while a task runs: decline what is pending and cancel the task.
+    pub fn interrupt(&mut self) {
+        for answered in self.approvals.decline_all() {
+            self.calls
+                .set_status(&answered.call_id, RowStatus::Declined);
+        }
+        if let Some(run) = &mut self.undo {
+            run.declined = true;
+        }
+        if let Some(cancel) = &self.cancel {
+            tracing::info!("interrupt requested");
+            cancel.cancel();
+            self.state = TaskState::Interrupting;
+        }
+    }
+
+    /// Leave the app: pending requests are declined, the task is cancelled.
+    pub fn request_quit(&mut self) {
+        self.interrupt();
+        self.quit = true;
+        self.effect(Effect::Quit);
+    }
+
+    /// The agent is gone (it panicked or stopped taking commands): nothing
+    /// can run any more. Said once, however often it is found out.
+    pub fn agent_died(&mut self, why: &str) {
+        self.cancel = None;
+        self.undo = None;
+        self.state = TaskState::Failed;
+        if std::mem::replace(&mut self.agent_gone, true) {
+            return;
+        }
+        self.conversation.push_entry(
+            Kind::Error,
+            &format!("The agent stopped unexpectedly: {why}"),
+        );
+    }
+}
+
+/// `m:ss` (or `h:mm:ss`).
+pub fn format_elapsed(d: Duration) -> String {
+    crate::present::elapsed_text(d)
+}

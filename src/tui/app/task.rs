@@ -1,0 +1,112 @@
+//! The task's lifecycle in the App: its start, each model request and step,
+//! the token and cost counters, the header's state, and how it finished.
+//! An interrupt in progress stays on the header until the task ends.
+
+use crate::agent::{AgentEvent, FinishReason};
+use crate::llm::TokenUsage;
+use crate::present;
+use crate::tui::app::{App, TaskState};
+use crate::tui::panes::line_kind::Kind;
+
+impl App {
+    /// Start, requests, steps, counters and the end of a task.
+    pub(in crate::tui::app) fn task_event(&mut self, event: AgentEvent) {
+        use AgentEvent as E;
+        match event {
+            E::TaskStarted {
+                max_steps, rules, ..
+            } => {
+                if let Some(text) = present::rules_line(&rules) {
+                    self.conversation.push_entry(Kind::Notice, &text);
+                }
+                self.rules = rules;
+                self.state = TaskState::Thinking;
+                self.step = 0;
+                self.max_steps = max_steps;
+                self.task_tokens = TokenUsage::default();
+                self.task_cost = None;
+                self.task_started = Some(self.now);
+                self.last_elapsed = None;
+                self.auto_approved.clear();
+            }
+            E::ModelRequest { .. } => {
+                self.live.clear();
+                self.conversation.new_turn();
+                self.set_state(TaskState::Thinking);
+            }
+            E::Usage(u) => {
+                for t in [&mut self.task_tokens, &mut self.session_tokens] {
+                    t.prompt_tokens += u.prompt_tokens;
+                    t.completion_tokens += u.completion_tokens;
+                    t.cached_tokens += u.cached_tokens;
+                }
+            }
+            E::Cost {
+                task_usd,
+                session_usd,
+                ..
+            } => {
+                self.task_cost = Some(task_usd);
+                self.session_cost = Some(session_usd);
+            }
+            E::StepStarted { step, max_steps } => {
+                // The reply has arrived whole: its proposals replace the previews.
+                self.live.clear();
+                self.step = step;
+                self.max_steps = max_steps;
+            }
+            E::TaskFinished { reason, steps, .. } => self.finish(reason, steps),
+            other => tracing::debug!(?other, "not a task event"),
+        }
+    }
+
+    /// The user approved `tool` for the rest of the task (the header lists it).
+    pub(in crate::tui) fn approved_for_task(&mut self, tool: &'static str) {
+        if !self.auto_approved.contains(&tool) {
+            self.auto_approved.push(tool);
+        }
+    }
+
+    /// The tools the core has approved for the rest of the task (the header
+    /// shows exactly these).
+    pub fn sync_scopes(&mut self, tools: Vec<&'static str>) {
+        self.auto_approved = tools;
+    }
+
+    pub(in crate::tui) fn set_state(&mut self, state: TaskState) {
+        // An interrupt in progress stays visible until the task ends.
+        if self.state != TaskState::Interrupting {
+            self.state = state;
+        }
+    }
+
+    /// The core found nothing to continue: back to idle, nothing ran.
+    pub(in crate::tui::app) fn resume_refused(&mut self, message: String) {
+        self.cancel = None;
+        self.task_started = None;
+        self.state = TaskState::Idle;
+        self.conversation.push_entry(Kind::Error, &message);
+        self.show_flash(message);
+    }
+
+    fn finish(&mut self, reason: FinishReason, steps: u32) {
+        self.conversation.close_reply();
+        self.live.clear();
+        self.approvals.decline_all();
+        self.cancel = None;
+        self.auto_approved.clear();
+        let elapsed = self.elapsed();
+        self.last_elapsed = Some(elapsed);
+        let state = match &reason {
+            FinishReason::Answered => TaskState::Done,
+            FinishReason::Cancelled => TaskState::Interrupted,
+            FinishReason::BudgetExhausted | FinishReason::CostLimit | FinishReason::Error(_) => {
+                TaskState::Failed
+            }
+        };
+        let text = present::finish_line(&reason, steps, elapsed);
+        tracing::info!(?reason, steps, "task finished");
+        self.state = state;
+        self.conversation.push_entry(Kind::Notice, &text);
+    }
+}

@@ -1,0 +1,51 @@
+//! The one way into the App: `update(Msg)`. A message is a terminal event, a
+//! core event, or the result of the editor hand-off; `update` routes it to
+//! the components that own what it changes. What the run loop must do comes
+//! back through `take_effects` (in order), never by touching the terminal.
+
+use crate::agent::AgentEvent;
+use crate::tui::app::App;
+use crossterm::event::{Event, KeyEvent};
+
+/// Everything that can change the App.
+#[derive(Debug)]
+pub enum Msg {
+    /// A key, mouse, paste or resize event from the terminal.
+    Terminal(Event),
+    /// An event from the core.
+    Agent(AgentEvent),
+    /// The editor closed on the proposal of approval `serial`.
+    Edited {
+        serial: u64,
+        result: Result<String, String>,
+    },
+}
+
+impl From<Event> for Msg {
+    fn from(event: Event) -> Self {
+        Msg::Terminal(event)
+    }
+}
+
+impl From<KeyEvent> for Msg {
+    fn from(key: KeyEvent) -> Self {
+        Msg::Terminal(Event::Key(key))
+    }
+}
+
+impl From<AgentEvent> for Msg {
+    fn from(event: AgentEvent) -> Self {
+        Msg::Agent(event)
+    }
+}
+
+impl App {
+    /// Apply one message.
+    pub fn update(&mut self, msg: Msg) {
+        match msg {
+            Msg::Terminal(event) => self.on_terminal(event),
+            Msg::Agent(event) => self.on_agent(event),
+            Msg::Edited { serial, result } => self.edit_finished(serial, result),
+        }
+    }
+}

@@ -1,0 +1,9 @@
+//! The approval component: the queue of the core's requests (`queue`), the
+//! review of the front request's hunks and edited version (`review`), and the
+//! prompt's keys and the decisions that go back to the core (`prompt`).
+
+mod prompt;
+pub mod queue;
+pub mod review;
+
+pub use queue::{Answered, Approvals};

@@ -1,0 +1,193 @@
+//! Answering the open approval request: the prompt's keys (y/n/r/a, hunk
+//! navigation and toggling, `e` to edit the proposal), the decision that goes
+//! back to the core, and what the tool-call rows and the header show after.
+
+use crate::agent::{ApprovalAction, Decision};
+use crate::tui::app::{App, Effect, Focus, TaskState};
+use crate::tui::input::keymap::{self, Action, Layer, scroll_move};
+use crate::tui::panes::scroll::ScrollMove;
+use crate::tui::panes::tool_calls::RowStatus;
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+
+impl App {
+    /// While an approval is open only its keys (and scrolling the diff) work.
+    pub(in crate::tui) fn prompt_key(&mut self, key: KeyEvent, quit_key: bool) {
+        if quit_key {
+            return self.request_quit();
+        }
+        if self.approvals.reason().is_some() {
+            return self.reason_key(key);
+        }
+        let plain = !key
+            .modifiers
+            .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT);
+        let undo = self
+            .approvals
+            .current()
+            .is_some_and(|r| matches!(r.action, ApprovalAction::Undo { .. }));
+        let hunks = self.approvals.review().selectable();
+        // Without hunks to move between, plain j/k and the arrows scroll the diff.
+        let by_line = plain || matches!(key.code, KeyCode::Up | KeyCode::Down);
+        match keymap::action(Layer::Prompt, &key) {
+            Some(Action::Approve) => self.approve(),
+            Some(Action::ApproveForTask) => self.approve_for_task(),
+            Some(Action::Decline) => self.answer(Decision::Decline { reason: None }),
+            Some(Action::DeclineWithReason) if !undo => self.approvals.start_reason(),
+            Some(Action::EditProposal) => self.edit_proposal(),
+            Some(Action::ToggleHunk) if hunks => self.approvals.toggle_hunk(),
+            Some(Action::NextHunk) if hunks => self.move_hunk(1),
+            Some(Action::PrevHunk) if hunks => self.move_hunk(-1),
+            Some(Action::NextHunk) if by_line => self.scroll(Focus::Diff, ScrollMove::Down(1)),
+            Some(Action::PrevHunk) if by_line => self.scroll(Focus::Diff, ScrollMove::Up(1)),
+            _ => {
+                if let Some(m) = scroll_move(key.code) {
+                    self.scroll(Focus::Diff, m);
+                }
+            }
+        }
+    }
+
+    /// Typing the reason for declining the open request.
+    fn reason_key(&mut self, key: KeyEvent) {
+        let plain = !key
+            .modifiers
+            .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT);
+        let Some(reason) = self.approvals.reason_mut() else {
+            return;
+        };
+        match keymap::action(Layer::Reason, &key) {
+            Some(Action::SendReason) => {
+                let reason = reason.trim().to_string();
+                self.answer(Decision::Decline {
+                    reason: (!reason.is_empty()).then_some(reason),
+                });
+            }
+            Some(Action::CancelReason) => self.approvals.cancel_reason(),
+            Some(Action::DeleteChar) => {
+                reason.pop();
+            }
+            Some(Action::ClearReason) => reason.clear(),
+            _ => {
+                if let KeyCode::Char(c) = key.code
+                    && plain
+                {
+                    reason.push(c);
+                }
+            }
+        }
+    }
+
+    fn move_hunk(&mut self, delta: isize) {
+        let cursor = self.approvals.move_hunk(delta);
+        self.diff.reveal_hunk(cursor);
+    }
+
+    /// `y`: the proposal, the accepted hunks of it, or the user's version.
+    pub fn approve(&mut self) {
+        if let Some(decision) = self.approvals.decision() {
+            self.answer(decision);
+        }
+    }
+
+    /// `a`: this call and every later one of the tool in this task, when allowed.
+    fn approve_for_task(&mut self) {
+        let Some(request) = self.approvals.current() else {
+            return;
+        };
+        let tool = request.tool.as_str();
+        if matches!(request.action, ApprovalAction::Undo { .. }) {
+            return;
+        }
+        if !request.allow_for_task {
+            self.show_flash(format!(
+                "Configuration does not allow approving every {tool} for the task here: y approves this one."
+            ));
+        } else if self.approvals.review().modified() {
+            self.show_flash(
+                "a would approve the whole proposal: press y to write your selection or your version.",
+            );
+        } else {
+            self.answer(Decision::ApproveToolForTask);
+        }
+    }
+
+    /// `e`: open the proposal (or the user's earlier version) in their editor.
+    fn edit_proposal(&mut self) {
+        let Some(request) = self.approvals.current() else {
+            return;
+        };
+        match self.approvals.review().editable(&request.action) {
+            Some((path, content)) => {
+                let effect = Effect::EditProposal {
+                    serial: self.approvals.serial(),
+                    path: path.to_string(),
+                    content: content.to_string(),
+                };
+                self.effect(effect);
+            }
+            None => self.show_flash("Only a file edit can be edited before approving."),
+        }
+    }
+
+    /// The editor closed: review the user's version (or say why not).
+    pub(in crate::tui) fn edit_finished(&mut self, serial: u64, result: Result<String, String>) {
+        if !self.approvals.is_open() || self.approvals.serial() != serial {
+            self.show_flash(
+                "The proposal was withdrawn while you edited it; your version was not used.",
+            );
+            return;
+        }
+        let content = match result {
+            Ok(content) => content,
+            Err(problem) => return self.show_flash(problem),
+        };
+        let before = self
+            .approvals
+            .current()
+            .and_then(|r| self.approvals.review().editable(&r.action))
+            .map(|(_, c)| c == content);
+        if before == Some(true) {
+            self.show_flash("Nothing was changed in the editor: the proposal is as it was.");
+            return;
+        }
+        tracing::info!(bytes = content.len(), "proposal edited by the user");
+        self.approvals.set_edited(content);
+        self.show_flash("Your version, diffed against the file: y writes it, n declines.");
+    }
+
+    /// Answer the open approval request.
+    pub fn answer(&mut self, decision: Decision) {
+        let Some(answered) = self.approvals.decide(decision) else {
+            return;
+        };
+        tracing::info!(step = answered.step, decision = %label(&answered.decision), "approval answered");
+        let status = match answered.decision {
+            Decision::Decline { .. } => RowStatus::Declined,
+            _ => RowStatus::Approved,
+        };
+        self.calls.set_status(&answered.call_id, status);
+        if answered.undo {
+            return self.undo_answered(matches!(answered.decision, Decision::Decline { .. }));
+        }
+        if answered.decision == Decision::ApproveToolForTask {
+            self.approved_for_task(answered.tool);
+            // Requests of that tool already waiting are covered too.
+            for other in self.approvals.approve_tool(answered.tool) {
+                self.calls.set_status(&other.call_id, RowStatus::Approved);
+            }
+        }
+        if self.approvals.is_empty() {
+            self.set_state(TaskState::Thinking);
+        }
+    }
+}
+
+/// A decision for the log, without the user's content.
+fn label(d: &Decision) -> String {
+    match d {
+        Decision::ApproveEdited { content } => format!("approve_edited ({} bytes)", content.len()),
+        Decision::ApproveHunks { accepted } => format!("approve_hunks {accepted:?}"),
+        Decision::Decline { reason } => format!("decline (reason given: {})", reason.is_some()),
+        other => format!("{other:?}"),
+    }
+}

@@ -1,0 +1,302 @@
+//! Key, mouse and paste routing: which layer gets a key (global keys, the
+//! help overlay, the approval prompt (see `approval`), the detail and `/diff`
+//! overlays, then the focused pane) and what it does there. What a key means
+//! in a layer is looked up in the key map (`keymap`), never matched here.
+
+mod bindings;
+pub mod input_box;
+pub mod keymap;
+
+use crate::tui::app::{App, Effect, Focus, Overlay};
+use crate::tui::overlays::detail::DetailView;
+use crate::tui::overlays::help;
+use crate::tui::panes::scroll::ScrollMove;
+use crate::tui::render::view::detail_area;
+use crossterm::event::{
+    Event, KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseButton, MouseEvent, MouseEventKind,
+};
+use keymap::{Action, Layer, scroll_move};
+use ratatui::layout::{Position, Rect};
+use ratatui_textarea::Input;
+
+/// Rows one wheel notch scrolls.
+const WHEEL_ROWS: usize = 3;
+
+impl App {
+    /// One event from the terminal.
+    pub(in crate::tui) fn on_terminal(&mut self, event: Event) {
+        match event {
+            Event::Key(key) if key.kind != KeyEventKind::Release => self.on_key(key),
+            Event::Mouse(mouse) => self.on_mouse(mouse),
+            Event::Paste(text) => self.on_paste(&text),
+            // The next frame lays out for the new size.
+            _ => {}
+        }
+    }
+
+    pub(in crate::tui) fn on_key(&mut self, key: KeyEvent) {
+        self.clear_flash();
+        let global = keymap::action(Layer::Global, &key);
+        if global == Some(Action::Interrupt) {
+            if self.is_running() || self.approvals.is_open() {
+                self.interrupt();
+            } else {
+                self.request_quit();
+            }
+            return;
+        }
+        let quit_key = global == Some(Action::Quit);
+        if self.panes.too_small {
+            // Nothing on screen to act on; only quitting works.
+            if quit_key {
+                self.request_quit();
+            }
+            return;
+        }
+        if matches!(self.overlay, Some(Overlay::Help)) {
+            return self.help_key(key);
+        }
+        match global {
+            Some(Action::Help) => return self.open_help(),
+            Some(Action::ToggleMouse) => return self.toggle_mouse(),
+            Some(Action::Revoke) => return self.revoke_approvals(),
+            _ => {}
+        }
+        if self.approvals.is_open() {
+            return self.prompt_key(key, quit_key);
+        }
+        if matches!(
+            self.overlay,
+            Some(Overlay::Detail(_) | Overlay::SessionDiff(_))
+        ) {
+            return self.detail_key(key);
+        }
+        if quit_key && (self.focus != Focus::Input || self.input.is_empty()) {
+            return self.request_quit();
+        }
+        match keymap::action(Layer::Main, &key) {
+            Some(Action::FocusNext) => return self.cycle_focus(true),
+            Some(Action::FocusPrev) => return self.cycle_focus(false),
+            _ => {}
+        }
+        match self.focus {
+            Focus::Input => self.input_key(key),
+            pane => self.pane_key(pane, key),
+        }
+    }
+
+    fn help_key(&mut self, key: KeyEvent) {
+        match keymap::action(Layer::HelpOverlay, &key) {
+            Some(Action::Close) => self.overlay = None,
+            _ => {
+                if let Some(m) = scroll_move(key.code) {
+                    self.help_top = help::scrolled(self.help_top, m, self.panes.area);
+                }
+            }
+        }
+    }
+
+    fn detail_key(&mut self, key: KeyEvent) {
+        match keymap::action(Layer::Overlay, &key) {
+            Some(Action::Close) => self.overlay = None,
+            _ => {
+                if let Some(m) = scroll_move(key.code) {
+                    self.scroll_overlay(m);
+                }
+            }
+        }
+    }
+
+    /// Scroll the detail or `/diff` overlay.
+    fn scroll_overlay(&mut self, m: ScrollMove) {
+        let h = detail_area(self.panes.body).height as usize;
+        match &mut self.overlay {
+            Some(Overlay::Detail(d)) => d.scroll_by(m, h),
+            Some(Overlay::SessionDiff(d)) => d.scroll_by(m, h),
+            _ => {}
+        }
+    }
+
+    fn input_key(&mut self, key: KeyEvent) {
+        match keymap::action(Layer::Input, &key) {
+            Some(Action::NewLine) => self.input.newline(),
+            Some(Action::Submit) => self.submit(),
+            Some(Action::Help) if self.input.is_empty() => self.open_help(),
+            Some(Action::HistoryOlder) if self.input.recalls() => self.input.recall_older(),
+            Some(Action::HistoryNewer) if self.input.recalls() => self.input.recall_newer(),
+            Some(Action::ScrollConversation) => {
+                if let Some(m) = scroll_move(key.code) {
+                    self.scroll(Focus::Conversation, m);
+                }
+            }
+            Some(Action::KillToStart) => self.input.kill_to_start(),
+            Some(Action::Ignore) => {}
+            _ => {
+                self.input.edit(Input::from(key));
+            }
+        }
+    }
+
+    fn pane_key(&mut self, pane: Focus, key: KeyEvent) {
+        let plain = !key
+            .modifiers
+            .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT);
+        match keymap::action(Layer::Panes, &key) {
+            Some(Action::Activate) if pane == Focus::ToolCalls => self.open_detail(),
+            Some(Action::Back) if pane == Focus::ToolCalls && self.calls.selected().is_some() => {
+                self.calls.select_last()
+            }
+            Some(Action::Activate | Action::Back) => self.focus = Focus::Input,
+            Some(Action::Help) => self.open_help(),
+            Some(Action::ScrollPane) => {
+                if let Some(m) = scroll_move(key.code) {
+                    self.scroll(pane, m);
+                }
+            }
+            _ if plain && matches!(key.code, KeyCode::Char(_)) => {
+                // Typing goes to the input wherever the focus is.
+                self.focus = Focus::Input;
+                self.input_key(key);
+            }
+            _ => {}
+        }
+    }
+
+    fn submit(&mut self) {
+        let text = self.input.text();
+        let trimmed = text.trim();
+        if trimmed.is_empty() {
+            return;
+        }
+        if let Some(command) = trimmed.strip_prefix('/') {
+            let command = command.trim().to_string();
+            self.input.take();
+            return self.run_command(&command);
+        }
+        if self.is_running() {
+            self.show_flash("A task is running: wait for it, or press Ctrl+C to interrupt it.");
+            return;
+        }
+        let task = self.input.take();
+        self.start_task(task.trim().to_string());
+    }
+
+    fn open_detail(&mut self) {
+        if let Some(row) = self.calls.current() {
+            self.overlay = Some(Overlay::Detail(DetailView::new(row)));
+        }
+    }
+
+    fn cycle_focus(&mut self, forward: bool) {
+        let mut order = vec![Focus::Input, Focus::Conversation, Focus::ToolCalls];
+        if self.panes.diff.is_some() {
+            order.push(Focus::Diff);
+        }
+        let i = order.iter().position(|f| *f == self.focus).unwrap_or(0);
+        let n = order.len();
+        self.focus = order[if forward {
+            (i + 1) % n
+        } else {
+            (i + n - 1) % n
+        }];
+    }
+
+    fn toggle_mouse(&mut self) {
+        self.mouse_capture = !self.mouse_capture;
+        self.effect(Effect::SetMouseCapture(self.mouse_capture));
+    }
+
+    /// Scroll a pane (for the tool calls: move the selection).
+    pub fn scroll(&mut self, pane: Focus, m: ScrollMove) {
+        let p = self.panes;
+        match pane {
+            Focus::Conversation => {
+                let h = p.conversation.inner().height as usize;
+                self.conversation.scroll_by(m, h);
+            }
+            Focus::Diff => {
+                let h = p.diff.map_or(0, |d| d.inner().height as usize);
+                self.diff.scroll_by(m, h);
+            }
+            Focus::ToolCalls => {
+                let page = p.tools.inner().height.max(1) as isize;
+                match m {
+                    ScrollMove::Up(n) => self.calls.select_by(-(n as isize)),
+                    ScrollMove::Down(n) => self.calls.select_by(n as isize),
+                    ScrollMove::PageUp => self.calls.select_by(-page),
+                    ScrollMove::PageDown => self.calls.select_by(page),
+                    ScrollMove::Top => self.calls.select_first(),
+                    ScrollMove::Bottom => self.calls.select_last(),
+                }
+            }
+            Focus::Input => {}
+        }
+    }
+
+    fn on_mouse(&mut self, mouse: MouseEvent) {
+        if self.panes.too_small {
+            return;
+        }
+        let at = Position::new(mouse.column, mouse.row);
+        let m = match mouse.kind {
+            MouseEventKind::ScrollUp => ScrollMove::Up(WHEEL_ROWS),
+            MouseEventKind::ScrollDown => ScrollMove::Down(WHEEL_ROWS),
+            MouseEventKind::Down(MouseButton::Left) => return self.click(at),
+            _ => return,
+        };
+        if matches!(self.overlay, Some(Overlay::Help)) {
+            self.help_top = help::scrolled(self.help_top, m, self.panes.area);
+            return;
+        }
+        if self.overlay.is_some() {
+            return self.scroll_overlay(m);
+        }
+        if let Some(pane) = self.pane_at(at) {
+            let m = match (pane, m) {
+                (Focus::ToolCalls, ScrollMove::Up(_)) => ScrollMove::Up(1),
+                (Focus::ToolCalls, ScrollMove::Down(_)) => ScrollMove::Down(1),
+                _ => m,
+            };
+            self.scroll(pane, m);
+        }
+    }
+
+    /// A click focuses a pane; on a tool-call row it selects the row.
+    fn click(&mut self, at: Position) {
+        if self.overlay.is_some() || self.approvals.is_open() {
+            return;
+        }
+        let Some(pane) = self.pane_at(at) else { return };
+        self.focus = pane;
+        let inner = self.panes.tools.inner();
+        if pane == Focus::ToolCalls && inner.contains(at) {
+            let offset = (at.y - inner.y) as usize;
+            self.calls.select_in_view(offset, inner.height as usize);
+        }
+    }
+
+    fn pane_at(&self, at: Position) -> Option<Focus> {
+        let p = &self.panes;
+        let hit = |r: Rect| r.contains(at);
+        if hit(p.conversation.outer) {
+            Some(Focus::Conversation)
+        } else if hit(p.tools.outer) {
+            Some(Focus::ToolCalls)
+        } else if p.diff.is_some_and(|d| hit(d.outer)) {
+            Some(Focus::Diff)
+        } else if p.input.is_some_and(|i| hit(i.outer)) {
+            Some(Focus::Input)
+        } else {
+            None
+        }
+    }
+
+    fn on_paste(&mut self, text: &str) {
+        if let Some(reason) = self.approvals.reason_mut() {
+            reason.push_str(text.lines().next().unwrap_or(""));
+        } else if !self.approvals.is_open() && self.overlay.is_none() {
+            self.focus = Focus::Input;
+            self.input.insert_str(text);
+        }
+    }
+}

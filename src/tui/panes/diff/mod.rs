@@ -1,0 +1,189 @@
+//! The diff pane: `view` (cached rows, scroll, review marks), `rows` (a diff
+//! as colored rows), `inline` (word highlights) and `live` (previews of edits
+//! still streaming in). This file decides which diff the pane shows, and its
+//! title: the open approval's review (with hunk marks, or the user's edited
+//! version, or an undo), else a tool call the user selected, else the live
+//! preview of an edit still streaming in, else the newest proposal.
+
+pub mod inline;
+pub mod live;
+pub mod rows;
+pub mod view;
+
+use crate::agent::ApprovalAction;
+use crate::diff::FileDiff;
+use crate::tui::app::{App, Focus};
+use crate::tui::panes::diff::view::{DiffKey, Marks};
+use crate::tui::render::layout::Pane;
+use crate::tui::render::text::sanitize;
+use crate::tui::render::theme;
+use ratatui::buffer::Buffer;
+use ratatui::text::Line;
+
+/// The source of the diff pane for the current state.
+pub fn key(app: &App) -> DiffKey {
+    if let Some(request) = app.approvals.current()
+        && !matches!(request.action, ApprovalAction::RunTests { .. })
+    {
+        return DiffKey::Review {
+            serial: app.approvals.serial(),
+            generation: app.approvals.review().generation,
+        };
+    }
+    if app.calls.selected().is_none()
+        && let Some(call) = app.live.shown()
+    {
+        return DiffKey::Live {
+            index: call.index,
+            generation: call.generation,
+        };
+    }
+    match app.calls.diff_row() {
+        Some(i) => DiffKey::Row(i),
+        None => DiffKey::None,
+    }
+}
+
+/// The diffs behind `key`.
+pub fn files(app: &App, key: DiffKey) -> Vec<&FileDiff> {
+    match key {
+        DiffKey::Review { .. } => app
+            .approvals
+            .current()
+            .map(|r| app.approvals.review().diffs(&r.action))
+            .unwrap_or_default(),
+        DiffKey::Row(i) => app
+            .calls
+            .rows()
+            .get(i)
+            .and_then(|r| r.diff.as_ref())
+            .into_iter()
+            .collect(),
+        DiffKey::Live { .. } => app
+            .live
+            .shown()
+            .and_then(|c| c.preview.as_ref())
+            .into_iter()
+            .collect(),
+        DiffKey::None => Vec::new(),
+    }
+}
+
+/// Lay out the pane's rows for the current state (called by `relayout`).
+pub fn ensure(app: &mut App, width: usize, height: usize) {
+    let key = key(app);
+    // Diffs of several files, or of files the title does not name, get headers.
+    let headers = matches!(key, DiffKey::Review { .. })
+        && app.approvals.current().is_some_and(|r| {
+            matches!(
+                r.action,
+                ApprovalAction::Undo { .. } | ApprovalAction::Patch { .. }
+            )
+        });
+    // The view is a field of the app; the diffs are borrowed from others.
+    let mut view = std::mem::take(&mut app.diff);
+    view.ensure(key, || files(app, key), width, headers);
+    view.settle(height);
+    app.diff = view;
+}
+
+fn title(app: &App, key: DiffKey) -> String {
+    let stat = |d: &FileDiff| {
+        let new = if d.new_file { " (new file)" } else { "" };
+        format!("{}{new} {}", sanitize(&d.path), d.stat())
+    };
+    match key {
+        DiffKey::Review { .. } => {
+            let Some(request) = app.approvals.current() else {
+                return "Diff".into();
+            };
+            let review = app.approvals.review();
+            match &request.action {
+                ApprovalAction::Undo { files } => match files.len() {
+                    1 => "Undo · this file goes back to its earlier content".to_string(),
+                    n => format!("Undo · {n} files go back to their earlier content"),
+                },
+                ApprovalAction::Patch { files } => {
+                    let n = files.len();
+                    let s = if n == 1 { "" } else { "s" };
+                    format!("Patch · {n} file{s} · step {}", request.step)
+                }
+                ApprovalAction::Delete { path, .. } => {
+                    format!("Delete · {} · step {}", sanitize(path), request.step)
+                }
+                _ => {
+                    let Some(d) = review.diffs(&request.action).first().copied() else {
+                        return "Diff".into();
+                    };
+                    let mut t = format!("Diff · {} · step {}", stat(d), request.step);
+                    if review.edited.is_some() {
+                        t.push_str(" · your edited version");
+                    }
+                    if review.selectable() {
+                        t.push_str(&format!(
+                            " · hunk {}/{} (j/k, Space)",
+                            review.cursor + 1,
+                            review.accepted.len()
+                        ));
+                    }
+                    t
+                }
+            }
+        }
+        DiffKey::Row(i) => match app.calls.rows().get(i) {
+            Some(row) => match &row.diff {
+                Some(d) => format!("Diff · {} · step {}", stat(d), row.step),
+                None => "Diff".into(),
+            },
+            None => "Diff".into(),
+        },
+        DiffKey::Live { .. } => match app.live.shown() {
+            Some(call) => {
+                let what = match &call.preview {
+                    Some(d) => stat(d),
+                    None => sanitize(call.path().unwrap_or("")),
+                };
+                format!("Diff · {what} · streaming… (incomplete)")
+            }
+            None => "Diff".into(),
+        },
+        DiffKey::None => "Diff".into(),
+    }
+}
+
+/// Draw the pane: its block, the rows, and the review marks.
+pub fn render(app: &App, pane: &Pane, buf: &mut Buffer) {
+    let key = app.diff.key();
+    crate::tui::render::chrome::block(pane, &title(app, key), app.focus == Focus::Diff, buf);
+    let inner = pane.inner();
+    let hint = |text: String, buf: &mut Buffer, y: u16| {
+        let style = theme::DIM;
+        buf.set_line(inner.x, y, &Line::styled(text, style), inner.width);
+    };
+    if let DiffKey::Live { .. } = key
+        && let Some(call) = app.live.shown()
+        && call.preview.is_none()
+    {
+        let note = call.note.unwrap_or("waiting for the edit…");
+        let style = theme::STREAMING;
+        let line = Line::styled(format!(" ⋯ {} is streaming: {note}", call.tool), style);
+        buf.set_line(inner.x, inner.y, &line, inner.width);
+        return;
+    }
+    if app.diff.total_rows() == 0 {
+        let text = match app.calls.selected_row() {
+            Some(row) => format!(
+                "Step {} ({}) changes no file; Enter shows its details.",
+                row.step, row.tool
+            ),
+            None => "No edit proposed yet.".to_string(),
+        };
+        return hint(text, buf, inner.y);
+    }
+    let review = app.approvals.review();
+    let marks = (matches!(key, DiffKey::Review { .. }) && review.selectable()).then_some(Marks {
+        accepted: &review.accepted,
+        cursor: review.cursor,
+    });
+    app.diff.render(inner, buf, marks);
+}

@@ -1,0 +1,23 @@
+//! What a logical line of the conversation is. Shared by the conversation,
+//! its markdown reading and the receipt, so that none of them imports another
+//! for it; the kind decides a line's prefix and style.
+
+/// What a logical line is; decides its prefix and style.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    User,
+    Assistant,
+    /// Inside a fenced code block.
+    Code,
+    /// A ``` fence line.
+    Fence,
+    Final,
+    Error,
+    Gate,
+    Notice,
+    /// The verification receipt under a final answer (computed by stepwise).
+    Receipt,
+    /// A receipt line that reports a problem (tests failing).
+    ReceiptBad,
+    Blank,
+}

@@ -1,0 +1,11 @@
+//! Drawing the state: `layout` places the panes, `view` draws a frame,
+//! `header` and `prompt_bar` are the chrome around the panes, and `text`
+//! sanitizes and wraps untrusted text for every pane.
+
+pub mod chrome;
+pub mod header;
+pub mod layout;
+pub mod prompt_bar;
+pub mod text;
+pub mod theme;
+pub mod view;

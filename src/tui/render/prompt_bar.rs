@@ -1,0 +1,160 @@
+//! The approval prompt bar that replaces the input while a request is open:
+//! the question (with the hunk review's state, or the user's edited version)
+//! on the first row, and the keys that apply to this request on the second
+//! (or the reason being typed, or a one-off message).
+
+use crate::agent::{ApprovalAction, ApprovalRequest};
+use crate::tui::app::App;
+use crate::tui::approval::review::Review;
+use crate::tui::input::keymap::{self, Action, Layer};
+use crate::tui::render::text::{sanitize, truncate, truncate_left, width};
+use crate::tui::render::theme;
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::style::{Modifier, Style};
+use ratatui::text::{Line, Span};
+
+/// Rows the prompt bar needs.
+pub const HEIGHT: u16 = 2;
+
+pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
+    let approvals = &app.approvals;
+    let Some(request) = approvals.current() else {
+        return;
+    };
+    let review = approvals.review();
+    let w = area.width as usize;
+    let bar = theme::PROMPT_BAR;
+    let key = theme::WARN_BOLD;
+    let dim = theme::MUTED;
+    let undo = matches!(request.action, ApprovalAction::Undo { .. });
+    let question = match (&request.action, &review.edited) {
+        (ApprovalAction::Edit { path, .. }, Some(e)) => {
+            format!("Write your edited version of {path} ({})", e.diff.stat())
+        }
+        (action, _) => action.prompt(),
+    };
+    let question = sanitize(&question);
+    let queued = match approvals.len() {
+        1 => String::new(),
+        n => format!("  (+{} queued)", n - 1),
+    };
+    let step = if undo {
+        String::new()
+    } else {
+        format!("Step {} · ", request.step)
+    };
+    buf.set_style(Rect { height: 1, ..area }, bar);
+    let (first, second) = match approvals.reason() {
+        None => {
+            let hunks = if review.selectable() {
+                format!(
+                    " · hunk {}/{} · {} of {} accepted",
+                    review.cursor + 1,
+                    review.accepted.len(),
+                    review.accepted_count(),
+                    review.accepted.len()
+                )
+            } else {
+                String::new()
+            };
+            let text = format!(" {step}{question}? [y/N]{hunks}{queued}");
+            let groups = key_groups(app, request, review);
+            let second = match app.flash() {
+                Some(flash) => Line::styled(
+                    format!(" {}", truncate(&sanitize(flash), w.saturating_sub(1))),
+                    theme::WARN,
+                ),
+                None => hints(&groups, w, key, dim),
+            };
+            (Line::styled(truncate(&text, w), bar), second)
+        }
+        Some(reason) => {
+            let head = format!(" {step}Decline “{question}” because: ");
+            let room = w.saturating_sub(width(&head) + 1);
+            let shown = truncate_left(&sanitize(reason), room);
+            let first = Line::from(vec![
+                Span::styled(head, bar),
+                Span::styled(shown, bar.remove_modifier(Modifier::BOLD)),
+                Span::styled("▏", bar),
+            ]);
+            let (send, send_what) = keymap::hint(Layer::Reason, Action::SendReason);
+            let (back, back_what) = keymap::hint(Layer::Reason, Action::CancelReason);
+            let hints = Line::from(vec![
+                Span::styled(format!(" {send}"), key),
+                Span::styled(send_what, dim),
+                Span::styled(back, key),
+                Span::styled(back_what, dim),
+            ]);
+            (first, hints)
+        }
+    };
+    buf.set_line(area.x, area.y, &first, area.width);
+    if area.height > 1 {
+        buf.set_line(area.x, area.y + 1, &second, area.width);
+    }
+}
+
+/// The keys that apply to `request`, in order of importance, as
+/// `(keys, what)`; the keys come from the key map.
+fn key_groups(app: &App, request: &ApprovalRequest, review: &Review) -> Vec<(String, String)> {
+    let undo = matches!(request.action, ApprovalAction::Undo { .. });
+    let edit = matches!(request.action, ApprovalAction::Edit { .. });
+    let hint = |layer, action| {
+        let (k, what): (&str, &str) = keymap::hint(layer, action);
+        (k.to_string(), what.to_string())
+    };
+    let prompt = |action| hint(Layer::Prompt, action);
+    let yes = if review.edited.is_some() {
+        " write your version"
+    } else if review.modified() {
+        " apply accepted"
+    } else {
+        " yes"
+    };
+    let mut groups = vec![(prompt(Action::Approve).0, yes.to_string())];
+    groups.push(prompt(Action::Decline));
+    if review.selectable() {
+        groups.push(prompt(Action::NextHunk));
+        groups.push(prompt(Action::ToggleHunk));
+    }
+    if !app.auto_approved().is_empty() {
+        groups.push(hint(Layer::Global, Action::Revoke));
+    }
+    if edit {
+        groups.push(prompt(Action::EditProposal));
+    }
+    if request.allow_for_task && !undo && !review.modified() {
+        let tool = request.tool.as_str();
+        let keys = prompt(Action::ApproveForTask).0;
+        groups.push((keys, format!(" yes to every {tool} this task")));
+    }
+    if !undo {
+        groups.push(prompt(Action::DeclineWithReason));
+    }
+    // Without hunks to move between, the arrows scroll the diff too.
+    let (keys, what) = prompt(Action::ScrollDiff);
+    let keys = if review.selectable() {
+        keys
+    } else {
+        format!("↑↓ {keys}")
+    };
+    groups.push((keys, what));
+    groups
+}
+
+/// As many key groups as fit in `w` columns, in order of importance.
+fn hints(groups: &[(String, String)], w: usize, key: Style, dim: Style) -> Line<'static> {
+    let mut spans = Vec::new();
+    let mut used = 0;
+    for (k, what) in groups {
+        let need = 2 + width(k) + width(what);
+        if used + need > w {
+            continue;
+        }
+        used += need;
+        spans.push(Span::styled(format!("  {k}"), key));
+        spans.push(Span::styled(what.clone(), dim));
+    }
+    Line::from(spans)
+}

@@ -1,0 +1,257 @@
+//! Text hygiene and wrapping shared by every pane: `sanitize` makes untrusted
+//! text (file content, model output, test output) safe to put on screen, and
+//! `wrap` breaks styled text into rows of a given display width, with separate
+//! prefixes (gutters) for the first and the continuation rows.
+
+use ratatui::style::Style;
+use ratatui::text::{Line, Span};
+use unicode_width::UnicodeWidthChar;
+
+/// Columns between tab stops when tabs are expanded.
+pub const TAB_WIDTH: usize = 4;
+
+/// One line of untrusted text made safe for the screen: tabs expanded to the
+/// next tab stop, control characters (C0, DEL, C1) shown as visible symbols,
+/// and bidirectional-override characters replaced, so nothing in the text can
+/// move the cursor, change colors or reorder the display. `\r` at the end is dropped.
+pub fn sanitize(line: &str) -> String {
+    let line = line.strip_suffix('\r').unwrap_or(line);
+    let mut out = String::with_capacity(line.len());
+    let mut col = 0usize;
+    for c in line.chars() {
+        match c {
+            '\t' => {
+                let n = TAB_WIDTH - col % TAB_WIDTH;
+                out.extend(std::iter::repeat_n(' ', n));
+                col += n;
+            }
+            // C0 controls (including ESC, CR, LF, BEL) become their control pictures.
+            '\u{0}'..='\u{1f}' => {
+                out.push(char::from_u32(0x2400 + c as u32).unwrap_or('\u{fffd}'));
+                col += 1;
+            }
+            '\u{7f}' => {
+                out.push('\u{2421}');
+                col += 1;
+            }
+            // C1 controls, bidi embeddings/overrides/isolates, line/paragraph separators.
+            '\u{80}'..='\u{9f}'
+            | '\u{202a}'..='\u{202e}'
+            | '\u{2066}'..='\u{2069}'
+            | '\u{2028}'
+            | '\u{2029}'
+            | '\u{200e}'
+            | '\u{200f}'
+            | '\u{61c}' => {
+                out.push('\u{fffd}');
+                col += 1;
+            }
+            c => {
+                out.push(c);
+                col += c.width().unwrap_or(0);
+            }
+        }
+    }
+    out
+}
+
+/// Split multi-line untrusted text into sanitized lines.
+pub fn sanitized_lines(text: &str) -> impl Iterator<Item = String> + '_ {
+    text.split('\n').map(sanitize)
+}
+
+/// Display width of a string (sanitized text only).
+pub fn width(s: &str) -> usize {
+    s.chars().map(|c| c.width().unwrap_or(0)).sum()
+}
+
+/// Cut `s` to at most `max` columns, ending with `…` when something was cut.
+pub fn truncate(s: &str, max: usize) -> String {
+    if width(s) <= max {
+        return s.to_string();
+    }
+    if max == 0 {
+        return String::new();
+    }
+    let mut out = String::new();
+    let mut used = 0;
+    for c in s.chars() {
+        let w = c.width().unwrap_or(0);
+        if used + w > max - 1 {
+            break;
+        }
+        out.push(c);
+        used += w;
+    }
+    out.push('…');
+    out
+}
+
+/// Cut `s` from the left to at most `max` columns (`…` first), for paths.
+pub fn truncate_left(s: &str, max: usize) -> String {
+    if width(s) <= max {
+        return s.to_string();
+    }
+    if max == 0 {
+        return String::new();
+    }
+    let mut kept: Vec<char> = Vec::new();
+    let mut used = 0;
+    for c in s.chars().rev() {
+        let w = c.width().unwrap_or(0);
+        if used + w > max - 1 {
+            break;
+        }
+        kept.push(c);
+        used += w;
+    }
+    kept.push('…');
+    kept.iter().rev().collect()
+}
+
+/// Wrap styled (already sanitized) text to `width` columns. The first row
+/// starts with `first`, the others with `cont`; both prefixes should have the
+/// same width. Breaks at the last space that fits, else anywhere.
+pub fn wrap(
+    spans: &[Span<'_>],
+    width: usize,
+    first: &[Span<'static>],
+    cont: &[Span<'static>],
+) -> Vec<Line<'static>> {
+    let prefix_w = first.iter().map(|s| s.width()).sum::<usize>();
+    let avail = width.saturating_sub(prefix_w).max(1);
+    let mut rows: Vec<Vec<(char, Style)>> = Vec::new();
+    let mut row: Vec<(char, Style)> = Vec::new();
+    let mut row_w = 0usize;
+    // Index in `row` just after the last space, and the width up to it.
+    let mut brk: Option<(usize, usize)> = None;
+    for span in spans {
+        for c in span.content.chars() {
+            let w = c.width().unwrap_or(0);
+            if row_w + w > avail && !row.is_empty() {
+                if c == ' ' {
+                    // Break at this space; it is not carried over.
+                    rows.push(std::mem::take(&mut row));
+                    row_w = 0;
+                    brk = None;
+                    continue;
+                }
+                match brk {
+                    Some((at, at_w)) if at < row.len() => {
+                        let rest = row.split_off(at);
+                        let mut done = std::mem::replace(&mut row, rest);
+                        if done.last().is_some_and(|(c, _)| *c == ' ') {
+                            done.pop();
+                        }
+                        rows.push(done);
+                        row_w -= at_w;
+                    }
+                    _ => {
+                        let mut done = std::mem::take(&mut row);
+                        while done.len() > 1 && done.last().is_some_and(|(c, _)| *c == ' ') {
+                            done.pop();
+                        }
+                        rows.push(done);
+                        row_w = 0;
+                    }
+                }
+                brk = None;
+            }
+            row.push((c, span.style));
+            row_w += w;
+            if c == ' ' {
+                brk = Some((row.len(), row_w));
+            }
+        }
+    }
+    rows.push(row);
+    rows.into_iter()
+        .enumerate()
+        .map(|(i, cells)| {
+            let mut out: Vec<Span<'static>> = if i == 0 {
+                first.to_vec()
+            } else {
+                cont.to_vec()
+            };
+            out.extend(merge(cells));
+            Line::from(out)
+        })
+        .collect()
+}
+
+/// Turn styled characters back into as few spans as possible.
+fn merge(cells: Vec<(char, Style)>) -> Vec<Span<'static>> {
+    let mut out: Vec<Span<'static>> = Vec::new();
+    let mut text = String::new();
+    let mut style: Option<Style> = None;
+    for (c, s) in cells {
+        if style.is_some_and(|cur| cur != s) {
+            out.push(Span::styled(
+                std::mem::take(&mut text),
+                style.unwrap_or_default(),
+            ));
+        }
+        style = Some(s);
+        text.push(c);
+    }
+    if let Some(s) = style {
+        out.push(Span::styled(text, s));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn plain(lines: &[Line<'_>]) -> Vec<String> {
+        lines.iter().map(|l| l.to_string()).collect()
+    }
+
+    #[test]
+    fn tabs_expand_to_tab_stops_and_controls_become_visible() {
+        assert_eq!(sanitize("\tx"), "    x");
+        assert_eq!(sanitize("ab\tc"), "ab  c");
+        let s = sanitize("red\x1b[31m bell\x07 cr\rback\u{9b}2J\u{202e}rtl");
+        assert!(!s.chars().any(|c| c.is_control()), "{s:?}");
+        assert!(s.contains('\u{241b}') && s.contains('\u{2407}'), "{s:?}");
+        assert!(!s.contains('\u{202e}'));
+        assert_eq!(sanitize("line\r"), "line");
+    }
+
+    #[test]
+    fn wraps_at_spaces_and_hard_breaks_long_words() {
+        let spans = [Span::raw("the quick brown fox jumps")];
+        let rows = wrap(&spans, 10, &[], &[]);
+        assert_eq!(plain(&rows), ["the quick", "brown fox", "jumps"]);
+        let rows = wrap(&[Span::raw("abcdefghijkl")], 5, &[], &[]);
+        assert_eq!(plain(&rows), ["abcde", "fghij", "kl"]);
+    }
+
+    #[test]
+    fn prefixes_go_on_first_and_continuation_rows() {
+        let rows = wrap(
+            &[Span::raw("aaaa bbbb")],
+            6,
+            &[Span::raw("> ")],
+            &[Span::raw("  ")],
+        );
+        assert_eq!(plain(&rows), ["> aaaa", "  bbbb"]);
+    }
+
+    #[test]
+    fn wide_characters_count_double() {
+        let rows = wrap(&[Span::raw("日本語のテキスト")], 6, &[], &[]);
+        assert_eq!(plain(&rows), ["日本語", "のテキ", "スト"]);
+        assert_eq!(truncate("日本語", 4), "日…");
+        assert_eq!(truncate_left("/very/long/path", 6), "…/path");
+    }
+
+    #[test]
+    fn styles_survive_wrapping() {
+        let red = crate::tui::render::theme::BAD;
+        let rows = wrap(&[Span::raw("ab "), Span::styled("cd", red)], 3, &[], &[]);
+        assert_eq!(plain(&rows), ["ab", "cd"]);
+        assert_eq!(rows[1].spans[0].style, red);
+    }
+}

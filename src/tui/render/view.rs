@@ -1,0 +1,182 @@
+//! Drawing: `relayout` computes the panes for the frame size and brings the
+//! wrap caches up to date (the only work that grows with new content), then
+//! `render` paints the state. Each pane draws only its visible rows.
+
+use crate::tui::app::{App, Focus, Overlay};
+use crate::tui::overlays::help;
+use crate::tui::panes::diff as diff_pane;
+use crate::tui::panes::diff::view::DiffKey;
+use crate::tui::render::chrome::{block, overlay_frame};
+use crate::tui::render::layout::{self, Needs};
+use crate::tui::render::text::truncate;
+use crate::tui::render::theme;
+use crate::tui::render::{header, prompt_bar};
+use ratatui::Frame;
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::style::Style;
+use ratatui::text::Line;
+use ratatui::widgets::Block;
+
+/// Lay out and draw one frame.
+pub fn draw(frame: &mut Frame, app: &mut App) {
+    relayout(app, frame.area());
+    render(app, frame.area(), frame.buffer_mut());
+}
+
+/// Compute the panes for `area` and update the caches they show.
+pub fn relayout(app: &mut App, area: Rect) {
+    let input_inner_width = area.width;
+    app.live.refresh(app.now());
+    let needs = Needs {
+        tool_rows: app.calls.rows().len(),
+        has_diff: diff_pane::key(app) != DiffKey::None,
+        prompt_rows: if app.approvals.is_open() {
+            prompt_bar::HEIGHT
+        } else {
+            0
+        },
+        input_rows: app.input.rows(input_inner_width),
+    };
+    let panes = layout::compute(area, needs);
+    app.panes = panes;
+    if panes.too_small {
+        return;
+    }
+    app.conversation
+        .ensure_wrapped(panes.conversation.inner().width as usize);
+    if let Some(diff) = panes.diff {
+        let inner = diff.inner();
+        diff_pane::ensure(app, inner.width as usize, inner.height as usize);
+    }
+    let overlay_width = detail_area(panes.body).width as usize;
+    match &mut app.overlay {
+        Some(Overlay::Detail(detail)) => {
+            if let Some(call) = app.calls.rows().get(detail.row) {
+                detail.ensure(call, overlay_width);
+            }
+        }
+        Some(Overlay::SessionDiff(view)) => view.ensure(overlay_width),
+        _ => {}
+    }
+    let typing = app.focus == Focus::Input && app.overlay.is_none() && !app.approvals.is_open();
+    app.input.set_focused(typing);
+}
+
+/// The detail overlay's text area inside the body.
+pub fn detail_area(body: Rect) -> Rect {
+    Block::bordered().inner(body)
+}
+
+/// Paint the state (after `relayout` for the same area).
+pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
+    let panes = app.panes;
+    if panes.too_small {
+        too_small(area, buf);
+        return;
+    }
+    header::render(app, panes.header, buf);
+
+    let conv_title = match app.conversation.scroll().is_following() {
+        true => "Conversation".to_string(),
+        false => "Conversation · scrolled (End follows)".to_string(),
+    };
+    block(
+        &panes.conversation,
+        &conv_title,
+        app.focus == Focus::Conversation,
+        buf,
+    );
+    app.conversation.render(panes.conversation.inner(), buf);
+
+    let tools_title = match app.calls.selected_row() {
+        Some(row) => format!(
+            "Tool calls · step {} selected (Enter details, End newest)",
+            row.step
+        ),
+        None => format!("Tool calls ({})", app.calls.rows().len()),
+    };
+    block(
+        &panes.tools,
+        &tools_title,
+        app.focus == Focus::ToolCalls,
+        buf,
+    );
+    app.calls
+        .render(panes.tools.inner(), buf, app.focus == Focus::ToolCalls);
+
+    if let Some(pane) = panes.diff {
+        diff_pane::render(app, &pane, buf);
+    }
+
+    if let Some(prompt) = panes.prompt {
+        prompt_bar::render(app, prompt, buf);
+    }
+    if let Some(input) = panes.input {
+        let title = match (app.flash(), app.is_running()) {
+            (Some(flash), _) => flash.to_string(),
+            (None, true) => "Task running · Ctrl+C interrupts".to_string(),
+            (None, false) => "Task · Enter sends · ? help".to_string(),
+        };
+        let focused = app.focus == Focus::Input;
+        block(&input, &title, focused, buf);
+        if app.flash().is_some() {
+            let r = input.outer;
+            buf.set_style(Rect { height: 1, ..r }, theme::WARN);
+        }
+        app.input.render(input.inner(), buf);
+    }
+
+    match &app.overlay {
+        Some(Overlay::Help) => help::render(area, buf, app.help_top),
+        Some(Overlay::Detail(detail)) => {
+            overlay_frame(
+                " Tool call details · ↑↓ PgUp PgDn scroll · Esc closes ",
+                panes.body,
+                buf,
+            );
+            detail.render(detail_area(panes.body), buf);
+        }
+        Some(Overlay::SessionDiff(view)) => {
+            overlay_frame(
+                " Session diff (/diff) · ↑↓ PgUp PgDn scroll · Esc closes ",
+                panes.body,
+                buf,
+            );
+            view.render(detail_area(panes.body), buf);
+        }
+        None => {}
+    }
+}
+
+fn too_small(area: Rect, buf: &mut Buffer) {
+    let lines = [
+        "Terminal too small".to_string(),
+        format!(
+            "{}x{} — stepwise needs at least {}x{}",
+            area.width,
+            area.height,
+            layout::MIN_WIDTH,
+            layout::MIN_HEIGHT
+        ),
+        "Enlarge the window, or press Ctrl+D to quit.".to_string(),
+    ];
+    let top = area.y + area.height.saturating_sub(lines.len() as u16) / 2;
+    for (i, text) in lines.iter().enumerate() {
+        if top + (i as u16) >= area.bottom() {
+            break;
+        }
+        let text = truncate(text, area.width as usize);
+        let x = area.x
+            + (area
+                .width
+                .saturating_sub(crate::tui::render::text::width(&text) as u16))
+                / 2;
+        let style = if i == 0 {
+            theme::WARN_BOLD
+        } else {
+            Style::new()
+        };
+        buf.set_line(x, top + i as u16, &Line::styled(text, style), area.width);
+    }
+}

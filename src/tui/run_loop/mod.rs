@@ -1,0 +1,240 @@
+//! The run loop: waits on the terminal's events, the core's events, signals
+//! and the frame clock; feeds every event to `App::update` as a `Msg`;
+//! carries out the App's effects in ONE executor (`execute`); and draws on
+//! demand, coalescing requests and capping the frame rate.
+//!
+//! It is generic over the ratatui backend, the terminal event stream and the
+//! `Host` (signals, mouse capture, the editor hand-off), so tests drive the
+//! real loop on a `TestBackend` with scripted keys and a fake agent channel.
+//!
+//! What must stay true: one failure policy for the agent. A command the
+//! agent cannot take because its channel closed means the agent is gone:
+//! `App::agent_died` says so once, however many commands fail after. With no
+//! agent at all (it never started: the configuration problem is on screen
+//! and the App refuses tasks), commands are dropped.
+
+#[cfg(test)]
+mod tests;
+
+use crate::agent::{AgentCommand, AgentEvent, AgentHandle};
+use crate::tools::ToolName;
+use crate::tui::app::{App, Effect, Msg};
+use crate::tui::render::view::draw;
+use crate::tui::term::frame::FrameClock;
+use crossterm::event::{Event, MouseEventKind};
+use futures_util::{Stream, StreamExt};
+use ratatui::Terminal;
+use ratatui::backend::Backend;
+use std::future::Future;
+use std::time::{Duration, Instant};
+use tokio::sync::mpsc;
+
+/// Shortest time between two frames (a cap of about 60 frames per second).
+pub const FRAME_INTERVAL: Duration = Duration::from_millis(16);
+/// Exit code of a normal quit.
+pub const EXIT_OK: i32 = 0;
+/// Core events taken at once before a frame (one frame for all of them).
+const BATCH: usize = 1024;
+
+/// What the loop needs from its surroundings besides drawing and events.
+pub trait Host<B: Backend, S> {
+    /// Whether drawing is still allowed (false once the terminal was restored).
+    fn is_active(&self) -> bool;
+    /// The number of the next terminating signal.
+    fn signal(&mut self) -> impl Future<Output = i32>;
+    /// Switch mouse capture on or off.
+    fn set_mouse_capture(&mut self, on: bool);
+    /// Hand the terminal to the user's editor for `content`, then take it
+    /// back: the editor's result, or a fatal error for the loop.
+    fn edit(
+        &mut self,
+        term: &mut Terminal<B>,
+        events: &mut S,
+        request: EditRequest,
+    ) -> impl Future<Output = Result<Result<String, String>, String>>;
+}
+
+/// A proposal to open in the editor.
+#[derive(Debug, Clone)]
+pub struct EditRequest {
+    pub path: String,
+    pub content: String,
+    /// Mouse capture to restore afterwards.
+    pub mouse: bool,
+}
+
+/// What the loop does after an effect.
+enum Next {
+    Continue,
+    Exit(i32),
+}
+
+/// The loop: returns the exit code, or a message for a fatal error.
+pub async fn event_loop<B, S, H>(
+    term: &mut Terminal<B>,
+    host: &mut H,
+    events: &mut S,
+    app: &mut App,
+    mut agent: Option<&mut AgentHandle>,
+    mut inbox: mpsc::UnboundedReceiver<AgentEvent>,
+) -> Result<i32, String>
+where
+    B: Backend,
+    S: Stream<Item = std::io::Result<Event>> + Unpin,
+    H: Host<B, S>,
+{
+    let mut clock = tokio::time::interval(Duration::from_secs(1));
+    clock.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+    let mut inbox_open = true;
+    let mut frames = FrameClock::new(FRAME_INTERVAL, Instant::now());
+    loop {
+        let agent_alive = agent.is_some();
+        tokio::select! {
+            biased;
+            _ = sleep_until(frames.due()), if frames.due().is_some() => {
+                if !host.is_active() {
+                    return Err("the terminal was restored after a crash".into());
+                }
+                app.set_now(Instant::now());
+                term.draw(|frame| draw(frame, app)).map_err(|e| format!("cannot draw: {e}"))?;
+                frames.drawn(Instant::now());
+            }
+            joined = async {
+                match agent.as_deref_mut() {
+                    Some(a) => (&mut a.task).await,
+                    None => std::future::pending().await,
+                }
+            }, if agent_alive => {
+                app.interrupt();
+                return Err(agent_ended(joined));
+            }
+            signal = host.signal() => {
+                tracing::info!(signal, "signal received");
+                app.request_quit();
+                return Ok(128 + signal);
+            }
+            event = events.next() => match event {
+                Some(Ok(event)) => {
+                    let moved = matches!(&event, Event::Mouse(m) if m.kind == MouseEventKind::Moved);
+                    app.set_now(Instant::now());
+                    app.update(Msg::Terminal(event));
+                    if !moved {
+                        frames.request();
+                    }
+                }
+                Some(Err(e)) => return Err(format!("cannot read the terminal: {e}")),
+                None => return Err("the terminal closed".into()),
+            },
+            event = inbox.recv(), if inbox_open => match event {
+                Some(event) => {
+                    core_events(app, event, &mut inbox);
+                    frames.request();
+                }
+                None => inbox_open = false,
+            },
+            _ = clock.tick(), if app.is_running() => frames.request(),
+            // A live preview held back by its throttle is due.
+            _ = sleep_until(app.live_refresh_due()), if app.live_refresh_due().is_some() => {
+                frames.request();
+            }
+        }
+        for effect in app.take_effects() {
+            let next = execute(effect, term, host, events, app, agent.as_deref()).await?;
+            if let Next::Exit(code) = next {
+                return Ok(code);
+            }
+            frames.request();
+        }
+    }
+}
+
+/// Why the agent task ended, for the message the UI closes with.
+fn agent_ended(joined: Result<(), tokio::task::JoinError>) -> String {
+    let why = match joined {
+        Err(e) if e.is_panic() => "the agent task panicked".to_string(),
+        Err(e) => format!("the agent task ended: {e}"),
+        Ok(()) => "the agent task ended".to_string(),
+    };
+    format!("{why}; the UI has closed (see the message above and the log)")
+}
+
+/// `first` and whatever else is already waiting: one frame for all of it.
+fn core_events(app: &mut App, first: AgentEvent, inbox: &mut mpsc::UnboundedReceiver<AgentEvent>) {
+    app.set_now(Instant::now());
+    app.update(Msg::Agent(first));
+    for _ in 0..BATCH {
+        match inbox.try_recv() {
+            Ok(event) => app.update(Msg::Agent(event)),
+            Err(_) => break,
+        }
+    }
+}
+
+/// Carry out one effect of the App.
+async fn execute<B, S, H>(
+    effect: Effect,
+    term: &mut Terminal<B>,
+    host: &mut H,
+    events: &mut S,
+    app: &mut App,
+    agent: Option<&AgentHandle>,
+) -> Result<Next, String>
+where
+    B: Backend,
+    H: Host<B, S>,
+{
+    let command = match effect {
+        Effect::RunTask { task, cancel } => AgentCommand::RunTask { task, cancel },
+        Effect::Resume { cancel } => AgentCommand::Resume { cancel },
+        Effect::ClearConversation => AgentCommand::ClearConversation,
+        Effect::ShowDiff => AgentCommand::ShowDiff,
+        Effect::Compact => AgentCommand::Compact,
+        Effect::Undo { all, cancel } => AgentCommand::Undo { all, cancel },
+        // The core owns the approvals; its `ScopesChanged` updates the header.
+        Effect::RevokeApprovals(tools) => {
+            AgentCommand::RevokeApprovals(tools.into_iter().filter_map(ToolName::parse).collect())
+        }
+        Effect::EditProposal {
+            serial,
+            path,
+            content,
+        } => {
+            let mouse = app.mouse_capture();
+            let request = EditRequest {
+                path,
+                content,
+                mouse,
+            };
+            let result = host.edit(term, events, request).await?;
+            app.set_now(Instant::now());
+            app.update(Msg::Edited { serial, result });
+            return Ok(Next::Continue);
+        }
+        Effect::SetMouseCapture(on) => {
+            host.set_mouse_capture(on);
+            return Ok(Next::Continue);
+        }
+        Effect::Quit => return Ok(Next::Exit(EXIT_OK)),
+    };
+    send(app, agent, command);
+    Ok(Next::Continue)
+}
+
+/// The failure policy: a closed channel means the agent is gone (said once).
+fn send(app: &mut App, agent: Option<&AgentHandle>, command: AgentCommand) {
+    let Some(agent) = agent else {
+        tracing::warn!("no agent to take a command");
+        return;
+    };
+    if agent.commands.send(command).is_err() {
+        app.agent_died("it no longer accepts commands");
+    }
+}
+
+/// Sleep until `at` (forever for `None`; the branch is disabled then anyway).
+async fn sleep_until(at: Option<Instant>) {
+    match at {
+        Some(at) => tokio::time::sleep_until(at.into()).await,
+        None => std::future::pending().await,
+    }
+}
