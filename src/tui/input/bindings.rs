@@ -2,9 +2,9 @@
 //! how they are read). Adding a key means adding a row here; its handler,
 //! its help line and its prompt hint all come from that row.
 
-use crate::tui::input::keymap::Action::*;
-use crate::tui::input::keymap::Layer::*;
-use crate::tui::input::keymap::{Action, Binding, Chord, Layer, Mods, Section};
+use crate::tui::input::key_types::Action::*;
+use crate::tui::input::key_types::Layer::*;
+use crate::tui::input::key_types::{Action, Binding, Chord, Layer, Mods, Section};
 use crossterm::event::KeyCode::{self, *};
 
 const fn k(code: KeyCode, mods: Mods) -> Chord {

@@ -5,6 +5,7 @@
 
 mod bindings;
 pub mod input_box;
+mod key_types;
 pub mod keymap;
 
 use crate::tui::app::{App, Effect, Focus, Overlay};
