@@ -9,6 +9,7 @@ mod support;
 
 mod agent_loop;
 mod apply_patch;
+mod architecture;
 mod confinement;
 mod context_and_cost;
 mod network_faults;
