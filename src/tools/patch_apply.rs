@@ -91,18 +91,7 @@ pub fn prepare_patch(ws: &Workspace, text: &str) -> Result<PreparedPatch, PathEr
             }
             (Some(_), Some(_), Some(current)) => {
                 ws.guard().check(&rel, Some(current.as_bytes()))?;
-                // A CRLF file is patched in its LF form; a file mixing both
-                // as it is, its `\r`s matching as trailing whitespace.
-                let crlf = is_crlf(&current);
-                let base = if crlf {
-                    to_lf(&current)
-                } else {
-                    current.as_str().into()
-                };
-                let mut content = apply_one(&base, file, &mut prepared.warnings)?;
-                if crlf {
-                    content = content.replace('\n', "\r\n");
-                }
+                let content = apply_keeping_endings(&current, file, &mut prepared.warnings)?;
                 prepared
                     .edits
                     .push(prepare_edit(rel, Some(current), content)?);
@@ -126,6 +115,21 @@ pub fn prepare_patch(ws: &Workspace, text: &str) -> Result<PreparedPatch, PathEr
         }
     }
     Ok(prepared)
+}
+
+/// A CRLF file is patched in its LF form and written back with CRLF; a file
+/// mixing both is patched as it is, its `\r`s matching as trailing whitespace.
+fn apply_keeping_endings(
+    current: &str,
+    file: &FilePatch,
+    warnings: &mut Vec<String>,
+) -> Result<String, PathError> {
+    if is_crlf(current) {
+        let content = apply_one(&to_lf(current), file, warnings)?;
+        Ok(content.replace('\n', "\r\n"))
+    } else {
+        apply_one(current, file, warnings)
+    }
 }
 
 fn apply_one(
