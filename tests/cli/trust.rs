@@ -263,3 +263,39 @@ fn dot_env_variables_stepwise_does_not_document_are_ignored() {
     let max_steps = report.lines().find(|l| l.starts_with("max_steps")).unwrap();
     assert!(max_steps.contains(" 20 "), "{report}");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_loopback_base_url_never_goes_through_a_proxy() {
+    let proxy = MockModel::start(vec![text("via the proxy")]).await;
+    let model = MockModel::start(vec![text("direct")]).await;
+    let ws = copy_workspace();
+    let home = tempfile::tempdir().unwrap();
+    let (ws_path, home_path) = (ws.path().to_path_buf(), home.path().to_path_buf());
+    let (base, proxy_url) = (model.base_url(), proxy.base_url().replace("/v1", ""));
+    let out = tokio::task::spawn_blocking(move || {
+        let mut cmd = Command::new(stepwise_bin());
+        hermetic_env(&mut cmd)
+            .current_dir(&ws_path)
+            .env("HOME", &home_path)
+            .env("XDG_CONFIG_HOME", home_path.join(".config"))
+            .env("OPENAI_API_KEY", KEY)
+            .env("HTTP_PROXY", &proxy_url)
+            .env("http_proxy", &proxy_url)
+            .env("ALL_PROXY", &proxy_url)
+            .env_remove("NO_PROXY")
+            .env_remove("no_proxy")
+            .args(["exec", "--base-url", &base, "--workspace"])
+            .arg(&ws_path)
+            .arg("hi")
+            .output()
+            .unwrap()
+    })
+    .await
+    .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", lossy(&out.stderr));
+    assert!(
+        proxy.raw_requests().await.is_empty(),
+        "the proxy saw the key"
+    );
+    assert_eq!(model.raw_requests().await.len(), 1);
+}
