@@ -3,7 +3,8 @@
 //! words (see `errors.rs`): an error status, an error inside a 200 stream, a
 //! stream cut short, or a 200 with nothing in it. Every request names
 //! stepwise in its `User-Agent`; a loopback base URL never goes through a
-//! proxy.
+//! proxy. Every error leaves scrubbed (`errors::scrubbed`): a server that
+//! echoes the `Authorization` header does not put the key on the screen.
 
 use super::errors;
 use super::stream::{StreamAccumulator, parse_completion_body};
@@ -43,6 +44,10 @@ impl HttpModel {
             url: base_url.to_string(),
             detail: e.to_string(),
         })?;
+        if let Some(key) = &api_key {
+            // Whatever may be sent may be echoed back: hide it from all output.
+            crate::tools::scrub::hide(key.expose());
+        }
         Ok(HttpModel {
             http,
             endpoint: format!("{}/chat/completions", base_url.trim_end_matches('/')),
@@ -188,7 +193,7 @@ impl ChatModel for HttpModel {
         request: ChatRequest<'a>,
         sink: StreamSink<'a>,
     ) -> BoxFuture<'a, Result<ModelReply, LlmError>> {
-        Box::pin(self.run(request, sink))
+        Box::pin(async move { self.run(request, sink).await.map_err(errors::scrubbed) })
     }
 }
 
