@@ -33,9 +33,18 @@ fn main() {
     // Again, now that the trusted variables are set.
     let (cli, matches) = parse(stepwise::config::command().get_matches());
     let trust_project = trusted.contains(&trust::folder_of(&cli.options.workspace));
-    let resolved = stepwise::config::resolve(&matches, &cli.options, trust_project)
+    let mut resolved = stepwise::config::resolve(&matches, &cli.options, trust_project)
         .unwrap_or_else(|e| usage_error(&e));
     if cli.options.print_config {
+        // `.env` values held back show like the workspace file's.
+        let held = pending.iter().filter(|p| !trusted.contains(&p.folder));
+        let from_env = held
+            .flat_map(|p| &p.assignments)
+            .filter(|a| Some(&a.file) == dotenv.path.as_ref())
+            .cloned()
+            .collect::<Vec<_>>();
+        let lines = stepwise::config::report::withheld_lines(&from_env);
+        resolved.provenance.extend(lines);
         print!("{}", resolved.report());
         std::process::exit(0);
     }

@@ -199,6 +199,18 @@ async fn dot_env_redirects_wait_for_trust_but_a_base_url_beside_its_key_does_not
         );
     }
     assert!(attacker.raw_requests().await.is_empty());
+    let out = run(
+        ws.path(),
+        home.path(),
+        &["--workspace", ws_arg, "--print-config"],
+    )
+    .await;
+    let report = lossy(&out.stdout);
+    let held = report.lines().find(|l| l.starts_with("not_applied"));
+    assert!(
+        held.is_some_and(|l| l.contains("HTTPS_PROXY=") && l.contains(".env")),
+        "{report}"
+    );
 
     // The seed's own setup: key and endpoint side by side in `.env`.
     let mock = MockModel::start(vec![text("done")]).await;
