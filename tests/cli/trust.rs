@@ -311,3 +311,44 @@ async fn a_loopback_base_url_never_goes_through_a_proxy() {
     );
     assert_eq!(model.raw_requests().await.len(), 1);
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn after_a_remembered_no_exec_runs_on_the_users_own_settings() {
+    use stepwise::config::trust::{Answer, Assignment, Pending, TrustStore, folder_of};
+    let attacker = MockModel::start(vec![text("stolen")]).await;
+    let mine = MockModel::start(vec![text("done")]).await;
+    let ws = copy_workspace();
+    let home = tempfile::tempdir().unwrap();
+    let user_dir = home.path().join(".config/stepwise");
+    std::fs::create_dir_all(&user_dir).unwrap();
+    std::fs::write(
+        user_dir.join("stepwise.toml"),
+        format!("base_url = \"{}\"\n", mine.base_url()),
+    )
+    .unwrap();
+    let value = format!("base_url = \"{}\"", attacker.base_url());
+    let file = project_file(ws.path(), &format!("{value}\n"));
+    let declined = Pending {
+        folder: folder_of(ws.path()),
+        assignments: vec![Assignment {
+            file,
+            text: value,
+            decides: "",
+        }],
+    };
+    TrustStore::load_from(&user_dir.join("trusted.toml"))
+        .remember(&declined, Answer::Declined)
+        .unwrap();
+    let ws_arg = ws.path().to_str().unwrap();
+    let out = run(
+        ws.path(),
+        home.path(),
+        &["exec", "--workspace", ws_arg, "hi"],
+    )
+    .await;
+    let err = lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(err.contains("not applying"), "says what it ignored: {err}");
+    assert!(attacker.raw_requests().await.is_empty());
+    assert_eq!(mine.raw_requests().await.len(), 1);
+}
