@@ -1,10 +1,11 @@
 //! The session's audit log: a JSONL transcript of every event and every
 //! approval decision (and who made it) in `.stepwise/sessions/` of the
 //! workspace. It sits between the core and the front end as a tee, so neither
-//! needs to know about it. It never holds the API key: events carry none.
+//! needs to know about it. It never holds the API key: every string of every
+//! record passes `tools::scrub` (the key's value and credential patterns).
 
 use crate::agent::{AgentEvent, Decision, EventReceiver};
-use crate::tools::redact::redact;
+use crate::tools::scrub;
 use cap_std::fs::{Dir, OpenOptions};
 use serde_json::{Value, json};
 use std::io::Write;
@@ -122,20 +123,10 @@ fn write(log: &Arc<Mutex<AuditLog>>, value: Result<Value, serde_json::Error>) {
     }
 }
 
-/// Credential-looking values in any string of a record (diff lines, test
-/// output, messages) are hidden, as `read_file` hides them from the model.
+/// The key and credential-looking values in any string of a record (diff
+/// lines, test output, server messages) are hidden.
 fn redact_strings(value: &mut Value) {
-    match value {
-        Value::String(text) => {
-            let redacted = redact(text);
-            if !redacted.hidden.is_empty() {
-                *text = redacted.text;
-            }
-        }
-        Value::Array(items) => items.iter_mut().for_each(redact_strings),
-        Value::Object(map) => map.values_mut().for_each(redact_strings),
-        _ => {}
-    }
+    scrub::json(value);
 }
 
 async fn relay_decision(

@@ -20,7 +20,7 @@ use tokio_util::sync::CancellationToken;
 /// Print a line to stdout; a closed pipe (`exec ... | head`) is not worth a panic.
 fn out(line: &str) {
     let mut stdout = std::io::stdout().lock();
-    let _ = writeln!(stdout, "{line}");
+    let _ = writeln!(stdout, "{}", crate::tools::scrub::text(line));
     let _ = stdout.flush();
 }
 
@@ -175,7 +175,7 @@ impl Printer {
     fn line(&mut self, text: &str) {
         self.end_text();
         let mut out = std::io::stdout().lock();
-        let _ = writeln!(out, "{text}");
+        let _ = writeln!(out, "{}", crate::tools::scrub::text(text));
         let _ = out.flush();
     }
 

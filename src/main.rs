@@ -1,33 +1,50 @@
-//! The `stepwise` binary: load `.env`, parse flags, run the TUI or `exec`.
+//! The `stepwise` binary: read `./.env`, settle which project folders are
+//! trusted, parse flags, run the TUI or `exec`.
+//!
+//! What must stay true: environment variables are set only here, before any
+//! thread exists; a guarded value of a project file (see `config::guard`)
+//! applies only in a folder trusted by `--trust` or a remembered answer;
+//! `exec` never asks (it refuses with exit code 2), the UI asks before it starts.
 
 use clap::FromArgMatches;
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use stepwise::config::dotenv::DotEnv;
 use stepwise::config::flags::{Cli, Command};
+use stepwise::config::trust::{self, Answer, Pending, TrustStore};
 use stepwise::headless::{self, EXIT_USAGE};
 
 fn main() {
     // `.env` from the current directory only; variables already set win.
-    // Loaded before any thread exists, as setting the environment requires.
-    match dotenvy::from_path(".env") {
-        Ok(()) => {}
-        Err(e) if e.not_found() => {}
-        Err(e) => {
-            eprintln!("stepwise: cannot read .env: {e}");
-            std::process::exit(EXIT_USAGE);
+    let dotenv = DotEnv::read(Path::new(".env")).unwrap_or_else(|e| usage_error(&e));
+    for (name, value) in dotenv.open() {
+        set_env(name, value);
+    }
+    // A first look at the command line: which folders, which mode, `--trust`.
+    let first = parse(stepwise::config::command().get_matches());
+    let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
+    let pending = trust::pending(&first.1, &first.0.options.workspace, &dotenv, &cwd);
+    let trusted = trusted_folders(&pending, &first.0).unwrap_or_else(|e| usage_error(&e));
+    if trusted.contains(&trust::folder_of(&cwd)) {
+        for (name, value, _) in dotenv.guarded() {
+            set_env(name, value);
         }
     }
-    let matches = stepwise::config::command().get_matches();
-    let cli = match Cli::from_arg_matches(&matches) {
-        Ok(cli) => cli,
-        Err(e) => e.exit(),
-    };
-    let resolved = match stepwise::config::resolve(&matches, &cli.options) {
-        Ok(r) => r,
-        Err(e) => {
-            eprintln!("stepwise: {e}");
-            std::process::exit(EXIT_USAGE);
-        }
-    };
+    // Again, now that the trusted variables are set.
+    let (cli, matches) = parse(stepwise::config::command().get_matches());
+    let trust_project = trusted.contains(&trust::folder_of(&cli.options.workspace));
+    let mut resolved = stepwise::config::resolve(&matches, &cli.options, trust_project)
+        .unwrap_or_else(|e| usage_error(&e));
     if cli.options.print_config {
+        // `.env` values held back show like the workspace file's.
+        let held = pending.iter().filter(|p| !trusted.contains(&p.folder));
+        let from_env = held
+            .flat_map(|p| &p.assignments)
+            .filter(|a| Some(&a.file) == dotenv.path.as_ref())
+            .cloned()
+            .collect::<Vec<_>>();
+        let lines = stepwise::config::report::withheld_lines(&from_env);
+        resolved.provenance.extend(lines);
         print!("{}", resolved.report());
         std::process::exit(0);
     }
@@ -50,4 +67,59 @@ fn main() {
     // A prompt may still be blocked reading stdin; don't wait for it.
     runtime.shutdown_background();
     std::process::exit(code);
+}
+
+fn parse(matches: clap::ArgMatches) -> (Cli, clap::ArgMatches) {
+    match Cli::from_arg_matches(&matches) {
+        Ok(cli) => (cli, matches),
+        Err(e) => e.exit(),
+    }
+}
+
+fn usage_error(message: &str) -> ! {
+    eprintln!("stepwise: {message}");
+    std::process::exit(EXIT_USAGE);
+}
+
+fn set_env(name: &str, value: &str) {
+    // SAFETY: called from `main` before the runtime or any other thread exists.
+    unsafe { std::env::set_var(name, value) };
+}
+
+/// The folders whose guarded values apply: all with `--trust`, else those
+/// with a remembered "trusted" for exactly these values. An unanswered
+/// folder makes `exec` refuse and the UI ask (on a terminal) and remember.
+fn trusted_folders(pending: &[Pending], cli: &Cli) -> Result<Vec<PathBuf>, String> {
+    if cli.options.trust {
+        return Ok(pending.iter().map(|p| p.folder.clone()).collect());
+    }
+    let mut store = TrustStore::load();
+    let mut trusted = Vec::new();
+    for p in pending {
+        let answer = match store.answer(p) {
+            Some(answer) => answer,
+            None if cli.options.print_config => continue,
+            None if matches!(cli.command, Some(Command::Exec(_))) => {
+                return Err(trust::refusal(p));
+            }
+            None if !std::io::stdin().is_terminal() => Answer::Declined,
+            None => {
+                let stdin = std::io::stdin();
+                let answer = trust::ask(p, &mut stdin.lock(), &mut std::io::stderr())
+                    .map_err(|e| format!("cannot ask whether to trust the folder: {e}"))?;
+                if let Err(e) = store.remember(p, answer) {
+                    eprintln!("stepwise: cannot remember the answer: {e}");
+                }
+                answer
+            }
+        };
+        match answer {
+            Answer::Trusted => trusted.push(p.folder.clone()),
+            Answer::Declined => eprintln!(
+                "stepwise: not applying what {} says about where requests go or what runs (folder not trusted)",
+                p.folder.display()
+            ),
+        }
+    }
+    Ok(trusted)
 }

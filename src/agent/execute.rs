@@ -9,7 +9,7 @@ use crate::diff::FileDiff;
 use crate::tools::files;
 use crate::tools::patch_apply;
 use crate::tools::test_runner;
-use crate::tools::{ToolCall, ToolOutput};
+use crate::tools::{ToolCall, ToolOutput, scrub};
 use serde_json::Value;
 
 impl Session {
@@ -180,8 +180,12 @@ impl Session {
         call_id: &str,
         tool: ToolRef,
         status: CallStatus,
-        output: ToolOutput,
+        mut output: ToolOutput,
     ) -> ToolOutput {
+        // The one way out of a tool call, to the front end and to the model:
+        // test output or a file may hold the key.
+        scrub::json(&mut output.body);
+        scrub::string(&mut output.summary);
         t.emit(AgentEvent::ToolFinished {
             step: t.step,
             call_id: call_id.to_string(),

@@ -1,11 +1,34 @@
 //! A look at the workspace's git state for `/diff`: the branch, and files
 //! changed outside stepwise's own edits. Runs `git` as an argument array with
 //! a short timeout; no git, or not a repository, simply gives no status.
+//!
+//! What must stay true: the repository is hostile. git runs with a minimal
+//! environment (no key, no `GIT_*` from ours) and with everything a
+//! repository's config can make it execute switched off on the command line
+//! (`core.fsmonitor`, hooks, pager, external diff, textconv, the filter
+//! drivers it names, protocols), and without submodules.
 
 use serde::Serialize;
+use std::ffi::OsString;
 use std::path::Path;
 use std::time::Duration;
 use tokio::process::Command;
+
+/// The only variables git sees: enough to find itself and the user's own config.
+const PASSED_VARS: [&str; 5] = ["PATH", "HOME", "XDG_CONFIG_HOME", "LANG", "TZ"];
+
+/// Settings that make git run a program, switched off whatever the repository says.
+const NEUTRAL_CONFIG: [&str; 9] = [
+    "core.fsmonitor=",
+    "core.hooksPath=/dev/null",
+    "core.pager=cat",
+    "core.untrackedCache=false",
+    "diff.external=",
+    "diff.textconv=",
+    "protocol.allow=never",
+    "credential.helper=",
+    "core.sshCommand=false",
+];
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct GitStatus {
@@ -14,14 +37,35 @@ pub struct GitStatus {
     pub other_dirty: Vec<String>,
 }
 
-async fn git(root: &Path, args: &[&str]) -> Option<String> {
-    let run = Command::new("git")
+/// The variables of `vars` that git may see.
+fn minimal_env(vars: impl Iterator<Item = (OsString, OsString)>) -> Vec<(OsString, OsString)> {
+    vars.filter(|(name, _)| PASSED_VARS.iter().any(|p| name.as_os_str() == *p))
+        .collect()
+}
+
+/// git with a minimal environment and nothing the repository configures that executes.
+fn command(root: &Path, neutral: &[String]) -> Command {
+    let mut cmd = Command::new("git");
+    cmd.env_clear()
+        .envs(minimal_env(std::env::vars_os()))
+        .env("GIT_TERMINAL_PROMPT", "0")
+        .env("GIT_OPTIONAL_LOCKS", "0")
+        .arg("--no-pager")
         .arg("-C")
-        .arg(root)
-        .args(args)
-        .env_remove("GIT_DIR")
-        .kill_on_drop(true)
-        .output();
+        .arg(root);
+    for setting in NEUTRAL_CONFIG
+        .iter()
+        .map(|s| s.to_string())
+        .chain(neutral.iter().cloned())
+    {
+        cmd.arg("-c").arg(setting);
+    }
+    cmd.kill_on_drop(true);
+    cmd
+}
+
+async fn run(root: &Path, neutral: &[String], args: &[&str]) -> Option<String> {
+    let run = command(root, neutral).args(args).output();
     let out = tokio::time::timeout(Duration::from_secs(5), run)
         .await
         .ok()?
@@ -29,6 +73,34 @@ async fn git(root: &Path, args: &[&str]) -> Option<String> {
     out.status
         .success()
         .then(|| String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+/// Filter drivers the repository's config defines (reading config runs
+/// nothing), each switched off: `git status` would run a driver's `clean`
+/// command on files whose attributes name it.
+async fn neutral_filters(root: &Path) -> Vec<String> {
+    let listed = run(
+        root,
+        &[],
+        &["config", "--name-only", "--get-regexp", r"^filter\."],
+    )
+    .await;
+    let mut drivers: Vec<String> = listed
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|key| key.strip_prefix("filter."))
+        .filter_map(|rest| rest.rsplit_once('.').map(|(name, _)| name.to_string()))
+        .collect();
+    drivers.dedup();
+    drivers
+        .iter()
+        .flat_map(|d| ["clean", "smudge", "process"].map(|k| format!("filter.{d}.{k}=")))
+        .collect()
+}
+
+async fn git(root: &Path, args: &[&str]) -> Option<String> {
+    let neutral = neutral_filters(root).await;
+    run(root, &neutral, args).await
 }
 
 /// The status, or `None` when the workspace is not in a git repository.
@@ -41,7 +113,13 @@ pub async fn status(root: &Path, ours: &[String]) -> Option<GitStatus> {
         .filter(|b| !b.is_empty());
     let porcelain = git(
         root,
-        &["status", "--porcelain=v1", "--untracked-files=all", "."],
+        &[
+            "status",
+            "--porcelain=v1",
+            "--untracked-files=all",
+            "--ignore-submodules=all",
+            ".",
+        ],
     )
     .await?;
     let other_dirty = porcelain
@@ -105,5 +183,67 @@ mod tests {
         }
         std::fs::remove_dir_all(&dir).unwrap();
         std::fs::remove_dir_all(&not_repo).unwrap();
+    }
+
+    #[tokio::test]
+    async fn nothing_the_repository_configures_runs_and_git_never_sees_the_key() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("repo");
+        std::fs::create_dir_all(&root).unwrap();
+        let git = |args: &[&str]| {
+            std::process::Command::new("git")
+                .arg("-C")
+                .arg(&root)
+                .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
+                .args(args)
+                .output()
+                .map(|o| o.status.success())
+                .unwrap_or(false)
+        };
+        if !git(&["init", "-q"]) {
+            eprintln!("SKIPPED: git is not available");
+            return;
+        }
+        std::fs::write(root.join("a.txt"), "same\n").unwrap();
+        std::fs::write(root.join(".gitattributes"), "*.txt filter=evil\n").unwrap();
+        assert!(git(&["add", "."]) && git(&["commit", "-q", "-m", "init"]));
+        let marker = dir.path().join("marker");
+        let script = dir.path().join("evil.sh");
+        std::fs::write(
+            &script,
+            format!("#!/bin/sh\nenv >> '{}'\ncat\n", marker.display()),
+        )
+        .unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let script = script.to_str().unwrap();
+        for (key, value) in [
+            ("core.fsmonitor", script),
+            ("filter.evil.clean", script),
+            ("core.hooksPath", dir.path().to_str().unwrap()),
+            ("core.pager", script),
+        ] {
+            assert!(git(&["config", key, value]));
+        }
+        // Same size, new mtime: status re-reads the file through its clean filter.
+        std::thread::sleep(Duration::from_millis(1100));
+        std::fs::write(root.join("a.txt"), "same\n").unwrap();
+        let st = status(&root, &[]).await.expect("a repository");
+        assert!(st.other_dirty.is_empty(), "{:?}", st.other_dirty);
+        assert!(
+            !marker.exists(),
+            "the repository ran a program: {}",
+            std::fs::read_to_string(&marker).unwrap_or_default()
+        );
+        let passed = minimal_env(
+            [
+                ("OPENAI_API_KEY", "sk-x"),
+                ("PATH", "/bin"),
+                ("GIT_DIR", "/x"),
+            ]
+            .into_iter()
+            .map(|(k, v)| (k.into(), v.into())),
+        );
+        assert_eq!(passed, [(OsString::from("PATH"), OsString::from("/bin"))]);
     }
 }

@@ -54,8 +54,13 @@ pub fn candidate_paths(workspace: &Path) -> Vec<PathBuf> {
     if let Some(dirs) = directories::ProjectDirs::from("", "", "stepwise") {
         paths.push(dirs.config_dir().join(FILE_NAME));
     }
-    paths.push(workspace.join(".stepwise").join(FILE_NAME));
+    paths.push(project_path(workspace));
     paths
+}
+
+/// The workspace's own file: a project file, which `trust` may hold back in part.
+pub fn project_path(workspace: &Path) -> PathBuf {
+    workspace.join(".stepwise").join(FILE_NAME)
 }
 
 /// Read every file that exists; a file that cannot be read or parsed, or

@@ -78,10 +78,13 @@ pub struct Options {
     /// How the model calls tools: native tool calls, or a JSON object in its text.
     #[arg(long, global = true, value_enum, default_value_t = Protocol::Tools)]
     pub protocol: Protocol,
+    /// Trust this folder for this run: apply what its .stepwise/stepwise.toml and .env say about where requests go and what runs.
+    #[arg(long, global = true)]
+    pub trust: bool,
 }
 
 /// The environment variables, for `--help`.
-const ENV_HELP: &str = "Environment: OPENAI_API_KEY (from the environment or .env in the current folder; never a flag), OPENAI_BASE_URL, STEPWISE_MODEL, STEPWISE_PYTHON (interpreter for run_tests), STEPWISE_LOG (UI log file, or off).\nConfig files: stepwise.toml in the user's config folder and in <workspace>/.stepwise/ (see --print-config).\nWithout a subcommand, stepwise opens the full-screen UI.";
+const ENV_HELP: &str = "Environment: OPENAI_API_KEY (from the environment or .env in the current folder; never a flag), OPENAI_BASE_URL, STEPWISE_MODEL, STEPWISE_PYTHON (interpreter for run_tests), STEPWISE_LOG (UI log file, or off), HTTPS_PROXY/HTTP_PROXY/ALL_PROXY/NO_PROXY (never used for a local server). From .env only these are read, and those that redirect requests or run programs only in a trusted folder (--trust).\nConfig files: stepwise.toml in the user's config folder and in <workspace>/.stepwise/ (see --print-config).\nWithout a subcommand, stepwise opens the full-screen UI.";
 
 #[derive(Debug, Subcommand)]
 pub enum Command {

@@ -13,29 +13,54 @@ use super::models::ModelTable;
 use super::raw::Raw;
 use super::report::{self, Resolved, Source};
 use super::settings::{self, Fallback, SETTINGS, Setting};
+use super::trust;
 use super::{ApiKey, Config, Protocol};
 use clap::ArgMatches;
 use clap::parser::ValueSource;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-/// Layer the configuration: flags beat environment beat config files beat defaults.
-pub fn resolve(matches: &ArgMatches, options: &Options) -> Result<Resolved, String> {
-    resolve_with_files(matches, options, &file::candidate_paths(&options.workspace))
+/// Layer the configuration: flags beat environment beat config files beat
+/// defaults. The workspace's file sets guarded values only when
+/// `trust_project` (its folder is trusted).
+pub fn resolve(
+    matches: &ArgMatches,
+    options: &Options,
+    trust_project: bool,
+) -> Result<Resolved, String> {
+    let files = file::candidate_paths(&options.workspace);
+    resolve_files(matches, options, &files, trust_project)
 }
 
-/// `resolve` with explicit config-file paths (for tests).
+/// `resolve` with explicit config-file paths, the folder not trusted (for tests).
 pub fn resolve_with_files(
     matches: &ArgMatches,
     options: &Options,
     files: &[PathBuf],
 ) -> Result<Resolved, String> {
+    resolve_files(matches, options, files, false)
+}
+
+fn resolve_files(
+    matches: &ArgMatches,
+    options: &Options,
+    files: &[PathBuf],
+    trust_project: bool,
+) -> Result<Resolved, String> {
     let loaded = file::load(files)?;
+    let mut applied = loaded.clone();
+    let mut withheld = Vec::new();
+    let project = file::project_path(&options.workspace);
+    for (path, table) in applied.each.iter_mut() {
+        if !trust_project && *path == project {
+            withheld.extend(trust::withhold(table, path, matches));
+        }
+    }
     let mut config = flag_only(options);
     let mut sources = Vec::new();
     for setting in SETTINGS {
         check_every_file(setting, &loaded, &config)?;
-        sources.push((setting, apply(setting, matches, &loaded, &mut config)?));
+        sources.push((setting, apply(setting, matches, &applied, &mut config)?));
     }
     let mut provenance = Vec::new();
     for (setting, source) in sources {
@@ -51,7 +76,12 @@ pub fn resolve_with_files(
         &loaded,
         files,
     ));
-    Ok(Resolved { config, provenance })
+    provenance.extend(report::withheld_lines(&withheld));
+    Ok(Resolved {
+        config,
+        provenance,
+        withheld,
+    })
 }
 
 /// The settings that are flags only. The table's settings start empty here:

@@ -8,6 +8,9 @@
 //!   [`report`]: `--print-config`.
 //! - [`key`]: the API key; [`validate`]: checks before any request; [`models`]:
 //!   context windows and prices.
+//! - [`guard`]: which values a project file may set before its folder is
+//!   trusted; [`dotenv`]: the documented variables of `./.env`; [`trust`]:
+//!   the folders the user trusted, and asking.
 //!
 //! What must stay true: every value passes `ranges` (and its row's reader)
 //! whichever source it came from, so a `Config` only holds valid values; this
@@ -15,8 +18,10 @@
 //! `audit` (only the leaf `tools::ToolName`); whoever runs a session builds
 //! its policies from the checked lists here.
 
+pub mod dotenv;
 pub mod file;
 pub mod flags;
+pub mod guard;
 pub mod key;
 pub mod layers;
 pub mod models;
@@ -24,6 +29,7 @@ pub mod ranges;
 pub mod raw;
 pub mod report;
 pub mod settings;
+pub mod trust;
 pub mod validate;
 
 pub use flags::command;

@@ -8,6 +8,7 @@ use super::Config;
 use super::file::LoadedFiles;
 use super::key::API_KEY_VAR;
 use super::settings::{Setting, Shown};
+use super::trust::Assignment;
 use std::path::PathBuf;
 
 /// Where a setting's value came from.
@@ -32,6 +33,8 @@ pub struct Provenance {
 pub struct Resolved {
     pub config: Config,
     pub provenance: Vec<Provenance>,
+    /// Guarded values the workspace's file sets that were not applied (folder not trusted).
+    pub withheld: Vec<Assignment>,
 }
 
 impl Resolved {
@@ -124,4 +127,20 @@ pub fn closing_lines(
             source: format!("looked for: {}", looked_for.join(", ")),
         },
     ]
+}
+
+/// A line per guarded value held back because its folder is not trusted.
+pub fn withheld_lines(withheld: &[Assignment]) -> Vec<Provenance> {
+    withheld
+        .iter()
+        .map(|a| Provenance {
+            name: "not_applied",
+            value: a.text.clone(),
+            source: format!(
+                "file {}: decides {}; folder not trusted (--trust)",
+                a.file.display(),
+                a.decides
+            ),
+        })
+        .collect()
 }

@@ -7,8 +7,13 @@
 //!
 //! What must stay true: every value, whichever source it came from, goes
 //! through its row's `set` (and so through `ranges`); rows run in this order,
-//! and a computed default may read only rows above it.
+//! and a computed default may read only rows above it. Every row, and every
+//! variable `./.env` may set, says in its `guard` whether a project file
+//! (the workspace's `.stepwise/stepwise.toml`, `./.env`) may set it before
+//! the user trusts that folder: this table is the one place that rule lives.
 
+pub use super::guard::Guard;
+use super::guard::{WHERE_REQUESTS_GO, split_prices};
 use super::raw::{self, Raw};
 use super::{Config, ranges};
 use std::time::Duration;
@@ -27,6 +32,8 @@ pub struct Setting {
     pub fallback: Fallback,
     /// Its `--print-config` line.
     pub shown: Shown,
+    /// Whether a project file may set it in a folder the user has not trusted.
+    pub guard: Guard,
 }
 
 /// What applies when neither flag, environment nor file sets a setting.
@@ -67,6 +74,7 @@ pub const SETTINGS: &[Setting] = &[
         set: |c, raw| put(&mut c.model, raw.text()),
         fallback: Fallback::FlagDefault,
         shown: Shown::Line(|c| c.model.clone()),
+        guard: Guard::Open,
     },
     Setting {
         key: "base_url",
@@ -75,6 +83,7 @@ pub const SETTINGS: &[Setting] = &[
         set: |c, raw| put(&mut c.base_url, raw.text()),
         fallback: Fallback::FlagDefault,
         shown: Shown::Line(|c| c.base_url.clone()),
+        guard: Guard::Trusted(WHERE_REQUESTS_GO),
     },
     Setting {
         key: "max_steps",
@@ -83,6 +92,7 @@ pub const SETTINGS: &[Setting] = &[
         set: |c, raw| put(&mut c.max_steps, raw.whole(ranges::MAX_STEPS)),
         fallback: Fallback::FlagDefault,
         shown: Shown::Line(|c| c.max_steps.to_string()),
+        guard: Guard::Open,
     },
     Setting {
         key: "test_timeout",
@@ -94,6 +104,7 @@ pub const SETTINGS: &[Setting] = &[
         },
         fallback: Fallback::FlagDefault,
         shown: Shown::Line(|c| c.test_timeout.as_secs().to_string()),
+        guard: Guard::Open,
     },
     Setting {
         key: "max_retries",
@@ -102,6 +113,7 @@ pub const SETTINGS: &[Setting] = &[
         set: |c, raw| put(&mut c.max_retries, raw.whole(ranges::MAX_RETRIES)),
         fallback: Fallback::FlagDefault,
         shown: Shown::Line(|c| c.max_retries.to_string()),
+        guard: Guard::Open,
     },
     Setting {
         key: "stream_idle_timeout",
@@ -113,6 +125,7 @@ pub const SETTINGS: &[Setting] = &[
         },
         fallback: Fallback::FlagDefault,
         shown: Shown::Line(|c| c.idle_timeout.as_secs().to_string()),
+        guard: Guard::Open,
     },
     Setting {
         key: "context_budget",
@@ -121,6 +134,7 @@ pub const SETTINGS: &[Setting] = &[
         set: |c, raw| put(&mut c.context_budget, raw.whole(ranges::CONTEXT_BUDGET)),
         fallback: Fallback::FlagDefault,
         shown: Shown::Line(|c| c.context_budget.to_string()),
+        guard: Guard::Open,
     },
     Setting {
         key: "protocol",
@@ -129,6 +143,7 @@ pub const SETTINGS: &[Setting] = &[
         set: |c, raw| put(&mut c.protocol, raw.choice()),
         fallback: Fallback::FlagDefault,
         shown: Shown::Line(|c| format!("{:?}", c.protocol).to_lowercase()),
+        guard: Guard::Open,
     },
     Setting {
         key: "max_cost",
@@ -137,6 +152,7 @@ pub const SETTINGS: &[Setting] = &[
         set: |c, raw| put(&mut c.max_cost, raw.amount(ranges::MAX_COST).map(Some)),
         fallback: Fallback::Initial,
         shown: Shown::LineFileUnnamed(|c| c.max_cost.map_or("none".into(), |c| format!("${c:.2}"))),
+        guard: Guard::Open,
     },
     Setting {
         key: "no_auto_approve",
@@ -149,6 +165,7 @@ pub const SETTINGS: &[Setting] = &[
             let paths: Vec<_> = c.no_auto_approve_paths.iter().map(|g| g.glob()).collect();
             format!("{tools:?} {paths:?}")
         }),
+        guard: Guard::Open,
     },
     Setting {
         key: "no_auto_approve_paths",
@@ -157,6 +174,7 @@ pub const SETTINGS: &[Setting] = &[
         set: |c, raw| put(&mut c.no_auto_approve_paths, raw.globs()),
         fallback: Fallback::Initial,
         shown: Shown::WithAbove,
+        guard: Guard::Open,
     },
     Setting {
         key: "models",
@@ -168,6 +186,7 @@ pub const SETTINGS: &[Setting] = &[
         },
         fallback: Fallback::Initial,
         shown: Shown::Hidden,
+        guard: Guard::Part("what a task is counted as costing", split_prices),
     },
     Setting {
         key: "context_window",
@@ -184,6 +203,7 @@ pub const SETTINGS: &[Setting] = &[
             }
         }),
         shown: Shown::LineFileUnnamed(|c| c.context_window.to_string()),
+        guard: Guard::Open,
     },
 ];
 

@@ -2,7 +2,9 @@
 //! A response ends as a complete reply or as an `LlmError` in the server's own
 //! words (see `errors.rs`): an error status, an error inside a 200 stream, a
 //! stream cut short, or a 200 with nothing in it. Every request names
-//! stepwise in its `User-Agent`.
+//! stepwise in its `User-Agent`; a loopback base URL never goes through a
+//! proxy. Every error leaves scrubbed (`errors::scrubbed`): a server that
+//! echoes the `Authorization` header does not put the key on the screen.
 
 use super::errors;
 use super::stream::{StreamAccumulator, parse_completion_body};
@@ -30,14 +32,22 @@ pub const USER_AGENT: &str = concat!("stepwise/", env!("CARGO_PKG_VERSION"));
 
 impl HttpModel {
     pub fn new(base_url: &str, model: &str, api_key: Option<ApiKey>) -> Result<Self, LlmError> {
-        let http = reqwest::Client::builder()
+        let mut builder = reqwest::Client::builder()
             .connect_timeout(Duration::from_secs(15))
-            .user_agent(USER_AGENT)
-            .build()
-            .map_err(|e| LlmError::Connect {
-                url: base_url.to_string(),
-                detail: e.to_string(),
-            })?;
+            .user_agent(USER_AGENT);
+        // A server on this machine is reached directly: a proxy from the
+        // environment would otherwise see every request and the key.
+        if crate::config::is_local_url(base_url).unwrap_or(false) {
+            builder = builder.no_proxy();
+        }
+        let http = builder.build().map_err(|e| LlmError::Connect {
+            url: base_url.to_string(),
+            detail: e.to_string(),
+        })?;
+        if let Some(key) = &api_key {
+            // Whatever may be sent may be echoed back: hide it from all output.
+            crate::tools::scrub::hide(key.expose());
+        }
         Ok(HttpModel {
             http,
             endpoint: format!("{}/chat/completions", base_url.trim_end_matches('/')),
@@ -183,7 +193,7 @@ impl ChatModel for HttpModel {
         request: ChatRequest<'a>,
         sink: StreamSink<'a>,
     ) -> BoxFuture<'a, Result<ModelReply, LlmError>> {
-        Box::pin(self.run(request, sink))
+        Box::pin(async move { self.run(request, sink).await.map_err(errors::scrubbed) })
     }
 }
 

@@ -3,9 +3,11 @@
 //! context-window overflow (which no retry of the same request can fix), and
 //! how long the server asked to wait (`retry-after-ms`, `Retry-After` in
 //! seconds or as an HTTP date). Messages are the server's own words, clipped;
-//! they never contain the API key (servers do not echo it, and nothing here
-//! adds request data).
+//! they never contain the API key: a server may echo it, so every error
+//! leaving the client passes [`scrubbed`].
 
+use super::LlmError;
+use crate::tools::scrub;
 use reqwest::header::HeaderMap;
 use serde_json::Value;
 use std::time::{Duration, SystemTime};
@@ -174,6 +176,52 @@ pub fn http_error(status: u16, body: &str) -> (String, bool) {
         format!("{message}{hint}")
     };
     (text, overflow)
+}
+
+/// The error with the key and credential-looking values scrubbed from every text it carries.
+pub fn scrubbed(error: LlmError) -> LlmError {
+    match error {
+        LlmError::Connect {
+            mut url,
+            mut detail,
+        } => {
+            scrub::string(&mut url);
+            scrub::string(&mut detail);
+            LlmError::Connect { url, detail }
+        }
+        LlmError::Http {
+            status,
+            mut message,
+            retry_after,
+        } => {
+            scrub::string(&mut message);
+            LlmError::Http {
+                status,
+                message,
+                retry_after,
+            }
+        }
+        LlmError::Stream(mut m) => {
+            scrub::string(&mut m);
+            LlmError::Stream(m)
+        }
+        LlmError::Decode(mut m) => {
+            scrub::string(&mut m);
+            LlmError::Decode(m)
+        }
+        LlmError::Server {
+            mut message,
+            transient,
+        } => {
+            scrub::string(&mut message);
+            LlmError::Server { message, transient }
+        }
+        LlmError::ContextOverflow { mut message } => {
+            scrub::string(&mut message);
+            LlmError::ContextOverflow { message }
+        }
+        e @ (LlmError::IdleTimeout(_) | LlmError::EmptyReply) => e,
+    }
 }
 
 #[cfg(test)]

@@ -1,7 +1,8 @@
 //! The five tools the model may call: their JSON schemas, argument parsing
 //! into typed calls, and the uniform `{success, ...}` result shape. The tools
 //! themselves live in `files`, `edit` and `test_runner`; confinement in
-//! `workspace`, the stale-write guard in `guard`, credential hiding in `redact`.
+//! `workspace`, the stale-write guard in `guard`, credential hiding in `redact`,
+//! secrets kept out of every output in `scrub`.
 
 pub mod edit;
 pub mod files;
@@ -11,6 +12,7 @@ pub mod patch;
 pub mod patch_apply;
 mod path;
 pub mod redact;
+pub mod scrub;
 pub mod test_run;
 pub mod test_runner;
 mod text;

@@ -127,6 +127,7 @@ fn help_lists_every_flag_with_defaults_and_environment_variables() {
             "--stream-idle-timeout",
             "--no-log",
             "--print-config",
+            "--trust",
             "[default: ./workspace]",
             "[default: 20]",
             "[default: 30]",

@@ -11,3 +11,5 @@ mod audit_log;
 mod config_layers;
 mod demo;
 mod exec_e2e;
+mod scrub;
+mod trust;

@@ -9,3 +9,4 @@ mod support;
 
 mod review;
 mod screens;
+mod trust;

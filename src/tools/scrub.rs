@@ -1,0 +1,107 @@
+//! Scrubbing secrets from text that leaves stepwise: the exact values of the
+//! secrets it holds (the API key, registered by the client that sends it)
+//! and the credential patterns of [`redact`](super::redact). Whatever prints,
+//! logs, writes the transcript or sends text to the model calls [`text`] or
+//! [`json`]: server error bodies (the model client), tool results and test
+//! output (the session, before the event and the model see them), the
+//! transcript (`audit`) and `exec`'s output.
+//!
+//! What must stay true: a registered value never survives [`text`], wherever
+//! it sits in the string (also inside a word or a URL); scrubbing is
+//! idempotent; values too short to be secret are not registered (hiding
+//! every `x` would destroy the text and protect nothing).
+
+use super::redact::{MARKER, redact};
+use serde_json::Value;
+use std::borrow::Cow;
+use std::sync::RwLock;
+
+/// Shortest value worth hiding.
+pub const MIN_SECRET_CHARS: usize = 6;
+
+static SECRETS: RwLock<Vec<String>> = RwLock::new(Vec::new());
+
+/// Hide this value from everything scrubbed from now on.
+pub fn hide(secret: &str) {
+    let secret = secret.trim();
+    if secret.chars().count() < MIN_SECRET_CHARS {
+        return;
+    }
+    if let Ok(mut secrets) = SECRETS.write()
+        && !secrets.iter().any(|s| s == secret)
+    {
+        secrets.push(secret.to_string());
+        // Longest first, so a key containing another is hidden whole.
+        secrets.sort_by_key(|s| std::cmp::Reverse(s.len()));
+    }
+}
+
+/// `text` without registered secrets and credential-looking values.
+pub fn text(text: &str) -> Cow<'_, str> {
+    let mut out = Cow::Borrowed(text);
+    if let Ok(secrets) = SECRETS.read() {
+        for secret in secrets.iter() {
+            if out.contains(secret.as_str()) {
+                out = Cow::Owned(out.replace(secret.as_str(), MARKER));
+            }
+        }
+    }
+    let redacted = redact(&out);
+    if redacted.hidden.is_empty() {
+        out
+    } else {
+        Cow::Owned(redacted.text)
+    }
+}
+
+/// Scrub a string in place.
+pub fn string(value: &mut String) {
+    if let Cow::Owned(clean) = text(value) {
+        *value = clean;
+    }
+}
+
+/// Scrub every string of a JSON value (object keys included).
+pub fn json(value: &mut Value) {
+    match value {
+        Value::String(s) => string(s),
+        Value::Array(items) => items.iter_mut().for_each(json),
+        Value::Object(map) => {
+            let dirty = map.keys().any(|k| matches!(text(k), Cow::Owned(_)));
+            if dirty {
+                let entries = std::mem::take(map);
+                for (k, v) in entries {
+                    map.insert(text(&k).into_owned(), v);
+                }
+            }
+            map.values_mut().for_each(json);
+        }
+        _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_registered_key_is_hidden_wherever_it_sits_and_short_values_are_not_registered() {
+        hide("sk-scrub-unit-0f3c9e1d");
+        hide("abc");
+        let leaked = "Bearer sk-scrub-unit-0f3c9e1d; url=http://h/?k=sk-scrub-unit-0f3c9e1dX abc";
+        let clean = text(leaked);
+        assert!(!clean.contains("sk-scrub-unit-0f3c9e1d"), "{clean}");
+        assert_eq!(clean.matches(MARKER).count(), 2, "{clean}");
+        assert!(clean.ends_with(" abc"), "{clean}");
+        assert_eq!(text(&clean), clean, "idempotent");
+        assert!(matches!(text("nothing here"), Cow::Borrowed(_)));
+        let mut v =
+            serde_json::json!({"output": ["DB_PASSWORD=hunter2", {"sk-scrub-unit-0f3c9e1d": 1}]});
+        json(&mut v);
+        let shown = v.to_string();
+        assert!(
+            !shown.contains("hunter2") && !shown.contains("sk-scrub-unit"),
+            "{shown}"
+        );
+    }
+}
