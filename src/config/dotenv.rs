@@ -9,7 +9,7 @@
 //! open only when the key sent to it comes from this same file.
 
 use super::API_KEY_VAR;
-use super::guard::{self, Guard};
+use super::guard::Guard;
 use std::path::{Path, PathBuf};
 
 /// The variable of the base URL row, open when paired with the key in one file.
@@ -52,7 +52,7 @@ impl DotEnv {
         for entry in entries {
             let (name, value) =
                 entry.map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-            let Some(guard) = guard::env_guard(&name) else {
+            let Some(guard) = super::settings::env_guard(&name) else {
                 env.ignored.push(name);
                 continue;
             };

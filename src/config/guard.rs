@@ -146,39 +146,9 @@ pub const ENV_ONLY: &[EnvVar] = &[
     },
 ];
 
-/// The guard of a variable `./.env` may set, or `None` for one it may not.
-pub fn env_guard(name: &str) -> Option<Guard> {
-    let row = super::settings::SETTINGS
-        .iter()
-        .find(|s| s.env == Some(name));
-    row.map(|s| s.guard)
-        .or_else(|| ENV_ONLY.iter().find(|v| v.name == name).map(|v| v.guard))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::settings::by_key;
-
-    #[test]
-    fn what_redirects_or_runs_is_guarded_and_the_rest_is_open() {
-        let guarded = |key| by_key(key).and_then(|s| s.guard.decides());
-        assert_eq!(guarded("base_url"), Some(WHERE_REQUESTS_GO));
-        assert!(guarded("models").is_some());
-        for open in ["model", "max_steps", "no_auto_approve", "context_window"] {
-            assert_eq!(guarded(open), None, "{open}");
-        }
-        for var in [
-            "OPENAI_BASE_URL",
-            "STEPWISE_PYTHON",
-            "HTTPS_PROXY",
-            "no_proxy",
-        ] {
-            assert!(env_guard(var).and_then(|g| g.decides()).is_some(), "{var}");
-        }
-        assert!(matches!(env_guard("OPENAI_API_KEY"), Some(Guard::Open)));
-        assert!(env_guard("LD_PRELOAD").is_none() && env_guard("PATH").is_none());
-    }
 
     #[test]
     fn prices_are_split_from_the_rest_of_the_model_table() {

@@ -222,3 +222,39 @@ pub fn keys() -> String {
 pub fn assignment(key: &str, value: &toml::Value) -> String {
     format!("{key} = {}", raw::show(value))
 }
+
+/// The guard of a variable `./.env` may set, or `None` for one it may not.
+pub fn env_guard(name: &str) -> Option<Guard> {
+    let row = SETTINGS.iter().find(|s| s.env == Some(name));
+    row.map(|s| s.guard).or_else(|| {
+        super::guard::ENV_ONLY
+            .iter()
+            .find(|v| v.name == name)
+            .map(|v| v.guard)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn what_redirects_or_runs_is_guarded_and_the_rest_is_open() {
+        let guarded = |key| by_key(key).and_then(|s| s.guard.decides());
+        assert_eq!(guarded("base_url"), Some(WHERE_REQUESTS_GO));
+        assert!(guarded("models").is_some());
+        for open in ["model", "max_steps", "no_auto_approve", "context_window"] {
+            assert_eq!(guarded(open), None, "{open}");
+        }
+        for var in [
+            "OPENAI_BASE_URL",
+            "STEPWISE_PYTHON",
+            "HTTPS_PROXY",
+            "no_proxy",
+        ] {
+            assert!(env_guard(var).and_then(|g| g.decides()).is_some(), "{var}");
+        }
+        assert!(matches!(env_guard("OPENAI_API_KEY"), Some(Guard::Open)));
+        assert!(env_guard("LD_PRELOAD").is_none() && env_guard("PATH").is_none());
+    }
+}
