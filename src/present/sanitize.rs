@@ -126,7 +126,8 @@ pub fn json_safe(json: &str) -> Cow<'_, str> {
 mod tests {
     use super::*;
 
-    const HOSTILE: &str = "a\x1b]0;title\x07b\x1b]52;c;SGk=\x07c\u{9b}31m\u{202e}d\x7f\r\ne\rf\tg\n";
+    const HOSTILE: &str =
+        "a\x1b]0;title\x07b\x1b]52;c;SGk=\x07c\u{9b}31m\u{202e}d\x7f\r\ne\rf\tg\n";
 
     fn has_control(s: &str, allowed: &[char]) -> bool {
         s.chars()

@@ -9,5 +9,8 @@ mod support;
 
 mod audit_log;
 mod config_layers;
+mod conventions;
 mod demo;
 mod exec_e2e;
+mod json_schema;
+mod output_hygiene;
