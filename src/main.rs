@@ -13,7 +13,8 @@ fn main() {
         Ok(()) => {}
         Err(e) if e.not_found() => {}
         Err(e) => {
-            eprintln!("stepwise: cannot read .env: {e}");
+            // The error quotes the offending line: sanitized like any file content.
+            eprintln!("stepwise: cannot read .env: {}", sanitize(&e.to_string()));
             std::process::exit(EXIT_USAGE);
         }
     }

@@ -215,3 +215,46 @@ async fn a_path_with_newlines_prints_on_one_line() {
         "{stdout}"
     );
 }
+
+#[test]
+fn errors_quoting_project_files_are_sanitized() {
+    // A `.env` line the parser quotes back, a project `stepwise.toml` value
+    // `--print-config` shows.
+    let ws = copy_workspace();
+    std::fs::write(ws.path().join(".env"), format!("A=1\nBAD KEY{EVIL}=2\n")).unwrap();
+    let mut cmd = Command::new(stepwise_bin());
+    let out = hermetic_env(&mut cmd)
+        .current_dir(ws.path())
+        .args(["exec", "--workspace", ".", "t"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("cannot read .env") && err.contains("␛]52;"),
+        "{err}"
+    );
+    assert_eq!(raw_controls(&out.stderr), Vec::<String>::new());
+
+    let ws = copy_workspace();
+    std::fs::create_dir(ws.path().join(".stepwise")).unwrap();
+    std::fs::write(
+        ws.path().join(".stepwise/stepwise.toml"),
+        format!(
+            "model = \"{}\"\n",
+            EVIL.replace('\x1b', "\\u001b").replace('\x07', "\\u0007")
+        ),
+    )
+    .unwrap();
+    let mut cmd = Command::new(stepwise_bin());
+    let out = hermetic_env(&mut cmd)
+        .arg("--workspace")
+        .arg(ws.path())
+        .arg("--print-config")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("␛]52;c;SGVsbG8=␇"), "{text}");
+    assert_eq!(raw_controls(&out.stdout), Vec::<String>::new(), "{text}");
+}
