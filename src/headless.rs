@@ -1,33 +1,58 @@
 //! `stepwise exec`: one task in plain terminal output (or JSON lines), with
 //! approvals answered by `--yes`, a `[y/N]` prompt on a terminal, or declined
 //! when no one can answer. The wording of event lines comes from `present`
-//! (shared with the TUI); this module only adds marks and colors.
+//! (shared with the TUI); the printer (`headless/printer.rs`) adds marks and
+//! colors (`headless/style.rs`), `headless/json.rs` owns the `--json` schema.
+//!
+//! What must stay true: every untrusted string is sanitized by `present`
+//! before it is printed, on stdout and stderr; the exit code says what
+//! happened (0 only for an accepted answer with nothing declined for want
+//! of a terminal, 130 after Ctrl+C, 2 for usage errors).
 
-use crate::agent::{
-    AgentEvent, ApprovalAction, ApprovalRequest, CallStatus, Decision, EventReceiver, FinishReason,
-    Receipt,
-};
+mod approve;
+pub mod json;
+mod printer;
+pub mod style;
+
+use crate::agent::FinishReason;
 use crate::config::Config;
 use crate::config::flags::ExecArgs;
-use crate::diff::{FileDiff, LineKind};
-use crate::present::{self, Tone};
+use crate::diff::FileDiff;
+use crate::present::{one_line, sanitize};
 use crate::setup;
-use std::io::{BufRead, IsTerminal, Write};
-use std::time::Instant;
+use printer::Printer;
+use std::io::{IsTerminal, Write};
+use style::Style;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-/// Print a line to stdout; a closed pipe (`exec ... | head`) is not worth a panic.
+/// Print a line to stdout, the key's value scrubbed; a closed pipe
+/// (`exec ... | head`) is not worth a panic.
 fn out(line: &str) {
     let mut stdout = std::io::stdout().lock();
     let _ = writeln!(stdout, "{}", crate::tools::scrub::text(line));
     let _ = stdout.flush();
 }
 
+/// Print an error to stderr, sanitized (it may quote a file or a server).
+fn fail(message: &str) {
+    let mut stderr = std::io::stderr().lock();
+    let _ = writeln!(
+        stderr,
+        "stepwise: {}",
+        crate::tools::scrub::text(&sanitize(message))
+    );
+}
+
 /// Exit codes of `exec`.
 pub const EXIT_ANSWERED: i32 = 0;
 pub const EXIT_NOT_ANSWERED: i32 = 1;
 pub const EXIT_USAGE: i32 = 2;
+/// Interrupted by Ctrl+C (SIGINT): 128 + 2, as shells expect.
+pub const EXIT_INTERRUPTED: i32 = 130;
+
+/// What `exec` says when approvals were declined for want of a terminal.
+pub const UNATTENDED_HINT: &str = "declined because stdin is not a terminal; pass --yes to approve, or run on a terminal to be asked";
 
 /// How approval requests are answered.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -40,27 +65,25 @@ pub enum ApprovalPolicy {
 /// Run one task and return the process exit code.
 pub async fn run(config: Config, args: ExecArgs) -> i32 {
     if let Err(e) = config.validate() {
-        eprintln!("stepwise: {e}");
+        fail(&e.to_string());
         return EXIT_USAGE;
     }
-    let prepared = match setup::prepare(&config) {
+    let mut prepared = match setup::prepare(&config) {
         Ok(p) => p,
         Err(e) => {
-            eprintln!("stepwise: {e}");
+            fail(&e);
             return EXIT_USAGE;
         }
     };
     let Some(task) = args.task_text().or(prepared.task.clone()) else {
-        eprintln!("stepwise: exec needs a TASK (or --demo / --script with a task)");
+        fail("exec needs a TASK (or --demo / --script with a task)");
         return EXIT_USAGE;
     };
-    let mut prepared = prepared;
     if let Some(notice) = &prepared.notice {
         if args.json {
-            out(&serde_json::json!({"event": "notice", "text": notice, "workspace": prepared.workspace})
-                .to_string());
+            out(&json::notice_line(notice, &prepared.workspace));
         } else {
-            out(notice);
+            out(&sanitize(notice));
         }
     }
     let policy = if args.yes {
@@ -70,15 +93,14 @@ pub async fn run(config: Config, args: ExecArgs) -> i32 {
     } else {
         ApprovalPolicy::DeclineAll
     };
-    let printer = Printer {
-        json: args.json,
-        color: !args.json && std::io::stdout().is_terminal(),
-        policy,
-        in_text: false,
-        max_steps: config.max_steps,
-        last_message: String::new(),
-        started: Instant::now(),
-    };
+    let color = !args.json
+        && style::use_color(
+            config.color,
+            std::io::stdout().is_terminal(),
+            std::env::var("NO_COLOR").ok().as_deref(),
+            std::env::var("TERM").ok().as_deref(),
+        );
+    let printer = Printer::new(args.json, Style { color }, policy, config.max_steps);
     let cancel = CancellationToken::new();
     let interrupt = cancel.clone();
     tokio::spawn(async move {
@@ -96,19 +118,26 @@ pub async fn run(config: Config, args: ExecArgs) -> i32 {
     let printing = tokio::spawn(printer.run(inbox));
     let reason = prepared.session.run_task(&task, &events, cancel).await;
     drop(events);
-    let _ = printing.await;
+    let declined = printing.await.unwrap_or(0);
     print_changed_files(&prepared.session.session_diffs(), args.json);
-    exit_code(&reason)
+    if declined > 0 {
+        if args.json {
+            out(&json::unattended_line(declined, UNATTENDED_HINT));
+        }
+        let what = if declined == 1 {
+            "approval"
+        } else {
+            "approvals"
+        };
+        fail(&format!("{declined} {what} {UNATTENDED_HINT}"));
+    }
+    exit_code(&reason, declined)
 }
 
 /// The summary of what the session changed, printed at the end of `exec`.
 fn print_changed_files(diffs: &[FileDiff], json: bool) {
     if json {
-        let files: Vec<_> = diffs
-            .iter()
-            .map(|d| serde_json::json!({"path": d.path, "added": d.added, "removed": d.removed, "created": d.new_file}))
-            .collect();
-        out(&serde_json::json!({"event": "changed_files", "files": files}).to_string());
+        out(&json::changed_files_line(diffs));
         return;
     }
     if diffs.is_empty() {
@@ -118,277 +147,35 @@ fn print_changed_files(diffs: &[FileDiff], json: bool) {
     out("Changed files:");
     for d in diffs {
         let created = if d.new_file { " (new)" } else { "" };
-        out(&format!("  {}{created} {}", d.path, d.stat()));
+        out(&format!("  {}{created} {}", one_line(&d.path), d.stat()));
     }
 }
 
-pub fn exit_code(reason: &FinishReason) -> i32 {
+/// The exit code of a task that ended for `reason` after `declined`
+/// approvals no one could answer: a task that had to decline is never a
+/// success, whatever the model answered afterwards.
+pub fn exit_code(reason: &FinishReason, declined: u32) -> i32 {
     match reason {
-        FinishReason::Answered => EXIT_ANSWERED,
+        FinishReason::Cancelled => EXIT_INTERRUPTED,
+        FinishReason::Answered if declined == 0 => EXIT_ANSWERED,
         _ => EXIT_NOT_ANSWERED,
     }
 }
 
-struct Printer {
-    json: bool,
-    color: bool,
-    policy: ApprovalPolicy,
-    /// Streamed assistant text is open on the current line.
-    in_text: bool,
-    max_steps: u32,
-    /// The last complete assistant text, already shown as it streamed.
-    last_message: String,
-    /// When the task started (for the finish line).
-    started: Instant,
-}
+#[cfg(test)]
+mod tests {
+    use super::*;
 
-const GREEN: &str = "\x1b[32m";
-const RED: &str = "\x1b[31m";
-const DIM: &str = "\x1b[2m";
-const BOLD: &str = "\x1b[1m";
-const CYAN: &str = "\x1b[36m";
-const RESET: &str = "\x1b[0m";
-
-impl Printer {
-    async fn run(mut self, mut inbox: EventReceiver) {
-        while let Some(event) = inbox.recv().await {
-            if self.json {
-                self.line(&json_line(&event));
-            }
-            match event {
-                AgentEvent::ApprovalRequested(request) => self.approve(request).await,
-                other if !self.json => self.human(other),
-                _ => {}
-            }
-        }
-        self.end_text();
+    #[test]
+    fn exit_codes_say_what_happened() {
+        assert_eq!(exit_code(&FinishReason::Answered, 0), 0);
+        assert_eq!(
+            exit_code(&FinishReason::Answered, 1),
+            1,
+            "declined is not success"
+        );
+        assert_eq!(exit_code(&FinishReason::Cancelled, 0), 130);
+        assert_eq!(exit_code(&FinishReason::BudgetExhausted, 0), 1);
+        assert_eq!(exit_code(&FinishReason::Error("x".into()), 2), 1);
     }
-
-    fn paint(&self, color: &str, text: &str) -> String {
-        if self.color {
-            format!("{color}{text}{RESET}")
-        } else {
-            text.to_string()
-        }
-    }
-
-    fn line(&mut self, text: &str) {
-        self.end_text();
-        let mut out = std::io::stdout().lock();
-        let _ = writeln!(out, "{}", crate::tools::scrub::text(text));
-        let _ = out.flush();
-    }
-
-    fn end_text(&mut self) {
-        if self.in_text {
-            self.in_text = false;
-            out("");
-        }
-    }
-
-    fn human(&mut self, event: AgentEvent) {
-        match event {
-            AgentEvent::TaskStarted {
-                task,
-                max_steps,
-                rules,
-            } => self.task_started(&task, max_steps, &rules),
-            AgentEvent::AssistantMessage { text } => self.last_message = text,
-            AgentEvent::AssistantDelta { text } => {
-                let mut out = std::io::stdout().lock();
-                let _ = write!(out, "{text}");
-                let _ = out.flush();
-                self.in_text = !text.ends_with('\n');
-            }
-            AgentEvent::ToolCallProposed {
-                step,
-                tool,
-                target,
-                diff,
-                ..
-            } => {
-                let max = self.max_steps;
-                self.line(&self.paint(BOLD, &format!("[Step {step}/{max}] {tool} {target}")));
-                if let Some(diff) = diff {
-                    self.print_diff(&diff);
-                }
-            }
-            AgentEvent::StepStarted { .. }
-            | AgentEvent::ModelRequest { .. }
-            | AgentEvent::Usage(_)
-            | AgentEvent::Cost { .. }
-            | AgentEvent::ToolCallStreaming { .. }
-            | AgentEvent::SessionDiff { .. }
-            | AgentEvent::UndoFinished { .. }
-            | AgentEvent::LiveEditBase { .. }
-            | AgentEvent::ToolRunning { .. }
-            | AgentEvent::SessionReady { .. }
-            | AgentEvent::ScopesChanged { .. }
-            | AgentEvent::ApprovalRequested(_) => {}
-            AgentEvent::ToolFinished {
-                status,
-                summary,
-                result,
-                ..
-            } => self.tool_finished(status, &summary, &result),
-            AgentEvent::Retrying {
-                retry,
-                max_retries,
-                delay_ms,
-                error,
-            } => {
-                let text = present::retry_line(retry, max_retries, delay_ms, &error);
-                self.line(&format!("  {} {text}", self.paint(RED, "!")))
-            }
-            AgentEvent::Compacted {
-                before_tokens,
-                after_tokens,
-                elided,
-                summarized,
-            } => {
-                let text =
-                    present::compaction_line(before_tokens, after_tokens, elided, summarized);
-                self.line(&self.paint(DIM, &format!("  {text}")));
-            }
-            AgentEvent::ProtocolRepair { attempt, error } => {
-                let text = present::repair_line(attempt, &error);
-                self.line(&format!("  {} {text}", self.paint(RED, "!")))
-            }
-            AgentEvent::GateRefused { reason, .. } => {
-                self.line(&format!("  {} {reason}", self.paint(RED, "gate:")))
-            }
-            AgentEvent::FinalAnswer { text, receipt } => self.final_answer(&text, &receipt),
-            AgentEvent::Error { message } | AgentEvent::ResumeRefused { message } => {
-                self.line(&format!("{} {message}", self.paint(RED, "error:")))
-            }
-            AgentEvent::TaskFinished {
-                reason,
-                steps,
-                usage,
-                cost_usd,
-            } => {
-                let text = present::finish_line(&reason, steps, self.started.elapsed());
-                self.line(&self.paint(DIM, &text));
-                self.line(&self.paint(DIM, &present::usage_line(&usage, cost_usd)));
-            }
-        }
-    }
-
-    fn task_started(&mut self, task: &str, max_steps: u32, rules: &[String]) {
-        self.max_steps = max_steps;
-        self.started = Instant::now();
-        self.line(&format!("{} {task}", self.paint(BOLD, "Task:")));
-        if let Some(text) = present::rules_line(rules) {
-            self.line(&self.paint(DIM, &text));
-        }
-    }
-
-    fn final_answer(&mut self, text: &str, receipt: &Receipt) {
-        // The answer usually streamed in already; don't print it twice.
-        if text.trim() == self.last_message.trim() {
-            self.line(&self.paint(GREEN, "✓ Final answer accepted."));
-        } else {
-            self.line(&self.paint(BOLD, "Final answer:"));
-            self.line(text);
-        }
-        for line in present::receipt_lines(receipt) {
-            let color = if line.tone == Tone::Problem { RED } else { DIM };
-            self.line(&self.paint(color, &line.text));
-        }
-    }
-
-    /// The result line of a call; a failure shows the end of its output or its error.
-    fn tool_finished(&mut self, status: CallStatus, summary: &str, result: &serde_json::Value) {
-        let (mark, color) = match status {
-            CallStatus::Ok => ("✓", GREEN),
-            CallStatus::Failed => ("✗", RED),
-            CallStatus::Declined => ("⊘ declined:", RED),
-        };
-        self.line(&format!("  {} {summary}", self.paint(color, mark)));
-        if status != CallStatus::Failed {
-            return;
-        }
-        if let Some(output) = result.get("output").and_then(|o| o.as_str()) {
-            let lines: Vec<&str> = output.lines().collect();
-            let tail = &lines[lines.len().saturating_sub(15)..];
-            for l in tail {
-                self.line(&format!("    {}", self.paint(DIM, l)));
-            }
-        } else if let Some(error) = result.get("error").and_then(|e| e.as_str()) {
-            self.line(&format!("    {}", self.paint(DIM, error)));
-        }
-    }
-
-    fn print_diff(&mut self, diff: &FileDiff) {
-        self.line(&self.paint(DIM, &format!("  {} {}", diff.path, diff.stat())));
-        for hunk in &diff.hunks {
-            self.line(&self.paint(CYAN, &format!("  {}", hunk.header())));
-            for l in &hunk.lines {
-                let (sign, color) = match l.kind {
-                    LineKind::Context => (' ', DIM),
-                    LineKind::Added => ('+', GREEN),
-                    LineKind::Removed => ('-', RED),
-                };
-                self.line(&format!(
-                    "  {}",
-                    self.paint(color, &format!("{sign}{}", l.text))
-                ));
-            }
-        }
-    }
-
-    async fn approve(&mut self, request: ApprovalRequest) {
-        // Multi-file actions show their diffs here (an edit's was shown with its step).
-        if !self.json {
-            match &request.action {
-                ApprovalAction::Patch { files } | ApprovalAction::Undo { files } => {
-                    for diff in files {
-                        self.print_diff(diff);
-                    }
-                }
-                ApprovalAction::Delete { diff, .. } => self.print_diff(diff),
-                ApprovalAction::Edit { .. } | ApprovalAction::RunTests { .. } => {}
-            }
-        }
-        let decision = match self.policy {
-            ApprovalPolicy::ApproveAll => Decision::Approve,
-            ApprovalPolicy::DeclineAll => Decision::Decline {
-                reason: Some(
-                    "no one could approve (stdin is not a terminal); rerun with --yes to approve"
-                        .into(),
-                ),
-            },
-            ApprovalPolicy::AskOnTerminal => {
-                let prompt = format!("{}? [y/N] ", request.action.prompt());
-                self.end_text();
-                {
-                    let mut err = std::io::stderr().lock();
-                    let _ = write!(err, "{prompt}");
-                    let _ = err.flush();
-                }
-                let mut reply = request.reply;
-                let read = tokio::task::spawn_blocking(|| {
-                    let mut line = String::new();
-                    std::io::stdin().lock().read_line(&mut line).map(|_| line)
-                });
-                let decision = tokio::select! {
-                    line = read => match line {
-                        Ok(Ok(l)) if matches!(l.trim(), "y" | "Y" | "yes") => Decision::Approve,
-                        _ => Decision::Decline { reason: None },
-                    },
-                    // The task was interrupted while waiting.
-                    _ = reply.closed() => return,
-                };
-                let _ = reply.send(decision);
-                return;
-            }
-        };
-        let _ = request.reply.send(decision);
-    }
-}
-
-fn json_line(event: &AgentEvent) -> String {
-    serde_json::to_string(event).unwrap_or_else(|e| {
-        format!("{{\"event\":\"error\",\"message\":\"unserializable event: {e}\"}}")
-    })
 }

@@ -19,7 +19,8 @@
 //!    and the completion gate — and its contract with every front end in
 //!    `agent::contract` (events out, commands in, decisions, receipts; an
 //!    approval is a request carrying a `oneshot` reply). [`present`] turns
-//!    events into English for both front ends.
+//!    events into English for both front ends, and owns the one sanitizer
+//!    every untrusted string passes before any front end shows it.
 //! 4. **Plumbing**: [`setup`] builds a session from the configuration,
 //!    [`audit`] tees events into the JSONL transcript, [`lock`] and
 //!    [`state_dir`] own `.stepwise/`.

@@ -1,10 +1,12 @@
 //! The `stepwise` binary: read `./.env`, settle which project folders are
-//! trusted, parse flags, run the TUI or `exec`.
+//! trusted, parse flags, run the TUI or `exec` (or print completions or the
+//! man page).
 //!
 //! What must stay true: environment variables are set only here, before any
 //! thread exists; a guarded value of a project file (see `config::guard`)
 //! applies only in a folder trusted by `--trust` or a remembered answer;
-//! `exec` never asks (it refuses with exit code 2), the UI asks before it starts.
+//! `exec` never asks (it refuses with exit code 2), the UI asks before it
+//! starts; every message quoting a project file is sanitized.
 
 use clap::FromArgMatches;
 use std::io::IsTerminal;
@@ -13,6 +15,7 @@ use stepwise::config::dotenv::DotEnv;
 use stepwise::config::flags::{Cli, Command};
 use stepwise::config::trust::{self, Answer, Pending, TrustStore};
 use stepwise::headless::{self, EXIT_USAGE};
+use stepwise::present::sanitize;
 
 fn main() {
     // `.env` from the current directory only; variables already set win.
@@ -22,6 +25,18 @@ fn main() {
     }
     // A first look at the command line: which folders, which mode, `--trust`.
     let first = parse(stepwise::config::command().get_matches());
+    // Completions and the man page need no configuration, workspace or key.
+    match first.0.command {
+        Some(Command::Completions { shell }) => {
+            stepwise::config::cli_docs::completions(shell, &mut std::io::stdout());
+            std::process::exit(0);
+        }
+        Some(Command::Man) => {
+            let written = stepwise::config::cli_docs::man(&mut std::io::stdout());
+            std::process::exit(if written.is_ok() { 0 } else { 1 });
+        }
+        _ => {}
+    }
     let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
     let pending = trust::pending(&first.1, &first.0.options.workspace, &dotenv, &cwd);
     let trusted = trusted_folders(&pending, &first.0).unwrap_or_else(|e| usage_error(&e));
@@ -45,7 +60,7 @@ fn main() {
             .collect::<Vec<_>>();
         let lines = stepwise::config::report::withheld_lines(&from_env);
         resolved.provenance.extend(lines);
-        print!("{}", resolved.report());
+        print!("{}", sanitize(&resolved.report()));
         std::process::exit(0);
     }
     let config = resolved.config;
@@ -63,6 +78,7 @@ fn main() {
     let code = match cli.command {
         Some(Command::Exec(args)) => runtime.block_on(headless::run(config, args)),
         None => stepwise::tui::run(&runtime, config),
+        Some(Command::Completions { .. } | Command::Man) => 0,
     };
     // A prompt may still be blocked reading stdin; don't wait for it.
     runtime.shutdown_background();
@@ -76,8 +92,10 @@ fn parse(matches: clap::ArgMatches) -> (Cli, clap::ArgMatches) {
     }
 }
 
+/// A message may quote a project file (a config error, a bad `.env` line):
+/// sanitized like any file content.
 fn usage_error(message: &str) -> ! {
-    eprintln!("stepwise: {message}");
+    eprintln!("stepwise: {}", sanitize(message));
     std::process::exit(EXIT_USAGE);
 }
 

@@ -4,6 +4,14 @@
 //! receipt, whether a line reports a problem); the headless printer prints
 //! them as they are, the TUI styles them. This module must stay free of any
 //! terminal or UI crate: it depends on the contract only.
+//!
+//! It also owns the one sanitizer (`sanitize`, in `present/sanitize.rs`):
+//! every string that came from the model, a file, a test run or a server
+//! goes through it before any front end shows it.
+
+mod sanitize;
+
+pub use sanitize::{content_line, json_safe, one_line, sanitize, screen_line, visible};
 
 use crate::agent::{FinishReason, Receipt};
 use crate::llm::TokenUsage;

@@ -8,7 +8,9 @@
 //! `Cli::command()`.
 
 use super::settings::SETTINGS;
-use super::{DEFAULT_BASE_URL, DEFAULT_MODEL, LogSetting, ModelSource, Protocol, ranges};
+use super::{
+    ColorChoice, DEFAULT_BASE_URL, DEFAULT_MODEL, LogSetting, ModelSource, Protocol, ranges,
+};
 use clap::{Args, CommandFactory, Parser, Subcommand};
 use std::path::PathBuf;
 
@@ -81,6 +83,9 @@ pub struct Options {
     /// Trust this folder for this run: apply what its .stepwise/stepwise.toml and .env say about where requests go and what runs.
     #[arg(long, global = true)]
     pub trust: bool,
+    /// Colored output: auto (a terminal, unless NO_COLOR is set), always or never.
+    #[arg(long, global = true, value_enum, value_name = "WHEN", default_value_t = ColorChoice::Auto)]
+    pub color: ColorChoice,
 }
 
 /// The environment variables, for `--help`.
@@ -91,6 +96,14 @@ pub enum Command {
     /// Run one task without the full-screen UI, printing each step.
     #[command(after_help = ENV_HELP)]
     Exec(ExecArgs),
+    /// Print a shell completion script (e.g. `stepwise completions bash > ~/.local/share/bash-completion/completions/stepwise`).
+    Completions {
+        /// The shell to complete for.
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Print the manual page in roff (e.g. `stepwise man > ~/.local/share/man/man1/stepwise.1`).
+    Man,
 }
 
 #[derive(Debug, Clone, Args)]

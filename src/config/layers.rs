@@ -14,7 +14,7 @@ use super::raw::Raw;
 use super::report::{self, Resolved, Source};
 use super::settings::{self, Fallback, SETTINGS, Setting};
 use super::trust;
-use super::{ApiKey, Config, Protocol};
+use super::{ApiKey, ColorChoice, Config, Protocol};
 use clap::ArgMatches;
 use clap::parser::ValueSource;
 use std::path::{Path, PathBuf};
@@ -105,6 +105,7 @@ fn flag_only(options: &Options) -> Config {
         models: ModelTable::builtin(),
         no_auto_approve: Vec::new(),
         no_auto_approve_paths: Vec::new(),
+        color: ColorChoice::Auto,
     }
 }
 

@@ -1,7 +1,8 @@
 //! Configuration: flags, environment (with `.env`) and `stepwise.toml` files
 //! layered into one validated `Config`, and the model table.
 //!
-//! - [`flags`]: the clap command line; [`file`](mod@file): finding and layering the files.
+//! - [`flags`]: the clap command line ([`cli_docs`]: its completions and man
+//!   page); [`file`](mod@file): finding and layering the files.
 //! - [`settings`]: the table of layered settings (one row each), read through
 //!   [`raw`] and checked against [`ranges`].
 //! - [`layers`]: resolving flags > environment > files > defaults;
@@ -19,6 +20,7 @@
 //! its policies from the checked lists here.
 
 pub mod dotenv;
+pub mod cli_docs;
 pub mod file;
 pub mod flags;
 pub mod guard;
@@ -65,6 +67,29 @@ pub enum Protocol {
     Tools,
     /// A JSON object in the reply text: `{"type":"tool_call",...}` or `{"type":"final",...}`.
     Json,
+}
+
+/// Whether output is colored (`--color`); `auto` also honours `NO_COLOR`.
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Default,
+    clap::ValueEnum,
+    serde::Serialize,
+    serde::Deserialize,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum ColorChoice {
+    /// Colors on a terminal, unless `NO_COLOR` is set (and not empty) or `TERM=dumb`.
+    #[default]
+    Auto,
+    /// Always colored, even into a pipe or with `NO_COLOR`.
+    Always,
+    /// Never colored.
+    Never,
 }
 
 /// Where the model's replies come from.
@@ -114,6 +139,8 @@ pub struct Config {
     pub no_auto_approve: Vec<ToolName>,
     /// Paths whose edits always ask, even after "approve for the rest of the task".
     pub no_auto_approve_paths: Vec<globset::Glob>,
+    /// Colored output (`--color`); `exec` honours it today.
+    pub color: ColorChoice,
 }
 
 /// Where the session transcript goes.

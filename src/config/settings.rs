@@ -205,6 +205,14 @@ pub const SETTINGS: &[Setting] = &[
         shown: Shown::LineFileUnnamed(|c| c.context_window.to_string()),
         guard: Guard::Open,
     },
+    Setting {
+        key: "color",
+        flag: Some("color"),
+        env: None,
+        set: |c, raw| put(&mut c.color, raw.choice()),
+        fallback: Fallback::FlagDefault,
+        shown: Shown::Line(|c| format!("{:?}", c.color).to_lowercase()),
+    },
 ];
 
 /// The row of a `stepwise.toml` key.

@@ -52,7 +52,7 @@ pub fn is_local_url(base_url: &str) -> Result<bool, ConfigError> {
 mod tests {
     use super::*;
     use crate::config::models::ModelTable;
-    use crate::config::{ApiKey, DEFAULT_BASE_URL, LogSetting, ModelSource, Protocol};
+    use crate::config::{ApiKey, ColorChoice, DEFAULT_BASE_URL, LogSetting, ModelSource, Protocol};
     use std::time::Duration;
 
     fn config(base_url: &str, key: Option<&str>) -> Config {
@@ -74,6 +74,7 @@ mod tests {
             models: ModelTable::builtin(),
             no_auto_approve: Vec::new(),
             no_auto_approve_paths: Vec::new(),
+            color: ColorChoice::Auto,
         }
     }
 

@@ -110,11 +110,12 @@ fn declining_in_the_demo_ends_with_the_honest_message() {
         answer["text"].as_str().unwrap().contains("You declined"),
         "{answer}"
     );
-    assert_eq!(
-        code,
-        Some(0),
-        "nothing changed, so the honest answer passes the gate"
-    );
+    // The honest answer passes the gate (nothing changed), but a run that
+    // had to decline for want of a terminal is not a success (issue 16).
+    assert_eq!(code, Some(1));
+    let last = events.last().expect("events");
+    assert_eq!(last["event"], "declined_unattended", "{last}");
+    assert_eq!(last["declined"], 1);
     assert_eq!(
         events
             .iter()

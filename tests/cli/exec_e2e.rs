@@ -158,8 +158,21 @@ async fn without_yes_and_without_a_terminal_writes_are_declined() {
         std::fs::read(ws.path().join("calculator.py")).unwrap(),
         before
     );
-    // A task that changed nothing may finish without tests.
-    assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
+    // The answer passed the gate (nothing changed), but a run that had to
+    // decline is not a success, and it says how to approve (issue 16).
+    assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains("1 approval declined")
+            && err.contains("--yes")
+            && err.contains("run on a terminal"),
+        "{err}"
+    );
+    assert!(
+        stdout(&out).contains("Final answer accepted"),
+        "{}",
+        stdout(&out)
+    );
     let requests = model.requests().await;
     let result = tool_messages(&requests[2])[1]["content"]
         .as_str()

@@ -9,7 +9,10 @@ mod support;
 
 mod audit_log;
 mod config_layers;
+mod conventions;
 mod demo;
 mod exec_e2e;
 mod scrub;
 mod trust;
+mod json_schema;
+mod output_hygiene;

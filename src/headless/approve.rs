@@ -1,0 +1,67 @@
+//! How `exec` answers an approval: `--yes` approves, a terminal is asked
+//! `[y/N]` on stderr, and without either the request is declined and
+//! counted, so the run cannot end as a success (see `headless::run`).
+//!
+//! What must stay true: the prompt shows the action on one sanitized line;
+//! a request no one could answer is always declined, never approved.
+
+use super::ApprovalPolicy;
+use super::printer::Printer;
+use crate::agent::{ApprovalAction, ApprovalRequest, Decision};
+use crate::present::one_line;
+use std::io::{BufRead, Write};
+
+/// The reason sent to the model when no one could approve.
+const UNATTENDED: &str =
+    "no one could approve (stdin is not a terminal); rerun with --yes to approve";
+
+impl Printer {
+    pub(super) async fn approve(&mut self, request: ApprovalRequest) {
+        // Multi-file actions show their diffs here (an edit's was shown with its step).
+        if !self.json {
+            match &request.action {
+                ApprovalAction::Patch { files } | ApprovalAction::Undo { files } => {
+                    for diff in files {
+                        self.print_diff(diff);
+                    }
+                }
+                ApprovalAction::Delete { diff, .. } => self.print_diff(diff),
+                ApprovalAction::Edit { .. } | ApprovalAction::RunTests { .. } => {}
+            }
+        }
+        let decision = match self.policy {
+            ApprovalPolicy::ApproveAll => Decision::Approve,
+            ApprovalPolicy::DeclineAll => {
+                self.declined_unattended += 1;
+                Decision::Decline {
+                    reason: Some(UNATTENDED.into()),
+                }
+            }
+            ApprovalPolicy::AskOnTerminal => {
+                let prompt = format!("{}? [y/N] ", one_line(&request.action.prompt()));
+                self.end_text();
+                {
+                    let mut err = std::io::stderr().lock();
+                    let _ = write!(err, "{prompt}");
+                    let _ = err.flush();
+                }
+                let mut reply = request.reply;
+                let read = tokio::task::spawn_blocking(|| {
+                    let mut line = String::new();
+                    std::io::stdin().lock().read_line(&mut line).map(|_| line)
+                });
+                let decision = tokio::select! {
+                    line = read => match line {
+                        Ok(Ok(l)) if matches!(l.trim(), "y" | "Y" | "yes") => Decision::Approve,
+                        _ => Decision::Decline { reason: None },
+                    },
+                    // The task was interrupted while waiting.
+                    _ = reply.closed() => return,
+                };
+                let _ = reply.send(decision);
+                return;
+            }
+        };
+        let _ = request.reply.send(decision);
+    }
+}

@@ -1,0 +1,244 @@
+//! The printer of `exec`: one line (or block) per event, in English from
+//! `present`, with marks and colors. Every string that came from the model,
+//! a file, a test run or a server goes through the sanitizer in `present`
+//! first: names, paths, summaries and errors with `one_line` (so nothing
+//! can start a line of its own), multi-line texts with `sanitize`, lines of
+//! content with `content_line`.
+//!
+//! What must stay true: nothing untrusted is written without one of those
+//! three; only `Style::paint` adds escape sequences.
+
+use super::style::{BOLD, CYAN, DIM, GREEN, RED, Style};
+use super::{ApprovalPolicy, json, out};
+use crate::agent::{AgentEvent, CallStatus, EventReceiver, Receipt};
+use crate::diff::{FileDiff, LineKind};
+use crate::present::{self, Tone, content_line, one_line, sanitize};
+use std::io::Write;
+use std::time::Instant;
+
+pub(super) struct Printer {
+    pub(super) json: bool,
+    pub(super) style: Style,
+    pub(super) policy: ApprovalPolicy,
+    /// Streamed assistant text is open on the current line.
+    pub(super) in_text: bool,
+    pub(super) max_steps: u32,
+    /// The last complete assistant text, already shown as it streamed.
+    pub(super) last_message: String,
+    /// When the task started (for the finish line).
+    pub(super) started: Instant,
+    /// Approvals declined because no one could answer them.
+    pub(super) declined_unattended: u32,
+}
+
+impl Printer {
+    pub(super) fn new(json: bool, style: Style, policy: ApprovalPolicy, max_steps: u32) -> Self {
+        Printer {
+            json,
+            style,
+            policy,
+            in_text: false,
+            max_steps,
+            last_message: String::new(),
+            started: Instant::now(),
+            declined_unattended: 0,
+        }
+    }
+
+    /// Print every event until the core is done; returns how many approvals
+    /// were declined for want of anyone to answer them.
+    pub(super) async fn run(mut self, mut inbox: EventReceiver) -> u32 {
+        while let Some(event) = inbox.recv().await {
+            if self.json {
+                self.line(&json::event_line(&event));
+            }
+            match event {
+                AgentEvent::ApprovalRequested(request) => self.approve(request).await,
+                other if !self.json => self.human(other),
+                _ => {}
+            }
+        }
+        self.end_text();
+        self.declined_unattended
+    }
+
+    pub(super) fn paint(&self, color: &str, text: &str) -> String {
+        self.style.paint(color, text)
+    }
+
+    pub(super) fn line(&mut self, text: &str) {
+        self.end_text();
+        out(text);
+    }
+
+    pub(super) fn end_text(&mut self) {
+        if self.in_text {
+            self.in_text = false;
+            out("");
+        }
+    }
+
+    /// A problem line: a red mark, then untrusted text on one line.
+    fn problem(&mut self, indent: &str, mark: &str, text: &str) {
+        let line = format!("{indent}{} {}", self.paint(RED, mark), one_line(text));
+        self.line(&line);
+    }
+
+    // One arm per event kind, each a line or two: clearer in one place than split.
+    fn human(&mut self, event: AgentEvent) {
+        match event {
+            AgentEvent::TaskStarted {
+                task,
+                max_steps,
+                rules,
+            } => self.task_started(&task, max_steps, &rules),
+            AgentEvent::AssistantMessage { text } => self.last_message = text,
+            AgentEvent::AssistantDelta { text } => {
+                let text = sanitize(&text);
+                let mut stdout = std::io::stdout().lock();
+                let _ = write!(stdout, "{text}");
+                let _ = stdout.flush();
+                self.in_text = !text.ends_with('\n');
+            }
+            AgentEvent::ToolCallProposed {
+                step,
+                tool,
+                target,
+                diff,
+                ..
+            } => {
+                let max = self.max_steps;
+                let head = format!(
+                    "[Step {step}/{max}] {} {}",
+                    one_line(tool.as_str()),
+                    one_line(&target)
+                );
+                self.line(&self.paint(BOLD, &head));
+                if let Some(diff) = diff {
+                    self.print_diff(&diff);
+                }
+            }
+            AgentEvent::StepStarted { .. }
+            | AgentEvent::ModelRequest { .. }
+            | AgentEvent::Usage(_)
+            | AgentEvent::Cost { .. }
+            | AgentEvent::ToolCallStreaming { .. }
+            | AgentEvent::SessionDiff { .. }
+            | AgentEvent::UndoFinished { .. }
+            | AgentEvent::LiveEditBase { .. }
+            | AgentEvent::ToolRunning { .. }
+            | AgentEvent::SessionReady { .. }
+            | AgentEvent::ScopesChanged { .. }
+            | AgentEvent::ApprovalRequested(_) => {}
+            AgentEvent::ToolFinished {
+                status,
+                summary,
+                result,
+                ..
+            } => self.tool_finished(status, &summary, &result),
+            AgentEvent::Retrying {
+                retry,
+                max_retries,
+                delay_ms,
+                error,
+            } => self.problem(
+                "  ",
+                "!",
+                &present::retry_line(retry, max_retries, delay_ms, &error),
+            ),
+            AgentEvent::Compacted {
+                before_tokens,
+                after_tokens,
+                elided,
+                summarized,
+            } => {
+                let text =
+                    present::compaction_line(before_tokens, after_tokens, elided, summarized);
+                self.line(&self.paint(DIM, &format!("  {text}")));
+            }
+            AgentEvent::ProtocolRepair { attempt, error } => {
+                self.problem("  ", "!", &present::repair_line(attempt, &error))
+            }
+            AgentEvent::GateRefused { reason, .. } => self.problem("  ", "gate:", &reason),
+            AgentEvent::FinalAnswer { text, receipt } => self.final_answer(&text, &receipt),
+            AgentEvent::Error { message } | AgentEvent::ResumeRefused { message } => {
+                self.problem("", "error:", &message)
+            }
+            AgentEvent::TaskFinished {
+                reason,
+                steps,
+                usage,
+                cost_usd,
+            } => {
+                let text = present::finish_line(&reason, steps, self.started.elapsed());
+                self.line(&self.paint(DIM, &text));
+                self.line(&self.paint(DIM, &present::usage_line(&usage, cost_usd)));
+            }
+        }
+    }
+
+    fn task_started(&mut self, task: &str, max_steps: u32, rules: &[String]) {
+        self.max_steps = max_steps;
+        self.started = Instant::now();
+        let line = format!("{} {}", self.paint(BOLD, "Task:"), one_line(task));
+        self.line(&line);
+        if let Some(text) = present::rules_line(rules) {
+            self.line(&self.paint(DIM, &one_line(&text)));
+        }
+    }
+
+    fn final_answer(&mut self, text: &str, receipt: &Receipt) {
+        // The answer usually streamed in already; don't print it twice.
+        if text.trim() == self.last_message.trim() {
+            self.line(&self.paint(GREEN, "✓ Final answer accepted."));
+        } else {
+            self.line(&self.paint(BOLD, "Final answer:"));
+            self.line(&sanitize(text));
+        }
+        for line in present::receipt_lines(receipt) {
+            let color = if line.tone == Tone::Problem { RED } else { DIM };
+            self.line(&self.paint(color, &one_line(&line.text)));
+        }
+    }
+
+    /// The result line of a call; a failure shows the end of its output or its error.
+    fn tool_finished(&mut self, status: CallStatus, summary: &str, result: &serde_json::Value) {
+        let (mark, color) = match status {
+            CallStatus::Ok => ("✓", GREEN),
+            CallStatus::Failed => ("✗", RED),
+            CallStatus::Declined => ("⊘ declined:", RED),
+        };
+        let line = format!("  {} {}", self.paint(color, mark), one_line(summary));
+        self.line(&line);
+        if status != CallStatus::Failed {
+            return;
+        }
+        let text = result
+            .get("output")
+            .and_then(|o| o.as_str())
+            .or_else(|| result.get("error").and_then(|e| e.as_str()))
+            .unwrap_or_default();
+        let lines: Vec<&str> = text.lines().collect();
+        for l in &lines[lines.len().saturating_sub(15)..] {
+            let l = self.paint(DIM, &content_line(l));
+            self.line(&format!("    {l}"));
+        }
+    }
+
+    pub(super) fn print_diff(&mut self, diff: &FileDiff) {
+        let head = format!("  {} {}", one_line(&diff.path), diff.stat());
+        self.line(&self.paint(DIM, &head));
+        for hunk in &diff.hunks {
+            self.line(&self.paint(CYAN, &format!("  {}", hunk.header())));
+            for l in &hunk.lines {
+                let (sign, color) = match l.kind {
+                    LineKind::Context => (' ', DIM),
+                    LineKind::Added => ('+', GREEN),
+                    LineKind::Removed => ('-', RED),
+                };
+                let text = format!("{sign}{}", content_line(&l.text));
+                self.line(&format!("  {}", self.paint(color, &text)));
+            }
+        }
+    }
+}

@@ -1,0 +1,162 @@
+//! The conventions of a well-kept command line (issue 16): completions and
+//! a man page that need no configuration, exit 130 on Ctrl+C, colors that
+//! follow `--color` and `NO_COLOR`.
+
+use crate::support::pty::Tui;
+use crate::support::*;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// Run the binary with these arguments in an empty folder (no `.env`, no workspace).
+fn run_bare(args: &[&str]) -> std::process::Output {
+    let dir = tempfile::tempdir().unwrap();
+    let mut cmd = Command::new(stepwise_bin());
+    hermetic_env(&mut cmd)
+        .current_dir(dir.path())
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+/// Whether `shell -n` accepts the script (skipped when the shell is missing).
+fn shell_accepts(shell: &str, script: &[u8]) -> Option<bool> {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("script");
+    std::fs::write(&path, script).unwrap();
+    let out = Command::new(shell).arg("-n").arg(&path).output().ok()?;
+    Some(out.status.success())
+}
+
+#[test]
+fn completions_for_bash_zsh_and_fish_and_a_man_page() {
+    for (shell, marker) in [
+        ("bash", "complete -F _stepwise"),
+        ("zsh", "#compdef stepwise"),
+        ("fish", "complete -c stepwise"),
+    ] {
+        let out = run_bare(&["completions", shell]);
+        assert_eq!(out.status.code(), Some(0), "{shell}");
+        let script = String::from_utf8_lossy(&out.stdout);
+        assert!(script.contains(marker), "{shell}:\n{script}");
+        assert!(
+            script.contains("max-steps") && script.contains("exec"),
+            "{shell}"
+        );
+        match shell_accepts(shell, &out.stdout) {
+            Some(ok) => assert!(ok, "{shell} -n refuses the script"),
+            None => eprintln!("SKIPPED: {shell} is not installed, syntax not checked"),
+        }
+    }
+    let bad = run_bare(&["completions", "tcsh"]);
+    assert_eq!(bad.status.code(), Some(2));
+
+    let man = run_bare(&["man"]);
+    assert_eq!(man.status.code(), Some(0));
+    let page = String::from_utf8_lossy(&man.stdout);
+    assert!(page.contains(".TH stepwise 1"), "{page}");
+    for needle in ["exec", "completions", "\\-\\-workspace", "OPENAI_BASE_URL"] {
+        assert!(page.contains(needle), "{needle} missing from the man page");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn ctrl_c_ends_exec_with_exit_130() {
+    // The model takes its time: the interrupt arrives while the request waits.
+    let model = MockModel::start(vec![delayed(text("too late"), 20_000)]).await;
+    let ws = copy_workspace();
+    let mut cmd = Command::new(stepwise_bin());
+    let mut child = hermetic_env(&mut cmd)
+        .args([
+            "exec",
+            "--yes",
+            "--base-url",
+            &model.base_url(),
+            "--workspace",
+        ])
+        .arg(ws.path())
+        .arg("take your time")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    while model.requests().await.is_empty() {
+        assert!(start.elapsed() < Duration::from_secs(20), "no request came");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let pid = rustix::process::Pid::from_raw(child.id() as i32).unwrap();
+    rustix::process::kill_process(pid, rustix::process::Signal::INT).unwrap();
+    let out = tokio::task::spawn_blocking(move || {
+        let start = Instant::now();
+        loop {
+            if let Some(status) = child.try_wait().unwrap() {
+                return (status, child.wait_with_output().unwrap());
+            }
+            if start.elapsed() > Duration::from_secs(15) {
+                let _ = child.kill();
+                panic!("stepwise did not end after SIGINT");
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    })
+    .await
+    .unwrap();
+    let (status, output) = out;
+    let text = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(status.code(), Some(130), "{text}");
+    assert!(text.contains("Interrupted after"), "{text}");
+}
+
+/// The raw bytes `exec --yes` writes on a terminal, with these extra flags and variables.
+async fn on_a_terminal(extra: &[&str], envs: &[(&str, &std::path::Path)]) -> String {
+    let model = MockModel::start(vec![
+        tool_call("list_files", serde_json::json!({})),
+        text("Two files."),
+    ])
+    .await;
+    let ws = copy_workspace();
+    let url = model.base_url();
+    let ws_arg = ws.path().to_string_lossy().into_owned();
+    let mut args = vec!["exec", "--yes", "--base-url", &url, "--workspace", &ws_arg];
+    args.extend_from_slice(extra);
+    args.push("list");
+    let mut tui = Tui::start_with(&args, envs);
+    assert_eq!(tui.exit_code().await, 0, "{}", tui.screen());
+    let raw = tui.raw.lock().unwrap();
+    String::from_utf8_lossy(&raw).into_owned()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn colors_follow_the_flag_and_no_color() {
+    let colored = on_a_terminal(&[], &[]).await;
+    assert!(colored.contains("\x1b[1m[Step 1/20]"), "{colored:?}");
+    let no_color = std::path::Path::new("1");
+    let plain = on_a_terminal(&[], &[("NO_COLOR", no_color)]).await;
+    assert!(
+        plain.contains("[Step 1/20]") && !plain.contains('\x1b'),
+        "{plain:?}"
+    );
+    let never = on_a_terminal(&["--color", "never"], &[]).await;
+    assert!(!never.contains('\x1b'), "{never:?}");
+    let always = on_a_terminal(&["--color", "always"], &[("NO_COLOR", no_color)]).await;
+    assert!(
+        always.contains("\x1b[1m[Step 1/20]"),
+        "--color always beats NO_COLOR"
+    );
+
+    // Into a pipe: plain unless asked for.
+    let model = MockModel::start(vec![text("Nothing to do."), text("Nothing to do.")]).await;
+    let ws = copy_workspace();
+    for (flag, colored) in [("--color=auto", false), ("--color=always", true)] {
+        let mut cmd = Command::new(stepwise_bin());
+        let out = hermetic_env(&mut cmd)
+            .args(["exec", flag, "--base-url", &model.base_url(), "--workspace"])
+            .arg(ws.path())
+            .arg("t")
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(text.contains('\x1b'), colored, "{flag}: {text:?}");
+    }
+}

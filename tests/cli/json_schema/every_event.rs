@@ -1,0 +1,197 @@
+//! One of each `AgentEvent`, for the schema test: the match at the end has
+//! no wildcard, so a new variant does not compile until it is built here
+//! (and then the schema test asks for its README row).
+
+use stepwise::agent::*;
+use stepwise::diff::FileDiff;
+use stepwise::tools::ToolName;
+
+pub fn diff() -> FileDiff {
+    FileDiff::compute("calculator.py", Some("a\nb\n"), "a\nc\n")
+}
+
+/// One of each event, built here. The match below has no wildcard: a new
+/// variant does not compile until it is built here (and documented).
+pub fn every_event() -> Vec<AgentEvent> {
+    let usage = stepwise::llm::TokenUsage::default();
+    let request = |action| {
+        AgentEvent::ApprovalRequested(ApprovalRequest {
+            step: 1,
+            call_id: "c".into(),
+            tool: ToolName::WriteFile,
+            action,
+            allow_for_task: true,
+            reply: tokio::sync::oneshot::channel().0,
+        })
+    };
+    let receipt = Receipt {
+        tests: Some(TestReceipt {
+            command: "python3 -m unittest".into(),
+            exit_code: Some(0),
+            summary: "5 passed".into(),
+        }),
+        files: vec![FileStat {
+            path: "a.py".into(),
+            added: 1,
+            removed: 0,
+            created: true,
+        }],
+        diff_hash: "abc".into(),
+        no_tool_used: false,
+    };
+    let events = vec![
+        AgentEvent::SessionReady {
+            rules: vec!["AGENTS.md".into()],
+        },
+        AgentEvent::TaskStarted {
+            task: "t".into(),
+            max_steps: 20,
+            rules: vec![],
+        },
+        AgentEvent::ModelRequest { steps_done: 0 },
+        AgentEvent::AssistantDelta { text: "a".into() },
+        AgentEvent::AssistantMessage { text: "a".into() },
+        AgentEvent::Usage(usage),
+        AgentEvent::Retrying {
+            retry: 1,
+            max_retries: 4,
+            delay_ms: 10,
+            error: "HTTP 500".into(),
+        },
+        AgentEvent::ToolCallStreaming {
+            index: 0,
+            tool: ToolRef::from_name("write_file"),
+            fragment: "{".into(),
+        },
+        AgentEvent::LiveEditBase {
+            index: 0,
+            tool: ToolName::WriteFile.into(),
+            path: "a".into(),
+            old: None,
+        },
+        AgentEvent::StepStarted {
+            step: 1,
+            max_steps: 20,
+        },
+        AgentEvent::ToolCallProposed {
+            step: 1,
+            call_id: "c".into(),
+            tool: ToolName::WriteFile.into(),
+            target: "a".into(),
+            arguments: serde_json::json!({}),
+            diff: Some(diff()),
+            needs_approval: true,
+        },
+        request(ApprovalAction::Edit {
+            path: "a".into(),
+            diff: diff(),
+            proposed: String::new(),
+            original: None,
+        }),
+        request(ApprovalAction::Patch {
+            files: vec![diff()],
+        }),
+        request(ApprovalAction::Delete {
+            path: "a".into(),
+            diff: diff(),
+        }),
+        request(ApprovalAction::Undo {
+            files: vec![diff()],
+        }),
+        request(ApprovalAction::RunTests {
+            command: vec!["python3".into()],
+        }),
+        AgentEvent::ToolRunning {
+            step: 1,
+            call_id: "c".into(),
+            auto_approved: false,
+        },
+        AgentEvent::ToolFinished {
+            step: 1,
+            call_id: "c".into(),
+            tool: ToolRef::from_name("nope"),
+            status: CallStatus::Ok,
+            summary: "s".into(),
+            result: serde_json::json!({"success": true}),
+        },
+        AgentEvent::ProtocolRepair {
+            attempt: 1,
+            error: "e".into(),
+        },
+        AgentEvent::GateRefused {
+            step: 2,
+            reason: "r".into(),
+        },
+        AgentEvent::FinalAnswer {
+            text: "done".into(),
+            receipt,
+        },
+        AgentEvent::SessionDiff {
+            files: vec![diff()],
+            git: Some(GitStatus {
+                branch: Some("main".into()),
+                other_dirty: vec![],
+            }),
+        },
+        AgentEvent::UndoFinished {
+            reverted: vec![],
+            error: None,
+        },
+        AgentEvent::Error {
+            message: "m".into(),
+        },
+        AgentEvent::ResumeRefused {
+            message: "m".into(),
+        },
+        AgentEvent::ScopesChanged {
+            approved: vec![ToolName::RunTests],
+        },
+        AgentEvent::TaskFinished {
+            reason: FinishReason::Error("e".into()),
+            steps: 1,
+            usage,
+            cost_usd: None,
+        },
+        AgentEvent::Cost {
+            request_usd: 0.1,
+            task_usd: 0.1,
+            session_usd: 0.1,
+        },
+        AgentEvent::Compacted {
+            before_tokens: 2,
+            after_tokens: 1,
+            elided: 1,
+            summarized: 0,
+        },
+    ];
+    for event in &events {
+        match event {
+            AgentEvent::SessionReady { .. }
+            | AgentEvent::TaskStarted { .. }
+            | AgentEvent::ModelRequest { .. }
+            | AgentEvent::AssistantDelta { .. }
+            | AgentEvent::AssistantMessage { .. }
+            | AgentEvent::Usage(_)
+            | AgentEvent::Retrying { .. }
+            | AgentEvent::ToolCallStreaming { .. }
+            | AgentEvent::LiveEditBase { .. }
+            | AgentEvent::StepStarted { .. }
+            | AgentEvent::ToolCallProposed { .. }
+            | AgentEvent::ApprovalRequested(_)
+            | AgentEvent::ToolRunning { .. }
+            | AgentEvent::ToolFinished { .. }
+            | AgentEvent::ProtocolRepair { .. }
+            | AgentEvent::GateRefused { .. }
+            | AgentEvent::FinalAnswer { .. }
+            | AgentEvent::SessionDiff { .. }
+            | AgentEvent::UndoFinished { .. }
+            | AgentEvent::Error { .. }
+            | AgentEvent::ResumeRefused { .. }
+            | AgentEvent::ScopesChanged { .. }
+            | AgentEvent::TaskFinished { .. }
+            | AgentEvent::Cost { .. }
+            | AgentEvent::Compacted { .. } => {}
+        }
+    }
+    events
+}
