@@ -19,8 +19,8 @@
 //! `audit` (only the leaf `tools::ToolName`); whoever runs a session builds
 //! its policies from the checked lists here.
 
-pub mod dotenv;
 pub mod cli_docs;
+pub mod dotenv;
 pub mod file;
 pub mod flags;
 pub mod guard;

@@ -212,6 +212,8 @@ pub const SETTINGS: &[Setting] = &[
         set: |c, raw| put(&mut c.color, raw.choice()),
         fallback: Fallback::FlagDefault,
         shown: Shown::Line(|c| format!("{:?}", c.color).to_lowercase()),
+        // Only how stepwise's own output looks.
+        guard: Guard::Open,
     },
 ];
 
