@@ -5,6 +5,8 @@ use stepwise::config::flags::{Cli, Command};
 use stepwise::headless::{self, EXIT_USAGE};
 
 fn main() {
+    // Before anything else: no test run (or other process) may read our environment.
+    stepwise::tools::sandbox::protect_self();
     // `.env` from the current directory only; variables already set win.
     // Loaded before any thread exists, as setting the environment requires.
     match dotenvy::from_path(".env") {

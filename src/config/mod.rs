@@ -23,6 +23,7 @@ pub mod models;
 pub mod ranges;
 pub mod raw;
 pub mod report;
+pub mod sandbox;
 pub mod settings;
 pub mod validate;
 
@@ -34,6 +35,7 @@ pub use validate::{ConfigError, is_local_url};
 
 use crate::tools::ToolName;
 use models::ModelTable;
+use sandbox::SandboxSettings;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -108,6 +110,10 @@ pub struct Config {
     pub no_auto_approve: Vec<ToolName>,
     /// Paths whose edits always ask, even after "approve for the rest of the task".
     pub no_auto_approve_paths: Vec<globset::Glob>,
+    /// How test runs are confined (the `[sandbox]` table).
+    pub sandbox: SandboxSettings,
+    /// Extra environment variables test runs may see (`test_env = [...]`).
+    pub test_env: Vec<String>,
 }
 
 /// Where the session transcript goes.

@@ -10,6 +10,7 @@
 //! and a computed default may read only rows above it.
 
 use super::raw::{self, Raw};
+use super::sandbox::SandboxSettings;
 use super::{Config, ranges};
 use std::time::Duration;
 
@@ -184,6 +185,25 @@ pub const SETTINGS: &[Setting] = &[
             }
         }),
         shown: Shown::LineFileUnnamed(|c| c.context_window.to_string()),
+    },
+    Setting {
+        key: "sandbox",
+        flag: None,
+        env: None,
+        set: |c, raw| match raw {
+            Raw::Toml(value) => put(&mut c.sandbox, SandboxSettings::from_toml(value)),
+            Raw::Text(_) => Err("is a table (set it in stepwise.toml)".into()),
+        },
+        fallback: Fallback::Initial,
+        shown: Shown::LineFileUnnamed(|c| c.sandbox.shown()),
+    },
+    Setting {
+        key: "test_env",
+        flag: None,
+        env: None,
+        set: |c, raw| put(&mut c.test_env, raw.strings()),
+        fallback: Fallback::Initial,
+        shown: Shown::LineFileUnnamed(|c| format!("{:?}", c.test_env)),
     },
 ];
 

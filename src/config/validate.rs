@@ -74,6 +74,8 @@ mod tests {
             models: ModelTable::builtin(),
             no_auto_approve: Vec::new(),
             no_auto_approve_paths: Vec::new(),
+            sandbox: Default::default(),
+            test_env: Vec::new(),
         }
     }
 

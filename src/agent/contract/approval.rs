@@ -53,7 +53,11 @@ pub enum ApprovalAction {
     /// Revert stepwise's own changes (`/undo`): each file goes back to these diffs.
     Undo { files: Vec<FileDiff> },
     /// Run a test command (program and arguments, no shell).
-    RunTests { command: Vec<String> },
+    RunTests {
+        command: Vec<String>,
+        /// The sandbox state the run would get, e.g. `sandboxed`.
+        sandbox: String,
+    },
 }
 
 impl ApprovalAction {
@@ -64,7 +68,12 @@ impl ApprovalAction {
                 let verb = if diff.new_file { "Create" } else { "Write" };
                 format!("{verb} {path} ({})", diff.stat())
             }
-            ApprovalAction::RunTests { command } => format!("Run {}", command.join(" ")),
+            ApprovalAction::RunTests { command, sandbox } if sandbox.is_empty() => {
+                format!("Run {}", command.join(" "))
+            }
+            ApprovalAction::RunTests { command, sandbox } => {
+                format!("Run {} ({sandbox})", command.join(" "))
+            }
             ApprovalAction::Patch { files } => {
                 let names: Vec<String> = files
                     .iter()
