@@ -242,7 +242,18 @@ pub async fn run_with(
     }
     let output = tail.lock().map(|t| t.text()).unwrap_or_default();
 
-    let timeout_secs = timeout.as_secs();
+    finish(runner, ending, output, &confined, shown, timeout.as_secs())
+}
+
+/// The typed run from how it ended and what it printed.
+fn finish(
+    runner: TestRunner,
+    ending: Ending,
+    output: String,
+    confined: &sandbox::Confined,
+    shown: String,
+    timeout_secs: u64,
+) -> Result<TestRun, String> {
     let (status, timed_out) = match ending {
         Ending::Cancelled => return Err(format!("`{shown}` was interrupted by the user")),
         Ending::TimedOut => (None, true),

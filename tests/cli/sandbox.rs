@@ -36,8 +36,12 @@ fn setup(test_body: &str, config: &str) -> Setup {
 /// Run `exec --yes` with one approved `run_tests`; returns the process
 /// output and the tool result the model received.
 async fn run(s: &Setup) -> (Output, Value) {
+    run_with(s, "unittest").await
+}
+
+async fn run_with(s: &Setup, runner: &str) -> (Output, Value) {
     let model = MockModel::start(vec![
-        tool_call("run_tests", json!({"command": "unittest"})),
+        tool_call("run_tests", json!({"command": runner})),
         text("Done."),
     ])
     .await;
@@ -251,6 +255,22 @@ async fn a_normal_suite_passes_and_the_receipt_says_sandboxed() {
         transcript.contains("\"sandbox\":\"sandboxed\""),
         "{transcript}"
     );
+}
+
+#[tokio::test]
+async fn a_pytest_suite_passes_inside_the_sandbox() {
+    if !pytest_available() {
+        eprintln!("skipped: pytest is not installed here");
+        return;
+    }
+    let s = Setup {
+        ws: copy_workspace(),
+        home: tempfile::tempdir().unwrap(),
+    };
+    let (_out, result) = run_with(&s, "pytest").await;
+    assert_eq!(result["success"], true, "{result}");
+    assert_eq!(result["sandbox"], "sandboxed");
+    assert!(output_of(&result).contains("passed"), "{result}");
 }
 
 fn transcript_text(dir: &Path) -> String {
