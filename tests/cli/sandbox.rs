@@ -324,6 +324,20 @@ fn transcript_text(dir: &Path) -> String {
 }
 
 #[tokio::test]
+async fn require_runs_where_isolation_is_complete() {
+    let state = sandbox::state(&sandbox::Policy::default());
+    if !state.complete() {
+        eprintln!("skipped: this kernel lacks {}", state.missing().join(", "));
+        return;
+    }
+    let s = setup("pass\n", "[sandbox]\nmode = \"require\"\n");
+    let (out, result) = run(&s).await;
+    assert_eq!(result["success"], true, "{result}");
+    assert_eq!(result["sandbox"], "sandboxed");
+    assert_eq!(out.status.code(), Some(0));
+}
+
+#[tokio::test]
 async fn mode_off_runs_unconfined_and_says_so() {
     let body = "open(os.path.join(os.environ['HOME'], 'owned.txt'), 'w').write('x')\n";
     let s = setup(body, "[sandbox]\nmode = \"off\"\n");

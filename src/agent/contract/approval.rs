@@ -114,3 +114,26 @@ pub struct ApprovalRequest {
     #[serde(skip)]
     pub reply: oneshot::Sender<Decision>,
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_test_run_prompt_names_the_sandbox_state() {
+        let command = vec!["python3".to_string(), "-m".into(), "pytest".into()];
+        let asked = ApprovalAction::RunTests {
+            command: command.clone(),
+            sandbox: "sandbox: no network isolation".into(),
+        };
+        assert_eq!(
+            asked.prompt(),
+            "Run python3 -m pytest (sandbox: no network isolation)"
+        );
+        let unknown = ApprovalAction::RunTests {
+            command,
+            sandbox: String::new(),
+        };
+        assert_eq!(unknown.prompt(), "Run python3 -m pytest");
+    }
+}
