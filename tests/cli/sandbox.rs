@@ -52,6 +52,8 @@ async fn run_with(s: &Setup, runner: &str) -> (Output, Value) {
         .env("XDG_CONFIG_HOME", s.home.path().join(".config"))
         .env("OPENAI_API_KEY", "sk-canary-0123456789")
         .env("SENTRY_DSN", "https://secret@sentry.example/1")
+        .env("DATABASE_URL", "postgres://user:pw@db/prod")
+        .env("FIXTURE_URL", "http://127.0.0.1:9/fixture")
         .arg("exec")
         .args(["--yes", "--base-url", &model.base_url(), "--workspace"])
         .arg(s.ws.path())
@@ -321,6 +323,17 @@ fn transcript_text(dir: &Path) -> String {
         .flatten()
         .map(|e| std::fs::read_to_string(e.path()).unwrap_or_default())
         .collect()
+}
+
+#[tokio::test]
+async fn test_env_adds_exactly_the_names_it_lists() {
+    let body = "print('SEEN', sorted(k for k in os.environ if k.endswith('_URL')))\n";
+    let s = setup(body, "test_env = [\"FIXTURE_URL\"]\n");
+    let (_out, result) = run(&s).await;
+    assert!(
+        output_of(&result).contains("SEEN ['FIXTURE_URL']"),
+        "{result}"
+    );
 }
 
 #[tokio::test]
