@@ -18,6 +18,8 @@ use stepwise::headless::{self, EXIT_USAGE};
 use stepwise::present::sanitize;
 
 fn main() {
+    // Before anything else: no test run (or other process) may read our environment.
+    stepwise::tools::sandbox::protect_self();
     // `.env` from the current directory only; variables already set win.
     let dotenv = DotEnv::read(Path::new(".env")).unwrap_or_else(|e| usage_error(&e));
     for (name, value) in dotenv.open() {

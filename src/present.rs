@@ -69,6 +69,14 @@ pub fn receipt_lines(receipt: &Receipt) -> Vec<ReceiptLine> {
             };
             let text = format!("tests  {} → {code}{summary}", t.command);
             out.push(ReceiptLine::new(tone, text));
+            if !t.sandbox.is_empty() {
+                let tone = if t.sandbox == "sandboxed" {
+                    Tone::Normal
+                } else {
+                    Tone::Problem
+                };
+                out.push(ReceiptLine::new(tone, format!("run    {}", t.sandbox)));
+            }
         }
         None => out.push(ReceiptLine::new(
             Tone::Normal,
@@ -180,6 +188,7 @@ mod tests {
                 command: "python3 -m pytest -q".into(),
                 exit_code,
                 summary: "5 passed".into(),
+                sandbox: String::new(),
             }),
             files: vec![FileStat {
                 path: "calculator.py".into(),
@@ -206,6 +215,13 @@ mod tests {
             ]
         );
         assert_eq!(lines[0].tone, Tone::Heading);
+        let mut unconfined = receipt(Some(0));
+        if let Some(t) = unconfined.tests.as_mut() {
+            t.sandbox = "not sandboxed".into();
+        }
+        let lines = receipt_lines(&unconfined);
+        assert_eq!(lines[2].text, "run    not sandboxed");
+        assert_eq!(lines[2].tone, Tone::Problem);
         assert_eq!(lines[1].tone, Tone::Normal);
         let bad = receipt_lines(&receipt(None));
         assert_eq!(bad[1].tone, Tone::Problem);

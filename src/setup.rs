@@ -59,6 +59,7 @@ pub fn prepare(config: &Config) -> Result<Prepared, String> {
         ));
     }
     let settings = LoopSettings::from(config);
+    crate::tools::sandbox::check_required(&settings.sandbox)?;
     let (script_text, script_name) = match &config.model_source {
         ModelSource::Http => {
             let model = HttpModel::new(&config.base_url, &config.model, config.api_key.clone())

@@ -9,6 +9,7 @@ use super::revise::{self, Revision};
 use super::session::{Session, Task};
 use crate::tools::files::PreparedEdit;
 use crate::tools::patch_apply::PreparedPatch;
+use crate::tools::sandbox;
 use crate::tools::test_runner::{self, TestRunner};
 use crate::tools::{ToolName, ToolOutput};
 use tokio::sync::oneshot;
@@ -54,7 +55,7 @@ impl Session {
                 revision: None,
             }
         } else {
-            let action = approval_action(&prepared);
+            let action = approval_action(&prepared, &self.settings.sandbox);
             let decision = self.ask(t, call_id, tool, action, allow_for_task).await;
             self.decide(t, tool, decision, prepared, allow_for_task)?
         };
@@ -173,7 +174,7 @@ impl Session {
 }
 
 /// What the user is asked to approve.
-fn approval_action(prepared: &Prepared) -> ApprovalAction {
+fn approval_action(prepared: &Prepared, sandbox: &sandbox::Policy) -> ApprovalAction {
     match prepared {
         Prepared::Edit(edit) => ApprovalAction::Edit {
             path: edit.path.display(),
@@ -186,6 +187,7 @@ fn approval_action(prepared: &Prepared) -> ApprovalAction {
         },
         Prepared::Tests(runner) => ApprovalAction::RunTests {
             command: runner.argv(&test_runner::resolve_python()),
+            sandbox: sandbox::state(sandbox).label(),
         },
     }
 }

@@ -152,7 +152,8 @@ impl Session {
             Prepared::Tests(runner) => {
                 let root = self.workspace.root();
                 let timeout = self.settings.test_timeout;
-                match test_runner::run(root, runner, timeout, t.cancel).await {
+                let policy = &self.settings.sandbox;
+                match test_runner::run_with(root, runner, timeout, t.cancel, policy).await {
                     Ok(run) => {
                         if run.passed {
                             t.changed_since_tests = false;

@@ -43,6 +43,8 @@ pub struct LoopSettings {
     pub max_cost: Option<f64>,
     /// Tools and paths that may never be approved for a whole task.
     pub scope_policy: ScopePolicy,
+    /// How test runs are confined.
+    pub sandbox: crate::tools::sandbox::Policy,
 }
 
 impl Default for LoopSettings {
@@ -56,6 +58,7 @@ impl Default for LoopSettings {
             pricing: None,
             max_cost: None,
             scope_policy: ScopePolicy::default(),
+            sandbox: Default::default(),
         }
     }
 }
@@ -74,6 +77,7 @@ impl From<&Config> for LoopSettings {
             pricing: c.models.lookup(&c.model).cloned(),
             max_cost: c.max_cost,
             scope_policy: ScopePolicy::new(&c.no_auto_approve, &c.no_auto_approve_paths),
+            sandbox: crate::tools::sandbox::Policy::new(&c.sandbox, &c.test_env),
         }
     }
 }

@@ -12,6 +12,7 @@ use super::flags::Options;
 use super::models::ModelTable;
 use super::raw::Raw;
 use super::report::{self, Resolved, Source};
+use super::sandbox::SandboxSettings;
 use super::settings::{self, Fallback, SETTINGS, Setting};
 use super::trust;
 use super::{ApiKey, ColorChoice, Config, Protocol};
@@ -106,6 +107,8 @@ fn flag_only(options: &Options) -> Config {
         no_auto_approve: Vec::new(),
         no_auto_approve_paths: Vec::new(),
         color: ColorChoice::Auto,
+        sandbox: SandboxSettings::default(),
+        test_env: Vec::new(),
     }
 }
 

@@ -30,6 +30,7 @@ pub mod models;
 pub mod ranges;
 pub mod raw;
 pub mod report;
+pub mod sandbox;
 pub mod settings;
 pub mod trust;
 pub mod validate;
@@ -42,6 +43,7 @@ pub use validate::{ConfigError, is_local_url};
 
 use crate::tools::ToolName;
 use models::ModelTable;
+use sandbox::SandboxSettings;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -141,6 +143,10 @@ pub struct Config {
     pub no_auto_approve_paths: Vec<globset::Glob>,
     /// Colored output (`--color`); `exec` honours it today.
     pub color: ColorChoice,
+    /// How test runs are confined (the `[sandbox]` table).
+    pub sandbox: SandboxSettings,
+    /// Extra environment variables test runs may see (`test_env = [...]`).
+    pub test_env: Vec<String>,
 }
 
 /// Where the session transcript goes.

@@ -25,6 +25,17 @@ pub const CONTEXT_WINDOW: Whole<u64> = Whole::new(1024, u64::MAX);
 /// US dollars a task may cost.
 pub const MAX_COST: Positive = Positive;
 
+/// `[sandbox] memory_mb`: address space per test process, in MiB.
+pub const SANDBOX_MEMORY_MB: Whole<u64> = Whole::new(64, 1 << 30);
+/// `[sandbox] cpu_seconds`: CPU time per test process.
+pub const SANDBOX_CPU_SECONDS: Whole<u64> = Whole::new(1, 1 << 32);
+/// `[sandbox] file_size_mb`: largest file a test run may write, in MiB.
+pub const SANDBOX_FILE_SIZE_MB: Whole<u64> = Whole::new(1, 1 << 30);
+/// `[sandbox] open_files`: open files per test process.
+pub const SANDBOX_OPEN_FILES: Whole<u64> = Whole::new(16, 1 << 20);
+/// `[sandbox] processes`: processes alive at once in one test run.
+pub const SANDBOX_PROCESSES: Whole<u64> = Whole::new(1, 1 << 22);
+
 /// A whole number in `min..=max`, stored as `T`.
 #[derive(Debug)]
 pub struct Whole<T> {

@@ -15,6 +15,7 @@
 pub use super::guard::Guard;
 use super::guard::{WHERE_REQUESTS_GO, split_prices};
 use super::raw::{self, Raw};
+use super::sandbox::SandboxSettings;
 use super::{Config, ranges};
 use std::time::Duration;
 
@@ -214,6 +215,29 @@ pub const SETTINGS: &[Setting] = &[
         shown: Shown::Line(|c| format!("{:?}", c.color).to_lowercase()),
         // Only how stepwise's own output looks.
         guard: Guard::Open,
+    },
+    Setting {
+        key: "sandbox",
+        flag: None,
+        env: None,
+        set: |c, raw| match raw {
+            Raw::Toml(value) => put(&mut c.sandbox, SandboxSettings::from_toml(value)),
+            Raw::Text(_) => Err("is a table (set it in stepwise.toml)".into()),
+        },
+        fallback: Fallback::Initial,
+        shown: Shown::LineFileUnnamed(|c| c.sandbox.shown()),
+        // A test run could plant `mode = "off"` or `network = true` for the next session.
+        guard: Guard::Trusted("how test runs are confined"),
+    },
+    Setting {
+        key: "test_env",
+        flag: None,
+        env: None,
+        set: |c, raw| put(&mut c.test_env, raw.strings()),
+        fallback: Fallback::Initial,
+        shown: Shown::LineFileUnnamed(|c| format!("{:?}", c.test_env)),
+        // A project file listing a secret's name would hand it to its own tests.
+        guard: Guard::Trusted("which variables test runs see"),
     },
 ];
 

@@ -75,6 +75,8 @@ mod tests {
             no_auto_approve: Vec::new(),
             no_auto_approve_paths: Vec::new(),
             color: ColorChoice::Auto,
+            sandbox: Default::default(),
+            test_env: Vec::new(),
         }
     }
 

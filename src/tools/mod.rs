@@ -12,6 +12,7 @@ pub mod patch;
 pub mod patch_apply;
 mod path;
 pub mod redact;
+pub mod sandbox;
 pub mod scrub;
 pub mod test_run;
 pub mod test_runner;

@@ -22,6 +22,10 @@ pub struct TestRun {
     pub output: String,
     /// The timeout that applied, in seconds.
     pub timeout_secs: u64,
+    /// The sandbox state of the run, e.g. `sandboxed` or `not sandboxed`.
+    pub sandbox: String,
+    /// The resource limit that stopped the run, named (e.g. `memory limit (…)`).
+    pub limit: Option<String>,
 }
 
 impl TestRun {
@@ -32,7 +36,19 @@ impl TestRun {
             "returncode": self.exit_code,
             "timed_out": self.timed_out,
             "output": self.output,
+            "sandbox": self.sandbox,
         });
+        if let Some(limit) = &self.limit {
+            let mut payload = payload;
+            payload["limit"] = json!(limit);
+            return ToolOutput::failed(
+                self.summary.clone(),
+                format!(
+                    "the run was stopped by the sandbox's {limit}; a test uses far more than a test should, or the limit is too low for this project ([sandbox] in stepwise.toml)"
+                ),
+                payload,
+            );
+        }
         if self.timed_out {
             return ToolOutput::failed(
                 self.summary.clone(),
@@ -75,6 +91,8 @@ mod tests {
             },
             output: "out".into(),
             timeout_secs: 5,
+            sandbox: "sandboxed".into(),
+            limit: None,
         }
     }
 
@@ -99,5 +117,20 @@ mod tests {
         assert_eq!(slow.body["timed_out"], true);
         assert!(slow.body["returncode"].is_null());
         assert!(slow.body["error"].as_str().unwrap().contains("within 5s"));
+        assert_eq!(ok.body["sandbox"], "sandboxed");
+        let limited = TestRun {
+            limit: Some("file size limit (1 MiB per file)".into()),
+            passed: false,
+            ..run(Some(1), false)
+        }
+        .to_output();
+        assert!(!limited.success);
+        assert_eq!(limited.body["limit"], "file size limit (1 MiB per file)");
+        assert!(
+            limited.body["error"]
+                .as_str()
+                .unwrap()
+                .contains("file size limit")
+        );
     }
 }

@@ -1,13 +1,13 @@
 //! `run_tests`: a fixed allowlist of test commands run as argument arrays (never
 //! a shell) in the workspace root, in their own process group, with a timeout,
-//! a scrubbed environment, bounded output capture and prompt cancellation.
+//! the sandbox's minimal environment and confinement (`sandbox`), bounded output capture and prompt cancellation.
 //! A run ends as a typed `TestRun` (exit code, passed, timed out, summary);
 //! the JSON the model reads is built from it, never parsed back.
 
 use super::ToolOutput;
+use super::sandbox::{self, Policy};
 pub use super::test_run::TestRun;
 use super::test_run::exit_text;
-use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
@@ -81,21 +81,6 @@ fn find_on_path(program: &str) -> Option<PathBuf> {
         .find(|candidate| candidate.is_file())
 }
 
-/// Whether an environment variable may reach the test process.
-pub fn is_secret_var(name: &str) -> bool {
-    let upper = name.to_ascii_uppercase();
-    upper == "OPENAI_API_KEY"
-        || ["KEY", "TOKEN", "SECRET", "PASSWORD"]
-            .iter()
-            .any(|word| upper.contains(word))
-}
-
-fn scrubbed_env() -> Vec<(OsString, OsString)> {
-    std::env::vars_os()
-        .filter(|(k, _)| !k.to_str().is_some_and(is_secret_var) && k.to_str().is_some())
-        .collect()
-}
-
 /// Keeps only the last `KEEP_BYTES` of everything written to it.
 #[derive(Default)]
 struct Tail {
@@ -148,31 +133,57 @@ fn kill_group(pid: Option<u32>) {
 }
 
 enum Ending {
-    Exited(Option<i32>),
+    Exited(Option<std::process::ExitStatus>),
     TimedOut,
     Cancelled,
+    /// More processes than the sandbox's process limit.
+    TooManyProcesses,
 }
 
-/// Run the tests and return the tool result (see [`run`] for the typed run).
+/// Run the tests under the default sandbox policy and return the tool result.
 pub async fn run_tests(
     root: &Path,
     runner: TestRunner,
     timeout: Duration,
     cancel: &CancellationToken,
 ) -> ToolOutput {
-    match run(root, runner, timeout, cancel).await {
+    run_tests_with(root, runner, timeout, cancel, &Policy::default()).await
+}
+
+/// Run the tests under `policy` and return the tool result (see [`run_with`]).
+pub async fn run_tests_with(
+    root: &Path,
+    runner: TestRunner,
+    timeout: Duration,
+    cancel: &CancellationToken,
+    policy: &Policy,
+) -> ToolOutput {
+    match run_with(root, runner, timeout, cancel, policy).await {
         Ok(run) => run.to_output(),
         Err(problem) => ToolOutput::error(problem),
     }
 }
 
-/// Run the tests. Cancellation kills the whole process group at once. `Err`:
-/// the tests could not start or were interrupted (a message for the model).
+/// [`run_with`] under the default sandbox policy.
 pub async fn run(
     root: &Path,
     runner: TestRunner,
     timeout: Duration,
     cancel: &CancellationToken,
+) -> Result<TestRun, String> {
+    run_with(root, runner, timeout, cancel, &Policy::default()).await
+}
+
+/// Run the tests under `policy`. Cancellation, the timeout and the end of
+/// the run kill every process the run started. `Err`: the tests could not
+/// start (or the sandbox refused them) or were interrupted (a message for
+/// the model).
+pub async fn run_with(
+    root: &Path,
+    runner: TestRunner,
+    timeout: Duration,
+    cancel: &CancellationToken,
+    policy: &Policy,
 ) -> Result<TestRun, String> {
     let python = resolve_python();
     let argv = runner.argv(&python);
@@ -181,23 +192,25 @@ pub async fn run(
     command
         .args(&argv[1..])
         .current_dir(root)
-        .env_clear()
-        .envs(scrubbed_env())
-        .env("PYTHONDONTWRITEBYTECODE", "1")
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .process_group(0)
         .kill_on_drop(true);
+    // The environment (an allowlist), the temporary folder and the confinement.
+    let mut confined = sandbox::prepare(&mut command, root, policy)?;
+    command.env("PYTHONDONTWRITEBYTECODE", "1");
     let mut child = match command.spawn() {
         Ok(c) => c,
         Err(e) => {
             return Err(format!(
-                "could not start `{shown}`: {e}; set STEPWISE_PYTHON to the Python interpreter to use"
+                "could not start `{shown}` ({}): {e}; set STEPWISE_PYTHON to the Python interpreter to use",
+                confined.state.label()
             ));
         }
     };
     let pid = child.id();
+    confined.started(pid);
     let tail = Arc::new(Mutex::new(Tail::default()));
     let readers: Vec<_> = [
         child
@@ -214,39 +227,81 @@ pub async fn run(
     .collect();
 
     let ending = tokio::select! {
-        status = child.wait() => Ending::Exited(status.ok().and_then(|s| s.code())),
+        status = child.wait() => Ending::Exited(status.ok()),
         _ = tokio::time::sleep(timeout) => Ending::TimedOut,
         _ = cancel.cancelled() => Ending::Cancelled,
+        _ = confined.over_process_limit() => Ending::TooManyProcesses,
     };
     // Whatever happened, nothing the tests started may outlive the run: a
     // leftover child would also hold the output pipes open.
     kill_group(pid);
     let _ = child.wait().await;
+    confined.kill_all();
     for reader in readers {
         let _ = tokio::time::timeout(Duration::from_secs(2), reader).await;
     }
     let output = tail.lock().map(|t| t.text()).unwrap_or_default();
 
-    let timeout_secs = timeout.as_secs();
-    let (exit_code, timed_out) = match ending {
+    finish(runner, ending, output, &confined, shown, timeout.as_secs())
+}
+
+/// The typed run from how it ended and what it printed.
+fn finish(
+    runner: TestRunner,
+    ending: Ending,
+    output: String,
+    confined: &sandbox::Confined,
+    shown: String,
+    timeout_secs: u64,
+) -> Result<TestRun, String> {
+    let (status, timed_out) = match ending {
         Ending::Cancelled => return Err(format!("`{shown}` was interrupted by the user")),
         Ending::TimedOut => (None, true),
-        Ending::Exited(code) => (code, false),
+        Ending::Exited(status) => (status, false),
+        Ending::TooManyProcesses => (None, false),
+    };
+    let exit_code = status.and_then(|s| s.code());
+    let limit = match ending {
+        Ending::TooManyProcesses => Some(confined.describe(sandbox::Limit::Processes)),
+        _ if exit_code == Some(0) || timed_out => None,
+        _ => sandbox::limits::detect(exit_signal(status), &output).map(|(limit, evidence)| {
+            let text = confined.describe(limit);
+            match evidence {
+                sandbox::Evidence::Measured => text,
+                sandbox::Evidence::Reported => format!("{text}, as the test output reports"),
+            }
+        }),
     };
     let summary = if timed_out {
         format!("timed out after {timeout_secs}s")
+    } else if let Some(limit) = &limit {
+        format!("stopped by the {limit}")
     } else {
         summarize(runner, &output).unwrap_or_else(|| format!("exit {}", exit_text(exit_code)))
     };
     Ok(TestRun {
         command: shown,
         exit_code,
-        passed: !timed_out && exit_code == Some(0),
+        passed: !timed_out && limit.is_none() && exit_code == Some(0),
         timed_out,
         summary,
         output,
         timeout_secs,
+        sandbox: confined.state.label(),
+        limit,
     })
+}
+
+fn exit_signal(status: Option<std::process::ExitStatus>) -> Option<i32> {
+    #[cfg(unix)]
+    {
+        std::os::unix::process::ExitStatusExt::signal(&status?)
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = status;
+        None
+    }
 }
 
 /// The runner's own summary line, e.g. `4 passed` or `Ran 4 tests: OK`.
@@ -295,22 +350,6 @@ mod tests {
             TestRunner::Unittest.argv("py"),
             ["py", "-m", "unittest", "discover", "-v"]
         );
-    }
-
-    #[test]
-    fn secret_variables_are_recognized() {
-        for name in [
-            "OPENAI_API_KEY",
-            "GITHUB_TOKEN",
-            "aws_secret_access_key",
-            "DB_PASSWORD",
-            "SSH_KEYFILE",
-        ] {
-            assert!(is_secret_var(name), "{name}");
-        }
-        for name in ["PATH", "HOME", "PYTHONPATH", "LANG"] {
-            assert!(!is_secret_var(name), "{name}");
-        }
     }
 
     #[test]

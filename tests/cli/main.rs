@@ -14,5 +14,6 @@ mod demo;
 mod exec_e2e;
 mod json_schema;
 mod output_hygiene;
+mod sandbox;
 mod scrub;
 mod trust;

@@ -14,6 +14,7 @@ mod confinement;
 mod context_and_cost;
 mod network_faults;
 mod review;
+mod sandbox_cargo;
 mod session_changes;
 mod tools;
 mod tools_atomic;

@@ -201,8 +201,9 @@ fn python_test(body: &str) -> (tempfile::TempDir, Workspace) {
 
 #[tokio::test]
 async fn hanging_tests_are_killed_at_the_timeout_with_their_children() {
-    let marker = tempfile::tempdir().unwrap();
-    let pid_file = marker.path().join("child.pid");
+    // The pid goes inside the workspace: the sandbox refuses writes elsewhere.
+    let (_tmp, ws) = python_test("");
+    let pid_file = ws.root().join("child.pid");
     let body = format!(
         "import subprocess, time, unittest\n\
          class T(unittest.TestCase):\n\
@@ -212,7 +213,7 @@ async fn hanging_tests_are_killed_at_the_timeout_with_their_children() {
          \x20       time.sleep(300)\n",
         pid_file.display().to_string()
     );
-    let (_tmp, ws) = python_test(&body);
+    std::fs::write(ws.root().join("test_it.py"), &body).unwrap();
     let started = Instant::now();
     let out = run_tests(
         ws.root(),

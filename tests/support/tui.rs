@@ -277,6 +277,7 @@ pub fn run_tests_request(app: &mut App, step: u32) -> oneshot::Receiver<Decision
             command: ["python3", "-m", "unittest", "discover", "-v"]
                 .map(String::from)
                 .to_vec(),
+            sandbox: String::new(),
         },
     )
 }
@@ -358,6 +359,7 @@ pub fn finished(app: &mut App) {
                         command: "python3 -m pytest -q".into(),
                         exit_code: Some(0),
                         summary: "4 passed".into(),
+                        sandbox: String::new(),
                     }),
                     files: vec![],
                     diff_hash: "0123456789ab".into(),

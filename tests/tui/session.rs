@@ -68,6 +68,7 @@ fn the_receipt_is_shown_under_the_answer_and_says_who_computed_it() {
                 command: "python3 -m unittest discover -v".into(),
                 exit_code: Some(1),
                 summary: "1 failed".into(),
+                sandbox: String::new(),
             }),
             files: vec![
                 FileStat {

@@ -53,7 +53,11 @@ pub enum ApprovalAction {
     /// Revert stepwise's own changes (`/undo`): each file goes back to these diffs.
     Undo { files: Vec<FileDiff> },
     /// Run a test command (program and arguments, no shell).
-    RunTests { command: Vec<String> },
+    RunTests {
+        command: Vec<String>,
+        /// The sandbox state the run would get, e.g. `sandboxed`.
+        sandbox: String,
+    },
 }
 
 impl ApprovalAction {
@@ -64,7 +68,12 @@ impl ApprovalAction {
                 let verb = if diff.new_file { "Create" } else { "Write" };
                 format!("{verb} {path} ({})", diff.stat())
             }
-            ApprovalAction::RunTests { command } => format!("Run {}", command.join(" ")),
+            ApprovalAction::RunTests { command, sandbox } if sandbox.is_empty() => {
+                format!("Run {}", command.join(" "))
+            }
+            ApprovalAction::RunTests { command, sandbox } => {
+                format!("Run {} ({sandbox})", command.join(" "))
+            }
             ApprovalAction::Patch { files } => {
                 let names: Vec<String> = files
                     .iter()
@@ -104,4 +113,27 @@ pub struct ApprovalRequest {
     pub allow_for_task: bool,
     #[serde(skip)]
     pub reply: oneshot::Sender<Decision>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_test_run_prompt_names_the_sandbox_state() {
+        let command = vec!["python3".to_string(), "-m".into(), "pytest".into()];
+        let asked = ApprovalAction::RunTests {
+            command: command.clone(),
+            sandbox: "sandbox: no network isolation".into(),
+        };
+        assert_eq!(
+            asked.prompt(),
+            "Run python3 -m pytest (sandbox: no network isolation)"
+        );
+        let unknown = ApprovalAction::RunTests {
+            command,
+            sandbox: String::new(),
+        };
+        assert_eq!(unknown.prompt(), "Run python3 -m pytest");
+    }
 }

@@ -25,6 +25,8 @@ pub struct TestReceipt {
     pub exit_code: Option<i32>,
     /// The runner's summary line, e.g. `5 passed`.
     pub summary: String,
+    /// The run's sandbox state (`sandboxed`, `not sandboxed`, …); empty when unknown.
+    pub sandbox: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -41,6 +43,7 @@ impl From<&TestRun> for TestReceipt {
             command: run.command.clone(),
             exit_code: run.exit_code,
             summary: run.summary.clone(),
+            sandbox: run.sandbox.clone(),
         }
     }
 }

@@ -29,6 +29,7 @@ pub fn every_event() -> Vec<AgentEvent> {
             command: "python3 -m unittest".into(),
             exit_code: Some(0),
             summary: "5 passed".into(),
+            sandbox: "sandboxed".into(),
         }),
         files: vec![FileStat {
             path: "a.py".into(),
@@ -100,6 +101,7 @@ pub fn every_event() -> Vec<AgentEvent> {
         }),
         request(ApprovalAction::RunTests {
             command: vec!["python3".into()],
+            sandbox: "sandboxed".into(),
         }),
         AgentEvent::ToolRunning {
             step: 1,

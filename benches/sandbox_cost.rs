@@ -1,0 +1,97 @@
+//! The sandbox's cost per test run: a no-op test command (`unittest` on a
+//! workspace with one empty test) run with `[sandbox] mode = "off"` and with
+//! `auto`, the median of 21 runs each (interleaved), and the difference.
+//! `STEPWISE_PYTHON` picks the interpreter, as for `run_tests`.
+//! Run with `cargo bench --bench sandbox_cost`. The target: under 20 ms.
+
+// A benchmark may panic on what it sets up itself.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::time::{Duration, Instant};
+use stepwise::tools::TestRunner;
+use stepwise::tools::sandbox::{Policy, SandboxMode, prepare, state};
+use stepwise::tools::test_runner::run_with;
+use tokio_util::sync::CancellationToken;
+
+const RUNS: usize = 21;
+
+fn median(mut samples: Vec<Duration>) -> Duration {
+    samples.sort();
+    samples[samples.len() / 2]
+}
+
+async fn once(root: &std::path::Path, policy: &Policy) -> Duration {
+    let started = Instant::now();
+    let run = run_with(
+        root,
+        TestRunner::Unittest,
+        Duration::from_secs(60),
+        &CancellationToken::new(),
+        policy,
+    )
+    .await
+    .unwrap();
+    let elapsed = started.elapsed();
+    assert!(run.passed, "{}", run.output);
+    elapsed
+}
+
+/// Both modes, interleaved so that load from elsewhere hits them alike.
+async fn measure(root: &std::path::Path, off: &Policy, auto: &Policy) -> (Duration, Duration) {
+    // One warm-up run each (the sandbox probes the kernel once per process).
+    once(root, off).await;
+    once(root, auto).await;
+    let (mut a, mut b) = (Vec::with_capacity(RUNS), Vec::with_capacity(RUNS));
+    for _ in 0..RUNS {
+        a.push(once(root, off).await);
+        b.push(once(root, auto).await);
+    }
+    (median(a), median(b))
+}
+
+fn main() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("test_noop.py"),
+        "import unittest\nclass T(unittest.TestCase):\n    def test_noop(self):\n        pass\n",
+    )
+    .unwrap();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let off = Policy {
+        mode: SandboxMode::Off,
+        ..Policy::default()
+    };
+    let auto = Policy::default();
+    runtime.block_on(async {
+        let (off_time, auto_time) = measure(dir.path(), &off, &auto).await;
+        let diff = auto_time.as_secs_f64() - off_time.as_secs_f64();
+        println!("no-op unittest run, median of {RUNS}:");
+        println!("  mode = \"off\":  {:.1} ms", off_time.as_secs_f64() * 1e3);
+        println!(
+            "  mode = \"auto\": {:.1} ms ({})",
+            auto_time.as_secs_f64() * 1e3,
+            state(&auto).label()
+        );
+        println!("  sandbox cost:  {:+.1} ms", diff * 1e3);
+        let setup = median(
+            (0..RUNS)
+                .map(|_| {
+                    let mut command = tokio::process::Command::new("true");
+                    let started = Instant::now();
+                    let confined = prepare(&mut command, dir.path(), &auto).unwrap();
+                    let elapsed = started.elapsed();
+                    drop(confined);
+                    elapsed
+                })
+                .collect(),
+        );
+        println!(
+            "  of which building the rules (before fork): {:.2} ms",
+            setup.as_secs_f64() * 1e3
+        );
+    });
+}

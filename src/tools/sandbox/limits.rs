@@ -1,0 +1,127 @@
+//! The resource limits of one test run (address space, CPU time, file size,
+//! open files, processes) and naming the limit that stopped a run.
+//!
+//! What must stay true: a limit is named from evidence stepwise has (the
+//! signal the kernel sent, its own process count), or, marked as such, from
+//! the error text a runtime prints when a limit refused it; a run that passed
+//! is never said to have hit a limit.
+
+use crate::config::sandbox::SandboxSettings;
+
+const MIB: u64 = 1024 * 1024;
+
+/// The limits that apply to each run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    pub memory_bytes: u64,
+    pub cpu_seconds: u64,
+    pub file_size_bytes: u64,
+    pub open_files: u64,
+    pub processes: u64,
+}
+
+impl Limits {
+    pub fn from_settings(s: &SandboxSettings) -> Self {
+        Limits {
+            memory_bytes: s.memory_mb.saturating_mul(MIB),
+            cpu_seconds: s.cpu_seconds,
+            file_size_bytes: s.file_size_mb.saturating_mul(MIB),
+            open_files: s.open_files,
+            processes: s.processes,
+        }
+    }
+}
+
+/// Which limit stopped a run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Limit {
+    Memory,
+    CpuTime,
+    FileSize,
+    OpenFiles,
+    Processes,
+}
+
+/// How stepwise knows a limit was hit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Evidence {
+    /// The kernel's signal, or stepwise's own count.
+    Measured,
+    /// The runtime's error text (a test could print it too).
+    Reported,
+}
+
+impl Limit {
+    /// E.g. `memory limit (1024 MiB of address space)`.
+    pub fn describe(self, limits: &Limits) -> String {
+        match self {
+            Limit::Memory => format!(
+                "memory limit ({} MiB of address space per process)",
+                limits.memory_bytes / MIB
+            ),
+            Limit::CpuTime => format!("CPU time limit ({}s per process)", limits.cpu_seconds),
+            Limit::FileSize => format!(
+                "file size limit ({} MiB per file)",
+                limits.file_size_bytes / MIB
+            ),
+            Limit::OpenFiles => format!("open files limit ({} per process)", limits.open_files),
+            Limit::Processes => format!("process limit ({} at once)", limits.processes),
+        }
+    }
+}
+
+/// The limit behind a failed run: the signal first, then the runtimes'
+/// own words for a refused allocation, file write, open or fork.
+pub fn detect(signal: Option<i32>, output: &str) -> Option<(Limit, Evidence)> {
+    if let Some(limit) = signal.and_then(by_signal) {
+        return Some((limit, Evidence::Measured));
+    }
+    const WORDS: &[(&str, Limit)] = &[
+        ("MemoryError", Limit::Memory),
+        ("Cannot allocate memory", Limit::Memory),
+        ("memory allocation of", Limit::Memory),
+        ("std::bad_alloc", Limit::Memory),
+        ("out of memory", Limit::Memory),
+        ("File too large", Limit::FileSize),
+        ("Too many open files", Limit::OpenFiles),
+        ("Resource temporarily unavailable", Limit::Processes),
+    ];
+    WORDS
+        .iter()
+        .find(|(word, _)| output.contains(word))
+        .map(|(_, limit)| (*limit, Evidence::Reported))
+}
+
+fn by_signal(signal: i32) -> Option<Limit> {
+    // SIGXCPU and SIGXFSZ are 24 and 25 on every Linux architecture stepwise
+    // builds for (and on macOS).
+    match signal {
+        24 => Some(Limit::CpuTime),
+        25 => Some(Limit::FileSize),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn limits_are_named_from_signals_then_from_runtime_errors() {
+        assert_eq!(
+            detect(Some(25), ""),
+            Some((Limit::FileSize, Evidence::Measured))
+        );
+        assert_eq!(
+            detect(Some(24), ""),
+            Some((Limit::CpuTime, Evidence::Measured))
+        );
+        assert_eq!(
+            detect(None, "E   MemoryError\n"),
+            Some((Limit::Memory, Evidence::Reported))
+        );
+        assert_eq!(detect(Some(9), "all fine"), None);
+        let limits = Limits::from_settings(&SandboxSettings::default());
+        assert!(Limit::Processes.describe(&limits).contains("2048"));
+    }
+}

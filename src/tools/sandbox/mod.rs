@@ -1,0 +1,287 @@
+//! Test runs in a sandbox. Owns everything between "the user approved
+//! `run_tests`" and the process starting: the minimal environment, a private
+//! temporary folder, and on Linux a Landlock ruleset (write only the
+//! workspace, the temporary folder and the tool caches; read everything but
+//! the hidden paths; no TCP or signals outside the run), a network namespace
+//! with only loopback, resource limits, and a subreaper that kills every
+//! descendant when the run ends.
+//!
+//! What must stay true: everything the child does after `fork` is prepared
+//! before it (rulesets opened, paths and strings built), so the `pre_exec`
+//! hook only makes system calls; whatever the sandbox promised and could not
+//! set up makes the run fail to start rather than run unconfined; the state
+//! word ([`State::label`]) says only what is in force; `require` refuses a
+//! run that would not be fully isolated; other systems compile and say "not
+//! sandboxed".
+
+pub mod env;
+pub mod limits;
+mod paths;
+
+#[cfg(target_os = "linux")]
+mod linux;
+#[cfg(target_os = "linux")]
+use linux as platform;
+#[cfg(not(target_os = "linux"))]
+mod other;
+#[cfg(not(target_os = "linux"))]
+use other as platform;
+
+pub use crate::config::sandbox::{SandboxMode, SandboxSettings};
+pub use limits::{Evidence, Limit, Limits};
+use std::path::{Path, PathBuf};
+use tokio::process::Command;
+
+/// How test runs are confined, from the configuration.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Policy {
+    pub mode: SandboxMode,
+    /// The tests may use the network.
+    pub network: bool,
+    /// Folders writable besides the workspace and the temporary folder.
+    pub writable: Vec<PathBuf>,
+    /// Paths the tests may not read.
+    pub hidden: Vec<PathBuf>,
+    pub limits: Limits,
+    /// Extra environment variable names passed to the tests.
+    pub test_env: Vec<String>,
+}
+
+impl Default for Policy {
+    fn default() -> Self {
+        Policy::new(&SandboxSettings::default(), &[])
+    }
+}
+
+impl Policy {
+    pub fn new(settings: &SandboxSettings, test_env: &[String]) -> Self {
+        Policy {
+            mode: settings.mode,
+            network: settings.network,
+            writable: paths::writable(&settings.writable),
+            hidden: paths::hidden(settings.hidden.as_deref()),
+            limits: Limits::from_settings(settings),
+            test_env: test_env.to_vec(),
+        }
+    }
+}
+
+/// What confinement a run gets on this machine.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct State {
+    /// Writes outside the allowed folders and reads of hidden paths are refused.
+    pub files: bool,
+    /// The network is cut off (a namespace with only loopback, or at least TCP refused).
+    pub network: Network,
+    /// Resource limits and the subreaper apply.
+    pub limits: bool,
+    /// The sandbox is off by configuration.
+    pub off: bool,
+}
+
+/// How the network is cut off.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Network {
+    /// A fresh network namespace with only loopback.
+    Namespace,
+    /// Landlock refuses every TCP connect and bind (UDP still works).
+    TcpOnly,
+    /// Not cut off: the configuration allows the network.
+    Allowed,
+    /// Not cut off: the kernel offers no way to.
+    Open,
+}
+
+impl State {
+    /// The state in a word or two: `sandboxed`, `sandbox: no network
+    /// isolation`, `not sandboxed`.
+    pub fn label(&self) -> String {
+        if self.off || !self.files {
+            return "not sandboxed".into();
+        }
+        match self.network {
+            Network::Namespace => "sandboxed".into(),
+            Network::Allowed => "sandboxed (network allowed)".into(),
+            Network::TcpOnly => "sandbox: only TCP blocked".into(),
+            Network::Open => "sandbox: no network isolation".into(),
+        }
+    }
+
+    /// Everything the policy asks for is in force.
+    pub fn complete(&self) -> bool {
+        !self.off
+            && self.files
+            && self.limits
+            && matches!(self.network, Network::Namespace | Network::Allowed)
+    }
+
+    /// What is missing, for `require`'s refusal and `auto`'s note.
+    pub fn missing(&self) -> Vec<&'static str> {
+        let mut out = Vec::new();
+        if self.off {
+            return vec!["the sandbox is off ([sandbox] mode = \"off\")"];
+        }
+        if !self.files {
+            out.push("file isolation (Landlock is not available on this system)");
+        }
+        match self.network {
+            Network::TcpOnly => out.push("a network namespace (only TCP is blocked)"),
+            Network::Open => out.push("network isolation"),
+            Network::Namespace | Network::Allowed => {}
+        }
+        if !self.limits {
+            out.push("resource limits and the subreaper");
+        }
+        out
+    }
+}
+
+/// The state a run would get now under `policy` (probed once, then cached).
+pub fn state(policy: &Policy) -> State {
+    if policy.mode == SandboxMode::Off {
+        return State {
+            files: false,
+            network: Network::Open,
+            limits: false,
+            off: true,
+        };
+    }
+    platform::state(policy)
+}
+
+/// Why `require` refuses to run tests on this system (`None`: it does not).
+pub fn refusal(policy: &Policy, state: &State) -> Option<String> {
+    (policy.mode == SandboxMode::Require && !state.complete()).then(|| {
+        format!(
+            "[sandbox] mode = \"require\" and this system lacks {}; tests cannot run fully isolated (set mode = \"auto\" to run them with what is available)",
+            state.missing().join(", ")
+        )
+    })
+}
+
+/// Refuse to start a session whose tests could not run as `require` demands.
+pub fn check_required(policy: &Policy) -> Result<(), String> {
+    match refusal(policy, &state(policy)) {
+        Some(why) => Err(why),
+        None => Ok(()),
+    }
+}
+
+/// Make stepwise's own memory and environment unreadable to other processes
+/// of the same user (`/proc/<pid>/environ`, ptrace). Call first in `main`.
+pub fn protect_self() {
+    #[cfg(target_os = "linux")]
+    // SAFETY: a plain prctl on the calling process.
+    unsafe {
+        libc::prctl(libc::PR_SET_DUMPABLE, 0);
+    }
+}
+
+/// A prepared run: its temporary folder (removed when this is dropped) and
+/// the process supervision. Keep it alive until the run has ended.
+pub struct Confined {
+    pub state: State,
+    limits: Limits,
+    _temp: tempfile::TempDir,
+    supervisor: platform::Supervisor,
+}
+
+/// Set up `command` (already given its program, arguments and folder) to run
+/// under `policy` in `root`: environment, temporary folder, confinement.
+/// `Err`: the run must not start (a message for the model and the user).
+pub fn prepare(command: &mut Command, root: &Path, policy: &Policy) -> Result<Confined, String> {
+    let state = state(policy);
+    if let Some(why) = refusal(policy, &state) {
+        return Err(format!("the tests were not run: {why}"));
+    }
+    let temp = tempfile::Builder::new()
+        .prefix("stepwise-run-")
+        .tempdir()
+        .map_err(|e| format!("could not create the test run's temporary folder: {e}"))?;
+    command.env_clear().envs(env::build(
+        std::env::vars_os(),
+        &policy.test_env,
+        temp.path(),
+    ));
+    let supervisor = if state.off {
+        platform::Supervisor::default()
+    } else {
+        platform::install(command, root, temp.path(), policy, &state)?
+    };
+    Ok(Confined {
+        state,
+        limits: policy.limits,
+        _temp: temp,
+        supervisor,
+    })
+}
+
+impl Confined {
+    /// Call once the process has started.
+    pub fn started(&mut self, pid: Option<u32>) {
+        self.supervisor.started(pid);
+    }
+
+    /// Resolves when the run's processes pass the process limit (never, where
+    /// stepwise cannot count them).
+    pub async fn over_process_limit(&self) {
+        self.supervisor.watch(self.limits.processes).await
+    }
+
+    /// Kill every process the run started, wherever it went (`setsid`, a
+    /// double fork), and reap them.
+    pub fn kill_all(&mut self) {
+        self.supervisor.kill_all();
+    }
+
+    /// The description of a limit, e.g. `memory limit (1024 MiB …)`.
+    pub fn describe(&self, limit: Limit) -> String {
+        limit.describe(&self.limits)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn partial() -> State {
+        State {
+            files: true,
+            network: Network::Open,
+            limits: true,
+            off: false,
+        }
+    }
+
+    #[test]
+    fn the_state_word_says_only_what_is_in_force() {
+        assert_eq!(partial().label(), "sandbox: no network isolation");
+        let full = State {
+            network: Network::Namespace,
+            ..partial()
+        };
+        assert_eq!(full.label(), "sandboxed");
+        assert!(full.complete());
+        let bare = State {
+            files: false,
+            ..full.clone()
+        };
+        assert_eq!(bare.label(), "not sandboxed");
+        let off = state(&Policy {
+            mode: SandboxMode::Off,
+            ..Policy::default()
+        });
+        assert_eq!(off.label(), "not sandboxed");
+    }
+
+    #[test]
+    fn require_refuses_what_auto_accepts() {
+        let require = Policy {
+            mode: SandboxMode::Require,
+            ..Policy::default()
+        };
+        let why = refusal(&require, &partial()).unwrap();
+        assert!(why.contains("network isolation"), "{why}");
+        assert_eq!(refusal(&Policy::default(), &partial()), None);
+    }
+}

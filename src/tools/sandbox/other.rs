@@ -1,0 +1,42 @@
+//! Systems other than Linux: no confinement, said plainly ("not sandboxed");
+//! the environment allowlist and the temporary folder still apply, and the
+//! process group is still killed at the end of the run.
+//!
+//! What must stay true: nothing here claims a restriction.
+
+use super::{Network, Policy, State};
+use std::path::Path;
+use tokio::process::Command;
+
+pub fn state(_policy: &Policy) -> State {
+    State {
+        files: false,
+        network: Network::Open,
+        limits: false,
+        off: false,
+    }
+}
+
+pub fn install(
+    _command: &mut Command,
+    _root: &Path,
+    _temp: &Path,
+    _policy: &Policy,
+    _state: &State,
+) -> Result<Supervisor, String> {
+    Ok(Supervisor)
+}
+
+/// Nothing to supervise beyond the process group.
+#[derive(Default)]
+pub struct Supervisor;
+
+impl Supervisor {
+    pub fn started(&mut self, _pid: Option<u32>) {}
+
+    pub async fn watch(&self, _limit: u64) {
+        std::future::pending::<()>().await
+    }
+
+    pub fn kill_all(&mut self) {}
+}

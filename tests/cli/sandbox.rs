@@ -1,0 +1,402 @@
+//! Test runs in the sandbox, through the real binary: each test writes a
+//! test file that tries one escape, lets the mock model ask for an approved
+//! `run_tests` (`exec --yes`), and checks what the run could do and what the
+//! model was told. `HOME` is a temp folder, so `~/.ssh` is the test's own.
+
+use crate::support::*;
+use serde_json::{Value, json};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use stepwise::tools::sandbox;
+
+/// A workspace holding `test_escape.py`, and a home folder.
+struct Setup {
+    ws: tempfile::TempDir,
+    home: tempfile::TempDir,
+}
+
+fn setup(test_body: &str, config: &str) -> Setup {
+    let ws = tempfile::tempdir().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let source = format!(
+        "import os, sys, unittest\nclass T(unittest.TestCase):\n    def test_escape(self):\n{}\n",
+        test_body
+            .lines()
+            .map(|l| format!("        {l}"))
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
+    std::fs::write(ws.path().join("test_escape.py"), source).unwrap();
+    if !config.is_empty() {
+        std::fs::create_dir_all(ws.path().join(".stepwise")).unwrap();
+        std::fs::write(ws.path().join(".stepwise/stepwise.toml"), config).unwrap();
+    }
+    Setup { ws, home }
+}
+
+/// Run `exec --yes` with one approved `run_tests`; returns the process
+/// output and the tool result the model received.
+async fn run(s: &Setup) -> (Output, Value) {
+    run_with(s, "unittest").await
+}
+
+async fn run_with(s: &Setup, runner: &str) -> (Output, Value) {
+    let model = MockModel::start(vec![
+        tool_call("run_tests", json!({"command": runner})),
+        text("Done."),
+    ])
+    .await;
+    let mut cmd = Command::new(stepwise_bin());
+    hermetic_env(&mut cmd)
+        .env("HOME", s.home.path())
+        .env("XDG_CONFIG_HOME", s.home.path().join(".config"))
+        .env("OPENAI_API_KEY", "sk-canary-0123456789")
+        .env("SENTRY_DSN", "https://secret@sentry.example/1")
+        .env("DATABASE_URL", "postgres://user:pw@db/prod")
+        .env("FIXTURE_URL", "http://127.0.0.1:9/fixture")
+        .arg("exec")
+        // The project file's `[sandbox]` and `test_env` apply only in a trusted folder.
+        .args([
+            "--yes",
+            "--trust",
+            "--base-url",
+            &model.base_url(),
+            "--workspace",
+        ])
+        .arg(s.ws.path())
+        .arg("Run the tests");
+    let out = tokio::task::spawn_blocking(move || cmd.output().unwrap())
+        .await
+        .unwrap();
+    let requests = model.requests().await;
+    assert!(
+        requests.len() >= 2,
+        "stdout:\n{}\nstderr:\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let tool = tool_messages(&requests[1]);
+    let content = tool[0]["content"].as_str().unwrap_or_default();
+    let result: Value = serde_json::from_str(content).unwrap_or(Value::String(content.into()));
+    (out, result)
+}
+
+/// What this kernel lets the sandbox do; a test skips, saying why, only
+/// where the kernel lacks the feature it needs.
+fn kernel_lacks(files: bool, network: bool) -> bool {
+    let state = sandbox::state(&sandbox::Policy::default());
+    let missing =
+        (files && !state.files) || (network && matches!(state.network, sandbox::Network::Open));
+    if missing {
+        eprintln!("skipped: this kernel lacks {}", state.missing().join(", "));
+    }
+    missing
+}
+
+/// Whether user namespaces can be made here (what keeps root's tests out of
+/// stepwise's /proc entry).
+fn user_namespaces() -> bool {
+    Command::new("unshare")
+        .args(["--user", "--net", "true"])
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+fn output_of(result: &Value) -> &str {
+    result["output"].as_str().unwrap_or_default()
+}
+
+fn alive(pid: i32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .map(|s| {
+            let state = s.rsplit(')').next().unwrap_or("").split_whitespace().next();
+            state != Some("Z")
+        })
+        .unwrap_or(false)
+}
+
+#[tokio::test]
+async fn writes_outside_the_workspace_are_refused() {
+    if kernel_lacks(true, false) {
+        return;
+    }
+    let outside = std::env::temp_dir().join(format!("stepwise-escape-{}", std::process::id()));
+    let body = format!(
+        "import tempfile\n\
+         print('TMP', tempfile.gettempdir())\n\
+         open(os.path.join(tempfile.gettempdir(), 'scratch'), 'w').write('ok')\n\
+         for p in [os.path.join(os.environ['HOME'], 'owned.txt'), {outside:?}]:\n\
+         \x20   try:\n\
+         \x20       open(p, 'w').write('x')\n\
+         \x20       print('WROTE', p)\n\
+         \x20   except OSError as e:\n\
+         \x20       print('REFUSED', p, e.errno)\n\
+         open('inside.txt', 'w').write('fine')\n",
+        outside = outside.display().to_string()
+    );
+    let s = setup(&body, "");
+    let (_out, result) = run(&s).await;
+    let output = output_of(&result);
+    assert_eq!(result["success"], true, "{result}");
+    assert_eq!(result["sandbox"], "sandboxed", "{result}");
+    assert_eq!(output.matches("REFUSED").count(), 2, "{output}");
+    assert!(!output.contains("WROTE"), "{output}");
+    assert!(!s.home.path().join("owned.txt").exists());
+    assert!(!outside.exists());
+    assert!(s.ws.path().join("inside.txt").exists());
+    // The private temporary folder was writable, and is gone after the run.
+    let tmp = output
+        .lines()
+        .find_map(|l| l.split("TMP ").nth(1))
+        .map(|rest| PathBuf::from(rest.split_whitespace().next().unwrap_or_default()))
+        .unwrap();
+    assert_ne!(tmp, std::env::temp_dir(), "{output}");
+    assert!(!tmp.exists(), "{} was left behind", tmp.display());
+}
+
+#[tokio::test]
+async fn secrets_and_stepwise_environment_are_unreadable() {
+    if kernel_lacks(true, false) {
+        return;
+    }
+    let body = "for p in [os.path.join(os.environ['HOME'], '.ssh', 'id_ed25519'), '/proc/%d/environ' % os.getppid()]:\n\
+        \x20   try:\n\
+        \x20       print('READ', p, open(p, 'rb').read())\n\
+        \x20   except OSError as e:\n\
+        \x20       print('REFUSED', p, e.errno)\n\
+        print('ENV', sorted(os.environ))\n\
+        print('uid=%d' % os.geteuid())\n";
+    let s = setup(body, "");
+    let ssh = s.home.path().join(".ssh");
+    std::fs::create_dir_all(&ssh).unwrap();
+    std::fs::write(ssh.join("id_ed25519"), "PRIVATE-KEY-MATERIAL").unwrap();
+    let (_out, result) = run(&s).await;
+    let output = output_of(&result);
+    let root = output.contains("uid=0");
+    if root && !user_namespaces() {
+        eprintln!(
+            "not checked: /proc/<stepwise>/environ, which root reads without a user namespace"
+        );
+    } else {
+        assert_eq!(output.matches("REFUSED").count(), 2, "{output}");
+    }
+    assert!(
+        output.contains("REFUSED") && !output.contains("PRIVATE-KEY-MATERIAL"),
+        "{output}"
+    );
+    assert!(!output.contains("sk-canary"), "{output}");
+    assert!(!output.contains("SENTRY_DSN"), "{output}");
+    assert!(
+        output.contains("'HOME'") && output.contains("'PATH'"),
+        "{output}"
+    );
+}
+
+#[tokio::test]
+async fn the_network_is_cut_off() {
+    if kernel_lacks(false, true) {
+        return;
+    }
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    listener.set_nonblocking(true).unwrap();
+    let body = format!(
+        "import socket\n\
+         try:\n\
+         \x20   socket.create_connection(('127.0.0.1', {port}), timeout=3).sendall(b'leak')\n\
+         \x20   print('CONNECTED')\n\
+         except OSError as e:\n\
+         \x20   print('REFUSED', e)\n"
+    );
+    let s = setup(&body, "");
+    let (_out, result) = run(&s).await;
+    let output = output_of(&result);
+    assert!(output.contains("REFUSED"), "{output}");
+    assert!(!output.contains("CONNECTED"), "{output}");
+    assert!(listener.accept().is_err(), "the listener saw a connection");
+}
+
+#[tokio::test]
+async fn a_setsid_grandchild_does_not_outlive_the_run() {
+    let body = "pid = os.fork()\n\
+        if pid == 0:\n\
+        \x20   os.setsid()\n\
+        \x20   if os.fork() == 0:\n\
+        \x20       open('grandchild.pid', 'w').write(str(os.getpid()))\n\
+        \x20       import time; time.sleep(300)\n\
+        \x20   os._exit(0)\n\
+        os.waitpid(pid, 0)\n\
+        import time\n\
+        while not os.path.exists('grandchild.pid'): time.sleep(0.01)\n";
+    let s = setup(body, "");
+    let (_out, result) = run(&s).await;
+    assert_eq!(result["success"], true, "{result}");
+    let pid: i32 = std::fs::read_to_string(s.ws.path().join("grandchild.pid"))
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    assert!(!alive(pid), "grandchild {pid} survived the run");
+}
+
+async fn stopped_by(body: &str, config: &str, limit: &str) -> Value {
+    let s = setup(body, config);
+    let (_out, result) = run(&s).await;
+    assert_eq!(result["success"], false, "{result}");
+    let named = result["limit"].as_str().unwrap_or_default();
+    assert!(named.contains(limit), "{result}");
+    assert!(
+        result["error"].as_str().unwrap_or_default().contains(limit),
+        "{result}"
+    );
+    result
+}
+
+#[tokio::test]
+async fn memory_beyond_the_limit_is_refused_and_named() {
+    stopped_by(
+        "b = bytearray(4 * 1024 ** 3)\n",
+        "[sandbox]\nmemory_mb = 512\n",
+        "memory limit",
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn a_10_gib_file_stops_at_the_file_size_limit() {
+    let s_body = "chunk = b'x' * (1024 * 1024)\n\
+        with open('big.bin', 'wb') as f:\n\
+        \x20   for _ in range(10 * 1024):\n\
+        \x20       f.write(chunk)\n";
+    stopped_by(s_body, "[sandbox]\nfile_size_mb = 8\n", "file size limit").await;
+}
+
+#[tokio::test]
+async fn forking_10000_processes_stops_at_the_process_limit() {
+    let body = "import time\n\
+        for _ in range(10000):\n\
+        \x20   try:\n\
+        \x20       if os.fork() == 0:\n\
+        \x20           time.sleep(60); os._exit(0)\n\
+        \x20   except OSError:\n\
+        \x20       time.sleep(0.01)\n\
+        time.sleep(60)\n";
+    let result = stopped_by(body, "[sandbox]\nprocesses = 40\n", "process limit").await;
+    assert!(
+        result["summary"].is_null() || !result.to_string().contains("timed out"),
+        "{result}"
+    );
+}
+
+#[tokio::test]
+async fn a_normal_suite_passes_and_the_receipt_says_sandboxed() {
+    let s = Setup {
+        ws: copy_workspace(),
+        home: tempfile::tempdir().unwrap(),
+    };
+    let (out, result) = run(&s).await;
+    assert_eq!(result["success"], true, "{result}");
+    assert_eq!(result["sandbox"], "sandboxed");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("run    sandboxed"), "{stdout}");
+    // The transcript records the state with the approval and the result.
+    let sessions = s.ws.path().join(".stepwise/sessions");
+    let transcript = transcript_text(&sessions);
+    assert!(
+        transcript.contains("\"sandbox\":\"sandboxed\""),
+        "{transcript}"
+    );
+}
+
+#[tokio::test]
+async fn a_pytest_suite_passes_inside_the_sandbox() {
+    if !pytest_available() {
+        eprintln!("skipped: pytest is not installed here");
+        return;
+    }
+    let s = Setup {
+        ws: copy_workspace(),
+        home: tempfile::tempdir().unwrap(),
+    };
+    let (_out, result) = run_with(&s, "pytest").await;
+    assert_eq!(result["success"], true, "{result}");
+    assert_eq!(result["sandbox"], "sandboxed");
+    assert!(output_of(&result).contains("passed"), "{result}");
+}
+
+fn transcript_text(dir: &Path) -> String {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .flatten()
+        .map(|e| std::fs::read_to_string(e.path()).unwrap_or_default())
+        .collect()
+}
+
+#[tokio::test]
+async fn test_env_adds_exactly_the_names_it_lists() {
+    let body = "print('SEEN', sorted(k for k in os.environ if k.endswith('_URL')))\n";
+    let s = setup(body, "test_env = [\"FIXTURE_URL\"]\n");
+    let (_out, result) = run(&s).await;
+    assert!(
+        output_of(&result).contains("SEEN ['FIXTURE_URL']"),
+        "{result}"
+    );
+}
+
+#[tokio::test]
+async fn require_runs_where_isolation_is_complete() {
+    let state = sandbox::state(&sandbox::Policy::default());
+    if !state.complete() {
+        eprintln!("skipped: this kernel lacks {}", state.missing().join(", "));
+        return;
+    }
+    let s = setup("pass\n", "[sandbox]\nmode = \"require\"\n");
+    let (out, result) = run(&s).await;
+    assert_eq!(result["success"], true, "{result}");
+    assert_eq!(result["sandbox"], "sandboxed");
+    assert_eq!(out.status.code(), Some(0));
+}
+
+#[tokio::test]
+async fn mode_off_runs_unconfined_and_says_so() {
+    let body = "open(os.path.join(os.environ['HOME'], 'owned.txt'), 'w').write('x')\n";
+    let s = setup(body, "[sandbox]\nmode = \"off\"\n");
+    let (_out, result) = run(&s).await;
+    assert_eq!(result["success"], true, "{result}");
+    assert_eq!(result["sandbox"], "not sandboxed");
+    assert!(s.home.path().join("owned.txt").exists());
+}
+
+#[test]
+fn an_untrusted_project_file_cannot_loosen_the_sandbox() {
+    for config in [
+        "[sandbox]\nmode = \"off\"\n",
+        "test_env = [\"DATABASE_URL\"]\n",
+    ] {
+        let ws = tempfile::tempdir().unwrap();
+        let home = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(ws.path().join(".stepwise")).unwrap();
+        std::fs::write(ws.path().join(".stepwise/stepwise.toml"), config).unwrap();
+        let out = hermetic_env(&mut Command::new(stepwise_bin()))
+            .env("HOME", home.path())
+            .env("XDG_CONFIG_HOME", home.path().join(".config"))
+            .env("OPENAI_API_KEY", "sk-canary-0123456789")
+            .args([
+                "exec",
+                "--yes",
+                "--base-url",
+                "http://127.0.0.1:9/v1",
+                "--workspace",
+            ])
+            .arg(ws.path())
+            .arg("Run the tests")
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{config}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains("not trusted") && err.contains("--trust"),
+            "{err}"
+        );
+    }
+}
