@@ -31,7 +31,8 @@ fn main() {
         print!("{}", resolved.report());
         std::process::exit(0);
     }
-    let config = resolved.config;
+    let mut config = resolved.config;
+    config.task = cli.task_text();
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()

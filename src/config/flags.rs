@@ -17,22 +17,34 @@ use std::path::PathBuf;
     name = "stepwise",
     version,
     about = "A coding agent for the terminal: the model proposes one step at a time, you approve every write and test run.",
-    after_help = ENV_HELP
+    after_help = ENV_HELP,
+    args_conflicts_with_subcommands = true
 )]
 pub struct Cli {
     #[command(flatten)]
     pub options: Options,
     #[command(subcommand)]
     pub command: Option<Command>,
+    /// A task to start at once in the full-screen UI (without it, the UI opens idle).
+    #[arg(value_name = "TASK")]
+    pub task: Vec<String>,
+}
+
+impl Cli {
+    /// The task given to the full-screen UI on the command line, if any.
+    pub fn task_text(&self) -> Option<String> {
+        let task = self.task.join(" ");
+        (!task.trim().is_empty()).then_some(task)
+    }
 }
 
 /// Configuration flags, accepted before or after the subcommand. Their
 /// environment variables are set by [`command`] from the settings table.
 #[derive(Debug, Clone, Args)]
 pub struct Options {
-    /// Project folder the agent works on; every path is confined to it.
-    #[arg(long, global = true, value_name = "DIR", default_value = "./workspace")]
-    pub workspace: PathBuf,
+    /// Project folder to work on; every path is confined to it [default: current folder].
+    #[arg(long, short = 'C', global = true, value_name = "DIR")]
+    pub workspace: Option<PathBuf>,
     /// Model name sent to the server.
     #[arg(long, global = true, default_value = DEFAULT_MODEL)]
     pub model: String,
@@ -122,6 +134,14 @@ pub fn command() -> clap::Command {
 }
 
 impl Options {
+    /// The workspace folder: `--workspace`/`-C`, else the current folder.
+    pub fn workspace(&self) -> PathBuf {
+        match &self.workspace {
+            Some(dir) => dir.clone(),
+            None => std::env::current_dir().unwrap_or_else(|_| PathBuf::from(".")),
+        }
+    }
+
     /// Where the session transcript goes.
     pub fn log(&self) -> LogSetting {
         match (&self.log_dir, self.no_log) {
@@ -172,7 +192,7 @@ mod tests {
         ])
         .unwrap();
         for cli in [before, after] {
-            assert_eq!(cli.options.workspace, PathBuf::from("/tmp/w"));
+            assert_eq!(cli.options.workspace, Some(PathBuf::from("/tmp/w")));
             assert_eq!(cli.options.max_steps, 5);
             let Some(Command::Exec(args)) = cli.command else {
                 panic!("exec expected")

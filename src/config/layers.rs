@@ -21,7 +21,7 @@ use std::time::Duration;
 
 /// Layer the configuration: flags beat environment beat config files beat defaults.
 pub fn resolve(matches: &ArgMatches, options: &Options) -> Result<Resolved, String> {
-    resolve_with_files(matches, options, &file::candidate_paths(&options.workspace))
+    resolve_with_files(matches, options, &file::candidate_paths(&options.workspace()))
 }
 
 /// `resolve` with explicit config-file paths (for tests).
@@ -58,7 +58,10 @@ pub fn resolve_with_files(
 /// each row either sets its field or keeps this value as its default.
 fn flag_only(options: &Options) -> Config {
     Config {
-        workspace: options.workspace.clone(),
+        workspace: options.workspace(),
+        workspace_given: options.workspace.is_some(),
+        test_commands: Vec::new(),
+        task: None,
         api_key: ApiKey::from_env(),
         log: options.log(),
         model_source: options.model_source(),

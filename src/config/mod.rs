@@ -83,6 +83,8 @@ impl ModelSource {
 #[derive(Debug, Clone)]
 pub struct Config {
     pub workspace: PathBuf,
+    /// The workspace was named with `--workspace`/`-C` (not the current folder by default).
+    pub workspace_given: bool,
     pub model: String,
     pub base_url: String,
     pub api_key: Option<ApiKey>,
@@ -108,6 +110,11 @@ pub struct Config {
     pub no_auto_approve: Vec<ToolName>,
     /// Paths whose edits always ask, even after "approve for the rest of the task".
     pub no_auto_approve_paths: Vec<globset::Glob>,
+    /// Named test commands from `[test_commands]` (argument arrays), added to
+    /// or replacing the ones found from the project's files.
+    pub test_commands: Vec<(String, Vec<String>)>,
+    /// A task given on the command line to the full-screen UI (`stepwise "TASK"`).
+    pub task: Option<String>,
 }
 
 /// Where the session transcript goes.

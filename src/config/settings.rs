@@ -185,6 +185,17 @@ pub const SETTINGS: &[Setting] = &[
         }),
         shown: Shown::LineFileUnnamed(|c| c.context_window.to_string()),
     },
+    Setting {
+        key: "test_commands",
+        flag: None,
+        env: None,
+        set: |c, raw| put(&mut c.test_commands, raw.test_commands()),
+        fallback: Fallback::Initial,
+        shown: Shown::LineFileUnnamed(|c| {
+            let names: Vec<_> = c.test_commands.iter().map(|(n, argv)| format!("{n} = {argv:?}")).collect();
+            if names.is_empty() { "none (found from the project's files)".into() } else { names.join(", ") }
+        }),
+    },
 ];
 
 /// The row of a `stepwise.toml` key.
