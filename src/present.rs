@@ -40,6 +40,10 @@ impl ReceiptLine {
 /// The receipt's line for an answer given without any tool call.
 pub const NO_TOOL_USED: &str = "note   no tool was used: nothing was read, changed or tested";
 
+/// The receipt's line for changes accepted where no test command exists.
+pub const NO_TEST_COMMAND: &str =
+    "tests  unverified: no test command (this workspace has none; the change was not tested)";
+
 /// The receipt of an accepted answer: heading, tests, files, diff hash (and
 /// a note when no tool was used at all).
 pub fn receipt_lines(receipt: &Receipt) -> Vec<ReceiptLine> {
@@ -54,13 +58,16 @@ pub fn receipt_lines(receipt: &Receipt) -> Vec<ReceiptLine> {
             } else {
                 format!(" · {}", t.summary)
             };
-            let tone = if t.exit_code == Some(0) {
+            let tone = if t.passed {
                 Tone::Normal
             } else {
                 Tone::Problem
             };
             let text = format!("tests  {} → {code}{summary}", t.command);
             out.push(ReceiptLine::new(tone, text));
+        }
+        None if receipt.no_test_command => {
+            out.push(ReceiptLine::new(Tone::Problem, NO_TEST_COMMAND));
         }
         None => out.push(ReceiptLine::new(
             Tone::Normal,
@@ -172,6 +179,8 @@ mod tests {
                 command: "python3 -m pytest -q".into(),
                 exit_code,
                 summary: "5 passed".into(),
+                passed: exit_code == Some(0),
+                verified: crate::tools::test_run::Verified::ExitCodeAndSummary,
             }),
             files: vec![FileStat {
                 path: "calculator.py".into(),
@@ -181,6 +190,7 @@ mod tests {
             }],
             diff_hash: "abc123".into(),
             no_tool_used: false,
+            no_test_command: false,
         }
     }
 
@@ -207,11 +217,21 @@ mod tests {
             files: vec![],
             diff_hash: "0".into(),
             no_tool_used: true,
+            no_test_command: false,
         };
         let texts: Vec<String> = receipt_lines(&none).into_iter().map(|l| l.text).collect();
         assert_eq!(texts[1], "tests  not run in this task");
         assert_eq!(texts[2], "files  no file changed in this task");
         assert_eq!(texts.last().map(String::as_str), Some(NO_TOOL_USED));
+        let untested = Receipt {
+            no_test_command: true,
+            no_tool_used: false,
+            ..none
+        };
+        let lines = receipt_lines(&untested);
+        assert_eq!(lines[1].text, NO_TEST_COMMAND);
+        assert!(lines[1].text.contains("unverified: no test command"));
+        assert_eq!(lines[1].tone, Tone::Problem);
     }
 
     #[test]

@@ -9,7 +9,7 @@ use super::revise::{self, Revision};
 use super::session::{Session, Task};
 use crate::tools::files::PreparedEdit;
 use crate::tools::patch_apply::PreparedPatch;
-use crate::tools::test_runner::{self, TestRunner};
+use crate::tools::TestCommand;
 use crate::tools::{ToolName, ToolOutput};
 use tokio::sync::oneshot;
 
@@ -17,7 +17,7 @@ use tokio::sync::oneshot;
 pub(super) enum Prepared {
     Edit(PreparedEdit),
     Patch(PreparedPatch),
-    Tests(TestRunner),
+    Tests(TestCommand),
 }
 
 /// An action the user (or a task-wide approval) allowed.
@@ -184,8 +184,8 @@ fn approval_action(prepared: &Prepared) -> ApprovalAction {
         Prepared::Patch(patch) => ApprovalAction::Patch {
             files: patch.diffs(),
         },
-        Prepared::Tests(runner) => ApprovalAction::RunTests {
-            command: runner.argv(&test_runner::resolve_python()),
+        Prepared::Tests(command) => ApprovalAction::RunTests {
+            command: command.argv.clone(),
         },
     }
 }

@@ -108,7 +108,17 @@ impl Session {
             ToolCall::ApplyPatch { patch } => patch_apply::prepare_patch(ws, patch)
                 .map(Prepared::Patch)
                 .map_err(|e| e.0),
-            ToolCall::RunTests { runner } => Ok(Prepared::Tests(*runner)),
+            ToolCall::RunTests { command } => {
+                let tests = &self.test_commands;
+                let found = match command {
+                    Some(name) => tests.get(name),
+                    None => tests.default_command(),
+                };
+                found
+                    .cloned()
+                    .map(Prepared::Tests)
+                    .ok_or_else(|| tests.unknown(command.as_deref().unwrap_or("")))
+            }
         }
     }
 
@@ -152,7 +162,7 @@ impl Session {
             Prepared::Tests(runner) => {
                 let root = self.workspace.root();
                 let timeout = self.settings.test_timeout;
-                match test_runner::run(root, runner, timeout, t.cancel).await {
+                match test_runner::run(root, &runner, timeout, t.cancel).await {
                     Ok(run) => {
                         if run.passed {
                             t.changed_since_tests = false;

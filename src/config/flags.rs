@@ -17,8 +17,7 @@ use std::path::PathBuf;
     name = "stepwise",
     version,
     about = "A coding agent for the terminal: the model proposes one step at a time, you approve every write and test run.",
-    after_help = ENV_HELP,
-    args_conflicts_with_subcommands = true
+    after_help = ENV_HELP
 )]
 pub struct Cli {
     #[command(flatten)]
@@ -219,6 +218,20 @@ mod tests {
                 assert!(!arg.get_default_values().is_empty(), "{id} has no default");
             }
         }
+    }
+
+    #[test]
+    fn a_task_without_a_subcommand_is_for_the_ui_and_exec_stays_a_subcommand() {
+        let ui = Cli::try_parse_from(["stepwise", "-C", "/p", "fix", "the bug"]).unwrap();
+        assert!(ui.command.is_none());
+        assert_eq!(ui.task_text().as_deref(), Some("fix the bug"));
+        assert_eq!(ui.options.workspace, Some(PathBuf::from("/p")));
+        let exec = Cli::try_parse_from(["stepwise", "exec", "fix"]).unwrap();
+        assert!(exec.task.is_empty());
+        assert!(matches!(exec.command, Some(Command::Exec(_))));
+        let idle = Cli::try_parse_from(["stepwise"]).unwrap();
+        assert_eq!(idle.task_text(), None);
+        assert_eq!(idle.options.workspace, None, "the current folder, decided later");
     }
 
     #[test]

@@ -3,6 +3,7 @@
 //! (`to_output`), so nothing reads test results back out of JSON.
 
 use super::ToolOutput;
+pub use super::test_summary::Verified;
 use serde_json::json;
 
 /// One finished test run, as measured by stepwise: what the completion gate
@@ -13,11 +14,17 @@ pub struct TestRun {
     pub command: String,
     /// `None` when the process was killed (timeout) or ended by a signal.
     pub exit_code: Option<i32>,
-    /// Exit code 0, within the timeout.
+    /// Exit code 0 and the runner's summary agree that tests ran and passed
+    /// (or, for a runner stepwise cannot read, exit code 0), within the timeout.
     pub passed: bool,
     pub timed_out: bool,
-    /// The runner's summary line (`4 passed`), else `exit N` or `timed out after Ns`.
+    /// The runner's summary line (`4 passed`), else `exit N` or `timed out
+    /// after Ns`, with any disagreement said.
     pub summary: String,
+    /// Whether the runner's summary was checked, or only the exit code.
+    pub verified: Verified,
+    /// Tests passed and failed, as stepwise parsed them.
+    pub counts: Option<(u64, u64)>,
     /// The tail of the combined output.
     pub output: String,
     /// The timeout that applied, in seconds.
@@ -31,6 +38,9 @@ impl TestRun {
             "command": self.command,
             "returncode": self.exit_code,
             "timed_out": self.timed_out,
+            "passed": self.passed,
+            "summary": self.summary,
+            "verified": self.verified,
             "output": self.output,
         });
         if self.timed_out {
@@ -75,6 +85,8 @@ mod tests {
             },
             output: "out".into(),
             timeout_secs: 5,
+            verified: Verified::ExitCodeAndSummary,
+            counts: Some((1, 0)),
         }
     }
 

@@ -1,12 +1,14 @@
-//! `run_tests`: a fixed allowlist of test commands run as argument arrays (never
-//! a shell) in the workspace root, in their own process group, with a timeout,
-//! a scrubbed environment, bounded output capture and prompt cancellation.
-//! A run ends as a typed `TestRun` (exit code, passed, timed out, summary);
-//! the JSON the model reads is built from it, never parsed back.
+//! `run_tests`: the workspace's test commands (see `test_commands`) run as
+//! argument arrays (never a shell) in the workspace root, in their own
+//! process group, with a timeout, a scrubbed environment, bounded output
+//! capture and prompt cancellation. A run ends as a typed `TestRun` (exit
+//! code, the verdict of `test_summary`, timed out); the JSON the model reads
+//! is built from it, never parsed back.
 
 use super::ToolOutput;
+pub use super::test_commands::{TestCommand, TestCommands};
 pub use super::test_run::TestRun;
-use super::test_run::exit_text;
+use super::test_summary::{self, SummaryKind, Verified};
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -20,44 +22,6 @@ use tokio_util::sync::CancellationToken;
 pub const OUTPUT_TAIL_CHARS: usize = 12_000;
 /// Bytes kept while reading (a little more than the tail, for UTF-8 safety).
 const KEEP_BYTES: usize = OUTPUT_TAIL_CHARS * 4;
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum TestRunner {
-    Pytest,
-    Unittest,
-}
-
-impl TestRunner {
-    pub fn parse(command: &str) -> Result<Self, String> {
-        match command.trim() {
-            "pytest" => Ok(TestRunner::Pytest),
-            "unittest" => Ok(TestRunner::Unittest),
-            other => Err(format!(
-                "run_tests command {other:?} is not allowed; use \"pytest\" or \"unittest\""
-            )),
-        }
-    }
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            TestRunner::Pytest => "pytest",
-            TestRunner::Unittest => "unittest",
-        }
-    }
-
-    /// The full argument array, program first.
-    pub fn argv(self, python: &str) -> Vec<String> {
-        let args: &[&str] = match self {
-            TestRunner::Pytest => &["-m", "pytest", "-q"],
-            TestRunner::Unittest => &["-m", "unittest", "discover", "-v"],
-        };
-        std::iter::once(python)
-            .chain(args.iter().copied())
-            .map(str::to_string)
-            .collect()
-    }
-}
 
 /// `STEPWISE_PYTHON`, else `python3` on PATH, else `python`.
 pub fn resolve_python() -> String {
@@ -156,7 +120,7 @@ enum Ending {
 /// Run the tests and return the tool result (see [`run`] for the typed run).
 pub async fn run_tests(
     root: &Path,
-    runner: TestRunner,
+    runner: &TestCommand,
     timeout: Duration,
     cancel: &CancellationToken,
 ) -> ToolOutput {
@@ -170,14 +134,16 @@ pub async fn run_tests(
 /// the tests could not start or were interrupted (a message for the model).
 pub async fn run(
     root: &Path,
-    runner: TestRunner,
+    runner: &TestCommand,
     timeout: Duration,
     cancel: &CancellationToken,
 ) -> Result<TestRun, String> {
-    let python = resolve_python();
-    let argv = runner.argv(&python);
+    let argv = &runner.argv;
     let shown = argv.join(" ");
-    let mut command = Command::new(&argv[0]);
+    let Some(program) = argv.first() else {
+        return Err(format!("test command {} is empty", runner.name));
+    };
+    let mut command = Command::new(program);
     command
         .args(&argv[1..])
         .current_dir(root)
@@ -192,9 +158,13 @@ pub async fn run(
     let mut child = match command.spawn() {
         Ok(c) => c,
         Err(e) => {
-            return Err(format!(
-                "could not start `{shown}`: {e}; set STEPWISE_PYTHON to the Python interpreter to use"
-            ));
+            let hint = match runner.kind {
+                SummaryKind::Pytest | SummaryKind::Unittest => {
+                    "; set STEPWISE_PYTHON to the Python interpreter to use"
+                }
+                _ => "",
+            };
+            return Err(format!("could not start `{shown}`: {e}{hint}"));
         }
     };
     let pid = child.id();
@@ -233,69 +203,32 @@ pub async fn run(
         Ending::TimedOut => (None, true),
         Ending::Exited(code) => (code, false),
     };
-    let summary = if timed_out {
-        format!("timed out after {timeout_secs}s")
+    let verdict = if timed_out {
+        test_summary::Verdict {
+            passed: false,
+            verified: Verified::ExitCodeOnly,
+            summary: format!("timed out after {timeout_secs}s"),
+            counts: None,
+        }
     } else {
-        summarize(runner, &output).unwrap_or_else(|| format!("exit {}", exit_text(exit_code)))
+        test_summary::judge(runner.kind, exit_code, &output)
     };
     Ok(TestRun {
         command: shown,
         exit_code,
-        passed: !timed_out && exit_code == Some(0),
+        passed: verdict.passed,
         timed_out,
-        summary,
+        summary: verdict.summary,
+        verified: verdict.verified,
+        counts: verdict.counts,
         output,
         timeout_secs,
     })
 }
 
-/// The runner's own summary line, e.g. `4 passed` or `Ran 4 tests: OK`.
-pub fn summarize(runner: TestRunner, output: &str) -> Option<String> {
-    match runner {
-        TestRunner::Pytest => output
-            .lines()
-            .rev()
-            .map(|l| l.trim().trim_matches('='))
-            .map(str::trim)
-            .find(|l| {
-                l.contains(" passed")
-                    || l.contains(" failed")
-                    || l.contains(" error")
-                    || l.starts_with("no tests ran")
-            })
-            .map(|l| l.split(" in ").next().unwrap_or(l).to_string()),
-        TestRunner::Unittest => {
-            let ran = output.lines().rev().find(|l| l.starts_with("Ran "))?;
-            let count = ran.split_whitespace().nth(1)?;
-            let verdict = output
-                .lines()
-                .rev()
-                .find(|l| l.starts_with("OK") || l.starts_with("FAILED"))
-                .unwrap_or("");
-            Some(
-                format!("{count} tests {}", verdict.trim())
-                    .trim()
-                    .to_string(),
-            )
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn argv_is_fixed_and_never_a_shell() {
-        assert_eq!(
-            TestRunner::Pytest.argv("python3"),
-            ["python3", "-m", "pytest", "-q"]
-        );
-        assert_eq!(
-            TestRunner::Unittest.argv("py"),
-            ["py", "-m", "unittest", "discover", "-v"]
-        );
-    }
 
     #[test]
     fn secret_variables_are_recognized() {
@@ -311,38 +244,6 @@ mod tests {
         for name in ["PATH", "HOME", "PYTHONPATH", "LANG"] {
             assert!(!is_secret_var(name), "{name}");
         }
-    }
-
-    #[test]
-    fn summaries_come_from_the_runner_output() {
-        assert_eq!(
-            summarize(
-                TestRunner::Pytest,
-                "..F.\n=== 1 failed, 3 passed in 0.02s ===\n"
-            )
-            .as_deref(),
-            Some("1 failed, 3 passed")
-        );
-        assert_eq!(
-            summarize(TestRunner::Pytest, "....\n4 passed in 0.01s\n").as_deref(),
-            Some("4 passed")
-        );
-        assert_eq!(
-            summarize(
-                TestRunner::Unittest,
-                "test_add ... ok\n----\nRan 4 tests in 0.001s\n\nOK\n"
-            )
-            .as_deref(),
-            Some("4 tests OK")
-        );
-        assert_eq!(
-            summarize(
-                TestRunner::Unittest,
-                "Ran 2 tests in 0.001s\n\nFAILED (failures=1)\n"
-            )
-            .as_deref(),
-            Some("2 tests FAILED (failures=1)")
-        );
     }
 
     #[test]

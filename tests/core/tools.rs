@@ -6,7 +6,8 @@ use std::os::unix::fs::PermissionsExt;
 use std::time::{Duration, Instant};
 use stepwise::tools::Workspace;
 use stepwise::tools::files::{self, prepare_replace, prepare_write};
-use stepwise::tools::test_runner::{TestRunner, run_tests};
+use stepwise::tools::TestCommands;
+use stepwise::tools::test_runner::run_tests;
 use tokio_util::sync::CancellationToken;
 
 fn ws_with(files: &[(&str, &str)]) -> (tempfile::TempDir, Workspace) {
@@ -185,10 +186,15 @@ fn list_files_skips_hidden_cache_and_ignored_and_caps_at_200() {
 }
 
 /// `unittest` in the workspace with a generous timeout and no interruption.
+/// The workspace's detected `unittest` command.
+fn unittest(ws: &Workspace) -> stepwise::tools::TestCommand {
+    TestCommands::detect(ws, &[]).get("unittest").cloned().unwrap()
+}
+
 async fn run_unittest(ws: &Workspace) -> stepwise::tools::ToolOutput {
     run_tests(
         ws.root(),
-        TestRunner::Unittest,
+        &unittest(&ws),
         Duration::from_secs(60),
         &CancellationToken::new(),
     )
@@ -216,7 +222,7 @@ async fn hanging_tests_are_killed_at_the_timeout_with_their_children() {
     let started = Instant::now();
     let out = run_tests(
         ws.root(),
-        TestRunner::Unittest,
+        &unittest(&ws),
         Duration::from_secs(2),
         &CancellationToken::new(),
     )
@@ -280,7 +286,7 @@ async fn cancelling_kills_a_running_test_promptly() {
     let started = Instant::now();
     let out = run_tests(
         ws.root(),
-        TestRunner::Unittest,
+        &unittest(&ws),
         Duration::from_secs(600),
         &cancel,
     )

@@ -65,6 +65,8 @@ fn the_receipt_is_shown_under_the_answer_and_says_who_computed_it() {
                 command: "python3 -m unittest discover -v".into(),
                 exit_code: Some(1),
                 summary: "1 failed".into(),
+                passed: false,
+                verified: stepwise::tools::test_run::Verified::ExitCodeAndSummary,
             }),
             files: vec![
                 FileStat {
@@ -82,6 +84,7 @@ fn the_receipt_is_shown_under_the_answer_and_says_who_computed_it() {
             ],
             diff_hash: "abcdef012345".into(),
             no_tool_used: false,
+            no_test_command: false,
         },
     });
     let term = draw(&mut app, 120, 40);
