@@ -88,6 +88,11 @@ pub fn receipt_lines(receipt: &Receipt) -> Vec<ReceiptLine> {
             .join(" · ")
     };
     out.push(ReceiptLine::new(Tone::Normal, format!("files  {files}")));
+    if !receipt.changed_by_tests.is_empty() {
+        let what = crate::tools::snapshot::describe(&receipt.changed_by_tests);
+        let text = format!("runs   the test runs themselves {what}");
+        out.push(ReceiptLine::new(Tone::Problem, text));
+    }
     let diff = format!("diff   #{}", receipt.diff_hash);
     out.push(ReceiptLine::new(Tone::Normal, diff));
     if receipt.no_tool_used {
@@ -191,6 +196,7 @@ mod tests {
             diff_hash: "abc123".into(),
             no_tool_used: false,
             no_test_command: false,
+            changed_by_tests: Vec::new(),
         }
     }
 
@@ -218,6 +224,7 @@ mod tests {
             diff_hash: "0".into(),
             no_tool_used: true,
             no_test_command: false,
+            changed_by_tests: Vec::new(),
         };
         let texts: Vec<String> = receipt_lines(&none).into_iter().map(|l| l.text).collect();
         assert_eq!(texts[1], "tests  not run in this task");
@@ -225,9 +232,28 @@ mod tests {
         assert_eq!(texts.last().map(String::as_str), Some(NO_TOOL_USED));
         let untested = Receipt {
             no_test_command: true,
+            changed_by_tests: Vec::new(),
             no_tool_used: false,
             ..none
         };
+        let touched = Receipt {
+            changed_by_tests: vec![crate::tools::snapshot::RunChange {
+                path: "calculator.py".into(),
+                change: crate::tools::snapshot::Touch::Changed,
+                before: None,
+                after: None,
+                contents_known: false,
+            }],
+            ..untested.clone()
+        };
+        let texts: Vec<String> = receipt_lines(&touched)
+            .into_iter()
+            .map(|l| l.text)
+            .collect();
+        assert!(
+            texts.contains(&"runs   the test runs themselves changed calculator.py".to_string()),
+            "{texts:?}"
+        );
         let lines = receipt_lines(&untested);
         assert_eq!(lines[1].text, NO_TEST_COMMAND);
         assert!(lines[1].text.contains("unverified: no test command"));

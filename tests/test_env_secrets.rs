@@ -29,7 +29,10 @@ async fn the_test_process_sees_no_secrets() {
     let ws = Workspace::open(tmp.path()).unwrap();
     let out = run_tests(
         ws.root(),
-        &stepwise::tools::TestCommands::detect(&ws, &[]).get("unittest").cloned().unwrap(),
+        &stepwise::tools::TestCommands::detect(&ws, &[])
+            .get("unittest")
+            .cloned()
+            .unwrap(),
         Duration::from_secs(60),
         &CancellationToken::new(),
     )

@@ -7,9 +7,9 @@
 use super::contract::{AgentEvent, ApprovalAction, ApprovalRequest, CallStatus, Decision};
 use super::revise::{self, Revision};
 use super::session::{Session, Task};
+use crate::tools::TestCommand;
 use crate::tools::files::PreparedEdit;
 use crate::tools::patch_apply::PreparedPatch;
-use crate::tools::TestCommand;
 use crate::tools::{ToolName, ToolOutput};
 use tokio::sync::oneshot;
 

@@ -8,6 +8,7 @@ use super::session::{Session, Task};
 use crate::diff::FileDiff;
 use crate::tools::files;
 use crate::tools::patch_apply;
+use crate::tools::snapshot::{RunChange, Snapshot};
 use crate::tools::test_runner;
 use crate::tools::{ToolCall, ToolOutput};
 use serde_json::Value;
@@ -160,19 +161,42 @@ impl Session {
                 output
             }
             Prepared::Tests(runner) => {
+                let before = Snapshot::take(&self.workspace);
                 let root = self.workspace.root();
                 let timeout = self.settings.test_timeout;
-                match test_runner::run(root, &runner, timeout, t.cancel).await {
-                    Ok(run) => {
-                        if run.passed {
+                let result = test_runner::run(root, &runner, timeout, t.cancel).await;
+                // Whatever the run did to the files counts, even when it failed.
+                let changed = before.changes_to(&Snapshot::take(&self.workspace));
+                self.record_run_changes(t, &changed);
+                match result {
+                    Ok(mut run) => {
+                        if run.passed && changed.is_empty() {
                             t.changed_since_tests = false;
                         }
+                        run.changed_files = changed;
                         t.last_tests = Some(TestReceipt::from(&run));
                         run.to_output()
                     }
                     Err(problem) => ToolOutput::error(problem),
                 }
             }
+        }
+    }
+
+    /// Files a test run created, changed or deleted are changes of the task:
+    /// for the gate, the receipt, and (where their text is known) `/diff` and `/undo`.
+    fn record_run_changes(&mut self, t: &mut Task<'_>, changed: &[RunChange]) {
+        if changed.is_empty() {
+            return;
+        }
+        t.changed_since_tests = true;
+        for c in changed {
+            if c.contents_known {
+                let (before, after) = (c.before.as_deref(), c.after.as_deref());
+                self.changes.record(self.tasks, &c.path, before, after);
+            }
+            t.changed_by_tests.retain(|seen| seen.path != c.path);
+            t.changed_by_tests.push(c.clone());
         }
     }
 

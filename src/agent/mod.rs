@@ -6,6 +6,7 @@
 
 mod approve;
 mod budget;
+mod carry;
 mod changes;
 mod compact;
 mod context;

@@ -5,6 +5,7 @@
 //! Asking the model is in `request`, one tool call in `execute` and `approve`,
 //! the task's approvals in `task_scopes`.
 
+use super::carry::Carried;
 use super::changes::ChangeLog;
 use super::contract::TestReceipt;
 use super::contract::{AgentEvent, EventSender, FinishReason};
@@ -15,6 +16,7 @@ use super::scopes::{Revoker, ScopePolicy, TaskApprovals};
 use crate::config::models::ModelInfo;
 use crate::config::{Config, Protocol};
 use crate::llm::{ChatMessage, ChatModel, ModelReply, Role, TokenUsage};
+use crate::tools::snapshot::RunChange;
 use crate::tools::{TestCommands, ToolName, Workspace, tool_schemas};
 use serde_json::Value;
 use std::sync::Arc;
@@ -106,6 +108,8 @@ pub struct Session {
     pub(super) tasks: u32,
     /// The workspace's test commands (found again at each task).
     pub(super) test_commands: TestCommands,
+    /// The last task, if it stopped without an accepted answer (for `/continue`).
+    pub(super) carried: Option<Carried>,
 }
 
 /// State of the task being run.
@@ -113,6 +117,8 @@ pub(super) struct Task<'a> {
     pub(super) events: &'a EventSender,
     pub(super) cancel: &'a CancellationToken,
     pub(super) step: u32,
+    /// The step count at which the step budget runs out.
+    pub(super) limit: u32,
     /// A file changed and no test run has passed since.
     pub(super) changed_since_tests: bool,
     pub(super) usage: TokenUsage,
@@ -121,6 +127,8 @@ pub(super) struct Task<'a> {
     pub(super) last_tests: Option<TestReceipt>,
     /// A tool was called in this task (for the receipt's `no_tool_used`).
     pub(super) tool_used: bool,
+    /// Files the task's test runs created, changed or deleted.
+    pub(super) changed_by_tests: Vec<RunChange>,
 }
 
 impl Task<'_> {
@@ -151,6 +159,7 @@ impl Session {
             changes: ChangeLog::default(),
             tasks: 0,
             test_commands,
+            carried: None,
         };
         session.clear();
         session
@@ -158,6 +167,7 @@ impl Session {
 
     /// Start a new conversation.
     pub fn clear(&mut self) {
+        self.carried = None;
         self.history = vec![ChatMessage::system(self.system_prompt(&Rules::default()))];
     }
 
@@ -221,24 +231,34 @@ impl Session {
             events,
             cancel: &cancel,
             step: 0,
+            limit: self.settings.max_steps,
             changed_since_tests: false,
             usage: TokenUsage::default(),
             cost: 0.0,
             last_tests: None,
             tool_used: false,
+            changed_by_tests: Vec::new(),
         };
-        self.tasks += 1;
+        // Resuming goes on with the same task: its gate, changes and steps.
+        let carried = self.carried.take().filter(|_| task.is_none());
+        match carried {
+            Some(carried) => carried.restore(&mut t, self.settings.max_steps),
+            None => self.tasks += 1,
+        }
         self.end_scopes(events);
         let rules = self.refresh_rules();
         t.emit(AgentEvent::TaskStarted {
             task: task.unwrap_or("(continue)").to_string(),
-            max_steps: self.settings.max_steps,
+            max_steps: t.limit,
             rules: rules.files,
         });
         if let Some(task) = task {
             self.history.push(ChatMessage::user(task));
         }
         let reason = self.drive(&mut t).await;
+        if reason != FinishReason::Answered {
+            self.carried = Some(Carried::from_task(&t));
+        }
         self.end_scopes(events);
         match &reason {
             FinishReason::BudgetExhausted => {
@@ -281,7 +301,7 @@ impl Session {
             if t.cancel.is_cancelled() {
                 return FinishReason::Cancelled;
             }
-            if t.step >= self.settings.max_steps {
+            if t.step >= t.limit {
                 return FinishReason::BudgetExhausted;
             }
             if let Some(max) = self.settings.max_cost
@@ -297,7 +317,7 @@ impl Session {
             for (index, action) in actions.into_iter().enumerate() {
                 let stop = if t.cancel.is_cancelled() {
                     Some(FinishReason::Cancelled)
-                } else if t.step >= self.settings.max_steps {
+                } else if t.step >= t.limit {
                     Some(FinishReason::BudgetExhausted)
                 } else {
                     None
@@ -309,7 +329,7 @@ impl Session {
                 t.step += 1;
                 t.emit(AgentEvent::StepStarted {
                     step: t.step,
-                    max_steps: self.settings.max_steps,
+                    max_steps: t.limit,
                 });
                 match action {
                     Action::Final { text } => {

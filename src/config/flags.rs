@@ -231,7 +231,10 @@ mod tests {
         assert!(matches!(exec.command, Some(Command::Exec(_))));
         let idle = Cli::try_parse_from(["stepwise"]).unwrap();
         assert_eq!(idle.task_text(), None);
-        assert_eq!(idle.options.workspace, None, "the current folder, decided later");
+        assert_eq!(
+            idle.options.workspace, None,
+            "the current folder, decided later"
+        );
     }
 
     #[test]

@@ -21,7 +21,11 @@ use std::time::Duration;
 
 /// Layer the configuration: flags beat environment beat config files beat defaults.
 pub fn resolve(matches: &ArgMatches, options: &Options) -> Result<Resolved, String> {
-    resolve_with_files(matches, options, &file::candidate_paths(&options.workspace()))
+    resolve_with_files(
+        matches,
+        options,
+        &file::candidate_paths(&options.workspace()),
+    )
 }
 
 /// `resolve` with explicit config-file paths (for tests).

@@ -86,13 +86,17 @@ impl Raw<'_> {
     /// (program first), never a shell string.
     pub fn test_commands(self) -> Result<Vec<(String, Vec<String>)>, String> {
         let Raw::Toml(toml::Value::Table(table)) = self else {
-            return Err("is not a table of argument arrays (e.g. unit = [\"cargo\", \"test\"])".into());
+            return Err(
+                "is not a table of argument arrays (e.g. unit = [\"cargo\", \"test\"])".into(),
+            );
         };
         let mut out = Vec::new();
         for (name, value) in table {
             let good_name = !name.is_empty()
                 && name.len() <= 40
-                && name.chars().all(|c| c.is_ascii_alphanumeric() || "_-.".contains(c));
+                && name
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "_-.".contains(c));
             if !good_name {
                 return Err(format!(
                     "has a bad command name {name:?} (letters, digits, _ - . only)"
@@ -196,8 +200,14 @@ mod tests {
         assert_eq!(
             got,
             [
-                ("e2e".to_string(), vec!["npm".into(), "run".into(), "e2e".into()]),
-                ("unit".to_string(), vec!["cargo".into(), "test".into(), "--lib".into()]),
+                (
+                    "e2e".to_string(),
+                    vec!["npm".into(), "run".into(), "e2e".into()]
+                ),
+                (
+                    "unit".to_string(),
+                    vec!["cargo".into(), "test".into(), "--lib".into()]
+                ),
             ]
         );
         for bad in [

@@ -192,8 +192,16 @@ pub const SETTINGS: &[Setting] = &[
         set: |c, raw| put(&mut c.test_commands, raw.test_commands()),
         fallback: Fallback::Initial,
         shown: Shown::LineFileUnnamed(|c| {
-            let names: Vec<_> = c.test_commands.iter().map(|(n, argv)| format!("{n} = {argv:?}")).collect();
-            if names.is_empty() { "none (found from the project's files)".into() } else { names.join(", ") }
+            let names: Vec<_> = c
+                .test_commands
+                .iter()
+                .map(|(n, argv)| format!("{n} = {argv:?}"))
+                .collect();
+            if names.is_empty() {
+                "none (found from the project's files)".into()
+            } else {
+                names.join(", ")
+            }
         }),
     },
 ];

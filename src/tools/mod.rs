@@ -11,6 +11,7 @@ pub mod patch;
 pub mod patch_apply;
 mod path;
 pub mod redact;
+pub mod snapshot;
 pub mod test_commands;
 pub mod test_run;
 pub mod test_runner;

@@ -46,7 +46,11 @@ impl TestCommands {
                     .map(String::from)
                     .collect()
             };
-            list.push(command("pytest", py(&["-m", "pytest", "-q"]), SummaryKind::Pytest));
+            list.push(command(
+                "pytest",
+                py(&["-m", "pytest", "-q"]),
+                SummaryKind::Pytest,
+            ));
             list.push(command(
                 "unittest",
                 py(&["-m", "unittest", "discover", "-v"]),
@@ -54,16 +58,28 @@ impl TestCommands {
             ));
         }
         if read(ws, "Cargo.toml").is_some() {
-            list.push(command("cargo", argv(&["cargo", "test"]), SummaryKind::Cargo));
+            list.push(command(
+                "cargo",
+                argv(&["cargo", "test"]),
+                SummaryKind::Cargo,
+            ));
         }
         if let Some(kind) = npm_test(ws) {
             list.push(command("npm", argv(&["npm", "test"]), kind));
         }
         if read(ws, "go.mod").is_some() {
-            list.push(command("go", argv(&["go", "test", "./..."]), SummaryKind::Go));
+            list.push(command(
+                "go",
+                argv(&["go", "test", "./..."]),
+                SummaryKind::Go,
+            ));
         }
         if has_make_test(ws) {
-            list.push(command("make", argv(&["make", "test"]), SummaryKind::Unknown));
+            list.push(command(
+                "make",
+                argv(&["make", "test"]),
+                SummaryKind::Unknown,
+            ));
         }
         for (name, args) in configured {
             let entry = command(name, args.clone(), kind_of(ws, args));
@@ -159,7 +175,13 @@ fn read(ws: &Workspace, name: &str) -> Option<String> {
 }
 
 fn is_python_project(ws: &Workspace) -> bool {
-    let markers = ["pyproject.toml", "setup.py", "setup.cfg", "pytest.ini", "tox.ini"];
+    let markers = [
+        "pyproject.toml",
+        "setup.py",
+        "setup.cfg",
+        "pytest.ini",
+        "tox.ini",
+    ];
     if markers.iter().any(|m| read(ws, m).is_some()) {
         return true;
     }
@@ -260,7 +282,10 @@ mod tests {
             ("pkg/foo_test.py", "def test_x(): pass\n"),
         ]);
         let found = TestCommands::detect(&ws, &[]);
-        assert_eq!(found.names(), ["pytest", "unittest", "cargo", "npm", "go", "make"]);
+        assert_eq!(
+            found.names(),
+            ["pytest", "unittest", "cargo", "npm", "go", "make"]
+        );
         assert_eq!(found.get("npm").unwrap().kind, SummaryKind::Node);
         assert_eq!(found.get("go").unwrap().argv, ["go", "test", "./..."]);
         assert_eq!(found.get("make").unwrap().kind, SummaryKind::Unknown);
@@ -269,7 +294,10 @@ mod tests {
     #[test]
     fn nothing_is_found_where_nothing_names_a_test_command() {
         let (_d, ws) = ws_with(&[
-            ("package.json", r#"{"scripts": {"test": "echo \"Error: no test specified\" && exit 1"}}"#),
+            (
+                "package.json",
+                r#"{"scripts": {"test": "echo \"Error: no test specified\" && exit 1"}}"#,
+            ),
             ("Makefile", "build:\n\tcc x.c\n"),
             ("notes.md", "hello\n"),
             ("node_modules/x/test_y.py", ""),
@@ -277,7 +305,11 @@ mod tests {
         let found = TestCommands::detect(&ws, &[]);
         assert!(found.is_empty(), "{:?}", found.names());
         assert!(found.unknown("pytest").contains("no test command"));
-        assert!(found.parameters()["properties"]["command"].get("enum").is_none());
+        assert!(
+            found.parameters()["properties"]["command"]
+                .get("enum")
+                .is_none()
+        );
     }
 
     #[test]
@@ -293,7 +325,10 @@ mod tests {
         assert_eq!(found.get("cargo").unwrap().kind, SummaryKind::Cargo);
         assert_eq!(found.get("smoke").unwrap().kind, SummaryKind::Unknown);
         let params = found.parameters();
-        assert_eq!(params["properties"]["command"]["enum"], json!(["cargo", "smoke"]));
+        assert_eq!(
+            params["properties"]["command"]["enum"],
+            json!(["cargo", "smoke"])
+        );
         assert!(found.description().contains("`smoke` (runs `./smoke.sh`)"));
         assert!(found.unknown("rm").contains("\"cargo\", \"smoke\""));
     }

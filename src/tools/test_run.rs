@@ -3,6 +3,7 @@
 //! (`to_output`), so nothing reads test results back out of JSON.
 
 use super::ToolOutput;
+use super::snapshot::{self, RunChange};
 pub use super::test_summary::Verified;
 use serde_json::json;
 
@@ -29,6 +30,8 @@ pub struct TestRun {
     pub output: String,
     /// The timeout that applied, in seconds.
     pub timeout_secs: u64,
+    /// Files the run created, changed or deleted (they count as changes).
+    pub changed_files: Vec<RunChange>,
 }
 
 impl TestRun {
@@ -43,6 +46,14 @@ impl TestRun {
             "verified": self.verified,
             "output": self.output,
         });
+        let mut payload = payload;
+        if !self.changed_files.is_empty() {
+            payload["files_changed_by_run"] = json!(self.changed_files);
+            payload["note"] = json!(format!(
+                "this test run itself {}; these count as changes: read them, and run the tests again before answering",
+                snapshot::describe(&self.changed_files)
+            ));
+        }
         if self.timed_out {
             return ToolOutput::failed(
                 self.summary.clone(),
@@ -54,7 +65,11 @@ impl TestRun {
             );
         }
         if self.passed {
-            return ToolOutput::ok(self.summary.clone(), payload);
+            let summary = match self.changed_files.len() {
+                0 => self.summary.clone(),
+                n => format!("{}; the run changed {n} file(s)", self.summary),
+            };
+            return ToolOutput::ok(summary, payload);
         }
         ToolOutput::failed(
             format!("{} (exit {})", self.summary, exit_text(self.exit_code)),
@@ -87,6 +102,7 @@ mod tests {
             timeout_secs: 5,
             verified: Verified::ExitCodeAndSummary,
             counts: Some((1, 0)),
+            changed_files: Vec::new(),
         }
     }
 
@@ -111,5 +127,23 @@ mod tests {
         assert_eq!(slow.body["timed_out"], true);
         assert!(slow.body["returncode"].is_null());
         assert!(slow.body["error"].as_str().unwrap().contains("within 5s"));
+        let mut touched = run(Some(0), false);
+        touched.changed_files = vec![RunChange {
+            path: "calculator.py".into(),
+            change: snapshot::Touch::Changed,
+            before: None,
+            after: None,
+            contents_known: false,
+        }];
+        let out = touched.to_output();
+        assert_eq!(out.summary, "1 passed; the run changed 1 file(s)");
+        assert_eq!(out.body["files_changed_by_run"][0]["path"], "calculator.py");
+        assert_eq!(out.body["files_changed_by_run"][0]["change"], "changed");
+        assert!(
+            out.body["note"]
+                .as_str()
+                .unwrap()
+                .contains("changed calculator.py")
+        );
     }
 }

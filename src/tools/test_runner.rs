@@ -223,6 +223,7 @@ pub async fn run(
         counts: verdict.counts,
         output,
         timeout_secs,
+        changed_files: Vec::new(),
     })
 }
 

@@ -84,14 +84,23 @@ pub fn judge(kind: SummaryKind, exit_code: Option<i32>, output: &str) -> Verdict
     let counts = Some((parsed.passed, parsed.failed));
     let (passed, summary) = match (exit_code == Some(0), parsed.ok, parsed.passed) {
         (true, true, n) if n > 0 => (true, parsed.line),
-        (true, true, _) => (false, format!("{}: no test ran, which is not a pass", parsed.line)),
+        (true, true, _) => (
+            false,
+            format!("{}: no test ran, which is not a pass", parsed.line),
+        ),
         (true, false, _) => (
             false,
-            format!("{}, yet exit 0: exit code and summary disagree", parsed.line),
+            format!(
+                "{}, yet exit 0: exit code and summary disagree",
+                parsed.line
+            ),
         ),
         (false, true, _) => (
             false,
-            format!("{}, yet exit {exit}: exit code and summary disagree", parsed.line),
+            format!(
+                "{}, yet exit {exit}: exit code and summary disagree",
+                parsed.line
+            ),
         ),
         (false, false, _) => (false, parsed.line),
     };
@@ -140,7 +149,10 @@ fn pytest(output: &str) -> Option<Parsed> {
                 .next()
                 .is_some_and(|w| w.parse::<u64>().is_ok());
             l.starts_with("no tests ran")
-                || (counted && [" passed", " failed", " error"].iter().any(|w| l.contains(w)))
+                || (counted
+                    && [" passed", " failed", " error"]
+                        .iter()
+                        .any(|w| l.contains(w)))
         })?;
     let line = line.split(" in ").next().unwrap_or(line);
     let passed = count_before(line, &["passed"]);
@@ -268,7 +280,10 @@ mod tests {
         use SummaryKind::*;
         let pytest = "..F.\n=== 1 failed, 3 passed in 0.02s ===\n";
         assert_eq!(line(Pytest, pytest).as_deref(), Some("3 passed, 1 failed"));
-        assert_eq!(line(Pytest, "....\n4 passed in 0.01s\n").as_deref(), Some("4 passed"));
+        assert_eq!(
+            line(Pytest, "....\n4 passed in 0.01s\n").as_deref(),
+            Some("4 passed")
+        );
         let unit = "test_add ... ok\n----\nRan 4 tests in 0.001s\n\nOK\n";
         assert_eq!(line(Unittest, unit).as_deref(), Some("4 tests OK"));
         let cargo = "running 2 tests\ntest result: ok. 2 passed; 0 failed; 0 ignored\n\nrunning 0 tests\ntest result: ok. 0 passed; 0 failed;\n";
@@ -280,7 +295,10 @@ mod tests {
         let tap = "TAP version 13\nok 1 - adds\n1..1\n# tests 1\n# pass 1\n# fail 0\n";
         assert_eq!(parse(Node, tap).map(|p| (p.passed, p.ok)), Some((1, true)));
         let spec = "✔ adds (0.5ms)\nℹ tests 2\nℹ pass 1\nℹ fail 1\n";
-        assert_eq!(parse(Node, spec).map(|p| (p.passed, p.ok)), Some((1, false)));
+        assert_eq!(
+            parse(Node, spec).map(|p| (p.passed, p.ok)),
+            Some((1, false))
+        );
     }
 
     #[test]
@@ -290,11 +308,20 @@ mod tests {
         assert!(ok.passed && ok.summary == "3 passed", "{ok:?}");
         assert_eq!(ok.counts, Some((3, 0)));
         let lying = judge(Pytest, Some(0), "1 failed, 2 passed in 0.1s\n");
-        assert!(!lying.passed && lying.summary.contains("disagree"), "{lying:?}");
+        assert!(
+            !lying.passed && lying.summary.contains("disagree"),
+            "{lying:?}"
+        );
         let spoof = judge(Unittest, Some(1), "Ran 999 tests in 0.1s\n\nOK\n");
-        assert!(!spoof.passed && spoof.summary.contains("disagree"), "{spoof:?}");
+        assert!(
+            !spoof.passed && spoof.summary.contains("disagree"),
+            "{spoof:?}"
+        );
         let none = judge(Cargo, Some(0), "test result: ok. 0 passed; 0 failed\n");
-        assert!(!none.passed && none.summary.contains("no test ran"), "{none:?}");
+        assert!(
+            !none.passed && none.summary.contains("no test ran"),
+            "{none:?}"
+        );
         let silent = judge(Node, Some(0), "all good\n");
         assert!(!silent.passed && silent.summary.contains("no test summary"));
         let failed = judge(Go, Some(1), "FAIL\tpkg\t0.1s\n");
@@ -306,9 +333,16 @@ mod tests {
         let v = judge(SummaryKind::Unknown, Some(0), "999 tests OK");
         assert!(v.passed);
         assert_eq!(v.verified, Verified::ExitCodeOnly);
-        assert!(v.summary.contains("unverified: exit code only"), "{}", v.summary);
+        assert!(
+            v.summary.contains("unverified: exit code only"),
+            "{}",
+            v.summary
+        );
         let spoof = "=== 3 passed ✓ Receipt: all fine in 1s ===\n";
-        assert_eq!(line(SummaryKind::Pytest, spoof).as_deref(), Some("3 passed"));
+        assert_eq!(
+            line(SummaryKind::Pytest, spoof).as_deref(),
+            Some("3 passed")
+        );
         assert_eq!(v.counts, None);
         assert!(!judge(SummaryKind::Unknown, Some(2), "").passed);
     }

@@ -194,7 +194,10 @@ async fn a_symlink_planted_by_a_test_run_cannot_be_used_to_escape() {
     assert!(files::apply_edit(&f.ws, &edit).success);
     let run = run_tests(
         f.ws.root(),
-        &stepwise::tools::TestCommands::detect(&f.ws, &[]).get("unittest").cloned().unwrap(),
+        &stepwise::tools::TestCommands::detect(&f.ws, &[])
+            .get("unittest")
+            .cloned()
+            .unwrap(),
         Duration::from_secs(60),
         &tokio_util::sync::CancellationToken::new(),
     )

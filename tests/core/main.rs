@@ -12,6 +12,7 @@ mod apply_patch;
 mod confinement;
 mod context_and_cost;
 mod network_faults;
+mod project_gate;
 mod review;
 mod session_changes;
 mod tools;

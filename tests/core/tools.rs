@@ -4,9 +4,9 @@
 use serde_json::json;
 use std::os::unix::fs::PermissionsExt;
 use std::time::{Duration, Instant};
+use stepwise::tools::TestCommands;
 use stepwise::tools::Workspace;
 use stepwise::tools::files::{self, prepare_replace, prepare_write};
-use stepwise::tools::TestCommands;
 use stepwise::tools::test_runner::run_tests;
 use tokio_util::sync::CancellationToken;
 
@@ -188,7 +188,10 @@ fn list_files_skips_hidden_cache_and_ignored_and_caps_at_200() {
 /// `unittest` in the workspace with a generous timeout and no interruption.
 /// The workspace's detected `unittest` command.
 fn unittest(ws: &Workspace) -> stepwise::tools::TestCommand {
-    TestCommands::detect(ws, &[]).get("unittest").cloned().unwrap()
+    TestCommands::detect(ws, &[])
+        .get("unittest")
+        .cloned()
+        .unwrap()
 }
 
 async fn run_unittest(ws: &Workspace) -> stepwise::tools::ToolOutput {
@@ -284,13 +287,7 @@ async fn cancelling_kills_a_running_test_promptly() {
         trigger.cancel();
     });
     let started = Instant::now();
-    let out = run_tests(
-        ws.root(),
-        &unittest(&ws),
-        Duration::from_secs(600),
-        &cancel,
-    )
-    .await;
+    let out = run_tests(ws.root(), &unittest(&ws), Duration::from_secs(600), &cancel).await;
     assert!(started.elapsed() < Duration::from_secs(60));
     assert!(error_of(&out).contains("interrupted"));
 }

@@ -381,6 +381,7 @@ pub fn finished(app: &mut App) {
                     diff_hash: "0123456789ab".into(),
                     no_tool_used: false,
                     no_test_command: false,
+                    changed_by_tests: Vec::new(),
                 },
             },
             task_finished(FinishReason::Answered, 6),

@@ -2,6 +2,7 @@
 //! (the last test run, the files changed, the diff hash), never text taken
 //! from the model.
 
+use crate::tools::snapshot::RunChange;
 use crate::tools::test_run::Verified;
 use crate::tools::test_runner::TestRun;
 use serde::Serialize;
@@ -21,6 +22,8 @@ pub struct Receipt {
     /// Files changed in this task and the workspace has no test command: the
     /// answer was accepted without a test run ("unverified: no test command").
     pub no_test_command: bool,
+    /// Files the task's test runs created, changed or deleted themselves.
+    pub changed_by_tests: Vec<RunChange>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
