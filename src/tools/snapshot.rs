@@ -150,11 +150,12 @@ fn look_at(ws: &Workspace, path: &str, kept: &mut usize) -> Option<Entry> {
     entry.size = bytes.len() as u64;
     entry.hash = Some(Sha256::digest(&bytes).into());
     let small = bytes.len() as u64 <= MAX_FILE_BYTES && *kept + bytes.len() <= KEPT_TEXT_BYTES;
-    if small && !bytes.contains(&0) {
-        if let Ok(text) = String::from_utf8(bytes) {
-            *kept += text.len();
-            entry.text = Some(text);
-        }
+    if small
+        && !bytes.contains(&0)
+        && let Ok(text) = String::from_utf8(bytes)
+    {
+        *kept += text.len();
+        entry.text = Some(text);
     }
     Some(entry)
 }

@@ -10,6 +10,7 @@ use super::files::SKIPPED_DIRS;
 use super::test_summary::SummaryKind;
 use super::workspace::Workspace;
 use serde_json::{Value, json};
+use std::path::PathBuf;
 
 /// One named command `run_tests` may run.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -38,7 +39,7 @@ impl TestCommands {
     /// configured ones (same name: replaced; new name: added).
     pub fn detect(ws: &Workspace, configured: &[(String, Vec<String>)]) -> Self {
         let mut list = Vec::new();
-        let python = super::test_runner::resolve_python();
+        let python = resolve_python();
         if is_python_project(ws) {
             let py = |args: &[&str]| {
                 std::iter::once(python.as_str())
@@ -153,6 +154,28 @@ impl TestCommands {
             names.join(", ")
         )
     }
+}
+
+/// `STEPWISE_PYTHON`, else `python3` on PATH, else `python`.
+pub fn resolve_python() -> String {
+    if let Some(p) = std::env::var("STEPWISE_PYTHON")
+        .ok()
+        .filter(|p| !p.trim().is_empty())
+    {
+        return p;
+    }
+    if find_on_path("python3").is_some() {
+        "python3".into()
+    } else {
+        "python".into()
+    }
+}
+
+fn find_on_path(program: &str) -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|dir| dir.join(program))
+        .find(|candidate| candidate.is_file())
 }
 
 fn command(name: &str, argv: Vec<String>, kind: SummaryKind) -> TestCommand {

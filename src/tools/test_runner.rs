@@ -6,11 +6,11 @@
 //! is built from it, never parsed back.
 
 use super::ToolOutput;
-pub use super::test_commands::{TestCommand, TestCommands};
+pub use super::test_commands::{TestCommand, TestCommands, resolve_python};
 pub use super::test_run::TestRun;
 use super::test_summary::{self, SummaryKind, Verified};
 use std::ffi::OsString;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -22,28 +22,6 @@ use tokio_util::sync::CancellationToken;
 pub const OUTPUT_TAIL_CHARS: usize = 12_000;
 /// Bytes kept while reading (a little more than the tail, for UTF-8 safety).
 const KEEP_BYTES: usize = OUTPUT_TAIL_CHARS * 4;
-
-/// `STEPWISE_PYTHON`, else `python3` on PATH, else `python`.
-pub fn resolve_python() -> String {
-    if let Some(p) = std::env::var("STEPWISE_PYTHON")
-        .ok()
-        .filter(|p| !p.trim().is_empty())
-    {
-        return p;
-    }
-    if find_on_path("python3").is_some() {
-        "python3".into()
-    } else {
-        "python".into()
-    }
-}
-
-fn find_on_path(program: &str) -> Option<PathBuf> {
-    let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path)
-        .map(|dir| dir.join(program))
-        .find(|candidate| candidate.is_file())
-}
 
 /// Whether an environment variable may reach the test process.
 pub fn is_secret_var(name: &str) -> bool {

@@ -197,7 +197,7 @@ fn unittest(ws: &Workspace) -> stepwise::tools::TestCommand {
 async fn run_unittest(ws: &Workspace) -> stepwise::tools::ToolOutput {
     run_tests(
         ws.root(),
-        &unittest(&ws),
+        &unittest(ws),
         Duration::from_secs(60),
         &CancellationToken::new(),
     )
