@@ -161,12 +161,14 @@ impl Session {
                 output
             }
             Prepared::Tests(runner) => {
-                let before = Snapshot::take(&self.workspace);
+                let before = Snapshot::take_after(&self.workspace, self.snapshot.as_ref());
                 let root = self.workspace.root();
                 let timeout = self.settings.test_timeout;
                 let result = test_runner::run(root, &runner, timeout, t.cancel).await;
                 // Whatever the run did to the files counts, even when it failed.
-                let changed = before.changes_to(&Snapshot::take(&self.workspace));
+                let after = Snapshot::take_after(&self.workspace, Some(&before));
+                let changed = before.changes_to(&after);
+                self.snapshot = Some(after);
                 self.record_run_changes(t, &changed);
                 match result {
                     Ok(mut run) => {

@@ -16,7 +16,7 @@ use super::scopes::{Revoker, ScopePolicy, TaskApprovals};
 use crate::config::models::ModelInfo;
 use crate::config::{Config, Protocol};
 use crate::llm::{ChatMessage, ChatModel, ModelReply, Role, TokenUsage};
-use crate::tools::snapshot::RunChange;
+use crate::tools::snapshot::{RunChange, Snapshot};
 use crate::tools::{TestCommands, ToolName, Workspace, tool_schemas};
 use serde_json::Value;
 use std::sync::Arc;
@@ -110,6 +110,8 @@ pub struct Session {
     pub(super) test_commands: TestCommands,
     /// The last task, if it stopped without an accepted answer (for `/continue`).
     pub(super) carried: Option<Carried>,
+    /// The files after the last test run (unchanged files are not read again).
+    pub(super) snapshot: Option<Snapshot>,
 }
 
 /// State of the task being run.
@@ -160,6 +162,7 @@ impl Session {
             tasks: 0,
             test_commands,
             carried: None,
+            snapshot: None,
         };
         session.clear();
         session

@@ -1,6 +1,12 @@
 //! What a test run did to the workspace: a snapshot of its files (size,
-//! modification time and a SHA-256 of the content) taken before and after
-//! each run, and the files the run created, changed or deleted.
+//! modification and status-change times, inode, and a SHA-256 of the
+//! content) taken before and after each run, and the files the run created,
+//! changed or deleted.
+//!
+//! Cheap by design: a file whose metadata is unchanged since the previous
+//! snapshot is not read again (a process cannot set a file's status-change
+//! time back, so restoring the modification time does not hide an edit);
+//! only new or changed files are read and hashed.
 //!
 //! What must stay true: the walk skips what `list_files` skips (hidden and
 //! cache folders, `.gitignore`d paths, `SKIPPED_DIRS`) and never follows a
@@ -14,7 +20,6 @@ use super::workspace::Workspace;
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
-use std::time::SystemTime;
 
 /// Files larger than this are compared by size and modification time only.
 pub const HASH_LIMIT: u64 = 1024 * 1024;
@@ -23,10 +28,18 @@ pub const MAX_FILES: usize = 20_000;
 /// Most bytes of file text one snapshot keeps (for diffs and undo).
 pub const KEPT_TEXT_BYTES: usize = 16 * 1024 * 1024;
 
+/// What `lstat` says about a file: any write changes one of these.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Stamp {
+    size: u64,
+    modified: (i64, i64),
+    changed: (i64, i64),
+    inode: u64,
+}
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct Entry {
-    size: u64,
-    modified: Option<SystemTime>,
+    stamp: Stamp,
     hash: Option<[u8; 32]>,
     /// The content, when it is text small enough to keep.
     text: Option<String>,
@@ -38,6 +51,18 @@ pub struct Snapshot {
     files: BTreeMap<String, Entry>,
     /// False when [`MAX_FILES`] was reached (later files were not looked at).
     pub complete: bool,
+    /// When it was taken (seconds since the epoch).
+    taken_at: i64,
+}
+
+/// File times are coarse: a file changed this close to a snapshot may change
+/// again within the same tick, so its metadata is not trusted (as git does).
+const RACY_SECS: i64 = 2;
+
+fn now_secs() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs() as i64)
 }
 
 /// How a test run touched a file.
@@ -67,6 +92,12 @@ pub struct RunChange {
 impl Snapshot {
     /// Look at every file the file tools would see.
     pub fn take(ws: &Workspace) -> Snapshot {
+        Self::take_after(ws, None)
+    }
+
+    /// Like [`take`](Self::take), reusing what `previous` read of files whose
+    /// metadata has not changed since.
+    pub fn take_after(ws: &Workspace, previous: Option<&Snapshot>) -> Snapshot {
         let walker = ignore::WalkBuilder::new(ws.root())
             .hidden(true)
             .require_git(false)
@@ -81,6 +112,7 @@ impl Snapshot {
         let mut snapshot = Snapshot {
             files: BTreeMap::new(),
             complete: true,
+            taken_at: now_secs(),
         };
         let mut kept = 0usize;
         for entry in walker.flatten() {
@@ -99,7 +131,23 @@ impl Snapshot {
             else {
                 continue;
             };
-            if let Some(found) = look_at(ws, path, &mut kept) {
+            let Some(stamp) = entry.metadata().ok().and_then(|m| stamp_of(&m)) else {
+                continue;
+            };
+            let known = previous.and_then(|p| {
+                let e = p.files.get(path)?;
+                let settled = e.stamp.changed.0 + RACY_SECS < p.taken_at;
+                let fits = kept + e.text.as_ref().map_or(0, String::len) <= KEPT_TEXT_BYTES;
+                (settled && fits && e.stamp == stamp).then_some(e)
+            });
+            let found = match known {
+                Some(e) => {
+                    kept += e.text.as_ref().map_or(0, String::len);
+                    Some(e.clone())
+                }
+                None => look_at(ws, path, stamp, &mut kept),
+            };
+            if let Some(found) = found {
                 snapshot.files.insert(path.to_string(), found);
             }
         }
@@ -130,24 +178,28 @@ impl Snapshot {
     }
 }
 
-fn look_at(ws: &Workspace, path: &str, kept: &mut usize) -> Option<Entry> {
-    let rel = Workspace::check(path).ok()?;
-    let meta = ws.metadata(&rel).ok()??;
-    if !meta.is_file() {
-        return None;
-    }
-    let modified = meta.modified().ok().map(|t| t.into_std());
-    let mut entry = Entry {
+fn stamp_of(meta: &std::fs::Metadata) -> Option<Stamp> {
+    use std::os::unix::fs::MetadataExt;
+    meta.is_file().then(|| Stamp {
         size: meta.len(),
-        modified,
+        modified: (meta.mtime(), meta.mtime_nsec()),
+        changed: (meta.ctime(), meta.ctime_nsec()),
+        inode: meta.ino(),
+    })
+}
+
+/// Read and hash one file through the workspace capability.
+fn look_at(ws: &Workspace, path: &str, stamp: Stamp, kept: &mut usize) -> Option<Entry> {
+    let rel = Workspace::check(path).ok()?;
+    let mut entry = Entry {
+        stamp,
         hash: None,
         text: None,
     };
-    if meta.len() > HASH_LIMIT {
+    if stamp.size > HASH_LIMIT {
         return Some(entry);
     }
     let bytes = ws.read_bytes(&rel, HASH_LIMIT).ok()??;
-    entry.size = bytes.len() as u64;
     entry.hash = Some(Sha256::digest(&bytes).into());
     let small = bytes.len() as u64 <= MAX_FILE_BYTES && *kept + bytes.len() <= KEPT_TEXT_BYTES;
     if small
@@ -161,9 +213,10 @@ fn look_at(ws: &Workspace, path: &str, kept: &mut usize) -> Option<Entry> {
 }
 
 fn differ(old: &Entry, new: &Entry) -> bool {
+    // The content decides when both sides were hashed; else the metadata.
     match (old.hash, new.hash) {
         (Some(a), Some(b)) => a != b,
-        _ => old.size != new.size || old.modified != new.modified,
+        _ => old.stamp != new.stamp,
     }
 }
 
@@ -218,7 +271,7 @@ mod tests {
             .modified()
             .unwrap();
         std::fs::write(p.join("edit.py"), "x = 2\n").unwrap();
-        // Same size, same modification time: only the hash tells.
+        // Same size, same modification time: the status-change time tells.
         let file = std::fs::File::options()
             .write(true)
             .open(p.join("edit.py"))
@@ -251,11 +304,21 @@ mod tests {
     }
 
     #[test]
-    fn nothing_changed_is_no_change() {
+    fn nothing_changed_is_no_change_and_a_rewrite_with_the_same_text_neither() {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("a.txt"), "a").unwrap();
         let ws = Workspace::open(dir.path()).unwrap();
         let before = Snapshot::take(&ws);
-        assert!(before.changes_to(&Snapshot::take(&ws)).is_empty());
+        assert!(
+            before
+                .changes_to(&Snapshot::take_after(&ws, Some(&before)))
+                .is_empty()
+        );
+        std::fs::write(dir.path().join("a.txt"), "a").unwrap();
+        let after = Snapshot::take_after(&ws, Some(&before));
+        assert!(before.changes_to(&after).is_empty());
+        std::fs::write(dir.path().join("a.txt"), "b").unwrap();
+        let again = Snapshot::take_after(&ws, Some(&after));
+        assert_eq!(after.changes_to(&again)[0].after.as_deref(), Some("b"));
     }
 }
