@@ -69,14 +69,18 @@ impl Tail {
     }
 }
 
-async fn pump(mut reader: impl AsyncRead + Unpin, tail: Arc<Mutex<Tail>>) {
+/// Copy a stream into the combined tail and into its own one: the runner's
+/// summary is read per stream, since the two interleave in the middle of lines.
+async fn pump(mut reader: impl AsyncRead + Unpin, tail: Arc<Mutex<Tail>>, own: Arc<Mutex<Tail>>) {
     let mut buf = [0u8; 8192];
     loop {
         match reader.read(&mut buf).await {
             Ok(0) | Err(_) => break,
             Ok(n) => {
-                if let Ok(mut t) = tail.lock() {
-                    t.push(&buf[..n]);
+                for t in [&tail, &own] {
+                    if let Ok(mut t) = t.lock() {
+                        t.push(&buf[..n]);
+                    }
                 }
             }
         }
@@ -147,15 +151,16 @@ pub async fn run(
     };
     let pid = child.id();
     let tail = Arc::new(Mutex::new(Tail::default()));
+    let (out_tail, err_tail) = (Arc::default(), Arc::default());
     let readers: Vec<_> = [
         child
             .stdout
             .take()
-            .map(|r| tokio::spawn(pump(r, tail.clone()))),
+            .map(|r| tokio::spawn(pump(r, tail.clone(), Arc::clone(&out_tail)))),
         child
             .stderr
             .take()
-            .map(|r| tokio::spawn(pump(r, tail.clone()))),
+            .map(|r| tokio::spawn(pump(r, tail.clone(), Arc::clone(&err_tail)))),
     ]
     .into_iter()
     .flatten()
@@ -174,6 +179,8 @@ pub async fn run(
         let _ = tokio::time::timeout(Duration::from_secs(2), reader).await;
     }
     let output = tail.lock().map(|t| t.text()).unwrap_or_default();
+    let text_of = |t: &Arc<Mutex<Tail>>| t.lock().map(|t| t.text()).unwrap_or_default();
+    let per_stream = format!("{}\n{}", text_of(&out_tail), text_of(&err_tail));
 
     let timeout_secs = timeout.as_secs();
     let (exit_code, timed_out) = match ending {
@@ -189,7 +196,7 @@ pub async fn run(
             counts: None,
         }
     } else {
-        test_summary::judge(runner.kind, exit_code, &output)
+        test_summary::judge(runner.kind, exit_code, &per_stream)
     };
     Ok(TestRun {
         command: shown,

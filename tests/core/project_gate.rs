@@ -262,3 +262,30 @@ async fn continue_after_an_error_keeps_the_gate_the_changes_and_the_step_count()
     );
     assert_eq!(receipt["tests"]["exit_code"], 0);
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_summary_is_read_per_stream_when_stdout_and_stderr_interleave_mid_line() {
+    let ws = tempfile::tempdir().unwrap();
+    write(
+        ws.path(),
+        "split.py",
+        "import sys, time\nsys.stdout.write('3 pas'); sys.stdout.flush(); time.sleep(0.2)\nsys.stderr.write('noise\\n'); sys.stderr.flush(); time.sleep(0.2)\nsys.stdout.write('sed in 0.1s\\n')\n",
+    );
+    let model = MockModel::start(vec![
+        tool_call("run_tests", json!({"command": "split"})),
+        text("done"),
+    ])
+    .await;
+    let commands: &[(&str, &[&str])] = &[("split", &["python3", "split.py", "-m", "pytest"])];
+    let mut s = session_on(&model, ws.path(), settings(commands));
+    let (_, events) = drive(&mut s, Some("t"), CancellationToken::new(), approve).await;
+    let run = &of(&events, "tool_finished")[0];
+    assert!(
+        run["result"]["output"]
+            .as_str()
+            .unwrap()
+            .contains("3 pasnoise"),
+        "{run}"
+    );
+    assert_eq!(run["summary"], "3 passed", "{run}");
+}
