@@ -8,9 +8,10 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::time::{Duration, Instant};
-use stepwise::tools::TestRunner;
+use stepwise::tools::Workspace;
 use stepwise::tools::sandbox::{Policy, SandboxMode, prepare, state};
 use stepwise::tools::test_runner::run_with;
+use stepwise::tools::test_runner::{TestCommand, TestCommands};
 use tokio_util::sync::CancellationToken;
 
 const RUNS: usize = 21;
@@ -20,11 +21,21 @@ fn median(mut samples: Vec<Duration>) -> Duration {
     samples[samples.len() / 2]
 }
 
+/// The workspace's `unittest` command, as `run_tests` would find it.
+fn unittest(root: &std::path::Path) -> TestCommand {
+    let ws = Workspace::open(root).unwrap();
+    TestCommands::detect(&ws, &[])
+        .get("unittest")
+        .cloned()
+        .unwrap()
+}
+
 async fn once(root: &std::path::Path, policy: &Policy) -> Duration {
+    let command = unittest(root);
     let started = Instant::now();
     let run = run_with(
         root,
-        TestRunner::Unittest,
+        &command,
         Duration::from_secs(60),
         &CancellationToken::new(),
         policy,

@@ -40,7 +40,7 @@ fn main() {
         _ => {}
     }
     let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
-    let pending = trust::pending(&first.1, &first.0.options.workspace, &dotenv, &cwd);
+    let pending = trust::pending(&first.1, &first.0.options.workspace(), &dotenv, &cwd);
     let trusted = trusted_folders(&pending, &first.0).unwrap_or_else(|e| usage_error(&e));
     if trusted.contains(&trust::folder_of(&cwd)) {
         for (name, value, _) in dotenv.guarded() {
@@ -49,7 +49,7 @@ fn main() {
     }
     // Again, now that the trusted variables are set.
     let (cli, matches) = parse(stepwise::config::command().get_matches());
-    let trust_project = trusted.contains(&trust::folder_of(&cli.options.workspace));
+    let trust_project = trusted.contains(&trust::folder_of(&cli.options.workspace()));
     let mut resolved = stepwise::config::resolve(&matches, &cli.options, trust_project)
         .unwrap_or_else(|e| usage_error(&e));
     if cli.options.print_config {
@@ -65,7 +65,8 @@ fn main() {
         print!("{}", sanitize(&resolved.report()));
         std::process::exit(0);
     }
-    let config = resolved.config;
+    let mut config = resolved.config;
+    config.task = cli.task_text();
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()

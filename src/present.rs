@@ -48,6 +48,10 @@ impl ReceiptLine {
 /// The receipt's line for an answer given without any tool call.
 pub const NO_TOOL_USED: &str = "note   no tool was used: nothing was read, changed or tested";
 
+/// The receipt's line for changes accepted where no test command exists.
+pub const NO_TEST_COMMAND: &str =
+    "tests  unverified: no test command (this workspace has none; the change was not tested)";
+
 /// The receipt of an accepted answer: heading, tests, files, diff hash (and
 /// a note when no tool was used at all).
 pub fn receipt_lines(receipt: &Receipt) -> Vec<ReceiptLine> {
@@ -62,7 +66,7 @@ pub fn receipt_lines(receipt: &Receipt) -> Vec<ReceiptLine> {
             } else {
                 format!(" · {}", t.summary)
             };
-            let tone = if t.exit_code == Some(0) {
+            let tone = if t.passed {
                 Tone::Normal
             } else {
                 Tone::Problem
@@ -77,6 +81,9 @@ pub fn receipt_lines(receipt: &Receipt) -> Vec<ReceiptLine> {
                 };
                 out.push(ReceiptLine::new(tone, format!("run    {}", t.sandbox)));
             }
+        }
+        None if receipt.no_test_command => {
+            out.push(ReceiptLine::new(Tone::Problem, NO_TEST_COMMAND));
         }
         None => out.push(ReceiptLine::new(
             Tone::Normal,
@@ -97,6 +104,11 @@ pub fn receipt_lines(receipt: &Receipt) -> Vec<ReceiptLine> {
             .join(" · ")
     };
     out.push(ReceiptLine::new(Tone::Normal, format!("files  {files}")));
+    if !receipt.changed_by_tests.is_empty() {
+        let what = crate::tools::snapshot::describe(&receipt.changed_by_tests);
+        let text = format!("runs   the test runs themselves {what}");
+        out.push(ReceiptLine::new(Tone::Problem, text));
+    }
     let diff = format!("diff   #{}", receipt.diff_hash);
     out.push(ReceiptLine::new(Tone::Normal, diff));
     if receipt.no_tool_used {
@@ -189,6 +201,8 @@ mod tests {
                 exit_code,
                 summary: "5 passed".into(),
                 sandbox: String::new(),
+                passed: exit_code == Some(0),
+                verified: crate::tools::test_run::Verified::ExitCodeAndSummary,
             }),
             files: vec![FileStat {
                 path: "calculator.py".into(),
@@ -198,6 +212,8 @@ mod tests {
             }],
             diff_hash: "abc123".into(),
             no_tool_used: false,
+            no_test_command: false,
+            changed_by_tests: Vec::new(),
         }
     }
 
@@ -231,11 +247,41 @@ mod tests {
             files: vec![],
             diff_hash: "0".into(),
             no_tool_used: true,
+            no_test_command: false,
+            changed_by_tests: Vec::new(),
         };
         let texts: Vec<String> = receipt_lines(&none).into_iter().map(|l| l.text).collect();
         assert_eq!(texts[1], "tests  not run in this task");
         assert_eq!(texts[2], "files  no file changed in this task");
         assert_eq!(texts.last().map(String::as_str), Some(NO_TOOL_USED));
+        let untested = Receipt {
+            no_test_command: true,
+            changed_by_tests: Vec::new(),
+            no_tool_used: false,
+            ..none
+        };
+        let touched = Receipt {
+            changed_by_tests: vec![crate::tools::snapshot::RunChange {
+                path: "calculator.py".into(),
+                change: crate::tools::snapshot::Touch::Changed,
+                before: None,
+                after: None,
+                contents_known: false,
+            }],
+            ..untested.clone()
+        };
+        let texts: Vec<String> = receipt_lines(&touched)
+            .into_iter()
+            .map(|l| l.text)
+            .collect();
+        assert!(
+            texts.contains(&"runs   the test runs themselves changed calculator.py".to_string()),
+            "{texts:?}"
+        );
+        let lines = receipt_lines(&untested);
+        assert_eq!(lines[1].text, NO_TEST_COMMAND);
+        assert!(lines[1].text.contains("unverified: no test command"));
+        assert_eq!(lines[1].tone, Tone::Problem);
     }
 
     #[test]

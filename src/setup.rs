@@ -1,6 +1,11 @@
 //! Turning a `Config` into a ready `Session`: the model (HTTP or scripted), the
 //! workspace (for `--demo`/`--script`, a fresh temporary copy), and what the
 //! front end should tell the user about it. Shared by `exec` and the TUI.
+//!
+//! What must stay true: the workspace is the folder the user chose (the
+//! current one by default), but never their home folder or `/` unless named
+//! with `--workspace`; `--demo` needs no checkout: its sample project is
+//! embedded here and written to a fresh temporary folder that is kept.
 
 use crate::agent::{EventReceiver, LoopSettings, Session};
 use crate::audit::{self, AuditLog, DecidedBy};
@@ -16,6 +21,14 @@ use std::sync::Arc;
 
 /// The built-in demo script.
 pub const DEMO_SCRIPT: &str = include_str!("../assets/demo/calculator.json");
+/// The sample project `--demo` works on, embedded so it runs from any folder.
+pub const DEMO_FILES: [(&str, &str); 2] = [
+    ("calculator.py", include_str!("../workspace/calculator.py")),
+    (
+        "test_calculator.py",
+        include_str!("../workspace/test_calculator.py"),
+    ),
+];
 /// What the header shows instead of a model name for a scripted model.
 pub const SCRIPTED_LABEL: &str = "demo (scripted)";
 
@@ -52,7 +65,46 @@ impl Prepared {
 
 /// Build the session. The key is not checked here (the TUI opens without one).
 pub fn prepare(config: &Config) -> Result<Prepared, String> {
-    if !config.workspace.is_dir() {
+    let mut prepared = prepare_session(config)?;
+    if let Some(task) = &config.task {
+        prepared.task = Some(task.clone());
+    }
+    Ok(prepared)
+}
+
+/// Refuse the home folder or `/` as a workspace unless it was named explicitly.
+pub fn check_workspace_choice(config: &Config) -> Result<(), String> {
+    if config.workspace_given {
+        return Ok(());
+    }
+    let real = std::fs::canonicalize(&config.workspace).unwrap_or(config.workspace.clone());
+    let home = std::env::var_os("HOME")
+        .filter(|h| !h.is_empty())
+        .map(PathBuf::from)
+        .and_then(|h| std::fs::canonicalize(h).ok());
+    let what = if real.parent().is_none() {
+        "the root folder /".to_string()
+    } else if home.as_deref() == Some(real.as_path()) {
+        format!("your home folder {}", real.display())
+    } else {
+        return Ok(());
+    };
+    Err(format!(
+        "refusing to use {what} as the workspace: cd into a project folder, or name it with --workspace DIR"
+    ))
+}
+
+fn prepare_session(config: &Config) -> Result<Prepared, String> {
+    // The demo brings its own project; nothing of the current folder is used.
+    let uses_folder = match &config.model_source {
+        ModelSource::Http => true,
+        ModelSource::Demo => false,
+        ModelSource::Script(_) => config.workspace_given,
+    };
+    if uses_folder {
+        check_workspace_choice(config)?;
+    }
+    if uses_folder && !config.workspace.is_dir() {
         return Err(format!(
             "workspace folder {} does not exist or is not a folder",
             config.workspace.display()
@@ -86,8 +138,17 @@ pub fn prepare(config: &Config) -> Result<Prepared, String> {
     };
     let script = Script::parse(&script_text).map_err(|e| format!("{script_name}: {e}"))?;
     let task = script.task.clone();
-    let copy = copy_to_temp(&config.workspace)
-        .map_err(|e| format!("cannot copy the workspace for the demo: {e}"))?;
+    let copy = if uses_folder {
+        copy_to_temp(&config.workspace)
+            .map_err(|e| format!("cannot copy the workspace for the demo: {e}"))?
+    } else {
+        sample_in_temp().map_err(|e| format!("cannot write the demo project: {e}"))?
+    };
+    let copied = if uses_folder {
+        format!("a copy of {}", config.workspace.display())
+    } else {
+        "the sample project".to_string()
+    };
     let model: Arc<dyn ChatModel> = Arc::new(ScriptedModel::new(script, SCRIPTED_LABEL));
     // A scripted model costs nothing, whatever --model names.
     let settings = LoopSettings {
@@ -102,8 +163,7 @@ pub fn prepare(config: &Config) -> Result<Prepared, String> {
         session: Session::new(settings, model, workspace),
         model_label: SCRIPTED_LABEL.to_string(),
         notice: Some(format!(
-            "This is a scripted demo model playing {script_name}: no network, no API key. It works on a copy of {} at {} (your workspace is never touched). Approve each step with y, decline with n.",
-            config.workspace.display(),
+            "This is a scripted demo model playing {script_name}: no network, no API key. It works on {copied} at {} (kept after exit; your own folders are never touched). Approve each step with y, decline with n.",
             copy.display()
         )),
         workspace: copy,
@@ -153,9 +213,9 @@ fn open(path: &Path) -> Result<Workspace, String> {
 /// Folders never copied into a demo workspace.
 const NOT_COPIED: [&str; 4] = ["__pycache__", ".pytest_cache", ".stepwise", ".git"];
 
-/// Copy `from` into a new folder under the system temp dir and return it.
-/// The copy is kept after exit so the user can look at what the demo did.
-pub fn copy_to_temp(from: &Path) -> std::io::Result<PathBuf> {
+/// A new folder under the system temp dir, kept after exit so the user can
+/// look at what the demo did.
+fn fresh_temp_dir() -> std::io::Result<PathBuf> {
     let stamp = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_nanos())
@@ -166,7 +226,22 @@ pub fn copy_to_temp(from: &Path) -> std::io::Result<PathBuf> {
         stamp & 0xff_ffff
     ));
     std::fs::create_dir(&target)?;
+    Ok(target)
+}
+
+/// Copy `from` into a fresh temporary folder and return it.
+pub fn copy_to_temp(from: &Path) -> std::io::Result<PathBuf> {
+    let target = fresh_temp_dir()?;
     copy_dir(from, &target)?;
+    Ok(target)
+}
+
+/// Write the embedded sample project into a fresh temporary folder.
+pub fn sample_in_temp() -> std::io::Result<PathBuf> {
+    let target = fresh_temp_dir()?;
+    for (name, text) in DEMO_FILES {
+        std::fs::write(target.join(name), text)?;
+    }
     Ok(target)
 }
 

@@ -6,7 +6,7 @@
 
 use std::time::Duration;
 use stepwise::tools::Workspace;
-use stepwise::tools::test_runner::{TestRunner, run_tests};
+use stepwise::tools::test_runner::run_tests;
 use tokio_util::sync::CancellationToken;
 
 #[tokio::test]
@@ -29,7 +29,10 @@ async fn the_test_process_sees_no_secrets() {
     let ws = Workspace::open(tmp.path()).unwrap();
     let out = run_tests(
         ws.root(),
-        TestRunner::Unittest,
+        &stepwise::tools::TestCommands::detect(&ws, &[])
+            .get("unittest")
+            .cloned()
+            .unwrap(),
         Duration::from_secs(60),
         &CancellationToken::new(),
     )

@@ -7,10 +7,10 @@
 use super::contract::{AgentEvent, ApprovalAction, ApprovalRequest, CallStatus, Decision};
 use super::revise::{self, Revision};
 use super::session::{Session, Task};
+use crate::tools::TestCommand;
 use crate::tools::files::PreparedEdit;
 use crate::tools::patch_apply::PreparedPatch;
 use crate::tools::sandbox;
-use crate::tools::test_runner::{self, TestRunner};
 use crate::tools::{ToolName, ToolOutput};
 use tokio::sync::oneshot;
 
@@ -18,7 +18,7 @@ use tokio::sync::oneshot;
 pub(super) enum Prepared {
     Edit(PreparedEdit),
     Patch(PreparedPatch),
-    Tests(TestRunner),
+    Tests(TestCommand),
 }
 
 /// An action the user (or a task-wide approval) allowed.
@@ -185,8 +185,8 @@ fn approval_action(prepared: &Prepared, sandbox: &sandbox::Policy) -> ApprovalAc
         Prepared::Patch(patch) => ApprovalAction::Patch {
             files: patch.diffs(),
         },
-        Prepared::Tests(runner) => ApprovalAction::RunTests {
-            command: runner.argv(&test_runner::resolve_python()),
+        Prepared::Tests(command) => ApprovalAction::RunTests {
+            command: command.argv.clone(),
             sandbox: sandbox::state(sandbox).label(),
         },
     }

@@ -8,6 +8,7 @@ use super::session::{Session, Task};
 use crate::diff::FileDiff;
 use crate::tools::files;
 use crate::tools::patch_apply;
+use crate::tools::snapshot::{RunChange, Snapshot};
 use crate::tools::test_runner;
 use crate::tools::{ToolCall, ToolOutput, scrub};
 use serde_json::Value;
@@ -108,7 +109,17 @@ impl Session {
             ToolCall::ApplyPatch { patch } => patch_apply::prepare_patch(ws, patch)
                 .map(Prepared::Patch)
                 .map_err(|e| e.0),
-            ToolCall::RunTests { runner } => Ok(Prepared::Tests(*runner)),
+            ToolCall::RunTests { command } => {
+                let tests = &self.test_commands;
+                let found = match command {
+                    Some(name) => tests.get(name),
+                    None => tests.default_command(),
+                };
+                found
+                    .cloned()
+                    .map(Prepared::Tests)
+                    .ok_or_else(|| tests.unknown(command.as_deref().unwrap_or("")))
+            }
         }
     }
 
@@ -150,20 +161,45 @@ impl Session {
                 output
             }
             Prepared::Tests(runner) => {
+                let before = Snapshot::take_after(&self.workspace, self.snapshot.as_ref());
                 let root = self.workspace.root();
                 let timeout = self.settings.test_timeout;
                 let policy = &self.settings.sandbox;
-                match test_runner::run_with(root, runner, timeout, t.cancel, policy).await {
-                    Ok(run) => {
-                        if run.passed {
+                let result = test_runner::run_with(root, &runner, timeout, t.cancel, policy).await;
+                // Whatever the run did to the files counts, even when it failed.
+                let after = Snapshot::take_after(&self.workspace, Some(&before));
+                let changed = before.changes_to(&after);
+                self.snapshot = Some(after);
+                self.record_run_changes(t, &changed);
+                match result {
+                    Ok(mut run) => {
+                        if run.passed && changed.is_empty() {
                             t.changed_since_tests = false;
                         }
+                        run.changed_files = changed;
                         t.last_tests = Some(TestReceipt::from(&run));
                         run.to_output()
                     }
                     Err(problem) => ToolOutput::error(problem),
                 }
             }
+        }
+    }
+
+    /// Files a test run created, changed or deleted are changes of the task:
+    /// for the gate, the receipt, and (where their text is known) `/diff` and `/undo`.
+    fn record_run_changes(&mut self, t: &mut Task<'_>, changed: &[RunChange]) {
+        if changed.is_empty() {
+            return;
+        }
+        t.changed_since_tests = true;
+        for c in changed {
+            if c.contents_known {
+                let (before, after) = (c.before.as_deref(), c.after.as_deref());
+                self.changes.record(self.tasks, &c.path, before, after);
+            }
+            t.changed_by_tests.retain(|seen| seen.path != c.path);
+            t.changed_by_tests.push(c.clone());
         }
     }
 

@@ -6,6 +6,7 @@
 
 mod approve;
 mod budget;
+mod carry;
 mod changes;
 mod compact;
 mod context;
@@ -23,6 +24,7 @@ pub mod rules;
 mod runner;
 pub mod scopes;
 mod session;
+mod task;
 mod task_scopes;
 
 pub use contract::{

@@ -33,6 +33,8 @@ impl Session {
             files,
             diff_hash: diff_hash(&self.changes.session_diffs(&self.workspace)),
             no_tool_used: t.step == 1 && !t.tool_used,
+            no_test_command: t.changed_since_tests && self.test_commands.is_empty(),
+            changed_by_tests: t.changed_by_tests.clone(),
         }
     }
 

@@ -26,15 +26,26 @@ pub struct Cli {
     pub options: Options,
     #[command(subcommand)]
     pub command: Option<Command>,
+    /// A task to start at once in the full-screen UI (without it, the UI opens idle).
+    #[arg(value_name = "TASK")]
+    pub task: Vec<String>,
+}
+
+impl Cli {
+    /// The task given to the full-screen UI on the command line, if any.
+    pub fn task_text(&self) -> Option<String> {
+        let task = self.task.join(" ");
+        (!task.trim().is_empty()).then_some(task)
+    }
 }
 
 /// Configuration flags, accepted before or after the subcommand. Their
 /// environment variables are set by [`command`] from the settings table.
 #[derive(Debug, Clone, Args)]
 pub struct Options {
-    /// Project folder the agent works on; every path is confined to it.
-    #[arg(long, global = true, value_name = "DIR", default_value = "./workspace")]
-    pub workspace: PathBuf,
+    /// Project folder to work on; every path is confined to it [default: current folder].
+    #[arg(long, short = 'C', global = true, value_name = "DIR")]
+    pub workspace: Option<PathBuf>,
     /// Model name sent to the server.
     #[arg(long, global = true, default_value = DEFAULT_MODEL)]
     pub model: String,
@@ -138,6 +149,14 @@ pub fn command() -> clap::Command {
 }
 
 impl Options {
+    /// The workspace folder: `--workspace`/`-C`, else the current folder.
+    pub fn workspace(&self) -> PathBuf {
+        match &self.workspace {
+            Some(dir) => dir.clone(),
+            None => std::env::current_dir().unwrap_or_else(|_| PathBuf::from(".")),
+        }
+    }
+
     /// Where the session transcript goes.
     pub fn log(&self) -> LogSetting {
         match (&self.log_dir, self.no_log) {
@@ -188,7 +207,7 @@ mod tests {
         ])
         .unwrap();
         for cli in [before, after] {
-            assert_eq!(cli.options.workspace, PathBuf::from("/tmp/w"));
+            assert_eq!(cli.options.workspace, Some(PathBuf::from("/tmp/w")));
             assert_eq!(cli.options.max_steps, 5);
             let Some(Command::Exec(args)) = cli.command else {
                 panic!("exec expected")
@@ -215,6 +234,23 @@ mod tests {
                 assert!(!arg.get_default_values().is_empty(), "{id} has no default");
             }
         }
+    }
+
+    #[test]
+    fn a_task_without_a_subcommand_is_for_the_ui_and_exec_stays_a_subcommand() {
+        let ui = Cli::try_parse_from(["stepwise", "-C", "/p", "fix", "the bug"]).unwrap();
+        assert!(ui.command.is_none());
+        assert_eq!(ui.task_text().as_deref(), Some("fix the bug"));
+        assert_eq!(ui.options.workspace, Some(PathBuf::from("/p")));
+        let exec = Cli::try_parse_from(["stepwise", "exec", "fix"]).unwrap();
+        assert!(exec.task.is_empty());
+        assert!(matches!(exec.command, Some(Command::Exec(_))));
+        let idle = Cli::try_parse_from(["stepwise"]).unwrap();
+        assert_eq!(idle.task_text(), None);
+        assert_eq!(
+            idle.options.workspace, None,
+            "the current folder, decided later"
+        );
     }
 
     #[test]

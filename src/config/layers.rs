@@ -29,7 +29,7 @@ pub fn resolve(
     options: &Options,
     trust_project: bool,
 ) -> Result<Resolved, String> {
-    let files = file::candidate_paths(&options.workspace);
+    let files = file::candidate_paths(&options.workspace());
     resolve_files(matches, options, &files, trust_project)
 }
 
@@ -51,7 +51,7 @@ fn resolve_files(
     let loaded = file::load(files)?;
     let mut applied = loaded.clone();
     let mut withheld = Vec::new();
-    let project = file::project_path(&options.workspace);
+    let project = file::project_path(&options.workspace());
     for (path, table) in applied.each.iter_mut() {
         if !trust_project && *path == project {
             withheld.extend(trust::withhold(table, path, matches));
@@ -89,7 +89,10 @@ fn resolve_files(
 /// each row either sets its field or keeps this value as its default.
 fn flag_only(options: &Options) -> Config {
     Config {
-        workspace: options.workspace.clone(),
+        workspace: options.workspace(),
+        workspace_given: options.workspace.is_some(),
+        test_commands: Vec::new(),
+        task: None,
         api_key: ApiKey::from_env(),
         log: options.log(),
         model_source: options.model_source(),

@@ -116,6 +116,8 @@ impl ModelSource {
 #[derive(Debug, Clone)]
 pub struct Config {
     pub workspace: PathBuf,
+    /// The workspace was named with `--workspace`/`-C` (not the current folder by default).
+    pub workspace_given: bool,
     pub model: String,
     pub base_url: String,
     pub api_key: Option<ApiKey>,
@@ -147,6 +149,11 @@ pub struct Config {
     pub sandbox: SandboxSettings,
     /// Extra environment variables test runs may see (`test_env = [...]`).
     pub test_env: Vec<String>,
+    /// Named test commands from `[test_commands]` (argument arrays), added to
+    /// or replacing the ones found from the project's files.
+    pub test_commands: Vec<(String, Vec<String>)>,
+    /// A task given on the command line to the full-screen UI (`stepwise "TASK"`).
+    pub task: Option<String>,
 }
 
 /// Where the session transcript goes.

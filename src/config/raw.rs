@@ -82,6 +82,47 @@ impl Raw<'_> {
             .collect()
     }
 
+    /// `[test_commands]`: each entry a name and a non-empty argument array
+    /// (program first), never a shell string.
+    pub fn test_commands(self) -> Result<Vec<(String, Vec<String>)>, String> {
+        let Raw::Toml(toml::Value::Table(table)) = self else {
+            return Err(
+                "is not a table of argument arrays (e.g. unit = [\"cargo\", \"test\"])".into(),
+            );
+        };
+        let mut out = Vec::new();
+        for (name, value) in table {
+            let good_name = !name.is_empty()
+                && name.len() <= 40
+                && name
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "_-.".contains(c));
+            if !good_name {
+                return Err(format!(
+                    "has a bad command name {name:?} (letters, digits, _ - . only)"
+                ));
+            }
+            let argv = match value {
+                toml::Value::Array(items) if !items.is_empty() => items
+                    .iter()
+                    .map(|item| match item {
+                        toml::Value::String(s) if !s.is_empty() => Some(s.clone()),
+                        _ => None,
+                    })
+                    .collect::<Option<Vec<String>>>(),
+                _ => None,
+            };
+            let Some(argv) = argv else {
+                return Err(format!(
+                    "has {name} = {}, which is not a non-empty array of strings (an argument array, program first; never a shell string)",
+                    show(value)
+                ));
+            };
+            out.push((name.clone(), argv));
+        }
+        Ok(out)
+    }
+
     /// A value of one of clap's value enums, by its name.
     pub fn choice<T: clap::ValueEnum>(self) -> Result<T, String> {
         let text = self.text()?;
@@ -149,6 +190,36 @@ mod tests {
         );
         assert!(Raw::Toml(&toml(r#""run_tests""#)).tools().is_err());
         assert!(Raw::Toml(&toml("[1]")).tools().is_err());
+    }
+
+    #[test]
+    fn test_commands_are_argument_arrays_only() {
+        let table = toml(r#"{unit = ["cargo", "test", "--lib"], e2e = ["npm", "run", "e2e"]}"#);
+        let mut got = Raw::Toml(&table).test_commands().unwrap();
+        got.sort();
+        assert_eq!(
+            got,
+            [
+                (
+                    "e2e".to_string(),
+                    vec!["npm".into(), "run".into(), "e2e".into()]
+                ),
+                (
+                    "unit".to_string(),
+                    vec!["cargo".into(), "test".into(), "--lib".into()]
+                ),
+            ]
+        );
+        for bad in [
+            r#"{unit = "cargo test"}"#,
+            r#"{unit = []}"#,
+            r#"{unit = [1]}"#,
+            r#"{unit = [""]}"#,
+            r#"{"a b" = ["x"]}"#,
+            r#"["cargo"]"#,
+        ] {
+            assert!(Raw::Toml(&toml(bad)).test_commands().is_err(), "{bad}");
+        }
     }
 
     #[test]

@@ -239,6 +239,27 @@ pub const SETTINGS: &[Setting] = &[
         // A project file listing a secret's name would hand it to its own tests.
         guard: Guard::Trusted("which variables test runs see"),
     },
+    Setting {
+        key: "test_commands",
+        flag: None,
+        env: None,
+        set: |c, raw| put(&mut c.test_commands, raw.test_commands()),
+        fallback: Fallback::Initial,
+        shown: Shown::LineFileUnnamed(|c| {
+            let names: Vec<_> = c
+                .test_commands
+                .iter()
+                .map(|(n, argv)| format!("{n} = {argv:?}"))
+                .collect();
+            if names.is_empty() {
+                "none (found from the project's files)".into()
+            } else {
+                names.join(", ")
+            }
+        }),
+        // What runs on the user's machine.
+        guard: Guard::Trusted("which commands run as tests"),
+    },
 ];
 
 /// The row of a `stepwise.toml` key.

@@ -58,6 +58,9 @@ mod tests {
     fn config(base_url: &str, key: Option<&str>) -> Config {
         Config {
             workspace: std::env::temp_dir(),
+            workspace_given: true,
+            test_commands: Vec::new(),
+            task: None,
             model: "m".into(),
             base_url: base_url.into(),
             api_key: key.and_then(ApiKey::new),

@@ -14,15 +14,18 @@ mod path;
 pub mod redact;
 pub mod sandbox;
 pub mod scrub;
+pub mod snapshot;
+pub mod test_commands;
 pub mod test_run;
 pub mod test_runner;
+pub mod test_summary;
 mod text;
 pub mod workspace;
 
 pub use output::ToolOutput;
 use serde::Serialize;
 use serde_json::{Map, Value, json};
-pub use test_runner::TestRunner;
+pub use test_commands::{TestCommand, TestCommands};
 pub use workspace::{PathError, RelPath, Workspace};
 
 /// Tool names as the model sees them.
@@ -88,7 +91,7 @@ impl ToolName {
                 "Apply a standard unified diff (`--- a/PATH`, `+++ b/PATH`, `@@ -a,b +c,d @@` hunks with ' ', '-', '+' lines), possibly for several files; `--- /dev/null` creates a file, `+++ /dev/null` deletes one (asked separately). Context and removed lines must match the file exactly. All files are applied or none. Read every file first. Needs the user's approval."
             }
             ToolName::RunTests => {
-                "Run the project's tests in the workspace root: `pytest` (python -m pytest -q) or `unittest` (python -m unittest discover -v). Needs the user's approval."
+                "Run the project's tests in the workspace root with one of its test commands. Needs the user's approval."
             }
         }
     }
@@ -120,24 +123,26 @@ impl ToolName {
                 json!({"patch": string("The unified diff text")}),
                 &["patch"],
             ),
-            ToolName::RunTests => (
-                json!({"command": {"type": "string", "enum": ["pytest", "unittest"], "description": "Test runner; default \"pytest\""}}),
-                &[],
-            ),
+            ToolName::RunTests => (json!({"command": string("Test command name")}), &[]),
         };
         json!({"type": "object", "properties": props, "required": required, "additionalProperties": false})
     }
 }
 
-/// The OpenAI `tools` array describing all five tools.
-pub fn tool_schemas() -> Value {
+/// The OpenAI `tools` array describing every tool; `run_tests` lists the
+/// workspace's own test commands (an `enum` of their names).
+pub fn tool_schemas(tests: &TestCommands) -> Value {
     Value::Array(
         ToolName::ALL
             .into_iter()
             .map(|t| {
+                let (description, parameters) = match t {
+                    ToolName::RunTests => (tests.description(), tests.parameters()),
+                    _ => (t.description().to_string(), t.parameters()),
+                };
                 json!({
                     "type": "function",
-                    "function": {"name": t.as_str(), "description": t.description(), "parameters": t.parameters()}
+                    "function": {"name": t.as_str(), "description": description, "parameters": parameters}
                 })
             })
             .collect(),
@@ -165,8 +170,10 @@ pub enum ToolCall {
     ApplyPatch {
         patch: String,
     },
+    /// A test command by name (checked against the workspace's commands
+    /// when prepared); `None`: the workspace's default command.
     RunTests {
-        runner: TestRunner,
+        command: Option<String>,
     },
 }
 
@@ -230,12 +237,9 @@ impl ToolCall {
             ToolName::ApplyPatch => ToolCall::ApplyPatch {
                 patch: req("patch")?,
             },
-            ToolName::RunTests => {
-                let command = get("command", false)?.unwrap_or_else(|| "pytest".into());
-                ToolCall::RunTests {
-                    runner: TestRunner::parse(&command)?,
-                }
-            }
+            ToolName::RunTests => ToolCall::RunTests {
+                command: get("command", false)?.map(|c| c.trim().to_string()),
+            },
         })
     }
 
@@ -277,7 +281,7 @@ impl ToolCall {
                 }
                 unique.join(", ")
             }
-            ToolCall::RunTests { runner } => runner.as_str().to_string(),
+            ToolCall::RunTests { command } => command.clone().unwrap_or_default(),
         }
     }
 }
@@ -305,9 +309,7 @@ mod tests {
         );
         assert_eq!(
             ToolCall::parse("run_tests", "{}").unwrap(),
-            ToolCall::RunTests {
-                runner: TestRunner::Pytest
-            }
+            ToolCall::RunTests { command: None }
         );
         assert_eq!(
             ToolCall::parse("replace_text", r#"{"path":"a.py","old":"x","new":""}"#).unwrap(),
@@ -337,11 +339,8 @@ mod tests {
         assert!(missing.contains("`content`"), "{missing}");
         let not_object = ToolCall::parse("read_file", "[1]").unwrap_err();
         assert!(not_object.contains("JSON object"), "{not_object}");
-        let runner = ToolCall::parse("run_tests", r#"{"command":"rm -rf /"}"#).unwrap_err();
-        assert!(
-            runner.contains("pytest") && runner.contains("unittest"),
-            "{runner}"
-        );
+        let runner = ToolCall::parse("run_tests", r#"{"command": 3}"#).unwrap_err();
+        assert!(runner.contains("must be a string"), "{runner}");
         let huge = format!(
             r#"{{"path":"a.py","content":"{}"}}"#,
             "x".repeat(MAX_ARGUMENTS_BYTES)
@@ -355,7 +354,7 @@ mod tests {
 
     #[test]
     fn schemas_name_all_six_tools_with_their_arguments() {
-        let schemas = tool_schemas();
+        let schemas = tool_schemas(&TestCommands::default());
         let names: Vec<_> = schemas
             .as_array()
             .unwrap()

@@ -3,6 +3,8 @@
 //! (`to_output`), so nothing reads test results back out of JSON.
 
 use super::ToolOutput;
+use super::snapshot::{self, RunChange};
+pub use super::test_summary::Verified;
 use serde_json::json;
 
 /// One finished test run, as measured by stepwise: what the completion gate
@@ -13,11 +15,17 @@ pub struct TestRun {
     pub command: String,
     /// `None` when the process was killed (timeout) or ended by a signal.
     pub exit_code: Option<i32>,
-    /// Exit code 0, within the timeout.
+    /// Exit code 0 and the runner's summary agree that tests ran and passed
+    /// (or, for a runner stepwise cannot read, exit code 0), within the timeout.
     pub passed: bool,
     pub timed_out: bool,
-    /// The runner's summary line (`4 passed`), else `exit N` or `timed out after Ns`.
+    /// The runner's summary line (`4 passed`), else `exit N` or `timed out
+    /// after Ns`, with any disagreement said.
     pub summary: String,
+    /// Whether the runner's summary was checked, or only the exit code.
+    pub verified: Verified,
+    /// Tests passed and failed, as stepwise parsed them.
+    pub counts: Option<(u64, u64)>,
     /// The tail of the combined output.
     pub output: String,
     /// The timeout that applied, in seconds.
@@ -26,6 +34,8 @@ pub struct TestRun {
     pub sandbox: String,
     /// The resource limit that stopped the run, named (e.g. `memory limit (…)`).
     pub limit: Option<String>,
+    /// Files the run created, changed or deleted (they count as changes).
+    pub changed_files: Vec<RunChange>,
 }
 
 impl TestRun {
@@ -35,11 +45,21 @@ impl TestRun {
             "command": self.command,
             "returncode": self.exit_code,
             "timed_out": self.timed_out,
+            "passed": self.passed,
+            "summary": self.summary,
+            "verified": self.verified,
             "output": self.output,
             "sandbox": self.sandbox,
         });
+        let mut payload = payload;
+        if !self.changed_files.is_empty() {
+            payload["files_changed_by_run"] = json!(self.changed_files);
+            payload["note"] = json!(format!(
+                "this test run itself {}; these count as changes: read them, and run the tests again before answering",
+                snapshot::describe(&self.changed_files)
+            ));
+        }
         if let Some(limit) = &self.limit {
-            let mut payload = payload;
             payload["limit"] = json!(limit);
             return ToolOutput::failed(
                 self.summary.clone(),
@@ -60,7 +80,11 @@ impl TestRun {
             );
         }
         if self.passed {
-            return ToolOutput::ok(self.summary.clone(), payload);
+            let summary = match self.changed_files.len() {
+                0 => self.summary.clone(),
+                n => format!("{}; the run changed {n} file(s)", self.summary),
+            };
+            return ToolOutput::ok(summary, payload);
         }
         ToolOutput::failed(
             format!("{} (exit {})", self.summary, exit_text(self.exit_code)),
@@ -93,6 +117,9 @@ mod tests {
             timeout_secs: 5,
             sandbox: "sandboxed".into(),
             limit: None,
+            verified: Verified::ExitCodeAndSummary,
+            counts: Some((1, 0)),
+            changed_files: Vec::new(),
         }
     }
 
@@ -131,6 +158,24 @@ mod tests {
                 .as_str()
                 .unwrap()
                 .contains("file size limit")
+        );
+        let mut touched = run(Some(0), false);
+        touched.changed_files = vec![RunChange {
+            path: "calculator.py".into(),
+            change: snapshot::Touch::Changed,
+            before: None,
+            after: None,
+            contents_known: false,
+        }];
+        let out = touched.to_output();
+        assert_eq!(out.summary, "1 passed; the run changed 1 file(s)");
+        assert_eq!(out.body["files_changed_by_run"][0]["path"], "calculator.py");
+        assert_eq!(out.body["files_changed_by_run"][0]["change"], "changed");
+        assert!(
+            out.body["note"]
+                .as_str()
+                .unwrap()
+                .contains("changed calculator.py")
         );
     }
 }

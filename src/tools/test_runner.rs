@@ -1,14 +1,16 @@
-//! `run_tests`: a fixed allowlist of test commands run as argument arrays (never
-//! a shell) in the workspace root, in their own process group, with a timeout,
-//! the sandbox's minimal environment and confinement (`sandbox`), bounded output capture and prompt cancellation.
-//! A run ends as a typed `TestRun` (exit code, passed, timed out, summary);
-//! the JSON the model reads is built from it, never parsed back.
+//! `run_tests`: the workspace's test commands (see `test_commands`) run as
+//! argument arrays (never a shell) in the workspace root, in their own
+//! process group, with a timeout, the sandbox's minimal environment and
+//! confinement (`sandbox`), bounded output capture and prompt cancellation. A run ends as a typed `TestRun` (exit
+//! code, the verdict of `test_summary`, timed out); the JSON the model reads
+//! is built from it, never parsed back.
 
 use super::ToolOutput;
 use super::sandbox::{self, Policy};
+pub use super::test_commands::{TestCommand, TestCommands, resolve_python};
 pub use super::test_run::TestRun;
-use super::test_run::exit_text;
-use std::path::{Path, PathBuf};
+use super::test_summary::{self, SummaryKind, Verified};
+use std::path::Path;
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -20,66 +22,6 @@ use tokio_util::sync::CancellationToken;
 pub const OUTPUT_TAIL_CHARS: usize = 12_000;
 /// Bytes kept while reading (a little more than the tail, for UTF-8 safety).
 const KEEP_BYTES: usize = OUTPUT_TAIL_CHARS * 4;
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum TestRunner {
-    Pytest,
-    Unittest,
-}
-
-impl TestRunner {
-    pub fn parse(command: &str) -> Result<Self, String> {
-        match command.trim() {
-            "pytest" => Ok(TestRunner::Pytest),
-            "unittest" => Ok(TestRunner::Unittest),
-            other => Err(format!(
-                "run_tests command {other:?} is not allowed; use \"pytest\" or \"unittest\""
-            )),
-        }
-    }
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            TestRunner::Pytest => "pytest",
-            TestRunner::Unittest => "unittest",
-        }
-    }
-
-    /// The full argument array, program first.
-    pub fn argv(self, python: &str) -> Vec<String> {
-        let args: &[&str] = match self {
-            TestRunner::Pytest => &["-m", "pytest", "-q"],
-            TestRunner::Unittest => &["-m", "unittest", "discover", "-v"],
-        };
-        std::iter::once(python)
-            .chain(args.iter().copied())
-            .map(str::to_string)
-            .collect()
-    }
-}
-
-/// `STEPWISE_PYTHON`, else `python3` on PATH, else `python`.
-pub fn resolve_python() -> String {
-    if let Some(p) = std::env::var("STEPWISE_PYTHON")
-        .ok()
-        .filter(|p| !p.trim().is_empty())
-    {
-        return p;
-    }
-    if find_on_path("python3").is_some() {
-        "python3".into()
-    } else {
-        "python".into()
-    }
-}
-
-fn find_on_path(program: &str) -> Option<PathBuf> {
-    let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path)
-        .map(|dir| dir.join(program))
-        .find(|candidate| candidate.is_file())
-}
 
 /// Keeps only the last `KEEP_BYTES` of everything written to it.
 #[derive(Default)]
@@ -112,14 +54,18 @@ impl Tail {
     }
 }
 
-async fn pump(mut reader: impl AsyncRead + Unpin, tail: Arc<Mutex<Tail>>) {
+/// Copy a stream into the combined tail and into its own one: the runner's
+/// summary is read per stream, since the two interleave in the middle of lines.
+async fn pump(mut reader: impl AsyncRead + Unpin, tail: Arc<Mutex<Tail>>, own: Arc<Mutex<Tail>>) {
     let mut buf = [0u8; 8192];
     loop {
         match reader.read(&mut buf).await {
             Ok(0) | Err(_) => break,
             Ok(n) => {
-                if let Ok(mut t) = tail.lock() {
-                    t.push(&buf[..n]);
+                for t in [&tail, &own] {
+                    if let Ok(mut t) = t.lock() {
+                        t.push(&buf[..n]);
+                    }
                 }
             }
         }
@@ -143,7 +89,7 @@ enum Ending {
 /// Run the tests under the default sandbox policy and return the tool result.
 pub async fn run_tests(
     root: &Path,
-    runner: TestRunner,
+    runner: &TestCommand,
     timeout: Duration,
     cancel: &CancellationToken,
 ) -> ToolOutput {
@@ -153,7 +99,7 @@ pub async fn run_tests(
 /// Run the tests under `policy` and return the tool result (see [`run_with`]).
 pub async fn run_tests_with(
     root: &Path,
-    runner: TestRunner,
+    runner: &TestCommand,
     timeout: Duration,
     cancel: &CancellationToken,
     policy: &Policy,
@@ -167,7 +113,7 @@ pub async fn run_tests_with(
 /// [`run_with`] under the default sandbox policy.
 pub async fn run(
     root: &Path,
-    runner: TestRunner,
+    runner: &TestCommand,
     timeout: Duration,
     cancel: &CancellationToken,
 ) -> Result<TestRun, String> {
@@ -180,15 +126,17 @@ pub async fn run(
 /// the model).
 pub async fn run_with(
     root: &Path,
-    runner: TestRunner,
+    runner: &TestCommand,
     timeout: Duration,
     cancel: &CancellationToken,
     policy: &Policy,
 ) -> Result<TestRun, String> {
-    let python = resolve_python();
-    let argv = runner.argv(&python);
+    let argv = &runner.argv;
     let shown = argv.join(" ");
-    let mut command = Command::new(&argv[0]);
+    let Some(program) = argv.first() else {
+        return Err(format!("test command {} is empty", runner.name));
+    };
+    let mut command = Command::new(program);
     command
         .args(&argv[1..])
         .current_dir(root)
@@ -203,24 +151,29 @@ pub async fn run_with(
     let mut child = match command.spawn() {
         Ok(c) => c,
         Err(e) => {
-            return Err(format!(
-                "could not start `{shown}` ({}): {e}; set STEPWISE_PYTHON to the Python interpreter to use",
-                confined.state.label()
-            ));
+            let hint = match runner.kind {
+                SummaryKind::Pytest | SummaryKind::Unittest => {
+                    "; set STEPWISE_PYTHON to the Python interpreter to use"
+                }
+                _ => "",
+            };
+            let state = confined.state.label();
+            return Err(format!("could not start `{shown}` ({state}): {e}{hint}"));
         }
     };
     let pid = child.id();
     confined.started(pid);
     let tail = Arc::new(Mutex::new(Tail::default()));
+    let (out_tail, err_tail) = (Arc::default(), Arc::default());
     let readers: Vec<_> = [
         child
             .stdout
             .take()
-            .map(|r| tokio::spawn(pump(r, tail.clone()))),
+            .map(|r| tokio::spawn(pump(r, tail.clone(), Arc::clone(&out_tail)))),
         child
             .stderr
             .take()
-            .map(|r| tokio::spawn(pump(r, tail.clone()))),
+            .map(|r| tokio::spawn(pump(r, tail.clone(), Arc::clone(&err_tail)))),
     ]
     .into_iter()
     .flatten()
@@ -235,25 +188,31 @@ pub async fn run_with(
     // Whatever happened, nothing the tests started may outlive the run: a
     // leftover child would also hold the output pipes open.
     kill_group(pid);
-    let _ = child.wait().await;
     confined.kill_all();
+    let _ = child.wait().await;
     for reader in readers {
         let _ = tokio::time::timeout(Duration::from_secs(2), reader).await;
     }
     let output = tail.lock().map(|t| t.text()).unwrap_or_default();
+    let text_of = |t: &Arc<Mutex<Tail>>| t.lock().map(|t| t.text()).unwrap_or_default();
+    let per_stream = format!("{}\n{}", text_of(&out_tail), text_of(&err_tail));
 
-    finish(runner, ending, output, &confined, shown, timeout.as_secs())
+    finish(
+        runner, ending, output, per_stream, &confined, shown, timeout,
+    )
 }
 
 /// The typed run from how it ended and what it printed.
 fn finish(
-    runner: TestRunner,
+    runner: &TestCommand,
     ending: Ending,
     output: String,
+    per_stream: String,
     confined: &sandbox::Confined,
     shown: String,
-    timeout_secs: u64,
+    timeout: Duration,
 ) -> Result<TestRun, String> {
+    let timeout_secs = timeout.as_secs();
     let (status, timed_out) = match ending {
         Ending::Cancelled => return Err(format!("`{shown}` was interrupted by the user")),
         Ending::TimedOut => (None, true),
@@ -272,21 +231,30 @@ fn finish(
             }
         }),
     };
-    let summary = if timed_out {
-        format!("timed out after {timeout_secs}s")
+    let stopped = |summary: String| test_summary::Verdict {
+        passed: false,
+        verified: Verified::ExitCodeOnly,
+        summary,
+        counts: None,
+    };
+    let verdict = if timed_out {
+        stopped(format!("timed out after {timeout_secs}s"))
     } else if let Some(limit) = &limit {
-        format!("stopped by the {limit}")
+        stopped(format!("stopped by the {limit}"))
     } else {
-        summarize(runner, &output).unwrap_or_else(|| format!("exit {}", exit_text(exit_code)))
+        test_summary::judge(runner.kind, exit_code, &per_stream)
     };
     Ok(TestRun {
         command: shown,
         exit_code,
-        passed: !timed_out && limit.is_none() && exit_code == Some(0),
+        passed: verdict.passed,
         timed_out,
-        summary,
+        summary: verdict.summary,
+        verified: verdict.verified,
+        counts: verdict.counts,
         output,
         timeout_secs,
+        changed_files: Vec::new(),
         sandbox: confined.state.label(),
         limit,
     })
@@ -304,85 +272,9 @@ fn exit_signal(status: Option<std::process::ExitStatus>) -> Option<i32> {
     }
 }
 
-/// The runner's own summary line, e.g. `4 passed` or `Ran 4 tests: OK`.
-pub fn summarize(runner: TestRunner, output: &str) -> Option<String> {
-    match runner {
-        TestRunner::Pytest => output
-            .lines()
-            .rev()
-            .map(|l| l.trim().trim_matches('='))
-            .map(str::trim)
-            .find(|l| {
-                l.contains(" passed")
-                    || l.contains(" failed")
-                    || l.contains(" error")
-                    || l.starts_with("no tests ran")
-            })
-            .map(|l| l.split(" in ").next().unwrap_or(l).to_string()),
-        TestRunner::Unittest => {
-            let ran = output.lines().rev().find(|l| l.starts_with("Ran "))?;
-            let count = ran.split_whitespace().nth(1)?;
-            let verdict = output
-                .lines()
-                .rev()
-                .find(|l| l.starts_with("OK") || l.starts_with("FAILED"))
-                .unwrap_or("");
-            Some(
-                format!("{count} tests {}", verdict.trim())
-                    .trim()
-                    .to_string(),
-            )
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn argv_is_fixed_and_never_a_shell() {
-        assert_eq!(
-            TestRunner::Pytest.argv("python3"),
-            ["python3", "-m", "pytest", "-q"]
-        );
-        assert_eq!(
-            TestRunner::Unittest.argv("py"),
-            ["py", "-m", "unittest", "discover", "-v"]
-        );
-    }
-
-    #[test]
-    fn summaries_come_from_the_runner_output() {
-        assert_eq!(
-            summarize(
-                TestRunner::Pytest,
-                "..F.\n=== 1 failed, 3 passed in 0.02s ===\n"
-            )
-            .as_deref(),
-            Some("1 failed, 3 passed")
-        );
-        assert_eq!(
-            summarize(TestRunner::Pytest, "....\n4 passed in 0.01s\n").as_deref(),
-            Some("4 passed")
-        );
-        assert_eq!(
-            summarize(
-                TestRunner::Unittest,
-                "test_add ... ok\n----\nRan 4 tests in 0.001s\n\nOK\n"
-            )
-            .as_deref(),
-            Some("4 tests OK")
-        );
-        assert_eq!(
-            summarize(
-                TestRunner::Unittest,
-                "Ran 2 tests in 0.001s\n\nFAILED (failures=1)\n"
-            )
-            .as_deref(),
-            Some("2 tests FAILED (failures=1)")
-        );
-    }
 
     #[test]
     fn tail_keeps_only_the_end_of_endless_output() {

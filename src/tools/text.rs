@@ -10,8 +10,8 @@ use std::borrow::Cow;
 /// Largest file `read_file` returns and `write_file` writes.
 pub const MAX_FILE_BYTES: u64 = 100_000;
 /// File suffixes the model may read and write.
-pub const ALLOWED_SUFFIXES: [&str; 11] = [
-    ".py", ".json", ".toml", ".yaml", ".yml", ".md", ".txt", ".html", ".css", ".js", ".ts",
+pub const ALLOWED_SUFFIXES: [&str; 12] = [
+    ".py", ".json", ".toml", ".yaml", ".yml", ".md", ".txt", ".html", ".css", ".js", ".ts", ".rs",
 ];
 
 /// Suffix allowlist, and never `.env` files whatever their suffix.

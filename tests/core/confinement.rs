@@ -178,7 +178,7 @@ fn dot_env_and_unlisted_suffixes_are_never_readable() {
 #[tokio::test]
 async fn a_symlink_planted_by_a_test_run_cannot_be_used_to_escape() {
     use std::time::Duration;
-    use stepwise::tools::test_runner::{TestRunner, run_tests};
+    use stepwise::tools::test_runner::run_tests;
     let f = fixture();
     let body = format!(
         "import os, unittest\n\
@@ -194,7 +194,10 @@ async fn a_symlink_planted_by_a_test_run_cannot_be_used_to_escape() {
     assert!(files::apply_edit(&f.ws, &edit).success);
     let run = run_tests(
         f.ws.root(),
-        TestRunner::Unittest,
+        &stepwise::tools::TestCommands::detect(&f.ws, &[])
+            .get("unittest")
+            .cloned()
+            .unwrap(),
         Duration::from_secs(60),
         &tokio_util::sync::CancellationToken::new(),
     )

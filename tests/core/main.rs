@@ -13,6 +13,7 @@ mod architecture;
 mod confinement;
 mod context_and_cost;
 mod network_faults;
+mod project_gate;
 mod review;
 mod sandbox_cargo;
 mod session_changes;

@@ -4,9 +4,10 @@
 use serde_json::json;
 use std::os::unix::fs::PermissionsExt;
 use std::time::{Duration, Instant};
+use stepwise::tools::TestCommands;
 use stepwise::tools::Workspace;
 use stepwise::tools::files::{self, prepare_replace, prepare_write};
-use stepwise::tools::test_runner::{TestRunner, run_tests};
+use stepwise::tools::test_runner::run_tests;
 use tokio_util::sync::CancellationToken;
 
 fn ws_with(files: &[(&str, &str)]) -> (tempfile::TempDir, Workspace) {
@@ -185,10 +186,18 @@ fn list_files_skips_hidden_cache_and_ignored_and_caps_at_200() {
 }
 
 /// `unittest` in the workspace with a generous timeout and no interruption.
+/// The workspace's detected `unittest` command.
+fn unittest(ws: &Workspace) -> stepwise::tools::TestCommand {
+    TestCommands::detect(ws, &[])
+        .get("unittest")
+        .cloned()
+        .unwrap()
+}
+
 async fn run_unittest(ws: &Workspace) -> stepwise::tools::ToolOutput {
     run_tests(
         ws.root(),
-        TestRunner::Unittest,
+        &unittest(ws),
         Duration::from_secs(60),
         &CancellationToken::new(),
     )
@@ -217,7 +226,7 @@ async fn hanging_tests_are_killed_at_the_timeout_with_their_children() {
     let started = Instant::now();
     let out = run_tests(
         ws.root(),
-        TestRunner::Unittest,
+        &unittest(&ws),
         Duration::from_secs(2),
         &CancellationToken::new(),
     )
@@ -279,13 +288,7 @@ async fn cancelling_kills_a_running_test_promptly() {
         trigger.cancel();
     });
     let started = Instant::now();
-    let out = run_tests(
-        ws.root(),
-        TestRunner::Unittest,
-        Duration::from_secs(600),
-        &cancel,
-    )
-    .await;
+    let out = run_tests(ws.root(), &unittest(&ws), Duration::from_secs(600), &cancel).await;
     assert!(started.elapsed() < Duration::from_secs(60));
     assert!(error_of(&out).contains("interrupted"));
 }

@@ -69,6 +69,8 @@ fn the_receipt_is_shown_under_the_answer_and_says_who_computed_it() {
                 exit_code: Some(1),
                 summary: "1 failed".into(),
                 sandbox: String::new(),
+                passed: false,
+                verified: stepwise::tools::test_run::Verified::ExitCodeAndSummary,
             }),
             files: vec![
                 FileStat {
@@ -86,6 +88,8 @@ fn the_receipt_is_shown_under_the_answer_and_says_who_computed_it() {
             ],
             diff_hash: "abcdef012345".into(),
             no_tool_used: false,
+            no_test_command: false,
+            changed_by_tests: Vec::new(),
         },
     }));
     let term = draw(&mut app, 120, 40);

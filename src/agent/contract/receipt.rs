@@ -2,6 +2,8 @@
 //! (the last test run, the files changed, the diff hash), never text taken
 //! from the model.
 
+use crate::tools::snapshot::RunChange;
+use crate::tools::test_run::Verified;
 use crate::tools::test_runner::TestRun;
 use serde::Serialize;
 
@@ -17,16 +19,25 @@ pub struct Receipt {
     /// The task ended with a final answer in its first step and no tool was
     /// called: nothing was looked at or checked.
     pub no_tool_used: bool,
+    /// Files changed in this task and the workspace has no test command: the
+    /// answer was accepted without a test run ("unverified: no test command").
+    pub no_test_command: bool,
+    /// Files the task's test runs created, changed or deleted themselves.
+    pub changed_by_tests: Vec<RunChange>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct TestReceipt {
     pub command: String,
     pub exit_code: Option<i32>,
-    /// The runner's summary line, e.g. `5 passed`.
+    /// The summary stepwise built from the runner's output, e.g. `5 passed`.
     pub summary: String,
     /// The run's sandbox state (`sandboxed`, `not sandboxed`, …); empty when unknown.
     pub sandbox: String,
+    /// The gate's verdict on the run (exit code and summary agree).
+    pub passed: bool,
+    /// Whether the runner's summary was checked, or only the exit code.
+    pub verified: Verified,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -44,6 +55,8 @@ impl From<&TestRun> for TestReceipt {
             exit_code: run.exit_code,
             summary: run.summary.clone(),
             sandbox: run.sandbox.clone(),
+            passed: run.passed,
+            verified: run.verified,
         }
     }
 }

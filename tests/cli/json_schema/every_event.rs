@@ -30,6 +30,8 @@ pub fn every_event() -> Vec<AgentEvent> {
             exit_code: Some(0),
             summary: "5 passed".into(),
             sandbox: "sandboxed".into(),
+            passed: true,
+            verified: stepwise::tools::test_run::Verified::ExitCodeAndSummary,
         }),
         files: vec![FileStat {
             path: "a.py".into(),
@@ -39,6 +41,14 @@ pub fn every_event() -> Vec<AgentEvent> {
         }],
         diff_hash: "abc".into(),
         no_tool_used: false,
+        no_test_command: false,
+        changed_by_tests: vec![stepwise::tools::snapshot::RunChange {
+            path: "b.py".into(),
+            change: stepwise::tools::snapshot::Touch::Created,
+            before: None,
+            after: None,
+            contents_known: true,
+        }],
     };
     let events = vec![
         AgentEvent::SessionReady {
