@@ -75,6 +75,7 @@ fn flag_only(options: &Options) -> Config {
         models: ModelTable::builtin(),
         no_auto_approve: Vec::new(),
         no_auto_approve_paths: Vec::new(),
+        deny_paths: Vec::new(),
     }
 }
 

@@ -108,6 +108,8 @@ pub struct Config {
     pub no_auto_approve: Vec<ToolName>,
     /// Paths whose edits always ask, even after "approve for the rest of the task".
     pub no_auto_approve_paths: Vec<globset::Glob>,
+    /// Paths no tool may read, write, list or search, on top of the fixed deny list.
+    pub deny_paths: Vec<globset::Glob>,
 }
 
 /// Where the session transcript goes.

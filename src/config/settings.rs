@@ -159,6 +159,17 @@ pub const SETTINGS: &[Setting] = &[
         shown: Shown::WithAbove,
     },
     Setting {
+        key: "deny_paths",
+        flag: None,
+        env: None,
+        set: |c, raw| put(&mut c.deny_paths, raw.globs()),
+        fallback: Fallback::Initial,
+        shown: Shown::LineFileUnnamed(|c| {
+            let paths: Vec<_> = c.deny_paths.iter().map(|g| g.glob()).collect();
+            format!("{paths:?}")
+        }),
+    },
+    Setting {
         key: "models",
         flag: None,
         env: None,

@@ -1,19 +1,24 @@
-//! The five tools the model may call: their JSON schemas, argument parsing
-//! into typed calls, and the uniform `{success, ...}` result shape. The tools
-//! themselves live in `files`, `edit` and `test_runner`; confinement in
-//! `workspace`, the stale-write guard in `guard`, credential hiding in `redact`.
+//! The tools the model may call: their JSON schemas, argument parsing into
+//! typed calls, and the uniform `{success, ...}` result shape. The tools
+//! themselves live in `files` (with `list`), `search`, `edit` and
+//! `test_runner`; confinement in `workspace`, the deny list in `deny`, the
+//! stale-write guard in `guard`, credential hiding in `redact`.
 
+pub mod deny;
 pub mod edit;
 pub mod files;
 pub mod guard;
+mod list;
 mod output;
 pub mod patch;
 pub mod patch_apply;
 mod path;
 pub mod redact;
+pub mod search;
 pub mod test_run;
 pub mod test_runner;
 mod text;
+mod walk;
 pub mod workspace;
 
 pub use output::ToolOutput;
@@ -32,16 +37,18 @@ pub enum ToolName {
     ReplaceText,
     ApplyPatch,
     RunTests,
+    SearchText,
 }
 
 impl ToolName {
-    pub const ALL: [ToolName; 6] = [
+    pub const ALL: [ToolName; 7] = [
         ToolName::ListFiles,
         ToolName::ReadFile,
         ToolName::WriteFile,
         ToolName::ReplaceText,
         ToolName::ApplyPatch,
         ToolName::RunTests,
+        ToolName::SearchText,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -52,6 +59,7 @@ impl ToolName {
             ToolName::ReplaceText => "replace_text",
             ToolName::ApplyPatch => "apply_patch",
             ToolName::RunTests => "run_tests",
+            ToolName::SearchText => "search_text",
         }
     }
 
@@ -70,10 +78,10 @@ impl ToolName {
     fn description(self) -> &'static str {
         match self {
             ToolName::ListFiles => {
-                "List files under a folder of the workspace (relative paths, sorted; hidden, cache and .gitignored folders skipped; at most 200)."
+                "Overview of a folder of the workspace, breadth first, in at most 200 entries (relative paths, sorted; hidden, cache and .gitignored folders skipped). A folder that does not fit is one entry with its file count, like `src/components/ (1,234 files)`: list it to see inside."
             }
             ToolName::ReadFile => {
-                "Read a UTF-8 text file of the workspace (.py .json .toml .yaml .yml .md .txt .html .css .js .ts; at most 100000 bytes)."
+                "Read a text file of the workspace: its exact text (no line numbers), with start_line, end_line, total_lines and truncated. Without offset/limit the whole file up to 256 KiB; for more, give `offset` (1-based first line) and `limit` (lines, default 2000, at most 5000). Environment, key and credential files are never readable."
             }
             ToolName::WriteFile => {
                 "Create a file or replace its whole content. Needs the user's approval. An existing file must be read first, and is refused if it changed since your last read."
@@ -87,6 +95,9 @@ impl ToolName {
             ToolName::RunTests => {
                 "Run the project's tests in the workspace root: `pytest` (python -m pytest -q) or `unittest` (python -m unittest discover -v). Needs the user's approval."
             }
+            ToolName::SearchText => {
+                "Search the text files under a folder for a regular expression (Rust regex syntax), skipping what list_files skips. Returns at most 200 matching lines as {path, line, text} (text cut at 300 characters), sorted by path and line, with the total count."
+            }
         }
     }
 
@@ -94,11 +105,18 @@ impl ToolName {
         let string = |d: &str| json!({"type": "string", "description": d});
         let (props, required): (Value, &[&str]) = match self {
             ToolName::ListFiles => (
-                json!({"path": string("Folder relative to the workspace root; default \".\"")}),
+                json!({
+                    "path": string("Folder relative to the workspace root; default \".\""),
+                    "depth": {"type": "integer", "minimum": 1, "description": "Folder levels to show at most; default: as many as fit"},
+                }),
                 &[],
             ),
             ToolName::ReadFile => (
-                json!({"path": string("File path relative to the workspace root")}),
+                json!({
+                    "path": string("File path relative to the workspace root"),
+                    "offset": {"type": "integer", "minimum": 1, "description": "1-based first line to read"},
+                    "limit": {"type": "integer", "minimum": 1, "maximum": 5000, "description": "Number of lines to read; default 2000 when offset is given"},
+                }),
                 &["path"],
             ),
             ToolName::WriteFile => (
@@ -121,12 +139,21 @@ impl ToolName {
                 json!({"command": {"type": "string", "enum": ["pytest", "unittest"], "description": "Test runner; default \"pytest\""}}),
                 &[],
             ),
+            ToolName::SearchText => (
+                json!({
+                    "pattern": string("Regular expression (Rust regex syntax), matched per line"),
+                    "path": string("Folder (or file) relative to the workspace root; default \".\""),
+                    "glob": string("Only files matching this glob: `*.rs` matches file names, a glob with `/` (`src/**/*.ts`) paths from the workspace root"),
+                    "ignore_case": {"type": "boolean", "description": "Match without regard to case; default false"},
+                }),
+                &["pattern"],
+            ),
         };
         json!({"type": "object", "properties": props, "required": required, "additionalProperties": false})
     }
 }
 
-/// The OpenAI `tools` array describing all five tools.
+/// The OpenAI `tools` array describing every tool.
 pub fn tool_schemas() -> Value {
     Value::Array(
         ToolName::ALL
@@ -146,9 +173,12 @@ pub fn tool_schemas() -> Value {
 pub enum ToolCall {
     ListFiles {
         path: String,
+        depth: Option<u64>,
     },
     ReadFile {
         path: String,
+        offset: Option<u64>,
+        limit: Option<u64>,
     },
     WriteFile {
         path: String,
@@ -165,6 +195,7 @@ pub enum ToolCall {
     RunTests {
         runner: TestRunner,
     },
+    SearchText(search::SearchArgs),
 }
 
 /// Largest accepted arguments text of one call.
@@ -210,11 +241,30 @@ impl ToolCall {
             }
         };
         let req = |key: &str| get(key, true).map(Option::unwrap_or_default);
+        let number = |key: &str| -> Result<Option<u64>, String> {
+            match args.get(key) {
+                None | Some(Value::Null) => Ok(None),
+                Some(Value::Number(n)) => n.as_u64().map(Some).ok_or_else(|| {
+                    format!(
+                        "argument `{key}` of {name} must be a whole number of at least 0, not {n}"
+                    )
+                }),
+                Some(other) => Err(format!(
+                    "argument `{key}` of {name} must be a number, not {}",
+                    json_type(other)
+                )),
+            }
+        };
         Ok(match tool {
             ToolName::ListFiles => ToolCall::ListFiles {
                 path: get("path", false)?.unwrap_or_else(|| ".".into()),
+                depth: number("depth")?,
             },
-            ToolName::ReadFile => ToolCall::ReadFile { path: req("path")? },
+            ToolName::ReadFile => ToolCall::ReadFile {
+                path: req("path")?,
+                offset: number("offset")?,
+                limit: number("limit")?,
+            },
             ToolName::WriteFile => ToolCall::WriteFile {
                 path: req("path")?,
                 content: req("content")?,
@@ -233,6 +283,21 @@ impl ToolCall {
                     runner: TestRunner::parse(&command)?,
                 }
             }
+            ToolName::SearchText => ToolCall::SearchText(search::SearchArgs {
+                pattern: req("pattern")?,
+                path: get("path", false)?.unwrap_or_else(|| ".".into()),
+                glob: get("glob", false)?,
+                ignore_case: match args.get("ignore_case") {
+                    None | Some(Value::Null) => false,
+                    Some(Value::Bool(b)) => *b,
+                    Some(other) => {
+                        return Err(format!(
+                            "argument `ignore_case` of {name} must be true or false, not {}",
+                            json_type(other)
+                        ));
+                    }
+                },
+            }),
         })
     }
 
@@ -244,14 +309,15 @@ impl ToolCall {
             ToolCall::ReplaceText { .. } => ToolName::ReplaceText,
             ToolCall::ApplyPatch { .. } => ToolName::ApplyPatch,
             ToolCall::RunTests { .. } => ToolName::RunTests,
+            ToolCall::SearchText(_) => ToolName::SearchText,
         }
     }
 
     /// The key argument for one-line displays: the path or the runner.
     pub fn target(&self) -> String {
         match self {
-            ToolCall::ListFiles { path }
-            | ToolCall::ReadFile { path }
+            ToolCall::ListFiles { path, .. }
+            | ToolCall::ReadFile { path, .. }
             | ToolCall::WriteFile { path, .. }
             | ToolCall::ReplaceText { path, .. } => path.clone(),
             ToolCall::ApplyPatch { patch } => {
@@ -275,6 +341,7 @@ impl ToolCall {
                 unique.join(", ")
             }
             ToolCall::RunTests { runner } => runner.as_str().to_string(),
+            ToolCall::SearchText(args) => format!("{} in {}", args.pattern, args.path),
         }
     }
 }
@@ -298,7 +365,10 @@ mod tests {
     fn parses_each_tool_with_defaults() {
         assert_eq!(
             ToolCall::parse("list_files", "").unwrap(),
-            ToolCall::ListFiles { path: ".".into() }
+            ToolCall::ListFiles {
+                path: ".".into(),
+                depth: None
+            }
         );
         assert_eq!(
             ToolCall::parse("run_tests", "{}").unwrap(),
@@ -351,7 +421,7 @@ mod tests {
     }
 
     #[test]
-    fn schemas_name_all_six_tools_with_their_arguments() {
+    fn schemas_name_all_the_tools_with_their_arguments() {
         let schemas = tool_schemas();
         let names: Vec<_> = schemas
             .as_array()
@@ -367,7 +437,8 @@ mod tests {
                 "write_file",
                 "replace_text",
                 "apply_patch",
-                "run_tests"
+                "run_tests",
+                "search_text"
             ]
         );
         assert_eq!(
