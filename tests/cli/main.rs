@@ -11,3 +11,4 @@ mod audit_log;
 mod config_layers;
 mod demo;
 mod exec_e2e;
+mod file_tools_e2e;
