@@ -10,10 +10,11 @@
 //! (a symlink with an innocent name is judged by its target).
 
 use super::path::{PathError, RelPath};
-use globset::{Glob, GlobBuilder, GlobSet, GlobSetBuilder};
+use globset::{Glob, GlobSet, GlobSetBuilder};
 use std::path::{Component, Path};
 
-/// File names never readable or writable (globs on the last path component).
+/// File names never readable or writable, as globs on the last path
+/// component (documentation; [`denied_name`] is the check).
 pub const DENIED_NAMES: [&str; 11] = [
     ".env",
     ".env.*",
@@ -31,43 +32,38 @@ pub const DENIED_NAMES: [&str; 11] = [
 /// Folders whose whole content is denied, wherever they are.
 pub const DENIED_DIRS: [&str; 2] = [".git", ".stepwise"];
 
-/// The fixed names plus the configured globs.
-#[derive(Debug, Clone)]
-pub struct DenyList {
-    names: GlobSet,
-    configured: GlobSet,
-    patterns: Vec<String>,
+/// Whether a file name (any case) is on the fixed list. Written out rather
+/// than matched as globs: it runs for every file a listing or search walks.
+pub fn denied_name(name: &str) -> bool {
+    let lower = name.to_ascii_lowercase();
+    let n = lower.as_str();
+    matches!(
+        n,
+        ".env" | ".netrc" | ".pypirc" | ".npmrc" | ".git-credentials"
+    ) || n.starts_with(".env.")
+        || n.ends_with(".pem")
+        || n.ends_with(".key")
+        || n.starts_with("id_rsa")
+        || n.starts_with("id_ecdsa")
+        || n.starts_with("id_ed25519")
 }
 
-impl Default for DenyList {
-    fn default() -> Self {
-        Self::new(&[]).unwrap_or_else(|_| DenyList {
-            names: GlobSet::empty(),
-            configured: GlobSet::empty(),
-            patterns: Vec::new(),
-        })
-    }
+/// The fixed names plus the configured globs.
+#[derive(Debug, Clone, Default)]
+pub struct DenyList {
+    configured: GlobSet,
+    patterns: Vec<String>,
 }
 
 impl DenyList {
     /// The fixed list plus `configured` globs (matched against the
     /// `/`-separated path from the workspace root).
     pub fn new(configured: &[Glob]) -> Result<Self, String> {
-        let mut names = GlobSetBuilder::new();
-        for name in DENIED_NAMES {
-            let glob = GlobBuilder::new(name)
-                .case_insensitive(true)
-                .literal_separator(true)
-                .build()
-                .map_err(|e| e.to_string())?;
-            names.add(glob);
-        }
         let mut extra = GlobSetBuilder::new();
         for glob in configured {
             extra.add(glob.clone());
         }
         Ok(DenyList {
-            names: names.build().map_err(|e| e.to_string())?,
             configured: extra
                 .build()
                 .map_err(|e| format!("deny_paths cannot be used: {e}"))?,
@@ -91,7 +87,7 @@ impl DenyList {
         {
             return Some(format!("everything inside {dir}/ is off limits"));
         }
-        if self.names.is_match(last) {
+        if denied_name(last) {
             return Some(
                 "environment files, private keys and credential files are never readable or writable"
                     .into(),
@@ -104,6 +100,12 @@ impl DenyList {
             ));
         }
         None
+    }
+
+    /// Whether a file a walk found is denied: the walk never enters `.git/`
+    /// or `.stepwise/`, so its name and the configured globs decide.
+    pub fn denies_walked(&self, relative: &Path, name: &str) -> bool {
+        denied_name(name) || (!self.configured.is_empty() && self.configured.is_match(relative))
     }
 
     /// Whether `path` is denied.

@@ -15,21 +15,36 @@ use super::workspace::{PathError, Workspace};
 use serde_json::json;
 use std::collections::{HashMap, VecDeque};
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 
 /// Most entries `list_files` returns.
 pub const MAX_LIST_ENTRIES: usize = 200;
 
-/// One folder of the walked tree.
+/// One folder of the walked tree. Paths are kept as the walk found them
+/// (absolute); only the entries shown are turned into text.
 #[derive(Default)]
 struct Folder {
-    /// Path relative to the workspace root, `/`-separated, empty for the root.
-    path: String,
+    path: PathBuf,
     parent: usize,
     depth: usize,
-    files: Vec<String>,
+    files: Vec<PathBuf>,
     folders: Vec<usize>,
     /// Files anywhere below it.
     count: usize,
+}
+
+/// What one walking thread found, handed over when the thread is done.
+struct Found<'a> {
+    local: Vec<(usize, PathBuf, bool)>,
+    out: &'a Mutex<Vec<(usize, PathBuf, bool)>>,
+}
+
+impl Drop for Found<'_> {
+    fn drop(&mut self) {
+        if let Ok(mut out) = self.out.lock() {
+            out.append(&mut self.local);
+        }
+    }
 }
 
 pub fn list_files_depth(ws: &Workspace, path: &str, depth: Option<u64>) -> ToolOutput {
@@ -69,7 +84,7 @@ fn list(ws: &Workspace, path: &str, depth: Option<u64>) -> Result<ToolOutput, Pa
     let start = ws.real_dir(&rel)?;
     let folders = walk(ws, &start);
     let max_depth = depth.map_or(usize::MAX, |d| usize::try_from(d).unwrap_or(usize::MAX));
-    let (entries, collapsed, cut) = overview(&folders, max_depth);
+    let (entries, collapsed, cut) = overview(&folders, max_depth, ws.root());
     let total = folders[0].count;
     let truncated = collapsed > 0 || cut;
     let files_word = |n: usize| {
@@ -111,41 +126,62 @@ fn list(ws: &Workspace, path: &str, depth: Option<u64>) -> Result<ToolOutput, Pa
     Ok(ToolOutput::ok(summary, payload))
 }
 
-/// The folder tree under `start` (index 0), with file counts.
+/// The folder tree under `start` (index 0), with file counts. The walk runs
+/// on every core; the tree is built afterwards, parents first.
 fn walk(ws: &Workspace, start: &Path) -> Vec<Folder> {
-    let root_rel = start
-        .strip_prefix(ws.root())
-        .map(Path::to_path_buf)
-        .unwrap_or_default();
+    let found = Mutex::new(Vec::new());
+    let threads = std::thread::available_parallelism().map_or(2, |n| n.get().min(8));
+    walker(start).threads(threads).build_parallel().run(|| {
+        let mut mine = Found {
+            local: Vec::new(),
+            out: &found,
+        };
+        Box::new(move |entry| {
+            let Ok(entry) = entry else {
+                return ignore::WalkState::Continue;
+            };
+            let Some(kind) = entry.file_type() else {
+                return ignore::WalkState::Continue;
+            };
+            let depth = entry.depth();
+            if depth == 0 {
+                return ignore::WalkState::Continue;
+            }
+            if kind.is_dir() {
+                mine.local.push((depth, entry.into_path(), true));
+            } else if kind.is_file() {
+                let name = entry.file_name().to_string_lossy();
+                let relative = entry.path().strip_prefix(ws.root()).unwrap_or(entry.path());
+                if !ws.deny().denies_walked(relative, &name) {
+                    mine.local.push((depth, entry.into_path(), false));
+                }
+            }
+            ignore::WalkState::Continue
+        })
+    });
+    let mut entries = found.into_inner().unwrap_or_else(|e| e.into_inner());
+    entries.sort_unstable_by_key(|e| e.0);
     let mut folders = vec![Folder {
-        path: root_rel.to_string_lossy().into_owned(),
+        path: start.to_path_buf(),
         ..Folder::default()
     }];
     let mut index: HashMap<PathBuf, usize> = HashMap::from([(start.to_path_buf(), 0)]);
-    for entry in walker(start).build().flatten() {
-        let Some(kind) = entry.file_type() else {
+    for (depth, path, is_dir) in entries {
+        let Some(&parent) = path.parent().and_then(|p| index.get(p)) else {
             continue;
         };
-        let Some(&parent) = entry.path().parent().and_then(|p| index.get(p)) else {
-            continue;
-        };
-        let Ok(relative) = entry.path().strip_prefix(ws.root()) else {
-            continue;
-        };
-        if kind.is_dir() {
+        if is_dir {
             let id = folders.len();
+            index.insert(path.clone(), id);
             folders.push(Folder {
-                path: relative.to_string_lossy().into_owned(),
+                path,
                 parent,
-                depth: folders[parent].depth + 1,
+                depth,
                 ..Folder::default()
             });
             folders[parent].folders.push(id);
-            index.insert(entry.into_path(), id);
-        } else if kind.is_file() && !ws.deny().denies(relative) {
-            folders[parent]
-                .files
-                .push(relative.to_string_lossy().into_owned());
+        } else {
+            folders[parent].files.push(path);
         }
     }
     // Children come after their parents: add counts up from the leaves.
@@ -161,12 +197,17 @@ fn walk(ws: &Workspace, start: &Path) -> Vec<Folder> {
 
 /// Entries to show, how many folders stay closed, and whether the start
 /// folder itself had more entries than fit.
-fn overview(folders: &[Folder], max_depth: usize) -> (Vec<String>, usize, bool) {
+fn overview(folders: &[Folder], max_depth: usize, root: &Path) -> (Vec<String>, usize, bool) {
+    let shown = |p: &Path| {
+        p.strip_prefix(root)
+            .unwrap_or(p)
+            .to_string_lossy()
+            .into_owned()
+    };
     let mut open = vec![false; folders.len()];
     let size = |f: &Folder| f.files.len() + f.folders.len();
-    let root = &folders[0];
-    let cut = size(root) > MAX_LIST_ENTRIES;
-    let mut shown = size(root).min(MAX_LIST_ENTRIES);
+    let cut = size(&folders[0]) > MAX_LIST_ENTRIES;
+    let mut count = size(&folders[0]).min(MAX_LIST_ENTRIES);
     open[0] = true;
     let mut queue: VecDeque<usize> = sorted_folders(folders, 0).into();
     while let Some(id) = queue.pop_front() {
@@ -174,8 +215,8 @@ fn overview(folders: &[Folder], max_depth: usize) -> (Vec<String>, usize, bool) 
         if folder.depth >= max_depth || size(folder) == 0 || cut {
             continue;
         }
-        if shown - 1 + size(folder) <= MAX_LIST_ENTRIES {
-            shown = shown - 1 + size(folder);
+        if count - 1 + size(folder) <= MAX_LIST_ENTRIES {
+            count = count - 1 + size(folder);
             open[id] = true;
             queue.extend(sorted_folders(folders, id));
         }
@@ -185,7 +226,7 @@ fn overview(folders: &[Folder], max_depth: usize) -> (Vec<String>, usize, bool) 
     let mut stack = vec![0];
     while let Some(id) = stack.pop() {
         let folder = &folders[id];
-        entries.extend(folder.files.iter().cloned());
+        entries.extend(folder.files.iter().map(|f| shown(f)));
         for &child in &folder.folders {
             if open[child] {
                 stack.push(child);
@@ -195,7 +236,7 @@ fn overview(folders: &[Folder], max_depth: usize) -> (Vec<String>, usize, bool) 
                 let word = if n == 1 { "file" } else { "files" };
                 entries.push(format!(
                     "{}/ ({} {word})",
-                    folders[child].path,
+                    shown(&folders[child].path),
                     thousands(n)
                 ));
             }

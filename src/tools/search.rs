@@ -157,7 +157,11 @@ fn first_pass(
                     g.is_match(entry.file_name())
                 }
             });
-            if !selected || ws.deny().denies(relative) {
+            if !selected
+                || ws
+                    .deny()
+                    .denies_walked(relative, &entry.file_name().to_string_lossy())
+            {
                 return ignore::WalkState::Continue;
             }
             match scan(ws, relative) {
