@@ -199,7 +199,8 @@ pub enum ToolCall {
 }
 
 /// Largest accepted arguments text of one call.
-pub const MAX_ARGUMENTS_BYTES: usize = 1_000_000;
+/// Room for a file at the 1 MiB write cap, JSON-escaped.
+pub const MAX_ARGUMENTS_BYTES: usize = 2 * 1024 * 1024;
 
 impl ToolCall {
     /// Validate a call by name and raw JSON arguments. Errors are written for the model.
