@@ -14,6 +14,7 @@ pub mod patch;
 pub mod patch_apply;
 mod path;
 pub mod redact;
+mod schema;
 pub mod search;
 pub mod test_run;
 pub mod test_runner;
@@ -22,8 +23,9 @@ mod walk;
 pub mod workspace;
 
 pub use output::ToolOutput;
+pub use schema::tool_schemas;
 use serde::Serialize;
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 pub use test_runner::TestRunner;
 pub use workspace::{PathError, RelPath, Workspace};
 
@@ -74,98 +76,6 @@ impl ToolName {
             ToolName::WriteFile | ToolName::ReplaceText | ToolName::ApplyPatch | ToolName::RunTests
         )
     }
-
-    fn description(self) -> &'static str {
-        match self {
-            ToolName::ListFiles => {
-                "Overview of a folder of the workspace, breadth first, in at most 200 entries (relative paths, sorted; hidden, cache and .gitignored folders skipped). A folder that does not fit is one entry with its file count, like `src/components/ (1,234 files)`: list it to see inside."
-            }
-            ToolName::ReadFile => {
-                "Read a text file of the workspace: its exact text (no line numbers), with start_line, end_line, total_lines and truncated. Without offset/limit the whole file up to 256 KiB; for more, give `offset` (1-based first line) and `limit` (lines, default 2000, at most 5000). Environment, key and credential files are never readable."
-            }
-            ToolName::WriteFile => {
-                "Create a file or replace its whole content. Needs the user's approval. An existing file must be read first, and is refused if it changed since your last read."
-            }
-            ToolName::ReplaceText => {
-                "Replace exactly one occurrence of `old` with `new` in a file. `old` must match the file exactly once; include surrounding lines to make it unique. Read the file first; refused if it changed since your last read. Needs the user's approval."
-            }
-            ToolName::ApplyPatch => {
-                "Apply a standard unified diff (`--- a/PATH`, `+++ b/PATH`, `@@ -a,b +c,d @@` hunks with ' ', '-', '+' lines), possibly for several files; `--- /dev/null` creates a file, `+++ /dev/null` deletes one (asked separately). Context and removed lines must match the file exactly. All files are applied or none. Read every file first. Needs the user's approval."
-            }
-            ToolName::RunTests => {
-                "Run the project's tests in the workspace root: `pytest` (python -m pytest -q) or `unittest` (python -m unittest discover -v). Needs the user's approval."
-            }
-            ToolName::SearchText => {
-                "Search the text files under a folder for a regular expression (Rust regex syntax), skipping what list_files skips. Returns at most 200 matching lines as {path, line, text} (text cut at 300 characters), sorted by path and line, with the total count."
-            }
-        }
-    }
-
-    fn parameters(self) -> Value {
-        let string = |d: &str| json!({"type": "string", "description": d});
-        let (props, required): (Value, &[&str]) = match self {
-            ToolName::ListFiles => (
-                json!({
-                    "path": string("Folder relative to the workspace root; default \".\""),
-                    "depth": {"type": "integer", "minimum": 1, "description": "Folder levels to show at most; default: as many as fit"},
-                }),
-                &[],
-            ),
-            ToolName::ReadFile => (
-                json!({
-                    "path": string("File path relative to the workspace root"),
-                    "offset": {"type": "integer", "minimum": 1, "description": "1-based first line to read"},
-                    "limit": {"type": "integer", "minimum": 1, "maximum": 5000, "description": "Number of lines to read; default 2000 when offset is given"},
-                }),
-                &["path"],
-            ),
-            ToolName::WriteFile => (
-                json!({"path": string("File path relative to the workspace root"), "content": string("The complete new content of the file")}),
-                &["path", "content"],
-            ),
-            ToolName::ReplaceText => (
-                json!({
-                    "path": string("File path relative to the workspace root"),
-                    "old": string("Exact text to replace; must occur exactly once"),
-                    "new": string("Replacement text"),
-                }),
-                &["path", "old", "new"],
-            ),
-            ToolName::ApplyPatch => (
-                json!({"patch": string("The unified diff text")}),
-                &["patch"],
-            ),
-            ToolName::RunTests => (
-                json!({"command": {"type": "string", "enum": ["pytest", "unittest"], "description": "Test runner; default \"pytest\""}}),
-                &[],
-            ),
-            ToolName::SearchText => (
-                json!({
-                    "pattern": string("Regular expression (Rust regex syntax), matched per line"),
-                    "path": string("Folder (or file) relative to the workspace root; default \".\""),
-                    "glob": string("Only files matching this glob: `*.rs` matches file names, a glob with `/` (`src/**/*.ts`) paths from the workspace root"),
-                    "ignore_case": {"type": "boolean", "description": "Match without regard to case; default false"},
-                }),
-                &["pattern"],
-            ),
-        };
-        json!({"type": "object", "properties": props, "required": required, "additionalProperties": false})
-    }
-}
-
-/// The OpenAI `tools` array describing every tool.
-pub fn tool_schemas() -> Value {
-    Value::Array(
-        ToolName::ALL
-            .into_iter()
-            .map(|t| {
-                json!({
-                    "type": "function",
-                    "function": {"name": t.as_str(), "description": t.description(), "parameters": t.parameters()}
-                })
-            })
-            .collect(),
-    )
 }
 
 /// A tool call with validated arguments.
@@ -361,6 +271,7 @@ fn json_type(v: &Value) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn parses_each_tool_with_defaults() {
