@@ -117,7 +117,7 @@ fn prepare_session(config: &Config) -> Result<Prepared, String> {
             let model = HttpModel::new(&config.base_url, &config.model, config.api_key.clone())
                 .map_err(|e| e.to_string())?
                 .with_idle_timeout(config.idle_timeout);
-            let workspace = open(&config.workspace)?;
+            let workspace = open(&config.workspace)?.with_deny_paths(&config.deny_paths)?;
             let (lock, audit) = claim(config, workspace.root())?;
             return Ok(Prepared {
                 audit,
@@ -155,7 +155,7 @@ fn prepare_session(config: &Config) -> Result<Prepared, String> {
         pricing: None,
         ..settings
     };
-    let workspace = open(&copy)?;
+    let workspace = open(&copy)?.with_deny_paths(&config.deny_paths)?;
     let (lock, audit) = claim(config, workspace.root())?;
     Ok(Prepared {
         audit,

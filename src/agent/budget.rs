@@ -11,11 +11,15 @@ fn cuttable(tool: &str) -> Option<(&'static str, &'static str)> {
     match tool {
         "read_file" => Some((
             "content",
-            "the rest of the file was left out; work from the part shown and edit the file with replace_text (rewriting it whole with write_file would drop the rest)",
+            "the rest of the file was left out; read on with read_file giving `offset` (the first line not shown) and a smaller `limit`, and edit with replace_text (rewriting it whole with write_file would drop the rest)",
         )),
         "list_files" => Some((
             "files",
             "list a subfolder (a narrower request) to see the rest",
+        )),
+        "search_text" => Some((
+            "matches",
+            "narrow the pattern, the path or the glob to see the rest",
         )),
         "run_tests" => Some((
             "output",
@@ -79,6 +83,15 @@ fn cut_string(body: &Value, field: &str, s: &str, end: usize, how: &str) -> Stri
         s.len()
     );
     let mut cut = body.clone();
+    // A ranged read says exactly where to go on.
+    let note = match body.get("start_line").and_then(Value::as_u64) {
+        Some(start) => {
+            let shown = head.lines().count() as u64;
+            cut["end_line"] = json!((start + shown).saturating_sub(1));
+            format!("{note}; the next offset is {}", start + shown)
+        }
+        None => note,
+    };
     cut[field] = json!(head);
     cut["truncated"] = json!(true);
     cut["note"] = json!(note);
@@ -125,6 +138,7 @@ mod tests {
             note.contains("of 5000 lines") && note.contains("replace_text"),
             "{note}"
         );
+        assert!(note.contains("`offset`"), "{note}");
         assert_eq!(
             (cut["path"].as_str(), cut["truncated"].as_bool()),
             (Some("a.py"), Some(true))
@@ -149,6 +163,20 @@ mod tests {
         assert_eq!(
             fit_result("write_file", &write, |_| false),
             write.to_string()
+        );
+    }
+
+    #[test]
+    fn a_cut_ranged_read_names_the_next_offset() {
+        let body = json!({"success": true, "content": lines(3000), "start_line": 101, "end_line": 3100, "total_lines": 9000});
+        let cut: Value =
+            serde_json::from_str(&fit_result("read_file", &body, |t| t.len() <= 2_000)).unwrap();
+        let shown = cut["content"].as_str().unwrap().lines().count() as u64;
+        assert_eq!(cut["end_line"], json!(100 + shown));
+        let note = cut["note"].as_str().unwrap();
+        assert!(
+            note.contains(&format!("next offset is {}", 101 + shown)),
+            "{note}"
         );
     }
 

@@ -8,6 +8,7 @@ use super::session::{Session, Task};
 use crate::diff::FileDiff;
 use crate::tools::files;
 use crate::tools::patch_apply;
+use crate::tools::search;
 use crate::tools::snapshot::{RunChange, Snapshot};
 use crate::tools::test_runner;
 use crate::tools::{ToolCall, ToolOutput, scrub};
@@ -50,8 +51,15 @@ impl Session {
             t.emit(proposed(tool.into(), call.target(), None, false));
             self.running(t, call_id, false);
             let output = match &call {
-                ToolCall::ListFiles { path } => files::list_files(&self.workspace, path),
-                ToolCall::ReadFile { path } => files::read_file(&self.workspace, path),
+                ToolCall::ListFiles { path, depth } => {
+                    files::list_files_depth(&self.workspace, path, *depth)
+                }
+                ToolCall::ReadFile {
+                    path,
+                    offset,
+                    limit,
+                } => files::read_file_range(&self.workspace, path, *offset, *limit),
+                ToolCall::SearchText(args) => search::search_text(&self.workspace, args),
                 _ => ToolOutput::error(format!("{} is not a read", tool.as_str())),
             };
             let status = status_of(&output);
@@ -97,7 +105,7 @@ impl Session {
     fn prepare(&self, call: &ToolCall) -> Result<Prepared, String> {
         let ws = &self.workspace;
         match call {
-            ToolCall::ListFiles { .. } | ToolCall::ReadFile { .. } => {
+            ToolCall::ListFiles { .. } | ToolCall::ReadFile { .. } | ToolCall::SearchText(_) => {
                 Err(format!("{} needs no preparation", call.name().as_str()))
             }
             ToolCall::WriteFile { path, content } => files::prepare_write(ws, path, content)

@@ -112,6 +112,7 @@ fn flag_only(options: &Options) -> Config {
         color: ColorChoice::Auto,
         sandbox: SandboxSettings::default(),
         test_env: Vec::new(),
+        deny_paths: Vec::new(),
     }
 }
 

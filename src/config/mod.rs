@@ -154,6 +154,8 @@ pub struct Config {
     pub test_commands: Vec<(String, Vec<String>)>,
     /// A task given on the command line to the full-screen UI (`stepwise "TASK"`).
     pub task: Option<String>,
+    /// Paths no tool may read, write, list or search, on top of the fixed deny list.
+    pub deny_paths: Vec<globset::Glob>,
 }
 
 /// Where the session transcript goes.

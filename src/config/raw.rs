@@ -182,7 +182,7 @@ mod tests {
         let err = Raw::Toml(&toml(r#"["run-tests"]"#)).tools().unwrap_err();
         assert_eq!(
             err,
-            r#"names an unknown tool "run-tests" (valid names: list_files, read_file, write_file, replace_text, apply_patch, run_tests)"#
+            r#"names an unknown tool "run-tests" (valid names: list_files, read_file, write_file, replace_text, apply_patch, run_tests, search_text)"#
         );
         assert_eq!(
             Raw::Toml(&toml(r#"["run_tests", "write_file"]"#)).tools(),

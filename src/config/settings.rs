@@ -178,6 +178,19 @@ pub const SETTINGS: &[Setting] = &[
         guard: Guard::Open,
     },
     Setting {
+        key: "deny_paths",
+        flag: None,
+        env: None,
+        set: |c, raw| put(&mut c.deny_paths, raw.globs()),
+        fallback: Fallback::Initial,
+        shown: Shown::LineFileUnnamed(|c| {
+            let paths: Vec<_> = c.deny_paths.iter().map(|g| g.glob()).collect();
+            format!("{paths:?}")
+        }),
+        // It only takes files away from the tools, never gives any.
+        guard: Guard::Open,
+    },
+    Setting {
         key: "models",
         flag: None,
         env: None,

@@ -80,6 +80,7 @@ mod tests {
             color: ColorChoice::Auto,
             sandbox: Default::default(),
             test_env: Vec::new(),
+            deny_paths: Vec::new(),
         }
     }
 

@@ -4,11 +4,13 @@
 //! so the user is never asked to approve a doomed write, apply because the
 //! file may change while the approval prompt is open. CRLF files are matched
 //! with `\n` and written back with CRLF; a `replace_text` keeps the presence
-//! or absence of the final newline. No edit may touch a redacted value.
+//! or absence of the final newline. No edit may touch a redacted value. A
+//! file read only in part is edited only inside the lines that were read
+//! (see [`super::guard`]).
 
 use super::ToolOutput;
 use super::redact::{MARKER, redact};
-use super::text::{MAX_FILE_BYTES, check_text_file, read_text, to_crlf};
+use super::text::{MAX_FILE_BYTES, check_allowed, check_content, read_text, to_crlf};
 pub use super::text::{is_crlf, to_lf};
 use super::workspace::{PathError, RelPath, Workspace};
 use crate::diff::FileDiff;
@@ -27,7 +29,8 @@ pub struct PreparedEdit {
     pub diff: FileDiff,
 }
 
-/// The current content of a file the model is about to edit, after the guard agreed.
+/// The current content of a file the model is about to edit, after the guard
+/// agreed it is what the model last saw.
 fn current_for_edit(ws: &Workspace, rel: &RelPath) -> Result<Option<String>, PathError> {
     let current = read_text(ws, rel)?;
     ws.guard()
@@ -35,11 +38,21 @@ fn current_for_edit(ws: &Workspace, rel: &RelPath) -> Result<Option<String>, Pat
     Ok(current)
 }
 
+/// The 1-based lines of `text` that the bytes `start..end` lie on.
+pub(super) fn lines_of(text: &str, start: usize, end: usize) -> std::ops::RangeInclusive<usize> {
+    let first = text[..start].matches('\n').count() + 1;
+    let last = text[..end.max(start + 1) - 1].matches('\n').count() + 1;
+    first..=last.max(first)
+}
+
 pub fn prepare_write(ws: &Workspace, path: &str, content: &str) -> Result<PreparedEdit, PathError> {
     let rel = Workspace::check(path)?;
-    check_text_file(&rel)?;
+    check_allowed(ws, &rel)?;
+    check_content(&rel, content)?;
     check_size(content.len(), "the content")?;
     let old = current_for_edit(ws, &rel)?;
+    ws.guard()
+        .check_whole(&rel, old.as_deref().map(str::as_bytes))?;
     let mut new = content.to_string();
     if let Some(current) = &old {
         let visible = redact(&to_lf(current));
@@ -67,7 +80,7 @@ pub fn prepare_replace(
     new_text: &str,
 ) -> Result<PreparedEdit, PathError> {
     let rel = Workspace::check(path)?;
-    check_text_file(&rel)?;
+    check_allowed(ws, &rel)?;
     let current = current_for_edit(ws, &rel)?.ok_or_else(|| {
         PathError(format!(
             "{} does not exist; use write_file to create it",
@@ -115,6 +128,8 @@ pub fn prepare_replace(
         }
     };
     let end = at + old_text.len();
+    ws.guard()
+        .check_lines(&rel, current.as_bytes(), lines_of(&view, at, end))?;
     // Touching a hidden value at either end would change it too (`KEY=` -> `KEY=x`).
     if redact(&view)
         .hidden
@@ -135,6 +150,7 @@ pub fn prepare_replace(
         updated.pop();
     }
     check_markers(&view, &updated)?;
+    check_content(&rel, &updated)?;
     let new = if crlf { to_crlf(&updated) } else { updated };
     check_size(new.len(), "the result")?;
     Ok(edit(rel, Some(current), new))
@@ -191,7 +207,8 @@ pub fn apply_edit(ws: &Workspace, edit: &PreparedEdit) -> ToolOutput {
     }
     match ws.write_atomic(&edit.path, edit.new.as_bytes()) {
         Ok(()) => {
-            ws.guard().remember(&edit.path, edit.new.as_bytes());
+            ws.guard()
+                .remember_written(&edit.path, edit.old.as_deref(), &edit.new);
             ToolOutput::ok(
                 edit.diff.stat(),
                 json!({

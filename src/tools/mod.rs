@@ -1,30 +1,37 @@
-//! The five tools the model may call: their JSON schemas, argument parsing
-//! into typed calls, and the uniform `{success, ...}` result shape. The tools
-//! themselves live in `files`, `edit` and `test_runner`; confinement in
-//! `workspace`, the stale-write guard in `guard`, credential hiding in `redact`,
-//! secrets kept out of every output in `scrub`.
+//! The tools the model may call: their JSON schemas (`schema`), argument
+//! parsing into typed calls, and the uniform `{success, ...}` result shape.
+//! The tools themselves live in `files` (with `list`), `search`, `edit` and
+//! `test_runner`; confinement in `workspace`, the deny list in `deny`, the
+//! stale-write guard in `guard`, credential hiding in `redact`, secrets kept
+//! out of every output in `scrub`.
 
+pub mod deny;
 pub mod edit;
 pub mod files;
 pub mod guard;
+mod list;
 mod output;
 pub mod patch;
 pub mod patch_apply;
 mod path;
 pub mod redact;
 pub mod sandbox;
+mod schema;
 pub mod scrub;
+pub mod search;
 pub mod snapshot;
 pub mod test_commands;
 pub mod test_run;
 pub mod test_runner;
 pub mod test_summary;
 mod text;
+mod walk;
 pub mod workspace;
 
 pub use output::ToolOutput;
+pub use schema::tool_schemas;
 use serde::Serialize;
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 pub use test_commands::{TestCommand, TestCommands};
 pub use workspace::{PathError, RelPath, Workspace};
 
@@ -38,16 +45,18 @@ pub enum ToolName {
     ReplaceText,
     ApplyPatch,
     RunTests,
+    SearchText,
 }
 
 impl ToolName {
-    pub const ALL: [ToolName; 6] = [
+    pub const ALL: [ToolName; 7] = [
         ToolName::ListFiles,
         ToolName::ReadFile,
         ToolName::WriteFile,
         ToolName::ReplaceText,
         ToolName::ApplyPatch,
         ToolName::RunTests,
+        ToolName::SearchText,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -58,6 +67,7 @@ impl ToolName {
             ToolName::ReplaceText => "replace_text",
             ToolName::ApplyPatch => "apply_patch",
             ToolName::RunTests => "run_tests",
+            ToolName::SearchText => "search_text",
         }
     }
 
@@ -72,81 +82,6 @@ impl ToolName {
             ToolName::WriteFile | ToolName::ReplaceText | ToolName::ApplyPatch | ToolName::RunTests
         )
     }
-
-    fn description(self) -> &'static str {
-        match self {
-            ToolName::ListFiles => {
-                "List files under a folder of the workspace (relative paths, sorted; hidden, cache and .gitignored folders skipped; at most 200)."
-            }
-            ToolName::ReadFile => {
-                "Read a UTF-8 text file of the workspace (.py .json .toml .yaml .yml .md .txt .html .css .js .ts; at most 100000 bytes)."
-            }
-            ToolName::WriteFile => {
-                "Create a file or replace its whole content. Needs the user's approval. An existing file must be read first, and is refused if it changed since your last read."
-            }
-            ToolName::ReplaceText => {
-                "Replace exactly one occurrence of `old` with `new` in a file. `old` must match the file exactly once; include surrounding lines to make it unique. Read the file first; refused if it changed since your last read. Needs the user's approval."
-            }
-            ToolName::ApplyPatch => {
-                "Apply a standard unified diff (`--- a/PATH`, `+++ b/PATH`, `@@ -a,b +c,d @@` hunks with ' ', '-', '+' lines), possibly for several files; `--- /dev/null` creates a file, `+++ /dev/null` deletes one (asked separately). Context and removed lines must match the file exactly. All files are applied or none. Read every file first. Needs the user's approval."
-            }
-            ToolName::RunTests => {
-                "Run the project's tests in the workspace root with one of its test commands. Needs the user's approval."
-            }
-        }
-    }
-
-    fn parameters(self) -> Value {
-        let string = |d: &str| json!({"type": "string", "description": d});
-        let (props, required): (Value, &[&str]) = match self {
-            ToolName::ListFiles => (
-                json!({"path": string("Folder relative to the workspace root; default \".\"")}),
-                &[],
-            ),
-            ToolName::ReadFile => (
-                json!({"path": string("File path relative to the workspace root")}),
-                &["path"],
-            ),
-            ToolName::WriteFile => (
-                json!({"path": string("File path relative to the workspace root"), "content": string("The complete new content of the file")}),
-                &["path", "content"],
-            ),
-            ToolName::ReplaceText => (
-                json!({
-                    "path": string("File path relative to the workspace root"),
-                    "old": string("Exact text to replace; must occur exactly once"),
-                    "new": string("Replacement text"),
-                }),
-                &["path", "old", "new"],
-            ),
-            ToolName::ApplyPatch => (
-                json!({"patch": string("The unified diff text")}),
-                &["patch"],
-            ),
-            ToolName::RunTests => (json!({"command": string("Test command name")}), &[]),
-        };
-        json!({"type": "object", "properties": props, "required": required, "additionalProperties": false})
-    }
-}
-
-/// The OpenAI `tools` array describing every tool; `run_tests` lists the
-/// workspace's own test commands (an `enum` of their names).
-pub fn tool_schemas(tests: &TestCommands) -> Value {
-    Value::Array(
-        ToolName::ALL
-            .into_iter()
-            .map(|t| {
-                let (description, parameters) = match t {
-                    ToolName::RunTests => (tests.description(), tests.parameters()),
-                    _ => (t.description().to_string(), t.parameters()),
-                };
-                json!({
-                    "type": "function",
-                    "function": {"name": t.as_str(), "description": description, "parameters": parameters}
-                })
-            })
-            .collect(),
-    )
 }
 
 /// A tool call with validated arguments.
@@ -154,9 +89,12 @@ pub fn tool_schemas(tests: &TestCommands) -> Value {
 pub enum ToolCall {
     ListFiles {
         path: String,
+        depth: Option<u64>,
     },
     ReadFile {
         path: String,
+        offset: Option<u64>,
+        limit: Option<u64>,
     },
     WriteFile {
         path: String,
@@ -175,10 +113,12 @@ pub enum ToolCall {
     RunTests {
         command: Option<String>,
     },
+    SearchText(search::SearchArgs),
 }
 
 /// Largest accepted arguments text of one call.
-pub const MAX_ARGUMENTS_BYTES: usize = 1_000_000;
+/// Room for a file at the 1 MiB write cap, JSON-escaped.
+pub const MAX_ARGUMENTS_BYTES: usize = 2 * 1024 * 1024;
 
 impl ToolCall {
     /// Validate a call by name and raw JSON arguments. Errors are written for the model.
@@ -220,11 +160,30 @@ impl ToolCall {
             }
         };
         let req = |key: &str| get(key, true).map(Option::unwrap_or_default);
+        let number = |key: &str| -> Result<Option<u64>, String> {
+            match args.get(key) {
+                None | Some(Value::Null) => Ok(None),
+                Some(Value::Number(n)) => n.as_u64().map(Some).ok_or_else(|| {
+                    format!(
+                        "argument `{key}` of {name} must be a whole number of at least 0, not {n}"
+                    )
+                }),
+                Some(other) => Err(format!(
+                    "argument `{key}` of {name} must be a number, not {}",
+                    json_type(other)
+                )),
+            }
+        };
         Ok(match tool {
             ToolName::ListFiles => ToolCall::ListFiles {
                 path: get("path", false)?.unwrap_or_else(|| ".".into()),
+                depth: number("depth")?,
             },
-            ToolName::ReadFile => ToolCall::ReadFile { path: req("path")? },
+            ToolName::ReadFile => ToolCall::ReadFile {
+                path: req("path")?,
+                offset: number("offset")?,
+                limit: number("limit")?,
+            },
             ToolName::WriteFile => ToolCall::WriteFile {
                 path: req("path")?,
                 content: req("content")?,
@@ -240,6 +199,21 @@ impl ToolCall {
             ToolName::RunTests => ToolCall::RunTests {
                 command: get("command", false)?.map(|c| c.trim().to_string()),
             },
+            ToolName::SearchText => ToolCall::SearchText(search::SearchArgs {
+                pattern: req("pattern")?,
+                path: get("path", false)?.unwrap_or_else(|| ".".into()),
+                glob: get("glob", false)?,
+                ignore_case: match args.get("ignore_case") {
+                    None | Some(Value::Null) => false,
+                    Some(Value::Bool(b)) => *b,
+                    Some(other) => {
+                        return Err(format!(
+                            "argument `ignore_case` of {name} must be true or false, not {}",
+                            json_type(other)
+                        ));
+                    }
+                },
+            }),
         })
     }
 
@@ -251,14 +225,15 @@ impl ToolCall {
             ToolCall::ReplaceText { .. } => ToolName::ReplaceText,
             ToolCall::ApplyPatch { .. } => ToolName::ApplyPatch,
             ToolCall::RunTests { .. } => ToolName::RunTests,
+            ToolCall::SearchText(_) => ToolName::SearchText,
         }
     }
 
     /// The key argument for one-line displays: the path or the runner.
     pub fn target(&self) -> String {
         match self {
-            ToolCall::ListFiles { path }
-            | ToolCall::ReadFile { path }
+            ToolCall::ListFiles { path, .. }
+            | ToolCall::ReadFile { path, .. }
             | ToolCall::WriteFile { path, .. }
             | ToolCall::ReplaceText { path, .. } => path.clone(),
             ToolCall::ApplyPatch { patch } => {
@@ -282,6 +257,7 @@ impl ToolCall {
                 unique.join(", ")
             }
             ToolCall::RunTests { command } => command.clone().unwrap_or_default(),
+            ToolCall::SearchText(args) => format!("{} in {}", args.pattern, args.path),
         }
     }
 }
@@ -300,12 +276,16 @@ fn json_type(v: &Value) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn parses_each_tool_with_defaults() {
         assert_eq!(
             ToolCall::parse("list_files", "").unwrap(),
-            ToolCall::ListFiles { path: ".".into() }
+            ToolCall::ListFiles {
+                path: ".".into(),
+                depth: None
+            }
         );
         assert_eq!(
             ToolCall::parse("run_tests", "{}").unwrap(),
@@ -353,7 +333,7 @@ mod tests {
     }
 
     #[test]
-    fn schemas_name_all_six_tools_with_their_arguments() {
+    fn schemas_name_all_the_tools_with_their_arguments() {
         let schemas = tool_schemas(&TestCommands::default());
         let names: Vec<_> = schemas
             .as_array()
@@ -369,7 +349,8 @@ mod tests {
                 "write_file",
                 "replace_text",
                 "apply_patch",
-                "run_tests"
+                "run_tests",
+                "search_text"
             ]
         );
         assert_eq!(

@@ -9,8 +9,9 @@
 
 use super::ToolOutput;
 use super::edit::{PreparedEdit, apply_edit, is_crlf, to_lf};
-use super::files::{MAX_FILE_BYTES, check_text_file};
+use super::files::MAX_FILE_BYTES;
 use super::patch::{self, FilePatch};
+use super::text::{check_allowed, check_content, decode_text};
 use super::workspace::{PathError, RelPath, Workspace};
 use crate::diff::FileDiff;
 use serde_json::json;
@@ -61,7 +62,7 @@ pub fn prepare_patch(ws: &Workspace, text: &str) -> Result<PreparedPatch, PathEr
             )));
         }
         let rel = Workspace::check(file.path())?;
-        check_text_file(&rel)?;
+        check_allowed(ws, &rel)?;
         if seen.contains(&rel) {
             return Err(PathError(format!(
                 "{} appears twice in the patch",
@@ -86,19 +87,32 @@ pub fn prepare_patch(ws: &Workspace, text: &str) -> Result<PreparedPatch, PathEr
             }
             (None, _, None) => {
                 ws.guard().check(&rel, None)?;
-                let content = apply_one("", file, &mut prepared.warnings)?;
+                let content = apply_one("", file, &mut prepared.warnings, None)?;
                 prepared.edits.push(prepare_edit(rel, None, content)?);
             }
             (Some(_), Some(_), Some(current)) => {
                 ws.guard().check(&rel, Some(current.as_bytes()))?;
-                let content = apply_keeping_endings(&current, file, &mut prepared.warnings)?;
+                // A CRLF file is patched in its LF form; a file mixing both
+                // as it is, its `\r`s matching as trailing whitespace.
+                let crlf = is_crlf(&current);
+                let base = if crlf {
+                    to_lf(&current)
+                } else {
+                    current.as_str().into()
+                };
+                let seen = Some((ws, &rel, current.as_bytes()));
+                let mut content = apply_one(&base, file, &mut prepared.warnings, seen)?;
+                if crlf {
+                    content = content.replace('\n', "\r\n");
+                }
                 prepared
                     .edits
                     .push(prepare_edit(rel, Some(current), content)?);
             }
             (Some(_), None, Some(current)) => {
                 ws.guard().check(&rel, Some(current.as_bytes()))?;
-                let rest = apply_one(&to_lf(&current), file, &mut prepared.warnings)?;
+                let seen = Some((ws, &rel, current.as_bytes()));
+                let rest = apply_one(&to_lf(&current), file, &mut prepared.warnings, seen)?;
                 if !rest.trim().is_empty() {
                     return Err(PathError(format!(
                         "the hunks deleting {} must remove every line of it",
@@ -117,27 +131,26 @@ pub fn prepare_patch(ws: &Workspace, text: &str) -> Result<PreparedPatch, PathEr
     Ok(prepared)
 }
 
-/// A CRLF file is patched in its LF form and written back with CRLF; a file
-/// mixing both is patched as it is, its `\r`s matching as trailing whitespace.
-fn apply_keeping_endings(
-    current: &str,
-    file: &FilePatch,
-    warnings: &mut Vec<String>,
-) -> Result<String, PathError> {
-    if is_crlf(current) {
-        let content = apply_one(&to_lf(current), file, warnings)?;
-        Ok(content.replace('\n', "\r\n"))
-    } else {
-        apply_one(current, file, warnings)
-    }
-}
-
+/// The file's patched text. With `seen` (an existing file), every hunk must
+/// lie inside lines the model read (an insertion: next to one).
 fn apply_one(
     content: &str,
     file: &FilePatch,
     warnings: &mut Vec<String>,
+    seen: Option<(&Workspace, &RelPath, &[u8])>,
 ) -> Result<String, PathError> {
     let applied = patch::apply_checked(content, file).map_err(PathError)?;
+    if let Some((ws, rel, current)) = seen {
+        for span in &applied.old_spans {
+            let lines = if span.is_empty() {
+                let line = span.start.max(1);
+                line..=line
+            } else {
+                (span.start + 1)..=span.end
+            };
+            ws.guard().check_lines(rel, current, lines)?;
+        }
+    }
     warnings.extend(applied.warnings);
     Ok(applied.text)
 }
@@ -148,6 +161,7 @@ fn prepare_edit(
     old: Option<String>,
     new: String,
 ) -> Result<PreparedEdit, PathError> {
+    check_content(&path, &new)?;
     if new.len() as u64 > MAX_FILE_BYTES {
         return Err(PathError(format!(
             "{} would be {} bytes, over the {MAX_FILE_BYTES}-byte limit",
@@ -171,9 +185,7 @@ fn prepare_edit(
 fn current_text(ws: &Workspace, rel: &RelPath) -> Result<Option<String>, PathError> {
     match ws.read_bytes(rel, MAX_FILE_BYTES)? {
         None => Ok(None),
-        Some(bytes) => String::from_utf8(bytes)
-            .map(Some)
-            .map_err(|_| PathError(format!("{} is not UTF-8 text", rel.display()))),
+        Some(bytes) => decode_text(rel, bytes).map(Some),
     }
 }
 

@@ -40,6 +40,33 @@ pub fn redact(text: &str) -> Redacted {
     Redacted { text: out, hidden }
 }
 
+/// `text[range]` with every hidden value that reaches into it shown as the
+/// marker, and how many there were.
+pub fn redact_range(
+    text: &str,
+    hidden: &[std::ops::Range<usize>],
+    range: std::ops::Range<usize>,
+) -> (String, usize) {
+    let mut out = String::with_capacity(range.len());
+    let mut at = range.start;
+    let mut count = 0;
+    for h in hidden
+        .iter()
+        .filter(|h| h.start < range.end && range.start < h.end)
+    {
+        let (from, to) = (h.start.max(range.start), h.end.min(range.end));
+        out.push_str(&text[at..from]);
+        out.push_str(MARKER);
+        if text[from..to].ends_with('\n') {
+            out.push('\n'); // a key block's body keeps its own line
+        }
+        at = to;
+        count += 1;
+    }
+    out.push_str(&text[at..range.end]);
+    (out, count)
+}
+
 /// Whether editing the bytes in `span` (empty: an insertion point) touches a
 /// hidden value: overlaps it or borders it, since `KEY=` followed by an
 /// insertion changes the value too. Every edit path refuses such an edit.

@@ -1,50 +1,60 @@
-//! Text files as the tools see them: which files count (a suffix allowlist,
-//! never `.env`), the size limit, reading as UTF-8, and line endings (CRLF
-//! files are handled with `\n` and written back with `\r\n`). Both the
-//! read tools (`files`) and the edits (`edit`) build on this; it depends on
-//! neither.
+//! Text files as the tools see them: any regular file whose content is
+//! UTF-8 without NUL bytes, whatever its name (decided by content, never by
+//! suffix), unless the deny list refuses it; the size limits; and line
+//! endings (CRLF files are handled with `\n` and written back with `\r\n`).
+//! Both the read tools (`files`) and the edits (`edit`) build on this; it
+//! depends on neither.
 
 use super::workspace::{PathError, RelPath, Workspace};
 use std::borrow::Cow;
 
-/// Largest file `read_file` returns and `write_file` writes.
-pub const MAX_FILE_BYTES: u64 = 100_000;
-/// File suffixes the model may read and write.
-pub const ALLOWED_SUFFIXES: [&str; 12] = [
-    ".py", ".json", ".toml", ".yaml", ".yml", ".md", ".txt", ".html", ".css", ".js", ".ts", ".rs",
-];
+/// Largest file `write_file`, `replace_text` and `apply_patch` write (1 MiB).
+pub const MAX_FILE_BYTES: u64 = 1024 * 1024;
+/// Most bytes `read_file` returns without a range (256 KiB).
+pub const MAX_READ_BYTES: usize = 256 * 1024;
+/// Largest file `read_file` and `search_text` look into at all (16 MiB).
+pub const MAX_SCAN_BYTES: u64 = 16 * 1024 * 1024;
 
-/// Suffix allowlist, and never `.env` files whatever their suffix.
-pub fn check_text_file(rel: &RelPath) -> Result<(), PathError> {
-    let name = rel.file_name().unwrap_or("");
-    if name.starts_with(".env") {
+/// Refuse a path the deny list names (the file's real path is checked
+/// again when it is opened).
+pub fn check_allowed(ws: &Workspace, rel: &RelPath) -> Result<(), PathError> {
+    ws.deny().check(rel)
+}
+
+/// `bytes` as text, or why they are not: a NUL byte or invalid UTF-8.
+pub fn decode_text(rel: &RelPath, bytes: Vec<u8>) -> Result<String, PathError> {
+    if let Some(at) = memchr::memchr(0, &bytes) {
         return Err(PathError(format!(
-            "{} may hold secrets; .env files are never readable or writable",
+            "{} is a binary file (it has a NUL byte at offset {at}); only text files can be read or edited",
             rel.display()
         )));
     }
-    let lower = name.to_ascii_lowercase();
-    if !ALLOWED_SUFFIXES.iter().any(|s| lower.ends_with(s)) {
-        return Err(PathError(format!(
-            "{} is not an allowed text file; allowed suffixes: {}",
+    String::from_utf8(bytes).map_err(|e| {
+        PathError(format!(
+            "{} is not UTF-8 text (invalid byte at offset {}); only text files can be read or edited",
             rel.display(),
-            ALLOWED_SUFFIXES.join(" ")
+            e.utf8_error().valid_up_to()
+        ))
+    })
+}
+
+/// Refuse new content that is not text (JSON strings are UTF-8, but may hold NUL).
+pub fn check_content(rel: &RelPath, content: &str) -> Result<(), PathError> {
+    if content.contains('\0') {
+        return Err(PathError(format!(
+            "the new content of {} has a NUL byte; only text files can be written",
+            rel.display()
         )));
     }
     Ok(())
 }
 
-/// Current UTF-8 content, `None` when the file does not exist.
+/// Current text content, `None` when the file does not exist.
 pub(super) fn read_text(ws: &Workspace, rel: &RelPath) -> Result<Option<String>, PathError> {
     let Some(bytes) = ws.read_bytes(rel, MAX_FILE_BYTES)? else {
         return Ok(None);
     };
-    String::from_utf8(bytes).map(Some).map_err(|_| {
-        PathError(format!(
-            "{} is not UTF-8 text; only text files can be read or edited",
-            rel.display()
-        ))
-    })
+    decode_text(rel, bytes).map(Some)
 }
 
 /// Whether every line break of `text` is `\r\n` (and there is at least one).

@@ -4,12 +4,17 @@
 //! existing and not-yet-existing targets alike. A lexical pre-check in front of
 //! it gives the model clearer errors. stepwise's own `.stepwise/` folder is
 //! unreachable: refused by name, and by its real path when a symlink leads there.
-//! The workspace also holds the stale-write [`EditGuard`].
+//! Files are opened without blocking and only regular files with a single
+//! name (one hard link) are read, checked against the [`DenyList`] both by
+//! the name given and by the path they really have. The workspace also holds
+//! the stale-write [`EditGuard`].
 
+use super::deny::DenyList;
 use super::guard::EditGuard;
 pub use super::path::{PathError, RelPath};
 use cap_std::ambient_authority;
-use cap_std::fs::{Dir, Permissions};
+use cap_std::fs::{Dir, File, Metadata, OpenOptions, OpenOptionsExt, Permissions};
+use rustix::fs::FileType;
 use std::io::{self, Read, Write};
 use std::os::fd::{AsFd, AsRawFd};
 use std::path::{Component, Path, PathBuf};
@@ -22,6 +27,7 @@ pub struct Workspace {
     root: PathBuf,
     dir: Dir,
     guard: EditGuard,
+    deny: DenyList,
 }
 
 impl Workspace {
@@ -32,7 +38,19 @@ impl Workspace {
             root,
             dir,
             guard: EditGuard::default(),
+            deny: DenyList::default(),
         })
+    }
+
+    /// The same workspace with `deny_paths` globs added to the fixed deny list.
+    pub fn with_deny_paths(mut self, globs: &[globset::Glob]) -> Result<Self, String> {
+        self.deny = DenyList::new(globs)?;
+        Ok(self)
+    }
+
+    /// What no tool may read, write, list or search.
+    pub fn deny(&self) -> &DenyList {
+        &self.deny
     }
 
     /// What the model last read or stepwise last wrote, per file.
@@ -122,21 +140,81 @@ impl Workspace {
         }
     }
 
-    /// Read at most `limit` bytes; `Ok(None)` when the file does not exist.
-    pub fn read_bytes(&self, rel: &RelPath, limit: u64) -> Result<Option<Vec<u8>>, PathError> {
-        let file = match self.dir.open(rel.as_path()) {
+    /// Open an existing file for reading: without blocking (a FIFO never
+    /// hangs), refused unless it is a regular file with one name that is
+    /// neither denied by the name given nor by its real path.
+    /// `Ok(None)` when the file does not exist.
+    pub fn open_file(&self, rel: &RelPath) -> Result<Option<(File, Metadata)>, PathError> {
+        self.deny.check(rel)?;
+        let mut options = OpenOptions::new();
+        options.read(true).custom_flags(
+            (rustix::fs::OFlags::NONBLOCK | rustix::fs::OFlags::NOCTTY).bits() as i32,
+        );
+        let file = match self.dir.open_with(rel.as_path(), &options) {
             Ok(f) => f,
             Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+            // Opening a socket fails with ENXIO.
+            Err(e) if e.raw_os_error() == Some(rustix::io::Errno::NXIO.raw_os_error()) => {
+                return Err(not_regular(rel, "a socket"));
+            }
             Err(e) => return Err(io_error(rel, e)),
         };
         self.ensure_reachable(rel, &file)?;
-        let meta = file.metadata().map_err(|e| io_error(rel, e))?;
-        if meta.is_dir() {
+        let real = self
+            .real_path(&file)
+            .or_else(|| self.dir.canonicalize(rel.as_path()).ok())
+            .unwrap_or_else(|| rel.as_path().to_path_buf());
+        self.deny.check_as(rel, &real)?;
+        let stat = rustix::fs::fstat(&file).map_err(|e| io_error(rel, e.into()))?;
+        match FileType::from_raw_mode(stat.st_mode) {
+            FileType::RegularFile => {}
+            FileType::Directory => {
+                return Err(PathError(format!(
+                    "{} is a folder, not a file; use list_files to see what it holds",
+                    rel.display()
+                )));
+            }
+            FileType::Fifo => return Err(not_regular(rel, "a named pipe (FIFO)")),
+            FileType::CharacterDevice => return Err(not_regular(rel, "a character device")),
+            FileType::BlockDevice => return Err(not_regular(rel, "a block device")),
+            FileType::Socket => return Err(not_regular(rel, "a socket")),
+            _ => return Err(not_regular(rel, "a special file")),
+        }
+        if stat.st_nlink > 1 {
             return Err(PathError(format!(
-                "{} is a folder, not a file; use list_files to see what it holds",
-                rel.display()
+                "{} has {} hard links: the same file also lives under another name, which may be \
+                 one that is never readable (such as .env), so it is neither read nor written",
+                rel.display(),
+                stat.st_nlink
             )));
         }
+        let meta = file.metadata().map_err(|e| io_error(rel, e))?;
+        Ok(Some((file, meta)))
+    }
+
+    /// Open a file a walk found (`relative` to the root, already checked
+    /// against the deny list) for a search: confined, not following a
+    /// symlink, without blocking, and only a regular file with one name.
+    /// Returns it with its size; `None` for anything else.
+    pub fn open_for_scan(&self, relative: &Path) -> Option<(File, u64)> {
+        let mut options = OpenOptions::new();
+        options.read(true).custom_flags(
+            (rustix::fs::OFlags::NONBLOCK
+                | rustix::fs::OFlags::NOCTTY
+                | rustix::fs::OFlags::NOFOLLOW)
+                .bits() as i32,
+        );
+        let file = self.dir.open_with(relative, &options).ok()?;
+        let stat = rustix::fs::fstat(&file).ok()?;
+        let regular = FileType::from_raw_mode(stat.st_mode) == FileType::RegularFile;
+        (regular && stat.st_nlink == 1).then(|| (file, stat.st_size.max(0) as u64))
+    }
+
+    /// Read at most `limit` bytes; `Ok(None)` when the file does not exist.
+    pub fn read_bytes(&self, rel: &RelPath, limit: u64) -> Result<Option<Vec<u8>>, PathError> {
+        let Some((file, meta)) = self.open_file(rel)? else {
+            return Ok(None);
+        };
         if meta.len() > limit {
             return Err(PathError(format!(
                 "{} is {} bytes, over the {limit}-byte limit",
@@ -148,6 +226,12 @@ impl Workspace {
         file.take(limit + 1)
             .read_to_end(&mut bytes)
             .map_err(|e| io_error(rel, e))?;
+        if bytes.len() as u64 > limit {
+            return Err(PathError(format!(
+                "{} grew past the {limit}-byte limit while it was read",
+                rel.display()
+            )));
+        }
         Ok(Some(bytes))
     }
 
@@ -162,6 +246,7 @@ impl Workspace {
     /// fsynced, renamed over the target, then the folder fsynced. Parent folders
     /// are created. The original's permissions are kept.
     pub fn write_atomic(&self, rel: &RelPath, bytes: &[u8]) -> Result<(), PathError> {
+        self.deny.check(rel)?;
         let name = rel
             .file_name()
             .ok_or_else(|| PathError(format!("{} is not a file path", rel.display())))?;
@@ -179,11 +264,18 @@ impl Workspace {
             }
             None => self.dir.try_clone().map_err(|e| io_error(rel, e))?,
         };
+        // The folder really written into may be reached through a symlink.
+        if let Some(real) = self.real_path(&parent) {
+            self.deny.check_as(rel, &real.join(name))?;
+        }
         let permissions = match parent.symlink_metadata(name) {
             Ok(m) if m.is_dir() => {
                 return Err(PathError(format!("{} is a folder", rel.display())));
             }
             Ok(m) if m.is_file() => Some(m.permissions()),
+            Ok(m) if !m.file_type().is_symlink() => {
+                return Err(not_regular(rel, "a special file"));
+            }
             // A symlink target is replaced by a regular file at the link's place
             // only after the link itself was checked to stay inside.
             Ok(_) => Some(
@@ -222,6 +314,13 @@ impl Workspace {
 fn private_refusal(path: &str) -> PathError {
     PathError(format!(
         "{path:?} is in stepwise's own {PRIVATE_DIR}/ folder, which the tools cannot reach"
+    ))
+}
+
+fn not_regular(rel: &RelPath, what: &str) -> PathError {
+    PathError(format!(
+        "{} is {what}, not a regular file; only regular text files can be read or written",
+        rel.display()
     ))
 }
 

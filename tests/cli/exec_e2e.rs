@@ -75,7 +75,7 @@ async fn seed_scenario(runner: &str) {
     for (k, request) in requests.iter().enumerate() {
         assert_eq!(tool_messages(request).len(), k, "request {k}");
         assert_eq!(request["stream"], Value::Bool(true));
-        assert!(request["tools"].as_array().is_some_and(|t| t.len() == 6));
+        assert!(request["tools"].as_array().is_some_and(|t| t.len() == 7));
     }
     let last = &requests[7];
     let results: Vec<Value> = tool_messages(last)

@@ -12,6 +12,7 @@ mod config_layers;
 mod conventions;
 mod demo;
 mod exec_e2e;
+mod file_tools_e2e;
 mod json_schema;
 mod output_hygiene;
 mod projects;

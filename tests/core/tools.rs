@@ -30,19 +30,22 @@ fn error_of(out: &stepwise::tools::ToolOutput) -> String {
 fn read_file_errors() {
     let (tmp, ws) = ws_with(&[("a.py", "x = 1\n"), ("pkg/b.py", "")]);
     assert!(error_of(&files::read_file(&ws, "missing.py")).contains("does not exist"));
-    assert!(error_of(&files::read_file(&ws, "pkg")).contains("not an allowed text file"));
+    assert!(error_of(&files::read_file(&ws, "pkg")).contains("is a folder"));
     std::fs::create_dir(tmp.path().join("dir.py")).unwrap();
     assert!(error_of(&files::read_file(&ws, "dir.py")).contains("is a folder"));
-    std::fs::write(tmp.path().join("big.txt"), "x".repeat(100_001)).unwrap();
-    assert!(error_of(&files::read_file(&ws, "big.txt")).contains("100000-byte limit"));
+    std::fs::write(tmp.path().join("big.txt"), "x".repeat(16 * 1024 * 1024 + 1)).unwrap();
+    assert!(error_of(&files::read_file(&ws, "big.txt")).contains("16777216-byte limit"));
     std::fs::write(tmp.path().join("bin.txt"), [0xff, 0xfe, 0x00]).unwrap();
-    assert!(error_of(&files::read_file(&ws, "bin.txt")).contains("not UTF-8"));
+    assert!(error_of(&files::read_file(&ws, "bin.txt")).contains("binary file"));
+    std::fs::write(tmp.path().join("latin1.txt"), b"caf\xe9\n").unwrap();
+    assert!(error_of(&files::read_file(&ws, "latin1.txt")).contains("not UTF-8"));
     assert!(error_of(&files::read_file(&ws, "")).contains("empty"));
     assert!(error_of(&files::read_file(&ws, "a\0.py")).contains("NUL"));
     let ok = files::read_file(&ws, "a.py");
     assert_eq!(
         ok.body,
-        json!({"success": true, "path": "a.py", "content": "x = 1\n"})
+        json!({"success": true, "path": "a.py", "content": "x = 1\n",
+               "start_line": 1, "end_line": 1, "total_lines": 1, "truncated": false})
     );
 }
 
@@ -50,7 +53,7 @@ fn read_file_errors() {
 fn write_and_replace_errors() {
     let (_tmp, ws) = ws_with(&[("a.py", "x = 1\ny = 1\nx = 1\n")]);
     assert!(files::read_file(&ws, "a.py").success);
-    let too_big = "x".repeat(100_001);
+    let too_big = "x".repeat(1024 * 1024 + 1);
     assert!(
         prepare_write(&ws, "b.py", &too_big)
             .unwrap_err()
@@ -58,10 +61,10 @@ fn write_and_replace_errors() {
             .contains("limit")
     );
     assert!(
-        prepare_write(&ws, "b.exe", "x")
+        prepare_write(&ws, "b.bin", "a\0b")
             .unwrap_err()
             .0
-            .contains("allowed suffixes")
+            .contains("NUL byte")
     );
     let zero = prepare_replace(&ws, "a.py", "z = 3", "z = 4")
         .unwrap_err()
@@ -182,7 +185,7 @@ fn list_files_skips_hidden_cache_and_ignored_and_caps_at_200() {
     assert_eq!(out.body["truncated"], true);
     assert_eq!(out.body["files"][0], "m/f000.py");
     assert!(out.body["note"].as_str().unwrap().contains("250"));
-    assert_eq!(out.summary, "200 of 250 files");
+    assert_eq!(out.summary, "200 entries, 250 files");
 }
 
 /// `unittest` in the workspace with a generous timeout and no interruption.

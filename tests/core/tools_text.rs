@@ -122,7 +122,8 @@ fn credentials_are_redacted_with_a_note() {
     let plain = ws_with(&[("a.py", "x = 1\n")]);
     assert_eq!(
         files::read_file(&plain.1, "a.py").body,
-        json!({"success": true, "path": "a.py", "content": "x = 1\n"})
+        json!({"success": true, "path": "a.py", "content": "x = 1\n",
+               "start_line": 1, "end_line": 1, "total_lines": 1, "truncated": false})
     );
 }
 

@@ -16,6 +16,9 @@ pub struct Applied {
     pub text: String,
     /// What was matched loosely (trailing whitespace).
     pub warnings: Vec<String>,
+    /// Per hunk, the 0-based range of original lines it matched (context and
+    /// removed lines; empty for a pure insertion at that line).
+    pub old_spans: Vec<std::ops::Range<usize>>,
 }
 
 /// Apply a file's hunks to its content (LF text).
@@ -32,6 +35,7 @@ pub fn apply_checked(content: &str, patch: &FilePatch) -> Result<Applied, String
     let mut warnings = Vec::new();
     let mut cursor = 0;
     let mut final_newline = file.ends_with_newline;
+    let mut old_spans = Vec::new();
     for (n, &(at, hunk)) in placed.iter().enumerate() {
         check_hidden(&file, at, hunk, path)?;
         out.extend(&file.lines[cursor..at]);
@@ -50,6 +54,7 @@ pub fn apply_checked(content: &str, patch: &FilePatch) -> Result<Applied, String
             }
         }
         cursor = k;
+        old_spans.push(at..k);
         if loose > 0 {
             warnings.push(format!(
                 "{path}: hunk {} matched {loose} line(s) only when ignoring trailing whitespace; \
@@ -83,7 +88,11 @@ pub fn apply_checked(content: &str, patch: &FilePatch) -> Result<Applied, String
              you, not content. Keep lines holding hidden values as context lines, unchanged"
         ));
     }
-    Ok(Applied { text, warnings })
+    Ok(Applied {
+        text,
+        warnings,
+        old_spans,
+    })
 }
 
 /// Every hunk's place in the original file, in file order, none overlapping.

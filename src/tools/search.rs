@@ -1,0 +1,266 @@
+//! `search_text {pattern, path, glob?, ignore_case}`: a regular expression
+//! (the `regex` crate's syntax) searched line by line in the text files
+//! under a folder, with the walk of `list_files` (same skips) and the deny
+//! list. A first pass over the tree, in parallel, only counts matching lines
+//! per file; a second pass re-reads the few files whose lines are shown,
+//! through the workspace's full checks, and redacts credentials there on the
+//! whole file, exactly as `read_file` would show them.
+//!
+//! What must stay true: a denied, binary, non-UTF-8, special or multiply
+//! linked file is never searched; no line reaches the model unredacted; at
+//! most [`MAX_MATCHES`] matches of at most [`MAX_LINE_CHARS`] characters.
+
+use super::ToolOutput;
+use super::redact::{redact, redact_range};
+use super::text::{MAX_SCAN_BYTES, decode_text, to_lf};
+use super::walk::walker;
+use super::workspace::{PathError, RelPath, Workspace};
+use globset::GlobMatcher;
+use regex::{Regex, RegexBuilder};
+use serde_json::{Value, json};
+use std::io::Read;
+use std::path::Path;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// Most matches returned.
+pub const MAX_MATCHES: usize = 200;
+/// Longest line text returned, in characters.
+pub const MAX_LINE_CHARS: usize = 300;
+
+/// The arguments of a `search_text` call.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SearchArgs {
+    pub pattern: String,
+    pub path: String,
+    pub glob: Option<String>,
+    pub ignore_case: bool,
+}
+
+pub fn search_text(ws: &Workspace, args: &SearchArgs) -> ToolOutput {
+    search(ws, args).unwrap_or_else(|e| ToolOutput::error(e.0))
+}
+
+/// What the first pass found.
+#[derive(Default)]
+struct Tally {
+    /// Files with matches and their count of matching lines.
+    hits: Mutex<Vec<(String, usize)>>,
+    searched: AtomicUsize,
+    skipped: AtomicUsize,
+}
+
+fn search(ws: &Workspace, args: &SearchArgs) -> Result<ToolOutput, PathError> {
+    let regex = RegexBuilder::new(&args.pattern)
+        .case_insensitive(args.ignore_case)
+        .multi_line(true)
+        .crlf(true)
+        .build()
+        .map_err(|e| {
+            PathError(format!(
+                "the pattern is not a valid regular expression: {e}"
+            ))
+        })?;
+    let glob = match &args.glob {
+        None => None,
+        Some(g) => Some(
+            globset::GlobBuilder::new(g)
+                .literal_separator(g.contains('/'))
+                .build()
+                .map_err(|e| PathError(format!("the glob {g:?} is not valid: {e}")))?
+                .compile_matcher(),
+        ),
+    };
+    let rel = Workspace::check(&args.path)?;
+    ws.deny().check(&rel)?;
+    if ws.metadata(&rel)?.is_none() {
+        return Err(PathError(format!(
+            "{} does not exist; use list_files to see what exists",
+            rel.display()
+        )));
+    }
+    let start = if ws.metadata(&rel)?.is_some_and(|m| m.is_dir()) {
+        ws.real_dir(&rel)?
+    } else {
+        ws.root().join(rel.as_path())
+    };
+    let tally = Tally::default();
+    first_pass(ws, &start, &regex, glob.as_ref(), &tally);
+    let mut hits = tally.hits.into_inner().unwrap_or_else(|e| e.into_inner());
+    hits.sort();
+    let total: usize = hits.iter().map(|(_, n)| n).sum();
+    let mut matches: Vec<Value> = Vec::new();
+    for (path, _) in &hits {
+        if matches.len() >= MAX_MATCHES {
+            break;
+        }
+        let Ok(file) = Workspace::check(path) else {
+            continue;
+        };
+        shown_lines(ws, &file, &regex, &mut matches);
+    }
+    matches.truncate(MAX_MATCHES);
+    let truncated = total > matches.len();
+    let searched = tally.searched.load(Ordering::Relaxed);
+    let summary = match total {
+        0 => format!("no matches in {searched} files"),
+        1 => "1 match".into(),
+        n if truncated => format!("{} of {n} matches", matches.len()),
+        n => format!("{n} matches in {} files", hits.len()),
+    };
+    let mut payload = json!({
+        "pattern": args.pattern,
+        "path": rel.display(),
+        "matches": matches,
+        "total": total,
+        "truncated": truncated,
+        "files_searched": searched,
+    });
+    if truncated {
+        payload["note"] = json!(format!(
+            "showing the first {} of {total} matching lines (sorted by path and line); \
+             narrow the pattern, the path or the glob to see the rest",
+            matches.len()
+        ));
+    }
+    let skipped = tally.skipped.load(Ordering::Relaxed);
+    if skipped > 0 {
+        payload["skipped_files"] = json!(skipped);
+    }
+    Ok(ToolOutput::ok(summary, payload))
+}
+
+/// Count matching lines in every searchable file under `start`, in parallel.
+fn first_pass(
+    ws: &Workspace,
+    start: &Path,
+    regex: &Regex,
+    glob: Option<&GlobMatcher>,
+    tally: &Tally,
+) {
+    let threads = std::thread::available_parallelism().map_or(2, |n| n.get().min(8));
+    walker(start).threads(threads).build_parallel().run(|| {
+        Box::new(move |entry| {
+            let Ok(entry) = entry else {
+                return ignore::WalkState::Continue;
+            };
+            if !entry.file_type().is_some_and(|t| t.is_file()) {
+                return ignore::WalkState::Continue;
+            }
+            let Ok(relative) = entry.path().strip_prefix(ws.root()) else {
+                return ignore::WalkState::Continue;
+            };
+            let selected = glob.is_none_or(|g| {
+                if g.glob().glob().contains('/') {
+                    g.is_match(relative)
+                } else {
+                    g.is_match(entry.file_name())
+                }
+            });
+            if !selected
+                || ws
+                    .deny()
+                    .denies_walked(relative, &entry.file_name().to_string_lossy())
+            {
+                return ignore::WalkState::Continue;
+            }
+            match scan(ws, relative) {
+                Some(text) => {
+                    tally.searched.fetch_add(1, Ordering::Relaxed);
+                    let n = count_lines(regex, &text);
+                    if n > 0 {
+                        let path = relative.to_string_lossy().into_owned();
+                        if let Ok(mut hits) = tally.hits.lock() {
+                            hits.push((path, n));
+                        }
+                    }
+                }
+                None => {
+                    tally.skipped.fetch_add(1, Ordering::Relaxed);
+                }
+            }
+            ignore::WalkState::Continue
+        })
+    });
+}
+
+/// The text of a file the walk found, if it is a searchable text file.
+fn scan(ws: &Workspace, relative: &Path) -> Option<String> {
+    let (file, meta) = ws.open_for_scan(relative)?;
+    if meta > MAX_SCAN_BYTES {
+        return None;
+    }
+    let mut bytes = Vec::with_capacity(meta as usize);
+    file.take(MAX_SCAN_BYTES).read_to_end(&mut bytes).ok()?;
+    if memchr::memchr(0, &bytes).is_some() {
+        return None;
+    }
+    String::from_utf8(bytes).ok()
+}
+
+/// How many lines of `text` hold a match.
+fn count_lines(regex: &Regex, text: &str) -> usize {
+    let mut count = 0;
+    let mut at = 0;
+    while at <= text.len() {
+        let Some(m) = regex.find_at(text, at) else {
+            break;
+        };
+        count += 1;
+        // Go on from the next line: one count per line.
+        match memchr::memchr(b'\n', &text.as_bytes()[m.start()..]) {
+            Some(nl) => at = m.start() + nl + 1,
+            None => break,
+        }
+    }
+    count
+}
+
+/// Append the matching lines of one file, redacted and cut, to `out`.
+fn shown_lines(ws: &Workspace, rel: &RelPath, regex: &Regex, out: &mut Vec<Value>) {
+    let Ok(Some(bytes)) = ws.read_bytes(rel, MAX_SCAN_BYTES) else {
+        return;
+    };
+    let Ok(text) = decode_text(rel, bytes) else {
+        return;
+    };
+    let view = to_lf(&text);
+    let hidden = redact(&view).hidden;
+    let mut line_no = 1;
+    let mut counted_to = 0;
+    let mut at = 0;
+    while at <= view.len() && out.len() < MAX_MATCHES {
+        let Some(m) = regex.find_at(&view, at) else {
+            break;
+        };
+        let line_start = view[..m.start()].rfind('\n').map_or(0, |i| i + 1);
+        let line_end = view[m.start()..]
+            .find('\n')
+            .map_or(view.len(), |i| m.start() + i);
+        line_no += memchr::memchr_iter(b'\n', &view.as_bytes()[counted_to..line_start]).count();
+        counted_to = line_start;
+        let (shown, _) = redact_range(&view, &hidden, line_start..line_end);
+        let shown = shown.trim_end_matches('\r');
+        let cut: String = shown.chars().take(MAX_LINE_CHARS).collect();
+        out.push(json!({"path": rel.display(), "line": line_no, "text": cut}));
+        at = line_end + 1;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts_matching_lines_not_matches() {
+        let re = Regex::new("a").unwrap();
+        assert_eq!(count_lines(&re, "aaa\nb\na"), 2);
+        assert_eq!(count_lines(&re, ""), 0);
+        let re = RegexBuilder::new("^$").multi_line(true).build().unwrap();
+        assert_eq!(
+            count_lines(&re, "x\n\ny\n"),
+            2,
+            "the empty line and the end"
+        );
+    }
+}
