@@ -7,5 +7,6 @@
 #[path = "../support/mod.rs"]
 mod support;
 
+mod keystrokes;
 mod review;
 mod screens;

@@ -79,6 +79,10 @@ async fn declining_the_write_leaves_the_file_byte_identical() {
     // The model goes on with its next step; the declined one is marked.
     let screen = tui.wait_for("Step 5 · Write test_calculator.py").await;
     assert!(screen.contains("⊘"), "declined glyph shown:\n{screen}");
+    assert!(
+        screen.contains("You declined replace_text calculator.py"),
+        "the decline is on record in the conversation:\n{screen}"
+    );
     let requests = mock.requests().await;
     let declined =
         crate::support::tool_messages(requests.last().expect("a request after the decline"));
@@ -88,7 +92,9 @@ async fn declining_the_write_leaves_the_file_byte_identical() {
             .is_some_and(|m| m["content"].to_string().contains("declined")),
         "the model was told: {declined:?}"
     );
-    // Quitting with a prompt open declines it too.
+    // Quitting with a prompt open asks first, then declines it too.
+    tui.send("\x04");
+    tui.wait_for("Ctrl+D again").await;
     tui.send("\x04");
     assert_eq!(tui.exit_code().await, 0);
     tui.assert_restored();

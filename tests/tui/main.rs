@@ -8,6 +8,7 @@
 #[path = "../support/mod.rs"]
 mod support;
 
+mod keystrokes;
 mod panes;
 mod review;
 mod session;

@@ -60,6 +60,7 @@ fn pending_test_run_approval() {
         explored(&mut app);
         keep_open(write_calculator(&mut app));
         press(&mut app, KeyCode::Char('a'));
+        press(&mut app, KeyCode::Char('a'));
         finish_call(
             &mut app,
             4,
@@ -142,6 +143,7 @@ fn undo_prompt() {
                 reply,
             },
         )));
+        settle(&mut app);
         app
     });
 }

@@ -125,6 +125,13 @@ fn esc_leaves_the_reason_and_keeps_the_prompt() {
 fn a_approves_the_tool_for_the_task_and_the_header_says_so() {
     let (mut app, mut rx) = at_write_prompt();
     press(&mut app, KeyCode::Char('a'));
+    assert_eq!(decision(&mut rx), None, "one a only asks");
+    let flash = app.flash().clone().unwrap_or_default();
+    assert!(
+        flash.contains("a again") && flash.contains("every later replace_text call"),
+        "{flash}"
+    );
+    press(&mut app, KeyCode::Char('a'));
     assert_eq!(decision(&mut rx), Some(Decision::ApproveToolForTask));
     assert_eq!(app.auto_approved(), ["replace_text"]);
     let term = draw(&mut app, 120, 40);
@@ -158,6 +165,7 @@ fn a_also_covers_requests_of_that_tool_already_queued() {
             original: None,
         },
     );
+    press(&mut app, KeyCode::Char('a'));
     press(&mut app, KeyCode::Char('a'));
     assert_eq!(decision(&mut first), Some(Decision::ApproveToolForTask));
     assert_eq!(decision(&mut second_write), Some(Decision::Approve));
@@ -224,6 +232,9 @@ fn quitting_during_a_prompt_declines_it() {
     let (mut app, mut rx) = at_write_prompt();
     let token = app.cancel_token().cloned().expect("task running");
     app.update(Msg::from(ctrl('d')));
+    assert!(undecided(&mut rx), "the first Ctrl+D only asks");
+    assert!(!app.quitting());
+    app.update(Msg::from(ctrl('d')));
     assert_eq!(decision(&mut rx), Some(Decision::Decline { reason: None }));
     assert!(token.is_cancelled());
     assert!(app.quitting());
@@ -252,6 +263,7 @@ fn queued_approvals_are_answered_in_order() {
     assert!(matches!(second.try_recv(), Err(TryRecvError::Empty)));
     assert_eq!(app.approvals().current().map(|r| r.step), Some(5));
     assert_eq!(app.state(), TaskState::AwaitingApproval);
+    settle(&mut app);
     press(&mut app, KeyCode::Char('n'));
     assert_eq!(
         decision(&mut second),

@@ -147,6 +147,9 @@ impl App {
                     .running(&call_id, auto_approved)
                     .and_then(crate::tools::ToolName::parse)
                     .map_or("", |t| t.as_str());
+                if auto_approved {
+                    self.record_auto_approved(&call_id);
+                }
                 self.set_state(if tool == "run_tests" {
                     TaskState::RunningTests
                 } else {

@@ -63,6 +63,7 @@ impl App {
     /// Advance the App's clock (the run loop does before each event and frame).
     pub fn set_now(&mut self, now: Instant) {
         self.now = now;
+        self.timers_passed();
     }
 
     /// Tools the user approved for the rest of the task.

@@ -8,6 +8,7 @@
 mod agent;
 mod commands;
 mod inspect;
+mod quit;
 mod task;
 mod update;
 
@@ -156,6 +157,8 @@ pub struct App {
     /// Pane rectangles of the last layout (for mouse hits and page sizes).
     pub(in crate::tui) panes: Panes,
     quit: bool,
+    /// Until when a second Ctrl+C / Ctrl+D quits (see `quit`).
+    quit_confirm: Option<Instant>,
     /// The agent stopped (reported once).
     agent_gone: bool,
     cancel: Option<CancellationToken>,
@@ -194,6 +197,7 @@ impl App {
             flash: None,
             panes: Panes::default(),
             quit: false,
+            quit_confirm: None,
             agent_gone: false,
             cancel: None,
             effects: Vec::new(),

@@ -76,9 +76,9 @@ pub const BINDINGS: &[Binding] = &[
     key(Input, Ignore, &[any(Esc)]),
     // Approval prompt
     hinted(doc(Prompt, Approve, &[plain('y'), plain('Y')], PromptKeys, "y", "approve (only the accepted hunks, or your version)"), "y", " yes"),
-    hinted(doc(Prompt, Decline, &[plain('n'), plain('N'), any(Enter), any(Esc)], PromptKeys, "n Enter Esc", "decline (N is the default)"), "n/Enter/Esc", " no"),
+    hinted(doc(Prompt, Decline, &[plain('n'), plain('N'), any(Enter), any(Esc)], PromptKeys, "n Enter Esc", "decline (N is the default; your own version: n n)"), "n/Enter/Esc", " no"),
     hinted(doc(Prompt, DeclineWithReason, &[plain('r'), plain('R')], PromptKeys, "r", "decline with a reason for the model"), "r", " no, with a reason"),
-    hinted(doc(Prompt, ApproveForTask, &[plain('a'), plain('A')], PromptKeys, "a", "approve this tool for the rest of the task"), "a", " yes to every tool this task"),
+    hinted(doc(Prompt, ApproveForTask, &[plain('a'), plain('A')], PromptKeys, "a", "approve this tool for the task (a again confirms)"), "a", " yes to every tool this task"),
     hinted(doc(Prompt, NextHunk, &[any(Char('j')), any(Down)], PromptKeys, "j k  ↑ ↓", "next / previous hunk of an edit (else scroll)"), "j/k", " hunk"),
     key(Prompt, PrevHunk, &[any(Char('k')), any(Up)]),
     hinted(doc(Prompt, ToggleHunk, &[any(Char(' '))], PromptKeys, "Space", "accept / reject the hunk under the cursor"), "Space", " toggle"),
@@ -99,8 +99,8 @@ pub const BINDINGS: &[Binding] = &[
     key(Panes, Help, &[any(Char('?'))]),
     doc(Global, ToggleMouse, &[any(F(2))], PaneKeys, "F2", "mouse capture on/off (off: select text freely)"),
     // Session
-    doc(Global, Interrupt, &[ctrl('c')], Session, "Ctrl+C", "interrupt the running task; quit when idle"),
-    doc(Global, Quit, &[ctrl('d')], Session, "Ctrl+D  /quit", "quit (pending approvals are declined)"),
+    doc(Global, Interrupt, &[ctrl('c')], Session, "Ctrl+C", "interrupt · clear the draft (↑ recalls it) · quit"),
+    doc(Global, Quit, &[ctrl('d')], Session, "Ctrl+D  /quit", "quit (twice if a task runs or a prompt waits)"),
     doc(Docs, Doc, &[], Session, "/diff", "everything stepwise changed in this session"),
     doc(Docs, Doc, &[], Session, "/undo  /undo all", "revert the last change / all changes (y/N)"),
     doc(Docs, Doc, &[], Session, "/compact", "shorten the model's context now"),

@@ -39,18 +39,13 @@ impl App {
         self.clear_flash();
         let global = keymap::action(Layer::Global, &key);
         if global == Some(Action::Interrupt) {
-            if self.is_running() || self.approvals.is_open() {
-                self.interrupt();
-            } else {
-                self.request_quit();
-            }
-            return;
+            return self.interrupt_key();
         }
         let quit_key = global == Some(Action::Quit);
         if self.panes.too_small {
             // Nothing on screen to act on; only quitting works.
             if quit_key {
-                self.request_quit();
+                self.quit_key();
             }
             return;
         }
@@ -73,7 +68,7 @@ impl App {
             return self.detail_key(key);
         }
         if quit_key && (self.focus != Focus::Input || self.input.is_empty()) {
-            return self.request_quit();
+            return self.quit_key();
         }
         match keymap::action(Layer::Main, &key) {
             Some(Action::FocusNext) => return self.cycle_focus(true),

@@ -281,6 +281,8 @@ fn wrap_logical(line: &Logical, width: usize) -> Vec<Line<'static>> {
         Kind::Error => ("✗ ", theme::BAD_BOLD, theme::BAD),
         Kind::Gate => ("⊘ ", theme::WARN, theme::WARN),
         Kind::Notice => ("· ", dim, dim),
+        Kind::Declined => ("⊘ ", theme::DECLINED, theme::MUTED),
+        Kind::Approved => ("✓ ", theme::GOOD, theme::MUTED),
         Kind::Receipt | Kind::ReceiptBad => {
             return crate::tui::panes::receipt::rows(&line.text, line.kind, line.first, width);
         }

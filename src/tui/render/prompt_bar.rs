@@ -60,7 +60,12 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
             };
             let text = format!(" {step}{question}? [y/N]{hunks}{queued}");
             let groups = key_groups(app, request, review);
+            let arming = approvals.arming_until(app.now()).is_some();
             let second = match app.flash() {
+                _ if arming => Line::styled(
+                    truncate(" arming… keys typed this instant are ignored", w),
+                    dim,
+                ),
                 Some(flash) => Line::styled(
                     format!(" {}", truncate(&sanitize(flash), w.saturating_sub(1))),
                     theme::WARN,
@@ -113,7 +118,12 @@ fn key_groups(app: &App, request: &ApprovalRequest, review: &Review) -> Vec<(Str
         " yes"
     };
     let mut groups = vec![(prompt(Action::Approve).0, yes.to_string())];
-    groups.push(prompt(Action::Decline));
+    if review.edited.is_some() {
+        // Enter and Esc never discard the user's own version.
+        groups.push(("n n".to_string(), " discard yours".to_string()));
+    } else {
+        groups.push(prompt(Action::Decline));
+    }
     if review.selectable() {
         groups.push(prompt(Action::NextHunk));
         groups.push(prompt(Action::ToggleHunk));

@@ -133,6 +133,11 @@ where
                 None => inbox_open = false,
             },
             _ = clock.tick(), if app.is_running() => frames.request(),
+            // A prompt finished arming, or a quit confirmation ran out.
+            _ = sleep_until(app.wake_at()), if app.wake_at().is_some() => {
+                app.set_now(Instant::now());
+                frames.request();
+            }
             // A live preview held back by its throttle is due.
             _ = sleep_until(app.live_refresh_due()), if app.live_refresh_due().is_some() => {
                 frames.request();
