@@ -87,6 +87,7 @@ pub fn run(runtime: &tokio::runtime::Runtime, config: Config) -> i32 {
         audit,
     } = prepared;
     let mut app = App::new(model_label, display_path(&workspace));
+    app.set_test_timeout(config.test_timeout);
     if let Some(notice) = &notice {
         app.notice(notice);
     }

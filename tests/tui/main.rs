@@ -10,6 +10,7 @@ mod support;
 
 mod keystrokes;
 mod panes;
+mod prompts;
 mod review;
 mod session;
 mod snapshots;

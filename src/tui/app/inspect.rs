@@ -55,6 +55,11 @@ impl App {
         &self.rules
     }
 
+    /// The test run's timeout, when the configuration is known.
+    pub fn test_timeout(&self) -> Option<std::time::Duration> {
+        self.test_timeout
+    }
+
     /// The clock as of the last event.
     pub fn now(&self) -> Instant {
         self.now

@@ -150,6 +150,8 @@ pub struct App {
     pub(in crate::tui) mouse_capture: bool,
     /// An `/undo` is waiting for the core.
     undo: Option<UndoRun>,
+    /// The test run's timeout, shown at a `run_tests` prompt.
+    test_timeout: Option<Duration>,
     /// A configuration problem that keeps tasks from running.
     config_error: Option<String>,
     /// A one-off message shown above the input until the next key.
@@ -193,6 +195,7 @@ impl App {
             help_top: 0,
             mouse_capture: true,
             undo: None,
+            test_timeout: None,
             config_error: None,
             flash: None,
             panes: Panes::default(),
@@ -212,6 +215,11 @@ impl App {
     /// The project rule files the model follows, for the header.
     pub fn set_rules(&mut self, files: Vec<String>) {
         self.rules = files;
+    }
+
+    /// The timeout a test run gets (from the configuration), for its prompt.
+    pub fn set_test_timeout(&mut self, timeout: Duration) {
+        self.test_timeout = Some(timeout);
     }
 
     /// Put a task in the input box, ready to submit with Enter.

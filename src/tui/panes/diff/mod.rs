@@ -8,6 +8,7 @@
 pub mod inline;
 pub mod live;
 pub mod rows;
+pub mod test_run;
 pub mod view;
 
 use crate::agent::ApprovalAction;
@@ -22,9 +23,12 @@ use ratatui::text::Line;
 
 /// The source of the diff pane for the current state.
 pub fn key(app: &App) -> DiffKey {
-    if let Some(request) = app.approvals.current()
-        && !matches!(request.action, ApprovalAction::RunTests { .. })
-    {
+    if let Some(request) = app.approvals.current() {
+        if matches!(request.action, ApprovalAction::RunTests { .. }) {
+            return DiffKey::TestRun {
+                serial: app.approvals.serial(),
+            };
+        }
         return DiffKey::Review {
             serial: app.approvals.serial(),
             generation: app.approvals.review().generation,
@@ -65,7 +69,7 @@ pub fn files(app: &App, key: DiffKey) -> Vec<&FileDiff> {
             .and_then(|c| c.preview.as_ref())
             .into_iter()
             .collect(),
-        DiffKey::None => Vec::new(),
+        DiffKey::TestRun { .. } | DiffKey::None => Vec::new(),
     }
 }
 
@@ -147,6 +151,10 @@ fn title(app: &App, key: DiffKey) -> String {
             }
             None => "Diff".into(),
         },
+        DiffKey::TestRun { .. } => match app.approvals.current() {
+            Some(r) => format!("Test run · step {} · what y allows", r.step),
+            None => "Test run".into(),
+        },
         DiffKey::None => "Diff".into(),
     }
 }
@@ -169,6 +177,11 @@ pub fn render(app: &App, pane: &Pane, buf: &mut Buffer) {
         let line = Line::styled(format!(" ⋯ {} is streaming: {note}", call.tool), style);
         buf.set_line(inner.x, inner.y, &line, inner.width);
         return;
+    }
+    if let DiffKey::TestRun { .. } = key
+        && let Some(rows) = test_run::rows(app)
+    {
+        return test_run::render(&rows, inner, buf);
     }
     if app.diff.total_rows() == 0 {
         let text = match app.calls.selected_row() {

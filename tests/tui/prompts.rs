@@ -1,0 +1,38 @@
+//! What a prompt shows about the request it asks for: a `run_tests` prompt
+//! shows the run (command, working directory, timeout, sandbox), not the
+//! previous edit's diff.
+
+use crate::support::tui::*;
+use std::time::Duration;
+
+#[test]
+fn a_test_run_prompt_shows_the_run_not_the_last_edit() {
+    let mut app = app();
+    app.set_test_timeout(Duration::from_secs(90));
+    explored(&mut app);
+    keep_open(write_calculator(&mut app));
+    app.answer(stepwise::agent::Decision::Approve);
+    finish_call(
+        &mut app,
+        4,
+        "replace_text",
+        stepwise::agent::CallStatus::Ok,
+        "+7 −0",
+        serde_json::json!({}),
+    );
+    keep_open(run_tests_request(&mut app, 5));
+    let shown = screen(&draw(&mut app, 120, 40));
+    assert!(shown.contains("Test run · step 5"), "{shown}");
+    for row in [
+        "Command            python3 -m unittest discover -v",
+        "Working directory  ~/projects/calculator",
+        "Timeout            90 s, then the whole process group is killed",
+        "Sandbox",
+    ] {
+        assert!(shown.contains(row), "{row}:\n{shown}");
+    }
+    assert!(
+        !shown.contains("+def divide"),
+        "the previous edit is not shown:\n{shown}"
+    );
+}
