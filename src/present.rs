@@ -92,8 +92,7 @@ pub fn receipt_lines(receipt: &Receipt) -> Vec<ReceiptLine> {
 /// A request failed and will be sent again.
 pub fn retry_line(retry: u32, max_retries: u32, delay_ms: u64, error: &str) -> String {
     let secs = delay_ms as f64 / 1000.0;
-    let why = if retry > 1 { "still failing" } else { error };
-    format!("{why} — retrying ({retry}/{max_retries}) in {secs:.1}s")
+    format!("{error} — retrying ({retry}/{max_retries}) in {secs:.1}s")
 }
 
 /// Old tool results were shortened (and turns maybe summarized).
@@ -222,7 +221,7 @@ mod tests {
         );
         assert_eq!(
             retry_line(2, 3, 500, "HTTP 500"),
-            "still failing — retrying (2/3) in 0.5s"
+            "HTTP 500 — retrying (2/3) in 0.5s"
         );
         assert_eq!(
             compaction_line(9000, 3000, 4, 2),

@@ -15,3 +15,4 @@ mod review;
 mod session;
 mod snapshots;
 mod state;
+mod stream_faults;

@@ -76,10 +76,16 @@ impl App {
                 delay_ms,
                 error,
             } => {
-                self.conversation.discard_reply();
+                if self.conversation.discard_reply() {
+                    self.conversation.push_entry(
+                        Kind::Notice,
+                        "The reply above broke off: it is discarded, and the model is asked again.",
+                    );
+                }
                 self.live.clear();
                 let text = present::retry_line(retry, max_retries, delay_ms, &error);
                 self.conversation.push_entry(Kind::Notice, &text);
+                self.retry_started(delay_ms);
             }
             E::Compacted {
                 before_tokens,

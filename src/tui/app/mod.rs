@@ -150,6 +150,10 @@ pub struct App {
     pub(in crate::tui) mouse_capture: bool,
     /// An `/undo` is waiting for the core.
     undo: Option<UndoRun>,
+    /// When the model request that failed is tried again (the header counts down).
+    retry_until: Option<Instant>,
+    /// The task retried a request (if it then fails, `/continue` is offered).
+    retried: bool,
     /// The test run's timeout, shown at a `run_tests` prompt.
     test_timeout: Option<Duration>,
     /// A configuration problem that keeps tasks from running.
@@ -195,6 +199,8 @@ impl App {
             help_top: 0,
             mouse_capture: true,
             undo: None,
+            retry_until: None,
+            retried: false,
             test_timeout: None,
             config_error: None,
             flash: None,
@@ -295,6 +301,7 @@ impl App {
         self.step = 0;
         self.task_started = Some(self.now);
         self.last_elapsed = None;
+        self.retried = false;
         cancel
     }
 

@@ -63,14 +63,13 @@ impl App {
     }
 
     /// The next moment the screen changes by itself (a prompt done arming,
-    /// a quit confirmation running out), if it is still ahead.
+    /// a quit confirmation or a retry's countdown running out), if it is
+    /// still ahead.
     pub fn wake_at(&self) -> Option<Instant> {
         let quit = self.quit_confirm.filter(|until| self.now < *until);
+        let retry = self.retry_until.filter(|until| self.now < *until);
         let arming = self.approvals.arming_until(self.now);
-        match (quit, arming) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        }
+        [quit, retry, arming].into_iter().flatten().min()
     }
 
     /// Time passed: a quit confirmation that ran out takes its message along.

@@ -25,4 +25,6 @@ pub enum Kind {
     /// An approval worth keeping on record: for the whole task, of the
     /// user's own version, of some hunks, or a step auto-approved.
     Approved,
+    /// Text of a reply that broke off mid-stream: kept, marked as discarded.
+    Discarded,
 }
