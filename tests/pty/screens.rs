@@ -200,6 +200,15 @@ async fn the_demo_runs_on_a_copy_with_y_at_every_prompt() {
     tui.send("\x04");
     assert_eq!(tui.exit_code().await, 0);
     tui.assert_restored();
+    // A summary stays on the normal screen.
+    let screen = tui.wait_for("The demo worked on a temporary copy").await;
+    for line in [
+        "stepwise: Last task: Done in 8 steps",
+        "Files changed: calculator.py, test_calculator.py",
+        "Tokens: ",
+    ] {
+        assert!(screen.contains(line), "{line}:\n{screen}");
+    }
     // The copy in the temp dir has the change; the repo's workspace does not.
     let copy = std::fs::read_dir(tmp.path())
         .expect("temp dir")

@@ -8,6 +8,7 @@
 #[path = "../support/mod.rs"]
 mod support;
 
+mod exit;
 mod keystrokes;
 mod panes;
 mod prompts;

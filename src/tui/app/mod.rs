@@ -7,6 +7,7 @@
 
 mod agent;
 mod commands;
+mod exit_summary;
 mod inspect;
 mod quit;
 mod task;
@@ -154,6 +155,8 @@ pub struct App {
     retry_until: Option<Instant>,
     /// The task retried a request (if it then fails, `/continue` is offered).
     retried: bool,
+    /// How the last task ended (its finish line), for the exit summary.
+    last_outcome: Option<String>,
     /// The test run's timeout, shown at a `run_tests` prompt.
     test_timeout: Option<Duration>,
     /// A configuration problem that keeps tasks from running.
@@ -201,6 +204,7 @@ impl App {
             undo: None,
             retry_until: None,
             retried: false,
+            last_outcome: None,
             test_timeout: None,
             config_error: None,
             flash: None,

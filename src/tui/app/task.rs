@@ -126,6 +126,7 @@ impl App {
         tracing::info!(?reason, steps, "task finished");
         self.state = state;
         self.conversation.push_entry(Kind::Notice, &text);
+        self.last_outcome = Some(text);
         self.retry_until = None;
         if matches!(reason, FinishReason::Error(_)) && self.retried {
             self.conversation.push_entry(
