@@ -131,6 +131,10 @@ async fn rejecting_the_middle_hunk_writes_exactly_the_others() {
     tui.send("Tidy notes.txt\r");
     let screen = tui.wait_for("Step 2 · Write notes.txt").await;
     assert!(screen.contains("hunk 1/3 · 3 of 3 accepted"), "{screen}");
+    assert!(
+        screen.contains("… F1 for all keys"),
+        "keys that do not fit are not cut silently:\n{screen}"
+    );
     tui.send("j");
     tui.wait_for("hunk 2/3 · 3 of 3 accepted").await;
     tui.send(" ");

@@ -153,18 +153,58 @@ fn key_groups(app: &App, request: &ApprovalRequest, review: &Review) -> Vec<(Str
     groups
 }
 
-/// As many key groups as fit in `w` columns, in order of importance.
+/// Said when not every key fits on the hint row.
+const MORE: &str = "  … F1 for all keys";
+
+/// The key groups in order of importance, as many as fit in `w` columns;
+/// when some do not fit, the row ends with `… F1 for all keys` instead of
+/// cutting them silently.
 fn hints(groups: &[(String, String)], w: usize, key: Style, dim: Style) -> Line<'static> {
+    let need = |(k, what): &(String, String)| 2 + width(k) + width(what);
+    let total: usize = groups.iter().map(need).sum();
+    let room = if total <= w {
+        w
+    } else {
+        w.saturating_sub(width(MORE))
+    };
     let mut spans = Vec::new();
     let mut used = 0;
-    for (k, what) in groups {
-        let need = 2 + width(k) + width(what);
-        if used + need > w {
-            continue;
+    for group in groups {
+        if used + need(group) > room {
+            break;
         }
-        used += need;
+        used += need(group);
+        let (k, what) = group;
         spans.push(Span::styled(format!("  {k}"), key));
         spans.push(Span::styled(what.clone(), dim));
     }
+    if total > w {
+        spans.push(Span::styled(MORE, dim));
+    }
     Line::from(spans)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn text(line: &Line) -> String {
+        line.spans.iter().map(|s| s.content.as_ref()).collect()
+    }
+
+    #[test]
+    fn hints_that_do_not_fit_end_with_a_pointer_to_the_help() {
+        let groups: Vec<(String, String)> = ["y yes", "n no", "r no, with a reason", "e edit"]
+            .iter()
+            .map(|g| {
+                let (k, w) = g.split_once(' ').unwrap_or((g, ""));
+                (k.to_string(), format!(" {w}"))
+            })
+            .collect();
+        let all = hints(&groups, 80, Style::new(), Style::new());
+        assert_eq!(text(&all), "  y yes  n no  r no, with a reason  e edit");
+        let cut = hints(&groups, 40, Style::new(), Style::new());
+        assert_eq!(text(&cut), "  y yes  n no  … F1 for all keys");
+        assert!(width(&text(&cut)) <= 40);
+    }
 }
