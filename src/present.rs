@@ -81,8 +81,11 @@ pub fn receipt_lines(receipt: &Receipt) -> Vec<ReceiptLine> {
             .join(" · ")
     };
     out.push(ReceiptLine::new(Tone::Normal, format!("files  {files}")));
-    let diff = format!("diff   #{}", receipt.diff_hash);
-    out.push(ReceiptLine::new(Tone::Normal, diff));
+    // A hash of no change says nothing.
+    if !receipt.files.is_empty() {
+        let diff = format!("diff   #{}", receipt.diff_hash);
+        out.push(ReceiptLine::new(Tone::Normal, diff));
+    }
     if receipt.no_tool_used {
         out.push(ReceiptLine::new(Tone::Problem, NO_TOOL_USED));
     }
@@ -210,6 +213,10 @@ mod tests {
         let texts: Vec<String> = receipt_lines(&none).into_iter().map(|l| l.text).collect();
         assert_eq!(texts[1], "tests  not run in this task");
         assert_eq!(texts[2], "files  no file changed in this task");
+        assert!(
+            !texts.iter().any(|t| t.starts_with("diff")),
+            "no diff hash without changes: {texts:?}"
+        );
         assert_eq!(texts.last().map(String::as_str), Some(NO_TOOL_USED));
     }
 

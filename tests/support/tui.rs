@@ -366,7 +366,12 @@ pub fn finished(app: &mut App) {
                         exit_code: Some(0),
                         summary: "4 passed".into(),
                     }),
-                    files: vec![],
+                    files: vec![stepwise::agent::FileStat {
+                        path: "calculator.py".into(),
+                        added: 7,
+                        removed: 0,
+                        created: false,
+                    }],
                     diff_hash: "0123456789ab".into(),
                     no_tool_used: false,
                 },

@@ -36,3 +36,23 @@ fn a_test_run_prompt_shows_the_run_not_the_last_edit() {
         "the previous edit is not shown:\n{shown}"
     );
 }
+
+#[test]
+fn the_prompt_counts_only_the_accepted_hunks() {
+    let mut app = app();
+    explored(&mut app);
+    keep_open(three_hunk_request(&mut app, true));
+    let shown = screen(&draw(&mut app, 120, 40));
+    assert!(
+        shown.contains("Step 4 · Write notes.txt (+2 −2)?"),
+        "{shown}"
+    );
+    // Reject the middle hunk (one added line).
+    press(&mut app, crossterm::event::KeyCode::Char('j'));
+    press(&mut app, crossterm::event::KeyCode::Char(' '));
+    let shown = screen(&draw(&mut app, 120, 40));
+    assert!(
+        shown.contains("Step 4 · Write notes.txt (+1 −2 accepted)?"),
+        "{shown}"
+    );
+}

@@ -32,6 +32,11 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
         (ApprovalAction::Edit { path, .. }, Some(e)) => {
             format!("Write your edited version of {path} ({})", e.diff.stat())
         }
+        // Only what `y` would write: the accepted hunks.
+        (ApprovalAction::Edit { path, diff, .. }, None) if review.modified() => {
+            let verb = if diff.new_file { "Create" } else { "Write" };
+            format!("{verb} {path} ({} accepted)", review.accepted_stat(diff))
+        }
         (action, _) => action.prompt(),
     };
     let question = sanitize(&question);
