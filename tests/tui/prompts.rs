@@ -56,3 +56,37 @@ fn the_prompt_counts_only_the_accepted_hunks() {
         "{shown}"
     );
 }
+
+#[test]
+fn f_shows_the_diff_full_screen_and_esc_comes_back_without_declining() {
+    use crossterm::event::KeyCode;
+    let mut app = app();
+    explored(&mut app);
+    let mut rx = write_calculator(&mut app);
+    let normal = screen(&draw(&mut app, 80, 24));
+    assert!(normal.contains("Tool calls"), "{normal}");
+    assert!(normal.contains("lines 1–8 of 11"), "{normal}");
+    press(&mut app, KeyCode::Char('f'));
+    let full = screen(&draw(&mut app, 80, 24));
+    assert!(!full.contains("Tool calls"), "{full}");
+    assert!(!full.contains("Conversation"), "{full}");
+    assert!(full.contains("Diff · calculator.py"), "{full}");
+    assert!(
+        full.contains("+    return a / b"),
+        "the whole diff fits: {full}"
+    );
+    assert!(
+        !full.contains("lines 1–"),
+        "no position when all of it shows"
+    );
+    press(&mut app, KeyCode::Esc);
+    assert!(
+        undecided(&mut rx),
+        "Esc leaves the full screen, it does not decline"
+    );
+    assert!(screen(&draw(&mut app, 80, 24)).contains("Tool calls"));
+    press(&mut app, KeyCode::Char('f'));
+    press(&mut app, KeyCode::Char('y'));
+    assert_eq!(rx.try_recv().ok(), Some(stepwise::agent::Decision::Approve));
+    assert!(screen(&draw(&mut app, 80, 24)).contains("Tool calls"));
+}

@@ -149,6 +149,8 @@ pub struct App {
     /// First row of the help overlay shown (it scrolls on small terminals).
     pub(in crate::tui) help_top: usize,
     pub(in crate::tui) mouse_capture: bool,
+    /// `f` at a prompt: the diff takes the whole body.
+    pub(in crate::tui) diff_full: bool,
     /// An `/undo` is waiting for the core.
     undo: Option<UndoRun>,
     /// When the model request that failed is tried again (the header counts down).
@@ -201,6 +203,7 @@ impl App {
             overlay: None,
             help_top: 0,
             mouse_capture: true,
+            diff_full: false,
             undo: None,
             retry_until: None,
             retried: false,

@@ -27,6 +27,11 @@ impl App {
         let action = keymap::action(Layer::Prompt, &key);
         let confirm = self.approvals.confirm();
         self.approvals.set_confirm(None);
+        if self.diff_full && (key.code == KeyCode::Esc || action == Some(Action::FullDiff)) {
+            // Esc leaves the full-screen diff; it never declines from there.
+            self.diff_full = false;
+            return;
+        }
         let plain = !key
             .modifiers
             .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT);
@@ -45,6 +50,7 @@ impl App {
             Some(Action::Decline) => self.answer(Decision::Decline { reason: None }),
             Some(Action::DeclineWithReason) if !undo => self.approvals.start_reason(),
             Some(Action::EditProposal) => self.edit_proposal(),
+            Some(Action::FullDiff) => self.diff_full = true,
             Some(Action::ToggleHunk) if hunks => self.approvals.toggle_hunk(),
             Some(Action::NextHunk) if hunks => self.move_hunk(1),
             Some(Action::PrevHunk) if hunks => self.move_hunk(-1),
@@ -195,6 +201,7 @@ impl App {
         let Some(answered) = self.approvals.decide(decision) else {
             return;
         };
+        self.diff_full = false;
         tracing::info!(step = answered.step, decision = %label(&answered.decision), "approval answered");
         let status = match answered.decision {
             Decision::Decline { .. } => RowStatus::Declined,

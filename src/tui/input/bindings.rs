@@ -83,6 +83,7 @@ pub const BINDINGS: &[Binding] = &[
     key(Prompt, PrevHunk, &[any(Char('k')), any(Up)]),
     hinted(doc(Prompt, ToggleHunk, &[any(Char(' '))], PromptKeys, "Space", "accept / reject the hunk under the cursor"), "Space", " toggle"),
     hinted(doc(Prompt, EditProposal, &[plain('e'), plain('E')], PromptKeys, "e", "edit the proposal in $VISUAL / $EDITOR, then y/N"), "e", " edit in $EDITOR"),
+    hinted(doc(Prompt, FullDiff, &[plain('f'), plain('F')], PromptKeys, "f", "the diff full screen (f or Esc: back)"), "f", " full diff"),
     hinted(doc(Prompt, ScrollDiff, &[any(PageUp), any(PageDown), any(Home), any(End)], PromptKeys, "PgUp PgDn Home End", "scroll the diff while the prompt is open"), "PgUp PgDn", " scroll diff"),
     hinted(doc(Global, Revoke, &[any(F(3))], PromptKeys, "F3  /revoke", "revoke auto-approvals (the header lists them)"), "F3", " revoke auto-approve"),
     hinted(key(Reason, SendReason, &[any(Enter)]), "Enter", " send the reason to the model  "),

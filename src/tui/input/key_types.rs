@@ -84,6 +84,8 @@ pub enum Action {
     ScrollPane,
     /// Only documented (handled elsewhere, e.g. by a slash command).
     Doc,
+    /// The diff under review full screen (and back).
+    FullDiff,
 }
 
 /// Which modifiers a chord accepts.

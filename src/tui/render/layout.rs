@@ -21,6 +21,8 @@ pub struct Needs {
     pub prompt_rows: u16,
     /// Rows of text in the input box.
     pub input_rows: u16,
+    /// The diff takes the whole body (`f` at a prompt).
+    pub diff_full: bool,
 }
 
 /// A pane's outer rectangle and the borders of its block.
@@ -91,7 +93,12 @@ pub fn compute(area: Rect, needs: Needs) -> Panes {
         panes.input = Some(Pane::new(bottom, Borders::TOP));
     }
     let tool_rows = needs.tool_rows.max(1) as u16;
-    if area.width >= WIDE {
+    if needs.diff_full && needs.has_diff {
+        let hidden = Rect { height: 0, ..body };
+        panes.conversation = Pane::new(hidden, Borders::TOP);
+        panes.tools = Pane::new(hidden, Borders::TOP);
+        panes.diff = Some(Pane::new(body, Borders::TOP));
+    } else if area.width >= WIDE {
         let [left, right] = body.layout(&Layout::horizontal([
             Constraint::Percentage(45),
             Constraint::Fill(1),
@@ -145,6 +152,7 @@ mod tests {
                 has_diff: true,
                 prompt_rows: 2,
                 input_rows: 1,
+                diff_full: false,
             },
         );
         assert!(!p.too_small);

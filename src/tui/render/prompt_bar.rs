@@ -144,6 +144,7 @@ fn key_groups(app: &App, request: &ApprovalRequest, review: &Review) -> Vec<(Str
         let keys = prompt(Action::ApproveForTask).0;
         groups.push((keys, format!(" yes to every {tool} this task")));
     }
+    groups.push(prompt(Action::FullDiff));
     if !undo {
         groups.push(prompt(Action::DeclineWithReason));
     }
