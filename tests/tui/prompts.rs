@@ -26,7 +26,7 @@ fn a_test_run_prompt_shows_the_run_not_the_last_edit() {
     for row in [
         "Command            python3 -m unittest discover -v",
         "Working directory  ~/projects/calculator",
-        "Timeout            90 s, then the whole process group is killed",
+        "Timeout            90 s (then killed, children too)",
         "Sandbox",
     ] {
         assert!(shown.contains(row), "{row}:\n{shown}");

@@ -37,9 +37,9 @@ pub fn rows(app: &App) -> Option<Vec<(&'static str, String)>> {
 fn timeout_text(t: Duration) -> String {
     let secs = t.as_secs();
     if secs >= 60 && secs.is_multiple_of(60) {
-        format!("{} min, then the whole process group is killed", secs / 60)
+        format!("{} min (then killed, children too)", secs / 60)
     } else {
-        format!("{secs} s, then the whole process group is killed")
+        format!("{secs} s (then killed, children too)")
     }
 }
 
