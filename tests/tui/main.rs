@@ -10,6 +10,7 @@ mod support;
 
 mod exit;
 mod keystrokes;
+mod live_order;
 mod panes;
 mod prompts;
 mod review;
