@@ -271,3 +271,23 @@ fn declines_and_auto_approved_steps_are_on_record() {
     assert!(shown.contains("auto · 6 tests OK"), "{shown}");
     app.update(Msg::Agent(task_finished(FinishReason::Answered, 5)));
 }
+
+#[test]
+fn ctrl_r_searches_the_earlier_tasks() {
+    let mut app = app();
+    for task in ["fix the parser", "add docs"] {
+        submit(&mut app, task);
+        app.update(Msg::Agent(task_finished(FinishReason::Answered, 1)));
+    }
+    type_text(&mut app, "pars");
+    app.update(Msg::from(ctrl('r')));
+    assert_eq!(app.input().text(), "fix the parser");
+    let shown = screen(&draw(&mut app, 80, 24));
+    assert!(shown.contains("History search “pars”"), "{shown}");
+    press(&mut app, KeyCode::Esc);
+    assert_eq!(app.input().text(), "pars", "Esc puts back what was typed");
+    type_text(&mut app, "zz");
+    app.update(Msg::from(ctrl('r')));
+    assert!(flash(&app).contains("No earlier task contains “parszz”"));
+    assert_eq!(app.input().text(), "parszz");
+}

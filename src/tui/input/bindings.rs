@@ -70,6 +70,7 @@ pub const BINDINGS: &[Binding] = &[
     doc(Input, NewLine, &[k(Enter, Mods::AltOrShift), ctrl('j')], InputKeys, "Alt+Enter Shift+Enter", "new line in the input (also Ctrl+J)"),
     doc(Input, HistoryOlder, &[any(Up)], InputKeys, "↑ ↓", "earlier tasks (when the input is empty)"),
     key(Input, HistoryNewer, &[any(Down)]),
+    doc(Input, HistorySearch, &[ctrl('r')], InputKeys, "Ctrl+R", "earlier tasks containing what is typed (Esc: back)"),
     key(Input, Help, &[any(Char('?'))]),
     doc(Input, KillToStart, &[ctrl('u')], InputKeys, "Ctrl+A/E/U/K/W", "line start/end, delete to start/end, delete word"),
     key(Input, ScrollConversation, &[any(PageUp), any(PageDown)]),

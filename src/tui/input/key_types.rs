@@ -86,6 +86,8 @@ pub enum Action {
     Doc,
     /// The diff under review full screen (and back).
     FullDiff,
+    /// Search the earlier tasks for the text typed (Ctrl+R).
+    HistorySearch,
 }
 
 /// Which modifiers a chord accepts.

@@ -114,7 +114,16 @@ impl App {
     }
 
     fn input_key(&mut self, key: KeyEvent) {
-        match keymap::action(Layer::Input, &key) {
+        let action = keymap::action(Layer::Input, &key);
+        if self.input.searching() {
+            match action {
+                Some(Action::HistorySearch) => {}
+                Some(Action::Ignore) => return self.input.cancel_search(),
+                _ => self.input.end_search(),
+            }
+        }
+        match action {
+            Some(Action::HistorySearch) => self.search_history(),
             Some(Action::NewLine) => self.input.newline(),
             Some(Action::Submit) => self.submit(),
             Some(Action::Help) if self.input.is_empty() => self.open_help(),
@@ -156,6 +165,19 @@ impl App {
             }
             _ => {}
         }
+    }
+
+    /// Ctrl+R: the next older task containing what was typed, said above the input.
+    fn search_history(&mut self) {
+        let search = self.input.search_older();
+        let query = crate::tui::render::text::sanitize(&search.query);
+        let text = match search.at {
+            Some(_) => {
+                format!("History search “{query}”: Ctrl+R older · Esc puts back what you typed")
+            }
+            None => format!("No earlier task contains “{query}” (Esc puts back what you typed)"),
+        };
+        self.show_flash(text);
     }
 
     fn submit(&mut self) {
