@@ -108,6 +108,9 @@ pub struct Config {
     pub no_auto_approve: Vec<ToolName>,
     /// Paths whose edits always ask, even after "approve for the rest of the task".
     pub no_auto_approve_paths: Vec<globset::Glob>,
+    /// Ring the bell / send a desktop notification when an approval waits
+    /// while the terminal is not focused (`notify = false` turns it off).
+    pub notify: bool,
 }
 
 /// Where the session transcript goes.

@@ -185,6 +185,14 @@ pub const SETTINGS: &[Setting] = &[
         }),
         shown: Shown::LineFileUnnamed(|c| c.context_window.to_string()),
     },
+    Setting {
+        key: "notify",
+        flag: None,
+        env: None,
+        set: |c, raw| put(&mut c.notify, raw.boolean()),
+        fallback: Fallback::Initial,
+        shown: Shown::Line(|c| c.notify.to_string()),
+    },
 ];
 
 /// The row of a `stepwise.toml` key.

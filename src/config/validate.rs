@@ -74,6 +74,7 @@ mod tests {
             models: ModelTable::builtin(),
             no_auto_approve: Vec::new(),
             no_auto_approve_paths: Vec::new(),
+            notify: true,
         }
     }
 

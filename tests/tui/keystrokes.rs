@@ -291,3 +291,38 @@ fn ctrl_r_searches_the_earlier_tasks() {
     assert!(flash(&app).contains("No earlier task contains “parszz”"));
     assert_eq!(app.input().text(), "parszz");
 }
+
+fn notified(app: &mut App) -> Vec<String> {
+    app.take_effects()
+        .into_iter()
+        .filter_map(|e| match e {
+            Effect::Notify(text) => Some(text),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn an_approval_waiting_unfocused_rings_once_and_never_when_focused_or_off() {
+    use crossterm::event::Event;
+    let mut app = app();
+    app.set_notify(true);
+    explored(&mut app);
+    app.take_effects();
+    keep_open(write_calculator(&mut app));
+    assert!(notified(&mut app).is_empty(), "focused: no bell");
+    app.update(Msg::Terminal(Event::FocusLost));
+    assert_eq!(
+        notified(&mut app),
+        ["stepwise: approval waiting: Write calculator.py (+7 −0)"]
+    );
+    app.update(Msg::Terminal(Event::FocusGained));
+    app.update(Msg::Terminal(Event::FocusLost));
+    assert!(notified(&mut app).is_empty(), "once per request");
+    app.update(Msg::Terminal(Event::FocusGained));
+    let mut off = self::app();
+    explored(&mut off);
+    off.update(Msg::Terminal(Event::FocusLost));
+    keep_open(write_calculator(&mut off));
+    assert!(notified(&mut off).is_empty(), "notify = false: nothing");
+}

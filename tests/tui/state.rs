@@ -35,6 +35,7 @@ fn effects(app: &mut App) -> Vec<String> {
             Effect::Compact => "compact".into(),
             Effect::RevokeApprovals(tools) => format!("revoke {}", tools.join(",")),
             Effect::EditProposal { path, .. } => format!("edit {path}"),
+            Effect::Notify(text) => format!("notify {text}"),
         })
         .collect()
 }

@@ -109,6 +109,8 @@ pub enum Effect {
     },
     SetMouseCapture(bool),
     Quit,
+    /// Ring the bell / notify the desktop with this (sanitized) line.
+    Notify(String),
 }
 
 /// An `/undo` on its way: the state to go back to, and whether it was declined.
@@ -149,6 +151,12 @@ pub struct App {
     /// First row of the help overlay shown (it scrolls on small terminals).
     pub(in crate::tui) help_top: usize,
     pub(in crate::tui) mouse_capture: bool,
+    /// The terminal has the focus (as its focus reports say).
+    pub(in crate::tui) focused: bool,
+    /// Notify when an approval waits unfocused (`notify` in the configuration).
+    notify: bool,
+    /// The serial of the last request notified about (once per request).
+    notified: u64,
     /// `f` at a prompt: the diff takes the whole body.
     pub(in crate::tui) diff_full: bool,
     /// An `/undo` is waiting for the core.
@@ -204,6 +212,9 @@ impl App {
             help_top: 0,
             mouse_capture: true,
             diff_full: false,
+            focused: true,
+            notify: false,
+            notified: 0,
             undo: None,
             retry_until: None,
             retried: false,
@@ -233,6 +244,29 @@ impl App {
     /// The timeout a test run gets (from the configuration), for its prompt.
     pub fn set_test_timeout(&mut self, timeout: Duration) {
         self.test_timeout = Some(timeout);
+    }
+
+    /// Whether to ring the bell when an approval waits unfocused.
+    pub fn set_notify(&mut self, on: bool) {
+        self.notify = on;
+    }
+
+    /// An approval waits and the terminal is not focused: ask for attention,
+    /// once per request.
+    pub(in crate::tui) fn maybe_notify(&mut self) {
+        let serial = self.approvals.serial();
+        if !self.notify || self.focused || serial == self.notified {
+            return;
+        }
+        let Some(request) = self.approvals.current() else {
+            return;
+        };
+        let text = crate::tui::render::text::sanitize(&format!(
+            "stepwise: approval waiting: {}",
+            request.action.prompt()
+        ));
+        self.notified = serial;
+        self.effect(Effect::Notify(text));
     }
 
     /// Put a task in the input box, ready to submit with Enter.

@@ -48,5 +48,6 @@ impl App {
             Msg::Edited { serial, result } => self.edit_finished(serial, result),
         }
         self.timers_passed();
+        self.maybe_notify();
     }
 }

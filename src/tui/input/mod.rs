@@ -30,6 +30,8 @@ impl App {
             Event::Key(key) if key.kind != KeyEventKind::Release => self.on_key(key),
             Event::Mouse(mouse) => self.on_mouse(mouse),
             Event::Paste(text) => self.on_paste(&text),
+            Event::FocusLost => self.focused = false,
+            Event::FocusGained => self.focused = true,
             // The next frame lays out for the new size.
             _ => {}
         }

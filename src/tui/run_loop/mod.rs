@@ -44,6 +44,9 @@ pub trait Host<B: Backend, S> {
     fn signal(&mut self) -> impl Future<Output = i32>;
     /// Switch mouse capture on or off.
     fn set_mouse_capture(&mut self, on: bool);
+    /// Get the user's attention: an approval waits and the terminal is not
+    /// focused. Nothing by default (test hosts).
+    fn notify(&mut self, _text: &str) {}
     /// Hand the terminal to the user's editor for `content`, then take it
     /// back: the editor's result, or a fatal error for the loop.
     fn edit(
@@ -217,6 +220,10 @@ where
         }
         Effect::SetMouseCapture(on) => {
             host.set_mouse_capture(on);
+            return Ok(Next::Continue);
+        }
+        Effect::Notify(text) => {
+            host.notify(&text);
             return Ok(Next::Continue);
         }
         Effect::Quit => return Ok(Next::Exit(EXIT_OK)),
