@@ -18,3 +18,4 @@ mod session;
 mod snapshots;
 mod state;
 mod stream_faults;
+mod task_approval;

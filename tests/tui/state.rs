@@ -123,61 +123,6 @@ fn esc_leaves_the_reason_and_keeps_the_prompt() {
 }
 
 #[test]
-fn a_approves_the_tool_for_the_task_and_the_header_says_so() {
-    let (mut app, mut rx) = at_write_prompt();
-    press(&mut app, KeyCode::Char('a'));
-    assert_eq!(decision(&mut rx), None, "one a only asks");
-    let flash = app.flash().clone().unwrap_or_default();
-    assert!(
-        flash.contains("a again") && flash.contains("every later replace_text call"),
-        "{flash}"
-    );
-    press(&mut app, KeyCode::Char('a'));
-    assert_eq!(decision(&mut rx), Some(Decision::ApproveToolForTask));
-    assert_eq!(app.auto_approved(), ["replace_text"]);
-    let term = draw(&mut app, 120, 40);
-    assert!(
-        screen(&term)
-            .lines()
-            .next()
-            .unwrap_or("")
-            .contains("auto-approve: replace_text (this task)")
-    );
-    app.update(Msg::Agent(task_finished(FinishReason::Answered, 4)));
-    assert!(
-        app.auto_approved().is_empty(),
-        "only for the rest of the task"
-    );
-}
-
-#[test]
-fn a_also_covers_requests_of_that_tool_already_queued() {
-    let (mut app, mut first) = at_write_prompt();
-    let mut tests = run_tests_request(&mut app, 5);
-    let diff = FileDiff::compute("b.py", None, "b = 1\n");
-    let mut second_write = propose(
-        &mut app,
-        6,
-        ToolName::ReplaceText,
-        ApprovalAction::Edit {
-            path: "b.py".into(),
-            diff,
-            proposed: String::new(),
-            original: None,
-        },
-    );
-    press(&mut app, KeyCode::Char('a'));
-    press(&mut app, KeyCode::Char('a'));
-    assert_eq!(decision(&mut first), Some(Decision::ApproveToolForTask));
-    assert_eq!(decision(&mut second_write), Some(Decision::Approve));
-    assert!(
-        matches!(tests.try_recv(), Err(TryRecvError::Empty)),
-        "another tool still asks"
-    );
-    assert_eq!(app.approvals().current().map(|r| r.step), Some(5));
-}
-
-#[test]
 fn other_keys_do_nothing_while_a_prompt_is_open() {
     let (mut app, mut rx) = at_write_prompt();
     for code in [
