@@ -28,18 +28,7 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     let key = theme::WARN_BOLD;
     let dim = theme::MUTED;
     let undo = matches!(request.action, ApprovalAction::Undo { .. });
-    let question = match (&request.action, &review.edited) {
-        (ApprovalAction::Edit { path, .. }, Some(e)) => {
-            format!("Write your edited version of {path} ({})", e.diff.stat())
-        }
-        // Only what `y` would write: the accepted hunks.
-        (ApprovalAction::Edit { path, diff, .. }, None) if review.modified() => {
-            let verb = if diff.new_file { "Create" } else { "Write" };
-            format!("{verb} {path} ({} accepted)", review.accepted_stat(diff))
-        }
-        (action, _) => action.prompt(),
-    };
-    let question = sanitize(&question);
+    let question = sanitize(&question(&request.action, review));
     let queued = match approvals.len() {
         1 => String::new(),
         n => format!("  (+{} queued)", n - 1),
@@ -102,6 +91,22 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     buf.set_line(area.x, area.y, &first, area.width);
     if area.height > 1 {
         buf.set_line(area.x, area.y + 1, &second, area.width);
+    }
+}
+
+/// The prompt's question: the user's version, the accepted hunks only, or
+/// the proposal as it stands.
+fn question(action: &ApprovalAction, review: &Review) -> String {
+    match (action, &review.edited) {
+        (ApprovalAction::Edit { path, .. }, Some(e)) => {
+            format!("Write your edited version of {path} ({})", e.diff.stat())
+        }
+        // Only what `y` would write: the accepted hunks.
+        (ApprovalAction::Edit { path, diff, .. }, None) if review.modified() => {
+            let verb = if diff.new_file { "Create" } else { "Write" };
+            format!("{verb} {path} ({} accepted)", review.accepted_stat(diff))
+        }
+        (action, _) => action.prompt(),
     }
 }
 
