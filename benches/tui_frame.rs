@@ -200,6 +200,8 @@ fn main() {
         allow_for_task: true,
         reply,
     })));
+    // The prompt ignores keys while it arms; a reviewer has read it by now.
+    app.set_now(app.now() + stepwise::tui::approval::ARMING);
     time_frames(
         &format!("hunk review: j / Space per frame ({hunks} hunks)"),
         200,

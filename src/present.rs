@@ -109,8 +109,11 @@ pub fn receipt_lines(receipt: &Receipt) -> Vec<ReceiptLine> {
         let text = format!("runs   the test runs themselves {what}");
         out.push(ReceiptLine::new(Tone::Problem, text));
     }
-    let diff = format!("diff   #{}", receipt.diff_hash);
-    out.push(ReceiptLine::new(Tone::Normal, diff));
+    // A hash of no change says nothing.
+    if !receipt.files.is_empty() {
+        let diff = format!("diff   #{}", receipt.diff_hash);
+        out.push(ReceiptLine::new(Tone::Normal, diff));
+    }
     if receipt.no_tool_used {
         out.push(ReceiptLine::new(Tone::Problem, NO_TOOL_USED));
     }
@@ -120,8 +123,7 @@ pub fn receipt_lines(receipt: &Receipt) -> Vec<ReceiptLine> {
 /// A request failed and will be sent again.
 pub fn retry_line(retry: u32, max_retries: u32, delay_ms: u64, error: &str) -> String {
     let secs = delay_ms as f64 / 1000.0;
-    let why = if retry > 1 { "still failing" } else { error };
-    format!("{why} — retrying ({retry}/{max_retries}) in {secs:.1}s")
+    format!("{error} — retrying ({retry}/{max_retries}) in {secs:.1}s")
 }
 
 /// Old tool results were shortened (and turns maybe summarized).
@@ -253,6 +255,10 @@ mod tests {
         let texts: Vec<String> = receipt_lines(&none).into_iter().map(|l| l.text).collect();
         assert_eq!(texts[1], "tests  not run in this task");
         assert_eq!(texts[2], "files  no file changed in this task");
+        assert!(
+            !texts.iter().any(|t| t.starts_with("diff")),
+            "no diff hash without changes: {texts:?}"
+        );
         assert_eq!(texts.last().map(String::as_str), Some(NO_TOOL_USED));
         let untested = Receipt {
             no_test_command: true,
@@ -292,7 +298,7 @@ mod tests {
         );
         assert_eq!(
             retry_line(2, 3, 500, "HTTP 500"),
-            "still failing — retrying (2/3) in 0.5s"
+            "HTTP 500 — retrying (2/3) in 0.5s"
         );
         assert_eq!(
             compaction_line(9000, 3000, 4, 2),

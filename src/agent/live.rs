@@ -11,15 +11,29 @@ use crate::tools::files::MAX_FILE_BYTES;
 
 /// Tools whose streaming arguments get a live preview.
 const PREVIEWED: [&str; 2] = ["write_file", "replace_text"];
-/// Stop looking for the path in arguments longer than this (it comes first in practice).
+/// Up to this length the arguments are scanned for the path at every
+/// fragment; beyond it (a long `content` streamed before its `path`), only
+/// when a fragment brings a `"path"` key or the path's value is still
+/// arriving, so the work stays linear in the arguments' length.
 const PATH_SEARCH_LIMIT: usize = 64 * 1024;
+/// The key whose arrival is watched for past `PATH_SEARCH_LIMIT`.
+const PATH_KEY: &str = "\"path\"";
 
 /// Forwards streaming tool-call arguments as events, and once an edit's path
 /// is known, sends the file's current content so the preview can be diffed.
 pub(super) struct LiveCalls<'a> {
     events: &'a EventSender,
     workspace: &'a Workspace,
-    calls: Vec<(usize, String, bool)>,
+    calls: Vec<LiveCall>,
+}
+
+/// One streaming call: its arguments so far, whether its base was sent, and
+/// whether its path's value was seen arriving but not complete yet.
+struct LiveCall {
+    index: usize,
+    buffer: String,
+    based: bool,
+    path_pending: bool,
 }
 
 impl<'a> LiveCalls<'a> {
@@ -40,22 +54,42 @@ impl<'a> LiveCalls<'a> {
         if !PREVIEWED.contains(&tool) {
             return;
         }
-        let position = match self.calls.iter().position(|c| c.0 == index) {
+        let position = match self.calls.iter().position(|c| c.index == index) {
             Some(p) => p,
             None => {
-                self.calls.push((index, String::new(), false));
+                self.calls.push(LiveCall {
+                    index,
+                    buffer: String::new(),
+                    based: false,
+                    path_pending: false,
+                });
                 self.calls.len() - 1
             }
         };
-        let (_, buffer, based) = &mut self.calls[position];
-        if *based || buffer.len() > PATH_SEARCH_LIMIT {
+        let call = &mut self.calls[position];
+        if call.based || call.buffer.len() > crate::tools::MAX_ARGUMENTS_BYTES {
             return;
         }
-        buffer.push_str(fragment);
-        let Some(path) = partial_field(buffer, "path").filter(|p| p.complete) else {
+        call.buffer.push_str(fragment);
+        if call.buffer.len() > PATH_SEARCH_LIMIT && !call.path_pending {
+            // The key may be split across fragments: look a little further back.
+            let from = call
+                .buffer
+                .len()
+                .saturating_sub(fragment.len() + PATH_KEY.len());
+            let from = (from..call.buffer.len())
+                .find(|i| call.buffer.is_char_boundary(*i))
+                .unwrap_or(call.buffer.len());
+            if !call.buffer[from..].contains(PATH_KEY) {
+                return;
+            }
+        }
+        let found = partial_field(&call.buffer, "path");
+        call.path_pending = found.as_ref().is_some_and(|p| !p.complete);
+        let Some(path) = found.filter(|p| p.complete) else {
             return;
         };
-        *based = true;
+        call.based = true;
         // Read through the same confinement as the tools; a refused path gets no preview.
         let Ok(rel) = Workspace::check(&path.value) else {
             return;
@@ -231,6 +265,42 @@ impl Scanner<'_> {
 
 #[cfg(test)]
 mod tests {
+
+    /// The events the scanner sends for `fragments` of call 0 of `tool`.
+    fn bases(fragments: &[&str]) -> Vec<String> {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("a.py"), "x = 0\n").unwrap();
+        let ws = Workspace::open(dir.path()).unwrap();
+        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+        let mut live = LiveCalls::new(&tx, &ws);
+        for f in fragments {
+            live.on_fragment(0, "write_file", f);
+        }
+        let mut out = Vec::new();
+        while let Ok(e) = rx.try_recv() {
+            if let AgentEvent::LiveEditBase { path, old, .. } = e {
+                out.push(format!("{path}={}", old.unwrap_or_default().trim()));
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn a_content_streamed_before_its_path_still_gets_a_base() {
+        assert_eq!(
+            bases(&[r#"{"content": "y = 1\n", "pa"#, r#"th": "a."#, r#"py"}"#]),
+            ["a.py=x = 0"]
+        );
+        // Far past the always-scanned length, the path key split across fragments.
+        let long = format!(r#"{{"content": "{}", "pa"#, "z".repeat(200_000));
+        let mut fragments: Vec<&str> = long
+            .as_bytes()
+            .chunks(100)
+            .map(|c| std::str::from_utf8(c).unwrap())
+            .collect();
+        fragments.extend([r#"th": "a"#, r#".py", "#]);
+        assert_eq!(bases(&fragments), ["a.py=x = 0"]);
+    }
     use super::*;
 
     fn field(text: &str, key: &str) -> Option<(String, bool)> {

@@ -113,6 +113,7 @@ fn flag_only(options: &Options) -> Config {
         sandbox: SandboxSettings::default(),
         test_env: Vec::new(),
         deny_paths: Vec::new(),
+        notify: true,
     }
 }
 
@@ -253,6 +254,23 @@ mod tests {
             Some(format!(
                 "{}: test_timeout = 0 is out of range (1..=86400)",
                 user.display()
+            ))
+        );
+    }
+
+    #[test]
+    fn notify_is_on_unless_a_file_says_false() {
+        let dir = tempfile::tempdir().unwrap();
+        assert!(resolve_args(&[], &[]).unwrap().config.notify);
+        let off = file(&dir, "off.toml", "notify = false\n");
+        assert!(!resolve_args(&[], &[off]).unwrap().config.notify);
+        let bad = file(&dir, "bad.toml", "notify = \"no\"\n");
+        let err = resolve_args(&[], std::slice::from_ref(&bad)).err();
+        assert_eq!(
+            err,
+            Some(format!(
+                "{}: notify = \"no\" is not true or false",
+                bad.display()
             ))
         );
     }

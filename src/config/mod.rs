@@ -156,6 +156,9 @@ pub struct Config {
     pub task: Option<String>,
     /// Paths no tool may read, write, list or search, on top of the fixed deny list.
     pub deny_paths: Vec<globset::Glob>,
+    /// Ring the bell / send a desktop notification when an approval waits
+    /// while the terminal is not focused (`notify = false` turns it off).
+    pub notify: bool,
 }
 
 /// Where the session transcript goes.

@@ -41,6 +41,15 @@ impl Raw<'_> {
         }
     }
 
+    /// `true` or `false`.
+    pub fn boolean(self) -> Result<bool, String> {
+        match self {
+            Raw::Text("true") | Raw::Toml(toml::Value::Boolean(true)) => Ok(true),
+            Raw::Text("false") | Raw::Toml(toml::Value::Boolean(false)) => Ok(false),
+            _ => Err("is not true or false".into()),
+        }
+    }
+
     /// A list of strings (only files hold lists).
     pub fn strings(self) -> Result<Vec<String>, String> {
         let Raw::Toml(toml::Value::Array(items)) = self else {

@@ -273,6 +273,16 @@ pub const SETTINGS: &[Setting] = &[
         // What runs on the user's machine.
         guard: Guard::Trusted("which commands run as tests"),
     },
+    Setting {
+        key: "notify",
+        flag: None,
+        env: None,
+        set: |c, raw| put(&mut c.notify, raw.boolean()),
+        fallback: Fallback::Initial,
+        shown: Shown::Line(|c| c.notify.to_string()),
+        // Only whether the terminal is told that an approval waits.
+        guard: Guard::Open,
+    },
 ];
 
 /// The row of a `stepwise.toml` key.

@@ -81,6 +81,7 @@ mod tests {
             sandbox: Default::default(),
             test_env: Vec::new(),
             deny_paths: Vec::new(),
+            notify: true,
         }
     }
 

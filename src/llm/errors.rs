@@ -220,7 +220,7 @@ pub fn scrubbed(error: LlmError) -> LlmError {
             scrub::string(&mut message);
             LlmError::ContextOverflow { message }
         }
-        e @ (LlmError::IdleTimeout(_) | LlmError::EmptyReply) => e,
+        e @ (LlmError::IdleTimeout(_) | LlmError::EmptyReply | LlmError::ScriptEnded) => e,
     }
 }
 

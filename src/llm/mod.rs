@@ -94,6 +94,10 @@ pub enum LlmError {
         "the server returned an empty reply: check the server's log and its context size (a prompt larger than the context, e.g. llama.cpp --ctx-size, gives this)"
     )]
     EmptyReply,
+    /// A scripted model (`--demo`, `--script`) was asked for a turn past its
+    /// last one; not a server's answer, so no HTTP status.
+    #[error("the scripted model has no more turns (it cannot improvise)")]
+    ScriptEnded,
 }
 
 impl LlmError {
@@ -106,7 +110,10 @@ impl LlmError {
             LlmError::Connect { .. } | LlmError::Stream(_) | LlmError::IdleTimeout(_) => true,
             LlmError::Http { status, .. } => *status == 429 || *status >= 500,
             LlmError::Server { transient, .. } => *transient,
-            LlmError::Decode(_) | LlmError::ContextOverflow { .. } | LlmError::EmptyReply => false,
+            LlmError::Decode(_)
+            | LlmError::ContextOverflow { .. }
+            | LlmError::EmptyReply
+            | LlmError::ScriptEnded => false,
         }
     }
 

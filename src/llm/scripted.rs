@@ -118,12 +118,7 @@ impl ScriptedModel {
         let turn = turns
             .get(cursor.next)
             .cloned()
-            .ok_or_else(|| LlmError::Http {
-                status: 410,
-                message: "the script has no more turns (the scripted model cannot improvise)"
-                    .into(),
-                retry_after: None,
-            })?;
+            .ok_or(LlmError::ScriptEnded)?;
         cursor.next += 1;
         cursor.calls += 1;
         Ok((turn, cursor.calls))
@@ -304,7 +299,12 @@ mod tests {
         .await;
         assert_eq!(reply.unwrap().content, "Done.");
         let (end, _) = ask(&model, &[]).await;
-        assert!(end.unwrap_err().to_string().contains("no more turns"));
+        let said = end.unwrap_err().to_string();
+        assert_eq!(
+            said,
+            "the scripted model has no more turns (it cannot improvise)"
+        );
+        assert!(!said.contains("HTTP"), "not a server's status: {said}");
     }
 
     #[tokio::test]

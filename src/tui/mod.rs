@@ -86,7 +86,12 @@ pub fn run(runtime: &tokio::runtime::Runtime, config: Config) -> i32 {
         lock,
         audit,
     } = prepared;
+    let transcript = audit.as_ref().map(|log| log.path().to_path_buf());
+    let demo_copy =
+        matches!(config.model_source, crate::config::ModelSource::Demo).then(|| workspace.clone());
     let mut app = App::new(model_label, display_path(&workspace));
+    app.set_test_timeout(config.test_timeout);
+    app.set_notify(config.notify);
     if let Some(notice) = &notice {
         app.notice(notice);
     }
@@ -119,8 +124,14 @@ pub fn run(runtime: &tokio::runtime::Runtime, config: Config) -> i32 {
         };
         (inbox, agent)
     };
-    let code = runtime.block_on(run_app(app, agent, inbox));
+    let (code, app) = runtime.block_on(run_app(app, agent, inbox));
     drop(lock);
+    if let Some(app) = app {
+        // Back on the normal screen: what happened, for the scrollback.
+        for line in app.exit_summary(transcript.as_deref(), demo_copy.as_deref()) {
+            println!("{line}");
+        }
+    }
     code
 }
 
@@ -171,10 +182,10 @@ async fn run_app(
     mut app: App,
     mut agent: Option<AgentHandle>,
     inbox: mpsc::UnboundedReceiver<AgentEvent>,
-) -> i32 {
+) -> (i32, Option<App>) {
     if let Err(e) = terminal::enter() {
         eprintln!("stepwise: cannot set up the terminal: {e}");
-        return EXIT_FAILURE;
+        return (EXIT_FAILURE, None);
     }
     let guard = terminal::Guard;
     let code = match (
@@ -206,5 +217,5 @@ async fn run_app(
         }
     }
     tracing::info!(code, "stepwise tui exiting");
-    code
+    (code, Some(app))
 }

@@ -7,6 +7,7 @@
 #[path = "../support/mod.rs"]
 mod support;
 
+mod keystrokes;
 mod review;
 mod screens;
 mod trust;

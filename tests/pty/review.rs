@@ -51,9 +51,10 @@ async fn e_opens_the_editor_and_the_users_version_is_written() {
     // Wait for the whole redrawn prompt and diff, not just the first row of it.
     tui.wait_for("Write your edited version of calculator.py")
         .await;
-    let screen = tui.wait_for("division by zero is not").await;
+    // (The diff pane wraps the long line: match its first part.)
+    let screen = tui.wait_for("division by zero is").await;
     assert!(
-        screen.contains("raise ValueError(\"division by zero is not"),
+        screen.contains("raise ValueError(\"division by zero is"),
         "the recomputed diff shows the user's change:\n{screen}"
     );
     assert!(
@@ -103,6 +104,9 @@ async fn e_opens_the_editor_and_the_users_version_is_written() {
         .map(|m| m["content"].to_string())
         .unwrap_or_default();
     assert!(told.contains("user_modified"), "the model is told: {told}");
+    // A prompt is open: the first Ctrl+D asks, the second quits.
+    tui.send("\x04");
+    tui.wait_for("Ctrl+D again").await;
     tui.send("\x04");
     assert_eq!(tui.exit_code().await, 0);
     tui.assert_restored();
@@ -128,6 +132,10 @@ async fn rejecting_the_middle_hunk_writes_exactly_the_others() {
     tui.send("Tidy notes.txt\r");
     let screen = tui.wait_for("Step 2 · Write notes.txt").await;
     assert!(screen.contains("hunk 1/3 · 3 of 3 accepted"), "{screen}");
+    assert!(
+        screen.contains("… F1 for all keys"),
+        "keys that do not fit are not cut silently:\n{screen}"
+    );
     tui.send("j");
     tui.wait_for("hunk 2/3 · 3 of 3 accepted").await;
     tui.send(" ");
@@ -204,6 +212,51 @@ async fn the_receipt_then_slash_diff_then_undo_all_restores_the_files() {
             "{file} restored byte for byte"
         );
     }
+    tui.send("\x04");
+    assert_eq!(tui.exit_code().await, 0);
+    tui.assert_restored();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn enter_keeps_the_users_edit_and_n_discards_it_only_when_pressed_twice() {
+    let mock = crate::support::MockModel::start(crate::support::seed_script("unittest")).await;
+    let ws = crate::support::copy_workspace();
+    let tools = tempfile::tempdir().expect("temp dir");
+    let editor = scripted_editor(tools.path());
+    let workspace = ws.path().to_string_lossy().into_owned();
+    let base_url = mock.base_url();
+    let mut tui = Tui::start_with(
+        &["--base-url", &base_url, "--workspace", &workspace],
+        &[("VISUAL", &editor), ("EDITOR", &editor)],
+    );
+    tui.wait_for("Type a task").await;
+    tui.send(TASK);
+    tui.wait_for("Add a divide function").await;
+    tui.send("\r");
+    tui.wait_for("Step 4 · Write calculator.py").await;
+    tui.send("e");
+    tui.wait_for("division by zero is").await;
+    tui.send("\r");
+    let screen = tui.wait_for("y writes it, n discards it").await;
+    assert!(
+        screen.contains("Write your edited version of calculator.py"),
+        "Enter kept the prompt open:\n{screen}"
+    );
+    tui.send("n");
+    tui.wait_for("Press n again").await;
+    tui.send("n");
+    let screen = tui.wait_for("Step 5 · Write test_calculator.py").await;
+    assert!(
+        screen.contains("discarded your edited version of calculator.py"),
+        "{screen}"
+    );
+    assert_eq!(
+        read(ws.path(), "calculator.py"),
+        read(&crate::support::sample_workspace(), "calculator.py"),
+        "declined: nothing written"
+    );
+    tui.send("\x04");
+    tui.wait_for("Ctrl+D again").await;
     tui.send("\x04");
     assert_eq!(tui.exit_code().await, 0);
     tui.assert_restored();

@@ -79,6 +79,10 @@ async fn declining_the_write_leaves_the_file_byte_identical() {
     // The model goes on with its next step; the declined one is marked.
     let screen = tui.wait_for("Step 5 · Write test_calculator.py").await;
     assert!(screen.contains("⊘"), "declined glyph shown:\n{screen}");
+    assert!(
+        screen.contains("You declined replace_text calculator.py"),
+        "the decline is on record in the conversation:\n{screen}"
+    );
     let requests = mock.requests().await;
     let declined =
         crate::support::tool_messages(requests.last().expect("a request after the decline"));
@@ -88,7 +92,9 @@ async fn declining_the_write_leaves_the_file_byte_identical() {
             .is_some_and(|m| m["content"].to_string().contains("declined")),
         "the model was told: {declined:?}"
     );
-    // Quitting with a prompt open declines it too.
+    // Quitting with a prompt open asks first, then declines it too.
+    tui.send("\x04");
+    tui.wait_for("Ctrl+D again").await;
     tui.send("\x04");
     assert_eq!(tui.exit_code().await, 0);
     tui.assert_restored();
@@ -194,6 +200,15 @@ async fn the_demo_runs_on_a_copy_with_y_at_every_prompt() {
     tui.send("\x04");
     assert_eq!(tui.exit_code().await, 0);
     tui.assert_restored();
+    // A summary stays on the normal screen.
+    let screen = tui.wait_for("The demo worked on a temporary copy").await;
+    for line in [
+        "stepwise: Last task: Done in 8 steps",
+        "Files changed: calculator.py, test_calculator.py",
+        "Tokens: ",
+    ] {
+        assert!(screen.contains(line), "{line}:\n{screen}");
+    }
     // The copy in the temp dir has the change; the repo's workspace does not.
     let copy = std::fs::read_dir(tmp.path())
         .expect("temp dir")

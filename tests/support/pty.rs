@@ -16,6 +16,8 @@ use std::time::{Duration, Instant};
 const ROWS: NonZeroU16 = NonZeroU16::new(40).expect("nonzero");
 const COLS: NonZeroU16 = NonZeroU16::new(120).expect("nonzero");
 const DEADLINE: Duration = Duration::from_secs(20);
+/// What an approval prompt shows while it still ignores keys.
+const ARMING_MARK: &str = "arming…";
 pub const TASK: &str =
     "Add a divide function to calculator.py that raises ValueError on zero, with tests.";
 
@@ -101,14 +103,15 @@ impl Tui {
             .unwrap_or_default()
     }
 
-    /// Poll the parsed screen until it shows `needle`.
-    /// Once it does, wait until the screen holds still for a moment, so a
-    /// frame that arrived in several reads is seen whole.
+    /// Poll the parsed screen until it shows `needle` and no approval
+    /// prompt is still arming (it ignores keys then, so nothing could be
+    /// answered yet). Once it does, wait until the screen holds still for a
+    /// moment, so a frame that arrived in several reads is seen whole.
     pub async fn wait_for(&self, needle: &str) -> String {
         let start = Instant::now();
         loop {
             let screen = self.screen();
-            if screen.contains(needle) {
+            if screen.contains(needle) && !screen.contains(ARMING_MARK) {
                 return self.settled(screen).await;
             }
             if start.elapsed() > DEADLINE {

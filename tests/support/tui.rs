@@ -213,7 +213,14 @@ pub fn propose_scoped(
         allow_for_task,
         reply,
     })));
+    // The user reads the prompt before answering it (it ignores keys while it arms).
+    settle(app);
     answer
+}
+
+/// Let the open prompt finish arming, as a user who reads it first would.
+pub fn settle(app: &mut App) {
+    app.set_now(app.now() + stepwise::tui::approval::ARMING);
 }
 
 /// A 40-line file and a proposal changing it in three far-apart places
@@ -363,7 +370,12 @@ pub fn finished(app: &mut App) {
                         passed: true,
                         verified: stepwise::tools::test_run::Verified::ExitCodeAndSummary,
                     }),
-                    files: vec![],
+                    files: vec![stepwise::agent::FileStat {
+                        path: "calculator.py".into(),
+                        added: 7,
+                        removed: 0,
+                        created: false,
+                    }],
                     diff_hash: "0123456789ab".into(),
                     no_tool_used: false,
                     no_test_command: false,

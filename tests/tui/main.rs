@@ -8,8 +8,14 @@
 #[path = "../support/mod.rs"]
 mod support;
 
+mod exit;
+mod keystrokes;
+mod live_order;
 mod panes;
+mod prompts;
 mod review;
 mod session;
 mod snapshots;
 mod state;
+mod stream_faults;
+mod task_approval;

@@ -152,7 +152,7 @@ fn older_steps_can_be_selected_and_opened() {
 }
 
 #[test]
-fn a_retried_request_drops_its_partial_text() {
+fn a_retried_request_keeps_its_partial_text_marked_discarded() {
     let mut app = app();
     submit(&mut app, "task");
     app.update(Msg::Agent(AgentEvent::AssistantDelta {
@@ -166,7 +166,8 @@ fn a_retried_request_drops_its_partial_text() {
     }));
     let term = draw(&mut app, 80, 24);
     let s = screen(&term);
-    assert!(!s.contains("half an ans"), "{s}");
+    assert!(s.contains("half an ans"), "kept on screen: {s}");
+    assert!(s.contains("discarded"), "{s}");
     assert!(s.contains("retrying (1/3)"), "{s}");
 }
 

@@ -235,6 +235,7 @@ fn the_header_says_what_a_covers_and_f3_revokes_it() {
         "{shown}"
     );
     press(&mut app, KeyCode::Char('a'));
+    press(&mut app, KeyCode::Char('a'));
     assert_eq!(decision(&mut rx), Some(Decision::ApproveToolForTask));
     let term = draw(&mut app, 120, 40);
     let header = screen(&term).lines().next().unwrap_or("").to_string();
@@ -286,6 +287,7 @@ fn f3_is_listed_in_the_prompt_while_something_is_auto_approved() {
     let mut app = app();
     explored(&mut app);
     keep_open(write_calculator(&mut app));
+    press(&mut app, KeyCode::Char('a'));
     press(&mut app, KeyCode::Char('a'));
     keep_open(run_tests_request(&mut app, 5));
     let shown = screen(&draw(&mut app, 80, 24));

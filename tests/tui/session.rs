@@ -41,6 +41,7 @@ fn undo_request(app: &mut App) -> oneshot::Receiver<Decision> {
         allow_for_task: false,
         reply,
     })));
+    settle(app);
     rx
 }
 

@@ -57,8 +57,10 @@ fn pending_write_approval() {
 fn pending_test_run_approval() {
     snap("approve_tests", || {
         let mut app = app();
+        app.set_test_timeout(std::time::Duration::from_secs(300));
         explored(&mut app);
         keep_open(write_calculator(&mut app));
+        press(&mut app, KeyCode::Char('a'));
         press(&mut app, KeyCode::Char('a'));
         finish_call(
             &mut app,
@@ -142,6 +144,7 @@ fn undo_prompt() {
                 reply,
             },
         )));
+        settle(&mut app);
         app
     });
 }

@@ -35,6 +35,7 @@ fn effects(app: &mut App) -> Vec<String> {
             Effect::Compact => "compact".into(),
             Effect::RevokeApprovals(tools) => format!("revoke {}", tools.join(",")),
             Effect::EditProposal { path, .. } => format!("edit {path}"),
+            Effect::Notify(text) => format!("notify {text}"),
         })
         .collect()
 }
@@ -122,53 +123,6 @@ fn esc_leaves_the_reason_and_keeps_the_prompt() {
 }
 
 #[test]
-fn a_approves_the_tool_for_the_task_and_the_header_says_so() {
-    let (mut app, mut rx) = at_write_prompt();
-    press(&mut app, KeyCode::Char('a'));
-    assert_eq!(decision(&mut rx), Some(Decision::ApproveToolForTask));
-    assert_eq!(app.auto_approved(), ["replace_text"]);
-    let term = draw(&mut app, 120, 40);
-    assert!(
-        screen(&term)
-            .lines()
-            .next()
-            .unwrap_or("")
-            .contains("auto-approve: replace_text (this task)")
-    );
-    app.update(Msg::Agent(task_finished(FinishReason::Answered, 4)));
-    assert!(
-        app.auto_approved().is_empty(),
-        "only for the rest of the task"
-    );
-}
-
-#[test]
-fn a_also_covers_requests_of_that_tool_already_queued() {
-    let (mut app, mut first) = at_write_prompt();
-    let mut tests = run_tests_request(&mut app, 5);
-    let diff = FileDiff::compute("b.py", None, "b = 1\n");
-    let mut second_write = propose(
-        &mut app,
-        6,
-        ToolName::ReplaceText,
-        ApprovalAction::Edit {
-            path: "b.py".into(),
-            diff,
-            proposed: String::new(),
-            original: None,
-        },
-    );
-    press(&mut app, KeyCode::Char('a'));
-    assert_eq!(decision(&mut first), Some(Decision::ApproveToolForTask));
-    assert_eq!(decision(&mut second_write), Some(Decision::Approve));
-    assert!(
-        matches!(tests.try_recv(), Err(TryRecvError::Empty)),
-        "another tool still asks"
-    );
-    assert_eq!(app.approvals().current().map(|r| r.step), Some(5));
-}
-
-#[test]
 fn other_keys_do_nothing_while_a_prompt_is_open() {
     let (mut app, mut rx) = at_write_prompt();
     for code in [
@@ -224,6 +178,9 @@ fn quitting_during_a_prompt_declines_it() {
     let (mut app, mut rx) = at_write_prompt();
     let token = app.cancel_token().cloned().expect("task running");
     app.update(Msg::from(ctrl('d')));
+    assert!(undecided(&mut rx), "the first Ctrl+D only asks");
+    assert!(!app.quitting());
+    app.update(Msg::from(ctrl('d')));
     assert_eq!(decision(&mut rx), Some(Decision::Decline { reason: None }));
     assert!(token.is_cancelled());
     assert!(app.quitting());
@@ -252,6 +209,7 @@ fn queued_approvals_are_answered_in_order() {
     assert!(matches!(second.try_recv(), Err(TryRecvError::Empty)));
     assert_eq!(app.approvals().current().map(|r| r.step), Some(5));
     assert_eq!(app.state(), TaskState::AwaitingApproval);
+    settle(&mut app);
     press(&mut app, KeyCode::Char('n'));
     assert_eq!(
         decision(&mut second),

@@ -76,10 +76,16 @@ impl App {
                 delay_ms,
                 error,
             } => {
-                self.conversation.discard_reply();
+                if self.conversation.discard_reply() {
+                    self.conversation.push_entry(
+                        Kind::Notice,
+                        "The reply above broke off: it is discarded, and the model is asked again.",
+                    );
+                }
                 self.live.clear();
                 let text = present::retry_line(retry, max_retries, delay_ms, &error);
                 self.conversation.push_entry(Kind::Notice, &text);
+                self.retry_started(delay_ms);
             }
             E::Compacted {
                 before_tokens,
@@ -147,6 +153,9 @@ impl App {
                     .running(&call_id, auto_approved)
                     .and_then(crate::tools::ToolName::parse)
                     .map_or("", |t| t.as_str());
+                if auto_approved {
+                    self.record_auto_approved(&call_id);
+                }
                 self.set_state(if tool == "run_tests" {
                     TaskState::RunningTests
                 } else {

@@ -55,6 +55,11 @@ impl App {
         &self.rules
     }
 
+    /// The test run's timeout, when the configuration is known.
+    pub fn test_timeout(&self) -> Option<std::time::Duration> {
+        self.test_timeout
+    }
+
     /// The clock as of the last event.
     pub fn now(&self) -> Instant {
         self.now
@@ -63,6 +68,7 @@ impl App {
     /// Advance the App's clock (the run loop does before each event and frame).
     pub fn set_now(&mut self, now: Instant) {
         self.now = now;
+        self.timers_passed();
     }
 
     /// Tools the user approved for the rest of the task.

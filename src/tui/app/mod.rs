@@ -7,7 +7,9 @@
 
 mod agent;
 mod commands;
+mod exit_summary;
 mod inspect;
+mod quit;
 mod task;
 mod update;
 
@@ -107,6 +109,8 @@ pub enum Effect {
     },
     SetMouseCapture(bool),
     Quit,
+    /// Ring the bell / notify the desktop with this (sanitized) line.
+    Notify(String),
 }
 
 /// An `/undo` on its way: the state to go back to, and whether it was declined.
@@ -147,8 +151,24 @@ pub struct App {
     /// First row of the help overlay shown (it scrolls on small terminals).
     pub(in crate::tui) help_top: usize,
     pub(in crate::tui) mouse_capture: bool,
+    /// The terminal has the focus (as its focus reports say).
+    pub(in crate::tui) focused: bool,
+    /// Notify when an approval waits unfocused (`notify` in the configuration).
+    notify: bool,
+    /// The serial of the last request notified about (once per request).
+    notified: u64,
+    /// `f` at a prompt: the diff takes the whole body.
+    pub(in crate::tui) diff_full: bool,
     /// An `/undo` is waiting for the core.
     undo: Option<UndoRun>,
+    /// When the model request that failed is tried again (the header counts down).
+    retry_until: Option<Instant>,
+    /// The task retried a request (if it then fails, `/continue` is offered).
+    retried: bool,
+    /// How the last task ended (its finish line), for the exit summary.
+    last_outcome: Option<String>,
+    /// The test run's timeout, shown at a `run_tests` prompt.
+    test_timeout: Option<Duration>,
     /// A configuration problem that keeps tasks from running.
     config_error: Option<String>,
     /// A one-off message shown above the input until the next key.
@@ -156,6 +176,8 @@ pub struct App {
     /// Pane rectangles of the last layout (for mouse hits and page sizes).
     pub(in crate::tui) panes: Panes,
     quit: bool,
+    /// Until when a second Ctrl+C / Ctrl+D quits (see `quit`).
+    quit_confirm: Option<Instant>,
     /// The agent stopped (reported once).
     agent_gone: bool,
     cancel: Option<CancellationToken>,
@@ -189,11 +211,20 @@ impl App {
             overlay: None,
             help_top: 0,
             mouse_capture: true,
+            diff_full: false,
+            focused: true,
+            notify: false,
+            notified: 0,
             undo: None,
+            retry_until: None,
+            retried: false,
+            last_outcome: None,
+            test_timeout: None,
             config_error: None,
             flash: None,
             panes: Panes::default(),
             quit: false,
+            quit_confirm: None,
             agent_gone: false,
             cancel: None,
             effects: Vec::new(),
@@ -208,6 +239,34 @@ impl App {
     /// The project rule files the model follows, for the header.
     pub fn set_rules(&mut self, files: Vec<String>) {
         self.rules = files;
+    }
+
+    /// The timeout a test run gets (from the configuration), for its prompt.
+    pub fn set_test_timeout(&mut self, timeout: Duration) {
+        self.test_timeout = Some(timeout);
+    }
+
+    /// Whether to ring the bell when an approval waits unfocused.
+    pub fn set_notify(&mut self, on: bool) {
+        self.notify = on;
+    }
+
+    /// An approval waits and the terminal is not focused: ask for attention,
+    /// once per request.
+    pub(in crate::tui) fn maybe_notify(&mut self) {
+        let serial = self.approvals.serial();
+        if !self.notify || self.focused || serial == self.notified {
+            return;
+        }
+        let Some(request) = self.approvals.current() else {
+            return;
+        };
+        let text = crate::tui::render::text::sanitize(&format!(
+            "stepwise: approval waiting: {}",
+            request.action.prompt()
+        ));
+        self.notified = serial;
+        self.effect(Effect::Notify(text));
     }
 
     /// Put a task in the input box, ready to submit with Enter.
@@ -283,6 +342,7 @@ impl App {
         self.step = 0;
         self.task_started = Some(self.now);
         self.last_elapsed = None;
+        self.retried = false;
         cancel
     }
 

@@ -27,6 +27,7 @@ impl App {
                 self.task_cost = None;
                 self.task_started = Some(self.now);
                 self.last_elapsed = None;
+                self.retried = false;
                 self.auto_approved.clear();
             }
             E::ModelRequest { .. } => {
@@ -58,6 +59,23 @@ impl App {
             E::TaskFinished { reason, steps, .. } => self.finish(reason, steps),
             other => tracing::debug!(?other, "not a task event"),
         }
+    }
+
+    /// A model request failed and is tried again after `delay_ms`.
+    pub(in crate::tui::app) fn retry_started(&mut self, delay_ms: u64) {
+        self.retried = true;
+        self.retry_until = Some(self.now + std::time::Duration::from_millis(delay_ms));
+    }
+
+    /// Whole seconds until the failed request is tried again, while waiting.
+    pub fn retry_countdown(&self) -> Option<u64> {
+        let until = self.retry_until.filter(|u| *u > self.now)?;
+        Some(
+            until
+                .saturating_duration_since(self.now)
+                .as_secs_f64()
+                .ceil() as u64,
+        )
     }
 
     /// The user approved `tool` for the rest of the task (the header lists it).
@@ -108,5 +126,13 @@ impl App {
         tracing::info!(?reason, steps, "task finished");
         self.state = state;
         self.conversation.push_entry(Kind::Notice, &text);
+        self.last_outcome = Some(text);
+        self.retry_until = None;
+        if matches!(reason, FinishReason::Error(_)) && self.retried {
+            self.conversation.push_entry(
+                Kind::Notice,
+                "The retries ran out: /continue resumes the task where it stopped.",
+            );
+        }
     }
 }

@@ -47,5 +47,7 @@ impl App {
             Msg::Agent(event) => self.on_agent(event),
             Msg::Edited { serial, result } => self.edit_finished(serial, result),
         }
+        self.timers_passed();
+        self.maybe_notify();
     }
 }

@@ -4,6 +4,7 @@
 
 mod prompt;
 pub mod queue;
+mod record;
 pub mod review;
 
-pub use queue::{Answered, Approvals};
+pub use queue::{ARMING, Answered, Approvals, Confirm};

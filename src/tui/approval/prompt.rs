@@ -4,6 +4,7 @@
 
 use crate::agent::{ApprovalAction, Decision};
 use crate::tui::app::{App, Effect, Focus, TaskState};
+use crate::tui::approval::Confirm;
 use crate::tui::input::keymap::{self, Action, Layer, scroll_move};
 use crate::tui::panes::scroll::ScrollMove;
 use crate::tui::panes::tool_calls::RowStatus;
@@ -13,10 +14,23 @@ impl App {
     /// While an approval is open only its keys (and scrolling the diff) work.
     pub(in crate::tui) fn prompt_key(&mut self, key: KeyEvent, quit_key: bool) {
         if quit_key {
-            return self.request_quit();
+            return self.quit_key();
+        }
+        if self.approvals.arming_until(self.now()).is_some() {
+            // Typed before the prompt could be read: never an answer.
+            tracing::debug!("key ignored while the prompt arms");
+            return;
         }
         if self.approvals.reason().is_some() {
             return self.reason_key(key);
+        }
+        let action = keymap::action(Layer::Prompt, &key);
+        let confirm = self.approvals.confirm();
+        self.approvals.set_confirm(None);
+        if self.diff_full && (key.code == KeyCode::Esc || action == Some(Action::FullDiff)) {
+            // Esc leaves the full-screen diff; it never declines from there.
+            self.diff_full = false;
+            return;
         }
         let plain = !key
             .modifiers
@@ -28,12 +42,15 @@ impl App {
         let hunks = self.approvals.review().selectable();
         // Without hunks to move between, plain j/k and the arrows scroll the diff.
         let by_line = plain || matches!(key.code, KeyCode::Up | KeyCode::Down);
-        match keymap::action(Layer::Prompt, &key) {
+        let edited = self.approvals.review().edited.is_some();
+        match action {
             Some(Action::Approve) => self.approve(),
-            Some(Action::ApproveForTask) => self.approve_for_task(),
+            Some(Action::ApproveForTask) => self.approve_for_task(confirm),
+            Some(Action::Decline) if edited => self.decline_edited(key.code, confirm),
             Some(Action::Decline) => self.answer(Decision::Decline { reason: None }),
             Some(Action::DeclineWithReason) if !undo => self.approvals.start_reason(),
             Some(Action::EditProposal) => self.edit_proposal(),
+            Some(Action::FullDiff) => self.diff_full = true,
             Some(Action::ToggleHunk) if hunks => self.approvals.toggle_hunk(),
             Some(Action::NextHunk) if hunks => self.move_hunk(1),
             Some(Action::PrevHunk) if hunks => self.move_hunk(-1),
@@ -89,8 +106,26 @@ impl App {
         }
     }
 
-    /// `a`: this call and every later one of the tool in this task, when allowed.
-    fn approve_for_task(&mut self) {
+    /// `n`, Enter or Esc on the user's own version: Enter and Esc only point
+    /// to y/n; `n` asks once more, then declines (the version stays on record).
+    fn decline_edited(&mut self, code: KeyCode, confirm: Option<Confirm>) {
+        let is_n = matches!(code, KeyCode::Char('n' | 'N'));
+        if !is_n {
+            return self.show_flash("Your edited version is waiting: y writes it, n discards it.");
+        }
+        if confirm != Some(Confirm::DiscardEdit) {
+            self.approvals.set_confirm(Some(Confirm::DiscardEdit));
+            return self.show_flash(
+                "Press n again to discard your edited version (it stays in the conversation); y writes it.",
+            );
+        }
+        self.record_discarded_edit();
+        self.answer(Decision::Decline { reason: None });
+    }
+
+    /// `a`: this call and every later one of the tool in this task, when
+    /// allowed, after a second `a` (the first says what it covers).
+    fn approve_for_task(&mut self, confirm: Option<Confirm>) {
         let Some(request) = self.approvals.current() else {
             return;
         };
@@ -106,6 +141,12 @@ impl App {
             self.show_flash(
                 "a would approve the whole proposal: press y to write your selection or your version.",
             );
+        } else if confirm != Some(Confirm::ForTask) {
+            let text = format!(
+                "Press a again to approve this and every later {tool} call until the task ends, without asking (F3 revokes); any other key cancels."
+            );
+            self.approvals.set_confirm(Some(Confirm::ForTask));
+            self.show_flash(text);
         } else {
             self.answer(Decision::ApproveToolForTask);
         }
@@ -160,12 +201,14 @@ impl App {
         let Some(answered) = self.approvals.decide(decision) else {
             return;
         };
+        self.diff_full = false;
         tracing::info!(step = answered.step, decision = %label(&answered.decision), "approval answered");
         let status = match answered.decision {
             Decision::Decline { .. } => RowStatus::Declined,
             _ => RowStatus::Approved,
         };
         self.calls.set_status(&answered.call_id, status);
+        self.record_answer(&answered);
         if answered.undo {
             return self.undo_answered(matches!(answered.decision, Decision::Decline { .. }));
         }

@@ -3,10 +3,28 @@
 //! and the review (hunks, edited version) of the request at the front. The
 //! queue, the reason and the review change only through `Approvals`' methods;
 //! the prompt bar that shows them is drawn by `render::prompt_bar`.
+//!
+//! What must stay true: a request that comes to the front ignores its keys
+//! for `ARMING` (keys typed ahead into the input never answer it), and a
+//! key that asks for a second press (`a` for the whole task, `n` on the
+//! user's own version) is forgotten when another request comes to the front.
 
 use crate::agent::{ApprovalAction, ApprovalRequest, Decision};
 use crate::tui::approval::review::Review;
 use std::collections::VecDeque;
+use std::time::{Duration, Instant};
+
+/// How long a prompt ignores keys after it appears.
+pub const ARMING: Duration = Duration::from_millis(300);
+
+/// A key pressed once that acts only when pressed again.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Confirm {
+    /// `a`: approve the tool for the rest of the task.
+    ForTask,
+    /// `n` on the user's edited version: discard it.
+    DiscardEdit,
+}
 
 /// What was answered, for the tool-call pane and the header.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -30,6 +48,10 @@ pub struct Approvals {
     serial: u64,
     /// Which request the review belongs to.
     front: Option<(u32, String)>,
+    /// When the front request was first shown (set by `stamp`).
+    opened_at: Option<Instant>,
+    /// A key waiting for its second press.
+    confirm: Option<Confirm>,
 }
 
 impl Approvals {
@@ -53,11 +75,37 @@ impl Approvals {
         self.front = front;
         self.serial += 1;
         self.reason = None;
+        self.opened_at = None;
+        self.confirm = None;
         self.review = self
             .queue
             .front()
             .map(|r| Review::new(&r.action))
             .unwrap_or_default();
+    }
+
+    /// The clock as of an update: a request that came to the front since
+    /// the last one starts arming now.
+    pub fn stamp(&mut self, now: Instant) {
+        if self.opened_at.is_none() && self.is_open() {
+            self.opened_at = Some(now);
+        }
+    }
+
+    /// Until when the front request ignores keys, if it still does at `now`.
+    pub fn arming_until(&self, now: Instant) -> Option<Instant> {
+        let until = self.opened_at? + ARMING;
+        (now < until).then_some(until)
+    }
+
+    /// The key waiting for its second press, if any.
+    pub fn confirm(&self) -> Option<Confirm> {
+        self.confirm
+    }
+
+    /// Set (or forget, with `None`) the key waiting for its second press.
+    pub fn set_confirm(&mut self, confirm: Option<Confirm>) {
+        self.confirm = confirm;
     }
 
     /// The decline reason being typed, if the user is typing one.
@@ -143,6 +191,7 @@ impl Approvals {
 
     /// The user edited the current proposal: review their version instead.
     pub fn set_edited(&mut self, content: String) {
+        self.confirm = None;
         if let Some(request) = self.queue.front() {
             self.review.set_edited(&request.action, content);
         }

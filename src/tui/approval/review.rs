@@ -3,7 +3,7 @@
 //! into the `Decision` the core receives when the user presses `y`.
 
 use crate::agent::{ApprovalAction, Decision};
-use crate::diff::{FileDiff, apply_hunks};
+use crate::diff::{FileDiff, LineKind, apply_hunks};
 
 /// The review state of the open approval request.
 #[derive(Debug, Default)]
@@ -63,6 +63,26 @@ impl Review {
 
     pub fn accepted_count(&self) -> usize {
         self.accepted.iter().filter(|a| **a).count()
+    }
+
+    /// `+a −r` of the accepted hunks of `diff` only (what `y` would write).
+    pub fn accepted_stat(&self, diff: &FileDiff) -> String {
+        let (mut added, mut removed) = (0, 0);
+        for (hunk, _) in diff
+            .hunks
+            .iter()
+            .zip(&self.accepted)
+            .filter(|(_, accepted)| **accepted)
+        {
+            for line in &hunk.lines {
+                match line.kind {
+                    LineKind::Added => added += 1,
+                    LineKind::Removed => removed += 1,
+                    LineKind::Context => {}
+                }
+            }
+        }
+        format!("+{added} \u{2212}{removed}")
     }
 
     /// Anything other than the proposal as it stands would be written.

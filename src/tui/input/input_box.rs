@@ -1,5 +1,7 @@
 //! The input box: a multi-line `ratatui-textarea` editor for tasks and slash
-//! commands, with shell-like history recall (Up/Down when the box is empty).
+//! commands, with shell-like history recall (Up/Down when the box is empty)
+//! and search (Ctrl+R: the newest earlier task containing what is typed;
+//! again for older ones; Esc puts back what was typed).
 
 use crate::tui::render::text::width;
 use crate::tui::render::theme;
@@ -17,6 +19,17 @@ pub struct InputBox {
     history: Vec<String>,
     /// Index into `history` while recalling.
     browsing: Option<usize>,
+    /// A Ctrl+R search in progress.
+    search: Option<Search>,
+}
+
+/// What a history search looks for, where it is, and what was typed before.
+#[derive(Debug, Clone)]
+pub struct Search {
+    pub query: String,
+    /// The history entry shown, if one matched.
+    pub at: Option<usize>,
+    typed: String,
 }
 
 impl std::fmt::Debug for InputBox {
@@ -39,7 +52,50 @@ impl InputBox {
             area: editor(Vec::new()),
             history: Vec::new(),
             browsing: None,
+            search: None,
         }
+    }
+
+    /// Ctrl+R: show the next older task containing the query (the text typed
+    /// when the search began, case-insensitive). Returns the search's state.
+    pub fn search_older(&mut self) -> Search {
+        let typed = self.text();
+        let mut search = self.search.take().unwrap_or(Search {
+            query: typed.trim().to_string(),
+            at: None,
+            typed,
+        });
+        let needle = search.query.to_lowercase();
+        let before = search.at.unwrap_or(self.history.len());
+        let found = self.history[..before.min(self.history.len())]
+            .iter()
+            .rposition(|h| h.to_lowercase().contains(&needle));
+        if let Some(i) = found {
+            search.at = Some(i);
+            let text = self.history[i].clone();
+            self.set_text(&text);
+            self.browsing = Some(i);
+        }
+        self.search = Some(search.clone());
+        search
+    }
+
+    /// Whether a search is in progress.
+    pub fn searching(&self) -> bool {
+        self.search.is_some()
+    }
+
+    /// Esc during a search: put back what was typed.
+    pub fn cancel_search(&mut self) {
+        if let Some(search) = self.search.take() {
+            self.set_text(&search.typed);
+            self.browsing = None;
+        }
+    }
+
+    /// Any other key: keep the found task as the text and stop searching.
+    pub fn end_search(&mut self) {
+        self.search = None;
     }
 
     pub fn text(&self) -> String {
@@ -194,5 +250,26 @@ mod tests {
         assert_eq!(b.text(), "");
         b.insert_str("draft");
         assert!(!b.recalls(), "typing stops recall");
+    }
+
+    #[test]
+    fn ctrl_r_finds_older_tasks_containing_the_text_and_esc_restores() {
+        let mut b = InputBox::new();
+        for t in ["fix the Parser", "add docs", "parser tests"] {
+            b.insert_str(t);
+            b.take();
+        }
+        b.insert_str("pars");
+        assert_eq!(b.search_older().at, Some(2));
+        assert_eq!(b.text(), "parser tests");
+        assert_eq!(b.search_older().at, Some(0), "older, case-insensitive");
+        assert_eq!(b.text(), "fix the Parser");
+        assert_eq!(b.search_older().at, Some(0), "nothing older: stays");
+        b.cancel_search();
+        assert_eq!(b.text(), "pars");
+        b.search_older();
+        b.end_search();
+        assert_eq!(b.text(), "parser tests", "another key keeps the find");
+        assert!(!b.searching());
     }
 }

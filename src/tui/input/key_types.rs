@@ -84,6 +84,10 @@ pub enum Action {
     ScrollPane,
     /// Only documented (handled elsewhere, e.g. by a slash command).
     Doc,
+    /// The diff under review full screen (and back).
+    FullDiff,
+    /// Search the earlier tasks for the text typed (Ctrl+R).
+    HistorySearch,
 }
 
 /// Which modifiers a chord accepts.

@@ -30,6 +30,8 @@ impl App {
             Event::Key(key) if key.kind != KeyEventKind::Release => self.on_key(key),
             Event::Mouse(mouse) => self.on_mouse(mouse),
             Event::Paste(text) => self.on_paste(&text),
+            Event::FocusLost => self.focused = false,
+            Event::FocusGained => self.focused = true,
             // The next frame lays out for the new size.
             _ => {}
         }
@@ -39,18 +41,13 @@ impl App {
         self.clear_flash();
         let global = keymap::action(Layer::Global, &key);
         if global == Some(Action::Interrupt) {
-            if self.is_running() || self.approvals.is_open() {
-                self.interrupt();
-            } else {
-                self.request_quit();
-            }
-            return;
+            return self.interrupt_key();
         }
         let quit_key = global == Some(Action::Quit);
         if self.panes.too_small {
             // Nothing on screen to act on; only quitting works.
             if quit_key {
-                self.request_quit();
+                self.quit_key();
             }
             return;
         }
@@ -73,7 +70,7 @@ impl App {
             return self.detail_key(key);
         }
         if quit_key && (self.focus != Focus::Input || self.input.is_empty()) {
-            return self.request_quit();
+            return self.quit_key();
         }
         match keymap::action(Layer::Main, &key) {
             Some(Action::FocusNext) => return self.cycle_focus(true),
@@ -119,7 +116,16 @@ impl App {
     }
 
     fn input_key(&mut self, key: KeyEvent) {
-        match keymap::action(Layer::Input, &key) {
+        let action = keymap::action(Layer::Input, &key);
+        if self.input.searching() {
+            match action {
+                Some(Action::HistorySearch) => {}
+                Some(Action::Ignore) => return self.input.cancel_search(),
+                _ => self.input.end_search(),
+            }
+        }
+        match action {
+            Some(Action::HistorySearch) => self.search_history(),
             Some(Action::NewLine) => self.input.newline(),
             Some(Action::Submit) => self.submit(),
             Some(Action::Help) if self.input.is_empty() => self.open_help(),
@@ -161,6 +167,19 @@ impl App {
             }
             _ => {}
         }
+    }
+
+    /// Ctrl+R: the next older task containing what was typed, said above the input.
+    fn search_history(&mut self) {
+        let search = self.input.search_older();
+        let query = crate::tui::render::text::sanitize(&search.query);
+        let text = match search.at {
+            Some(_) => {
+                format!("History search “{query}”: Ctrl+R older · Esc puts back what you typed")
+            }
+            None => format!("No earlier task contains “{query}” (Esc puts back what you typed)"),
+        };
+        self.show_flash(text);
     }
 
     fn submit(&mut self) {

@@ -159,20 +159,26 @@ impl Conversation {
         self.last_reply = Some((start, open.text));
     }
 
-    /// Drop a reply that is still streaming (its request failed and is retried).
-    pub fn discard_reply(&mut self) {
+    /// A reply that is still streaming broke off (its request failed and is
+    /// retried): keep its text, marked as discarded, so nothing vanishes; it
+    /// can never become the final answer. Whether there was text to keep.
+    pub fn discard_reply(&mut self) -> bool {
         let Some(OpenReply {
             start: Some(start), ..
         }) = self.open.take()
         else {
-            return;
+            return false;
         };
-        let cut = match start.checked_sub(1) {
-            Some(sep) if self.lines[sep].kind == Kind::Blank => sep,
-            _ => start,
-        };
-        self.lines.truncate(cut);
-        self.invalidate_from(cut);
+        while self.lines.len() > start + 1
+            && self.lines.last().is_some_and(|l| l.text.trim().is_empty())
+        {
+            self.lines.pop();
+        }
+        for line in &mut self.lines[start..] {
+            line.kind = Kind::Discarded;
+        }
+        self.invalidate_from(start);
+        true
     }
 
     /// Whether a reply is streaming.
@@ -281,6 +287,9 @@ fn wrap_logical(line: &Logical, width: usize) -> Vec<Line<'static>> {
         Kind::Error => ("✗ ", theme::BAD_BOLD, theme::BAD),
         Kind::Gate => ("⊘ ", theme::WARN, theme::WARN),
         Kind::Notice => ("· ", dim, dim),
+        Kind::Declined => ("⊘ ", theme::DECLINED, theme::MUTED),
+        Kind::Approved => ("✓ ", theme::GOOD, theme::MUTED),
+        Kind::Discarded => ("  ", dim, theme::DISCARDED),
         Kind::Receipt | Kind::ReceiptBad => {
             return crate::tui::panes::receipt::rows(&line.text, line.kind, line.first, width);
         }
@@ -355,12 +364,19 @@ mod tests {
     }
 
     #[test]
-    fn a_retried_reply_is_dropped() {
+    fn a_retried_reply_stays_marked_as_discarded() {
         let mut c = Conversation::new();
         c.push_entry(Kind::User, "task");
         c.delta("partial answ");
-        c.discard_reply();
-        assert_eq!(text(&mut c, 40), ["❯ task"]);
+        assert!(c.discard_reply());
+        assert_eq!(text(&mut c, 40), ["❯ task", "", "  partial answ"]);
+        assert_eq!(c.lines.last().map(|l| l.kind), Some(Kind::Discarded));
+        c.final_answer("Other");
+        assert_eq!(
+            text(&mut c, 40).last().map(String::as_str),
+            Some("✓ Other"),
+            "a discarded reply is never the final answer"
+        );
     }
 
     #[test]

@@ -20,4 +20,11 @@ pub enum Kind {
     /// A receipt line that reports a problem (tests failing).
     ReceiptBad,
     Blank,
+    /// A decline the user made (with their reason), on record.
+    Declined,
+    /// An approval worth keeping on record: for the whole task, of the
+    /// user's own version, of some hunks, or a step auto-approved.
+    Approved,
+    /// Text of a reply that broke off mid-stream: kept, marked as discarded.
+    Discarded,
 }

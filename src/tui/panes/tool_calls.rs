@@ -216,6 +216,11 @@ fn row_line(row: &CallRow, total: usize) -> Line<'static> {
         }
         .to_string(),
         RowStatus::Declined => "declined".to_string(),
+        // Auto-approved stays visible after the run.
+        _ if row.auto_approved => format!(
+            "auto · {}",
+            sanitize(row.summary.lines().next().unwrap_or(""))
+        ),
         _ => sanitize(row.summary.lines().next().unwrap_or("")),
     };
     let summary_style = match row.status {

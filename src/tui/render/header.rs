@@ -54,8 +54,12 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
 fn status_line(app: &App, area: Rect, buf: &mut Buffer) {
     let w = area.width as usize;
     let (glyph, color) = state_style(app.state());
+    let label = match app.retry_countdown() {
+        Some(secs) => format!("{} · retrying in {secs}s", app.state().label()),
+        None => app.state().label().to_string(),
+    };
     let state = Span::styled(
-        format!(" {glyph} {}", app.state().label()),
+        format!(" {glyph} {label}"),
         color.add_modifier(Modifier::BOLD),
     );
     let step = if app.max_steps() > 0 {

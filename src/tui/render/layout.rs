@@ -11,6 +11,8 @@ pub const MIN_HEIGHT: u16 = 16;
 /// From this width the conversation sits beside the tool calls and the diff.
 pub const WIDE: u16 = 120;
 pub const HEADER_ROWS: u16 = 2;
+/// Blank columns between a border and the text beside it.
+pub const PADDING: u16 = 1;
 
 /// What the layout needs to know about the state.
 #[derive(Debug, Clone, Copy, Default)]
@@ -21,6 +23,8 @@ pub struct Needs {
     pub prompt_rows: u16,
     /// Rows of text in the input box.
     pub input_rows: u16,
+    /// The diff takes the whole body (`f` at a prompt).
+    pub diff_full: bool,
 }
 
 /// A pane's outer rectangle and the borders of its block.
@@ -35,16 +39,18 @@ impl Pane {
         Pane { outer, borders }
     }
 
-    /// The area inside the block's borders.
+    /// The area inside the block's borders, one column of padding after a
+    /// left border so text never touches it.
     pub fn inner(&self) -> Rect {
         let mut r = self.outer;
         if self.borders.contains(Borders::TOP) && r.height > 0 {
             r.y += 1;
             r.height -= 1;
         }
-        if self.borders.contains(Borders::LEFT) && r.width > 0 {
-            r.x += 1;
-            r.width -= 1;
+        if self.borders.contains(Borders::LEFT) {
+            let cut = r.width.min(1 + PADDING);
+            r.x += cut;
+            r.width -= cut;
         }
         r
     }
@@ -91,9 +97,17 @@ pub fn compute(area: Rect, needs: Needs) -> Panes {
         panes.input = Some(Pane::new(bottom, Borders::TOP));
     }
     let tool_rows = needs.tool_rows.max(1) as u16;
-    if area.width >= WIDE {
-        let [left, right] = body.layout(&Layout::horizontal([
-            Constraint::Percentage(45),
+    if needs.diff_full && needs.has_diff {
+        let hidden = Rect { height: 0, ..body };
+        panes.conversation = Pane::new(hidden, Borders::TOP);
+        panes.tools = Pane::new(hidden, Borders::TOP);
+        panes.diff = Some(Pane::new(body, Borders::TOP));
+    } else if area.width >= WIDE {
+        // The conversation gets at least half; a blank column keeps its
+        // text off the border of the panes beside it.
+        let [left, _gap, right] = body.layout(&Layout::horizontal([
+            Constraint::Percentage(50),
+            Constraint::Length(PADDING),
             Constraint::Fill(1),
         ]));
         let [tools, diff] = right.layout(&Layout::vertical([
@@ -145,11 +159,38 @@ mod tests {
                 has_diff: true,
                 prompt_rows: 2,
                 input_rows: 1,
+                diff_full: false,
             },
         );
         assert!(!p.too_small);
         let diff = p.diff.map(|d| d.inner().height).unwrap_or(0);
         assert!(diff >= 7, "diff gets room while approving: {diff}");
         assert!(p.conversation.inner().height >= 4);
+    }
+
+    #[test]
+    fn side_by_side_the_conversation_gets_half_and_text_keeps_off_borders() {
+        let p = compute(
+            Rect::new(0, 0, 120, 40),
+            Needs {
+                tool_rows: 5,
+                has_diff: true,
+                prompt_rows: 2,
+                input_rows: 1,
+                diff_full: false,
+            },
+        );
+        let conv = p.conversation.inner();
+        assert!(conv.width >= 60, "at least half of 120: {}", conv.width);
+        let tools = p.tools.inner();
+        assert_eq!(
+            tools.x,
+            p.tools.outer.x + 2,
+            "border, then one blank column"
+        );
+        assert!(
+            conv.right() < p.tools.outer.x,
+            "a blank column before the border"
+        );
     }
 }

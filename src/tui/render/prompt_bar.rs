@@ -28,13 +28,7 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     let key = theme::WARN_BOLD;
     let dim = theme::MUTED;
     let undo = matches!(request.action, ApprovalAction::Undo { .. });
-    let question = match (&request.action, &review.edited) {
-        (ApprovalAction::Edit { path, .. }, Some(e)) => {
-            format!("Write your edited version of {path} ({})", e.diff.stat())
-        }
-        (action, _) => action.prompt(),
-    };
-    let question = sanitize(&question);
+    let question = sanitize(&question(&request.action, review));
     let queued = match approvals.len() {
         1 => String::new(),
         n => format!("  (+{} queued)", n - 1),
@@ -60,7 +54,12 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
             };
             let text = format!(" {step}{question}? [y/N]{hunks}{queued}");
             let groups = key_groups(app, request, review);
+            let arming = approvals.arming_until(app.now()).is_some();
             let second = match app.flash() {
+                _ if arming => Line::styled(
+                    truncate(" arming… keys typed this instant are ignored", w),
+                    dim,
+                ),
                 Some(flash) => Line::styled(
                     format!(" {}", truncate(&sanitize(flash), w.saturating_sub(1))),
                     theme::WARN,
@@ -95,6 +94,22 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     }
 }
 
+/// The prompt's question: the user's version, the accepted hunks only, or
+/// the proposal as it stands.
+fn question(action: &ApprovalAction, review: &Review) -> String {
+    match (action, &review.edited) {
+        (ApprovalAction::Edit { path, .. }, Some(e)) => {
+            format!("Write your edited version of {path} ({})", e.diff.stat())
+        }
+        // Only what `y` would write: the accepted hunks.
+        (ApprovalAction::Edit { path, diff, .. }, None) if review.modified() => {
+            let verb = if diff.new_file { "Create" } else { "Write" };
+            format!("{verb} {path} ({} accepted)", review.accepted_stat(diff))
+        }
+        (action, _) => action.prompt(),
+    }
+}
+
 /// The keys that apply to `request`, in order of importance, as
 /// `(keys, what)`; the keys come from the key map.
 fn key_groups(app: &App, request: &ApprovalRequest, review: &Review) -> Vec<(String, String)> {
@@ -113,7 +128,12 @@ fn key_groups(app: &App, request: &ApprovalRequest, review: &Review) -> Vec<(Str
         " yes"
     };
     let mut groups = vec![(prompt(Action::Approve).0, yes.to_string())];
-    groups.push(prompt(Action::Decline));
+    if review.edited.is_some() {
+        // Enter and Esc never discard the user's own version.
+        groups.push(("n n".to_string(), " discard yours".to_string()));
+    } else {
+        groups.push(prompt(Action::Decline));
+    }
     if review.selectable() {
         groups.push(prompt(Action::NextHunk));
         groups.push(prompt(Action::ToggleHunk));
@@ -129,6 +149,7 @@ fn key_groups(app: &App, request: &ApprovalRequest, review: &Review) -> Vec<(Str
         let keys = prompt(Action::ApproveForTask).0;
         groups.push((keys, format!(" yes to every {tool} this task")));
     }
+    groups.push(prompt(Action::FullDiff));
     if !undo {
         groups.push(prompt(Action::DeclineWithReason));
     }
@@ -143,18 +164,58 @@ fn key_groups(app: &App, request: &ApprovalRequest, review: &Review) -> Vec<(Str
     groups
 }
 
-/// As many key groups as fit in `w` columns, in order of importance.
+/// Said when not every key fits on the hint row.
+const MORE: &str = "  … F1 for all keys";
+
+/// The key groups in order of importance, as many as fit in `w` columns;
+/// when some do not fit, the row ends with `… F1 for all keys` instead of
+/// cutting them silently.
 fn hints(groups: &[(String, String)], w: usize, key: Style, dim: Style) -> Line<'static> {
+    let need = |(k, what): &(String, String)| 2 + width(k) + width(what);
+    let total: usize = groups.iter().map(need).sum();
+    let room = if total <= w {
+        w
+    } else {
+        w.saturating_sub(width(MORE))
+    };
     let mut spans = Vec::new();
     let mut used = 0;
-    for (k, what) in groups {
-        let need = 2 + width(k) + width(what);
-        if used + need > w {
-            continue;
+    for group in groups {
+        if used + need(group) > room {
+            break;
         }
-        used += need;
+        used += need(group);
+        let (k, what) = group;
         spans.push(Span::styled(format!("  {k}"), key));
         spans.push(Span::styled(what.clone(), dim));
     }
+    if total > w {
+        spans.push(Span::styled(MORE, dim));
+    }
     Line::from(spans)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn text(line: &Line) -> String {
+        line.spans.iter().map(|s| s.content.as_ref()).collect()
+    }
+
+    #[test]
+    fn hints_that_do_not_fit_end_with_a_pointer_to_the_help() {
+        let groups: Vec<(String, String)> = ["y yes", "n no", "r no, with a reason", "e edit"]
+            .iter()
+            .map(|g| {
+                let (k, w) = g.split_once(' ').unwrap_or((g, ""));
+                (k.to_string(), format!(" {w}"))
+            })
+            .collect();
+        let all = hints(&groups, 80, Style::new(), Style::new());
+        assert_eq!(text(&all), "  y yes  n no  r no, with a reason  e edit");
+        let cut = hints(&groups, 40, Style::new(), Style::new());
+        assert_eq!(text(&cut), "  y yes  n no  … F1 for all keys");
+        assert!(width(&text(&cut)) <= 40);
+    }
 }

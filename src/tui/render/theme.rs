@@ -44,5 +44,7 @@ pub const REMOVED_WORD: Style = Style::new()
     .add_modifier(Modifier::BOLD);
 /// A note about an edit still streaming in.
 pub const STREAMING: Style = WARN.add_modifier(Modifier::ITALIC);
+/// A reply that broke off and was discarded (kept on screen, struck through).
+pub const DISCARDED: Style = DIM.add_modifier(Modifier::CROSSED_OUT);
 /// The rows of a hunk the user rejected.
 pub const REJECTED: Style = DIM.add_modifier(Modifier::CROSSED_OUT);

@@ -37,6 +37,7 @@ pub fn relayout(app: &mut App, area: Rect) {
             0
         },
         input_rows: app.input.rows(input_inner_width),
+        diff_full: app.diff_full && app.approvals.is_open(),
     };
     let panes = layout::compute(area, needs);
     app.panes = panes;

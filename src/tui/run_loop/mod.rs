@@ -44,6 +44,9 @@ pub trait Host<B: Backend, S> {
     fn signal(&mut self) -> impl Future<Output = i32>;
     /// Switch mouse capture on or off.
     fn set_mouse_capture(&mut self, on: bool);
+    /// Get the user's attention: an approval waits and the terminal is not
+    /// focused. Nothing by default (test hosts).
+    fn notify(&mut self, _text: &str) {}
     /// Hand the terminal to the user's editor for `content`, then take it
     /// back: the editor's result, or a fatal error for the loop.
     fn edit(
@@ -133,6 +136,11 @@ where
                 None => inbox_open = false,
             },
             _ = clock.tick(), if app.is_running() => frames.request(),
+            // A prompt finished arming, or a quit confirmation ran out.
+            _ = sleep_until(app.wake_at()), if app.wake_at().is_some() => {
+                app.set_now(Instant::now());
+                frames.request();
+            }
             // A live preview held back by its throttle is due.
             _ = sleep_until(app.live_refresh_due()), if app.live_refresh_due().is_some() => {
                 frames.request();
@@ -212,6 +220,10 @@ where
         }
         Effect::SetMouseCapture(on) => {
             host.set_mouse_capture(on);
+            return Ok(Next::Continue);
+        }
+        Effect::Notify(text) => {
+            host.notify(&text);
             return Ok(Next::Continue);
         }
         Effect::Quit => return Ok(Next::Exit(EXIT_OK)),

@@ -32,6 +32,16 @@ impl Host<Backend, EventStream> for RealHost {
         self.signals.recv()
     }
 
+    /// The bell, and a desktop notification where the terminal shows OSC 9
+    /// (others ignore it). `text` is the App's own sanitized line.
+    fn notify(&mut self, text: &str) {
+        use std::io::Write;
+        let text: String = text.chars().filter(|c| !c.is_control()).collect();
+        let mut out = std::io::stdout();
+        let _ = write!(out, "\x07\x1b]9;{text}\x07");
+        let _ = out.flush();
+    }
+
     fn set_mouse_capture(&mut self, on: bool) {
         if let Err(e) = terminal::set_mouse_capture(on) {
             tracing::warn!(%e, "cannot switch mouse capture");

@@ -1,13 +1,14 @@
 //! Terminal setup and restoration on every exit path: raw mode, alternate
 //! screen, mouse capture, bracketed paste and keyboard-enhancement flags are
-//! undone by `restore` (idempotent), called on normal exit, on error, by a
+//! focus reports are undone by `restore` (idempotent), called on normal exit, on error, by a
 //! guard's `Drop`, by the panic hook, and after a signal; `suspend`/`resume`
 //! hand the terminal to the user's editor and back. Also the log file.
 
 use crossterm::cursor::{Hide, Show};
 use crossterm::event::{
-    DisableBracketedPaste, DisableMouseCapture, EnableBracketedPaste, EnableMouseCapture,
-    KeyboardEnhancementFlags, PopKeyboardEnhancementFlags, PushKeyboardEnhancementFlags,
+    DisableBracketedPaste, DisableFocusChange, DisableMouseCapture, EnableBracketedPaste,
+    EnableFocusChange, EnableMouseCapture, KeyboardEnhancementFlags, PopKeyboardEnhancementFlags,
+    PushKeyboardEnhancementFlags,
 };
 use crossterm::execute;
 use crossterm::terminal::{
@@ -40,6 +41,8 @@ pub fn enter() -> std::io::Result<()> {
         stdout(),
         PushKeyboardEnhancementFlags(KeyboardEnhancementFlags::DISAMBIGUATE_ESCAPE_CODES)
     );
+    // Focus reports tell when an approval waits unseen (see `notify`).
+    let _ = execute!(stdout(), EnableFocusChange);
     Ok(())
 }
 
@@ -64,7 +67,7 @@ pub fn restore() {
         return;
     }
     let mut out = stdout();
-    let _ = execute!(out, PopKeyboardEnhancementFlags);
+    let _ = execute!(out, DisableFocusChange, PopKeyboardEnhancementFlags);
     if MOUSE.swap(false, Ordering::SeqCst) {
         let _ = execute!(out, DisableMouseCapture);
     }

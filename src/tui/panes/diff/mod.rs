@@ -8,6 +8,7 @@
 pub mod inline;
 pub mod live;
 pub mod rows;
+pub mod test_run;
 pub mod view;
 
 use crate::agent::ApprovalAction;
@@ -22,9 +23,12 @@ use ratatui::text::Line;
 
 /// The source of the diff pane for the current state.
 pub fn key(app: &App) -> DiffKey {
-    if let Some(request) = app.approvals.current()
-        && !matches!(request.action, ApprovalAction::RunTests { .. })
-    {
+    if let Some(request) = app.approvals.current() {
+        if matches!(request.action, ApprovalAction::RunTests { .. }) {
+            return DiffKey::TestRun {
+                serial: app.approvals.serial(),
+            };
+        }
         return DiffKey::Review {
             serial: app.approvals.serial(),
             generation: app.approvals.review().generation,
@@ -65,7 +69,7 @@ pub fn files(app: &App, key: DiffKey) -> Vec<&FileDiff> {
             .and_then(|c| c.preview.as_ref())
             .into_iter()
             .collect(),
-        DiffKey::None => Vec::new(),
+        DiffKey::TestRun { .. } | DiffKey::None => Vec::new(),
     }
 }
 
@@ -147,15 +151,56 @@ fn title(app: &App, key: DiffKey) -> String {
             }
             None => "Diff".into(),
         },
+        DiffKey::TestRun { .. } => match app.approvals.current() {
+            Some(r) => format!("Test run · step {} · what y allows", r.step),
+            None => "Test run".into(),
+        },
         DiffKey::None => "Diff".into(),
     }
+}
+
+/// ` · lines 120–160 of 10,000` when the diff is taller than the pane.
+pub fn position(total: usize, top: usize, height: usize) -> String {
+    if total <= height || height == 0 {
+        return String::new();
+    }
+    let last = (top + height).min(total);
+    format!(
+        " · lines {}–{} of {}",
+        thousands(top + 1),
+        thousands(last),
+        thousands(total)
+    )
+}
+
+/// `10000` as `10,000`.
+fn thousands(n: usize) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
 }
 
 /// Draw the pane: its block, the rows, and the review marks.
 pub fn render(app: &App, pane: &Pane, buf: &mut Buffer) {
     let key = app.diff.key();
-    crate::tui::render::chrome::block(pane, &title(app, key), app.focus == Focus::Diff, buf);
     let inner = pane.inner();
+    let mut title = title(app, key);
+    if !matches!(key, DiffKey::TestRun { .. }) {
+        title.push_str(&position(
+            app.diff.total_rows(),
+            app.diff
+                .scroll()
+                .top(app.diff.total_rows(), inner.height as usize),
+            inner.height as usize,
+        ));
+    }
+    crate::tui::render::chrome::block(pane, &title, app.focus == Focus::Diff, buf);
     let hint = |text: String, buf: &mut Buffer, y: u16| {
         let style = theme::DIM;
         buf.set_line(inner.x, y, &Line::styled(text, style), inner.width);
@@ -169,6 +214,11 @@ pub fn render(app: &App, pane: &Pane, buf: &mut Buffer) {
         let line = Line::styled(format!(" ⋯ {} is streaming: {note}", call.tool), style);
         buf.set_line(inner.x, inner.y, &line, inner.width);
         return;
+    }
+    if let DiffKey::TestRun { .. } = key
+        && let Some(rows) = test_run::rows(app)
+    {
+        return test_run::render(&rows, inner, buf);
     }
     if app.diff.total_rows() == 0 {
         let text = match app.calls.selected_row() {
@@ -186,4 +236,17 @@ pub fn render(app: &App, pane: &Pane, buf: &mut Buffer) {
         cursor: review.cursor,
     });
     app.diff.render(inner, buf, marks);
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_long_diff_says_where_the_view_is() {
+        assert_eq!(super::position(10, 0, 20), "");
+        assert_eq!(
+            super::position(10_000, 119, 41),
+            " · lines 120–160 of 10,000"
+        );
+        assert_eq!(super::position(50, 40, 20), " · lines 41–50 of 50");
+    }
 }

@@ -29,6 +29,8 @@ pub enum DiffKey {
     Review { serial: u64, generation: u64 },
     /// A streaming edit's preview (`generation` grows as it is recomputed).
     Live { index: usize, generation: u64 },
+    /// The open `run_tests` request (`serial` of the request): what it runs.
+    TestRun { serial: u64 },
 }
 
 impl DiffKey {

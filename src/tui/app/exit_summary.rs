@@ -1,0 +1,62 @@
+//! What stays on the normal screen after the full-screen UI closes: how the
+//! last task ended, the files the session's approved edits changed, tokens
+//! and cost, the transcript's path and, for `--demo`, where the temporary
+//! copy is.
+//!
+//! What must stay true: every path and name is sanitized (one line each, no
+//! control characters), and nothing secret is in it (it is built from the
+//! App's own counters and the tool-call rows).
+
+use crate::present;
+use crate::tui::app::{App, TaskState};
+use crate::tui::panes::tool_calls::RowStatus;
+use crate::tui::render::text::sanitize;
+use std::path::Path;
+
+impl App {
+    /// The lines to print after the UI closes.
+    pub fn exit_summary(&self, transcript: Option<&Path>, demo_copy: Option<&Path>) -> Vec<String> {
+        let outcome = match (&self.last_outcome, self.state) {
+            (_, TaskState::Interrupting) => "The running task was interrupted.".to_string(),
+            (Some(line), _) => format!("Last task: {line}"),
+            (None, _) => "No task was run.".to_string(),
+        };
+        let mut out = vec![format!("stepwise: {outcome}")];
+        let files = self.changed_files();
+        if files.is_empty() {
+            out.push("Files changed: none".to_string());
+        } else {
+            out.push(format!("Files changed: {}", files.join(", ")));
+        }
+        out.push(present::usage_line(&self.session_tokens, self.session_cost));
+        if let Some(path) = transcript {
+            out.push(format!(
+                "Transcript: {}",
+                sanitize(&path.display().to_string())
+            ));
+        }
+        if let Some(path) = demo_copy {
+            out.push(format!(
+                "The demo worked on a temporary copy: {}",
+                sanitize(&path.display().to_string())
+            ));
+        }
+        out
+    }
+
+    /// Each file an approved edit of this session changed, once, in order.
+    fn changed_files(&self) -> Vec<String> {
+        let mut seen: Vec<String> = Vec::new();
+        for row in self.calls.rows() {
+            if row.status != RowStatus::Ok {
+                continue;
+            }
+            let Some(diff) = &row.diff else { continue };
+            let path = sanitize(&diff.path);
+            if !seen.contains(&path) {
+                seen.push(path);
+            }
+        }
+        seen
+    }
+}

@@ -1,0 +1,101 @@
+//! Every decision on record: declines (with the typed reason), approvals for
+//! the whole task, the user's own version, a selection of hunks and each
+//! auto-approved step become one short line of the conversation, so the
+//! conversation alone says what the user allowed. A discarded edited version
+//! is kept there whole.
+//!
+//! What must stay true: one line per decision, built only from what the
+//! user decided and the call's own tool and target (sanitized when drawn).
+
+use crate::agent::Decision;
+use crate::tui::app::App;
+use crate::tui::approval::Answered;
+use crate::tui::panes::line_kind::Kind;
+
+impl App {
+    /// The call's target as the tool-call pane shows it.
+    fn target_of(&self, call_id: &str) -> String {
+        self.calls
+            .rows()
+            .iter()
+            .find(|r| r.call_id == call_id)
+            .map(|r| r.target.clone())
+            .unwrap_or_default()
+    }
+
+    /// `tool target`, or just `tool` when the call has no target.
+    fn call_label(&self, tool: &str, call_id: &str) -> String {
+        let target = self.target_of(call_id);
+        if target.is_empty() {
+            tool.to_string()
+        } else {
+            format!("{tool} {target}")
+        }
+    }
+
+    /// The line an answer leaves in the conversation (a plain `y` leaves none:
+    /// the tool call's own row and result say it).
+    pub(in crate::tui) fn record_answer(&mut self, answered: &Answered) {
+        if answered.undo {
+            return;
+        }
+        let call = self.call_label(answered.tool, &answered.call_id);
+        let (kind, text) = match &answered.decision {
+            Decision::Decline { reason: None } => (Kind::Declined, format!("You declined {call}")),
+            Decision::Decline { reason: Some(r) } => {
+                (Kind::Declined, format!("You declined {call}: \"{r}\""))
+            }
+            Decision::ApproveToolForTask => (
+                Kind::Approved,
+                format!(
+                    "You approved every {} call for the rest of this task (F3 revokes)",
+                    answered.tool
+                ),
+            ),
+            Decision::ApproveEdited { .. } => (
+                Kind::Approved,
+                format!("You approved your edited version for {call}"),
+            ),
+            Decision::ApproveHunks { accepted } => (
+                Kind::Approved,
+                format!("You approved {} selected hunk(s) of {call}", accepted.len()),
+            ),
+            _ => return,
+        };
+        self.conversation.push_entry(kind, &text);
+    }
+
+    /// A step the core ran without asking, because its tool was approved for
+    /// the task.
+    pub(in crate::tui) fn record_auto_approved(&mut self, call_id: &str) {
+        let Some(tool) = self
+            .calls
+            .rows()
+            .iter()
+            .find(|r| r.call_id == call_id)
+            .map(|r| r.tool.clone())
+        else {
+            return;
+        };
+        let call = self.call_label(&tool, call_id);
+        let text = format!("Auto-approved {call} ({tool} is approved for this task)");
+        self.conversation.push_entry(Kind::Approved, &text);
+    }
+
+    /// The user discards their own edited version: keep it, whole, in the
+    /// conversation, so nothing they typed is lost.
+    pub(in crate::tui) fn record_discarded_edit(&mut self) {
+        let Some(request) = self.approvals.current() else {
+            return;
+        };
+        let Some((path, content)) = self.approvals.review().editable(&request.action) else {
+            return;
+        };
+        let mut lines = vec![(
+            Kind::Declined,
+            format!("You discarded your edited version of {path}; it was:"),
+        )];
+        lines.extend(content.lines().map(|l| (Kind::Code, l.to_string())));
+        self.conversation.push_lines(&lines);
+    }
+}
