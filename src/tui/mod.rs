@@ -113,8 +113,11 @@ pub fn run(runtime: &tokio::runtime::Runtime, config: Config) -> i32 {
                 None
             }
             None => {
-                if let Some(task) = &task {
-                    app.prefill(task);
+                // `stepwise "TASK"` starts at once; a script's task waits for Enter.
+                match (&config.task, &task) {
+                    (Some(given), _) => app.start_given_task(given),
+                    (None, Some(scripted)) => app.prefill(scripted),
+                    (None, None) => {}
                 }
                 let agent = spawn_agent(session, events);
                 #[cfg(debug_assertions)]

@@ -256,3 +256,38 @@ async fn a_panicking_agent_task_ends_the_app_and_restores_the_terminal() {
         "the message comes after the terminal was restored"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_task_on_the_command_line_starts_without_enter() {
+    let mock = crate::support::MockModel::start(crate::support::seed_script("unittest")).await;
+    let ws = crate::support::copy_workspace();
+    let workspace = ws.path().to_string_lossy();
+    let mut tui = Tui::start_with(
+        &[
+            "--base-url",
+            &mock.base_url(),
+            "--workspace",
+            &workspace,
+            TASK,
+        ],
+        &[],
+    );
+    // No key is typed: the model is asked, and its first write waits for approval.
+    let screen = tui.wait_for("Step 4 · Write calculator.py").await;
+    assert!(screen.contains("[y/N]"), "{screen}");
+    let first = mock.requests().await;
+    assert!(
+        first[0].to_string().contains("Add a divide"),
+        "the task reached the model"
+    );
+    tui.send("\x03");
+    tui.wait_for("Ctrl+C again").await;
+    tui.send("\x03");
+    assert_eq!(tui.exit_code().await, 0);
+    tui.assert_restored();
+    assert_eq!(
+        read(ws.path(), "calculator.py"),
+        read(&crate::support::sample_workspace(), "calculator.py"),
+        "nothing was written without a y"
+    );
+}
