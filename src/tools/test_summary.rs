@@ -189,10 +189,11 @@ fn unittest(output: &str) -> Option<Parsed> {
             .filter_map(|n| n.parse::<u64>().ok())
             .sum()
     };
+    let tests = if ran == 1 { "test" } else { "tests" };
     let shown = if ok {
-        format!("{ran} tests OK")
+        format!("{ran} {tests} OK")
     } else {
-        format!("{ran} tests FAILED ({failed} failed)")
+        format!("{ran} {tests} FAILED ({failed} failed)")
     };
     Some(Parsed {
         line: shown,
@@ -286,6 +287,8 @@ mod tests {
         );
         let unit = "test_add ... ok\n----\nRan 4 tests in 0.001s\n\nOK\n";
         assert_eq!(line(Unittest, unit).as_deref(), Some("4 tests OK"));
+        let one = "test_add ... ok\n----\nRan 1 test in 0.001s\n\nOK\n";
+        assert_eq!(line(Unittest, one).as_deref(), Some("1 test OK"));
         let cargo = "running 2 tests\ntest result: ok. 2 passed; 0 failed; 0 ignored\n\nrunning 0 tests\ntest result: ok. 0 passed; 0 failed;\n";
         let p = parse(Cargo, cargo).unwrap();
         assert_eq!((p.passed, p.failed, p.ok), (2, 0, true));
