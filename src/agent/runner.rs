@@ -20,6 +20,7 @@ pub struct AgentHandle {
 pub fn spawn_agent(mut session: Session, events: EventSender) -> AgentHandle {
     let _ = events.send(AgentEvent::SessionReady {
         rules: session.rule_files(),
+        sandbox: session.sandbox_state(),
     });
     let (commands, mut inbox) = mpsc::unbounded_channel();
     let (work_tx, mut work) = mpsc::unbounded_channel();

@@ -161,6 +161,11 @@ impl Session {
     }
 
     /// The project rule files a task would include now (e.g. `AGENTS.md`).
+    /// How this session's test runs are confined, in a word or two.
+    pub fn sandbox_state(&self) -> String {
+        crate::tools::sandbox::state(&self.settings.sandbox).label()
+    }
+
     pub fn rule_files(&self) -> Vec<String> {
         super::rules::load(self.workspace.root()).files
     }

@@ -501,8 +501,12 @@ async fn the_spawned_agent_reports_its_rule_files_first() {
     let (tx, mut rx) = mpsc::unbounded_channel();
     let agent = stepwise::agent::spawn_agent(s, tx);
     match rx.recv().await {
-        Some(AgentEvent::SessionReady { rules }) => {
-            assert_eq!(rules, ["AGENTS.md", ".stepwise/rules.md"])
+        Some(AgentEvent::SessionReady { rules, sandbox }) => {
+            assert_eq!(rules, ["AGENTS.md", ".stepwise/rules.md"]);
+            assert!(
+                !sandbox.is_empty(),
+                "the session says how tests are confined"
+            );
         }
         other => panic!("expected SessionReady first, got {other:?}"),
     }

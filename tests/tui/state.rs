@@ -353,10 +353,28 @@ fn the_header_names_the_rule_files_the_core_reports() {
     assert!(app.rules().is_empty());
     app.update(Msg::Agent(AgentEvent::SessionReady {
         rules: vec!["AGENTS.md".into()],
+        sandbox: String::new(),
     }));
     assert_eq!(app.rules(), ["AGENTS.md"]);
     let header = draw(&mut app, 120, 40);
     assert!(screen(&header).contains("AGENTS.md"), "{}", screen(&header));
+}
+
+#[test]
+fn the_header_says_how_test_runs_are_confined() {
+    let mut app = app();
+    let before = screen(&draw(&mut app, 120, 40));
+    assert!(!before.contains("tests: "), "{before}");
+    app.update(Msg::Agent(AgentEvent::SessionReady {
+        rules: vec![],
+        sandbox: "sandbox: no network isolation".into(),
+    }));
+    assert_eq!(app.sandbox(), "sandbox: no network isolation");
+    let header = screen(&draw(&mut app, 120, 40));
+    assert!(
+        header.contains("tests: sandbox: no network isolation"),
+        "{header}"
+    );
 }
 
 #[test]

@@ -49,6 +49,9 @@ pub enum AgentEvent {
     /// system prompt will include (each task reads them again).
     SessionReady {
         rules: Vec<String>,
+        /// How this session's test runs are confined, in a word or two
+        /// (`sandboxed`, `sandbox: no network isolation`, `not sandboxed`).
+        sandbox: String,
     },
     TaskStarted {
         task: String,

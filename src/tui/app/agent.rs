@@ -33,7 +33,10 @@ impl App {
             }
             E::UndoFinished { reverted, error } => self.undo_finished(reverted, error),
             // The header names the rule files from the start (each task reads them again).
-            E::SessionReady { rules } => self.set_rules(rules),
+            E::SessionReady { rules, sandbox } => {
+                self.set_rules(rules);
+                self.sandbox = sandbox;
+            }
             // The header shows exactly what the core auto-approves.
             E::ScopesChanged { approved } => {
                 self.sync_scopes(approved.iter().map(|t| t.as_str()).collect())

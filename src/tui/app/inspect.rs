@@ -55,6 +55,11 @@ impl App {
         &self.rules
     }
 
+    /// How test runs are confined, as the core reported it (empty: not told).
+    pub fn sandbox(&self) -> &str {
+        &self.sandbox
+    }
+
     /// The test run's timeout, when the configuration is known.
     pub fn test_timeout(&self) -> Option<std::time::Duration> {
         self.test_timeout

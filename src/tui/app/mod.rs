@@ -129,6 +129,8 @@ pub struct App {
     task_tokens: TokenUsage,
     /// Project rule files the model follows (e.g. `AGENTS.md`).
     rules: Vec<String>,
+    /// How test runs are confined, as the core reports it (empty: not told).
+    sandbox: String,
     session_tokens: TokenUsage,
     /// Estimated cost in USD, when the model's prices are known.
     task_cost: Option<f64>,
@@ -194,6 +196,7 @@ impl App {
             max_steps: 0,
             task_tokens: TokenUsage::default(),
             rules: Vec::new(),
+            sandbox: String::new(),
             session_tokens: TokenUsage::default(),
             task_cost: None,
             session_cost: None,

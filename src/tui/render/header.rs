@@ -129,8 +129,8 @@ fn status_line(app: &App, area: Rect, buf: &mut Buffer) {
 }
 
 /// The right of line 1, as much as fits in `room` columns: what is
-/// auto-approved (and F3 to revoke it) first, then the rules file, the mouse
-/// mode and the help key.
+/// auto-approved (and F3 to revoke it) first, then how test runs are
+/// confined, the rules file, the mouse mode and the help key.
 fn right_side(app: &App, bar: Style, room: usize) -> Vec<Span<'static>> {
     let warn = bar.patch(theme::WARN_BOLD);
     let mut items: Vec<Vec<(String, Style)>> = Vec::new();
@@ -143,6 +143,19 @@ fn right_side(app: &App, bar: Style, room: usize) -> Vec<Span<'static>> {
             ),
             (format!(" auto-approve: {tools} (this task) "), warn),
             (format!(" auto: {tools} · F3 "), warn),
+        ]);
+    }
+    if !app.sandbox().is_empty() {
+        let sandbox = sanitize(app.sandbox());
+        // Anything short of full isolation is worth the user's eye.
+        let style = if app.sandbox().starts_with("sandboxed") {
+            bar
+        } else {
+            warn
+        };
+        items.push(vec![
+            (format!(" tests: {sandbox} "), style),
+            (format!(" {sandbox} "), style),
         ]);
     }
     if !app.rules().is_empty() {

@@ -53,6 +53,7 @@ pub fn every_event() -> Vec<AgentEvent> {
     let events = vec![
         AgentEvent::SessionReady {
             rules: vec!["AGENTS.md".into()],
+            sandbox: "sandboxed".into(),
         },
         AgentEvent::TaskStarted {
             task: "t".into(),
