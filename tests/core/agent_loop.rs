@@ -1,5 +1,6 @@
 //! The step loop driven through the library, against the mock model server:
-//! approvals, the completion gate, the budget, the JSON protocol, interrupts.
+//! approvals, the completion gate, the budget, interrupts (malformed replies
+//! are in `agent_protocol`, what a front end sees of a session in `agent_session`).
 
 use crate::support::*;
 use serde_json::{Value, json};
@@ -14,7 +15,7 @@ use stepwise::tools::Workspace;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-fn session(
+pub(crate) fn session(
     model: &MockModel,
     dir: &std::path::Path,
     max_steps: u32,
@@ -35,7 +36,7 @@ fn session(
 }
 
 /// Run a task, answering approvals with `decide`; returns the reason and every event.
-async fn run(
+pub(crate) async fn run(
     session: &mut Session,
     task: &str,
     decide: impl Fn(&ApprovalRequest) -> Decision + Send + 'static,
@@ -43,18 +44,18 @@ async fn run(
     drive(session, Some(task), CancellationToken::new(), decide).await
 }
 
-fn approve(_: &ApprovalRequest) -> Decision {
+pub(crate) fn approve(_: &ApprovalRequest) -> Decision {
     Decision::Approve
 }
 
-fn kinds(events: &[Value]) -> Vec<String> {
+pub(crate) fn kinds(events: &[Value]) -> Vec<String> {
     events
         .iter()
         .map(|e| e["event"].as_str().unwrap().to_string())
         .collect()
 }
 
-fn last_user_text(request: &Value) -> String {
+pub(crate) fn last_user_text(request: &Value) -> String {
     request["messages"]
         .as_array()
         .unwrap()
@@ -276,106 +277,6 @@ async fn the_budget_stops_the_task_and_every_call_id_is_answered() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn malformed_calls_become_error_results_not_crashes() {
-    let model = MockModel::start(vec![
-        tool_calls(&[
-            ("delete_everything", json!({})),
-            ("read_file", json!({"path": 42})),
-            ("run_tests", json!({"command": "bash -c 'rm -rf /'"})),
-        ]),
-        text("sorry"),
-    ])
-    .await;
-    let ws = copy_workspace();
-    let mut s = session(&model, ws.path(), 20, Protocol::Tools);
-    let (reason, events) = run(&mut s, "t", approve).await;
-    assert_eq!(reason, FinishReason::Answered);
-    // The unknown tool's events are kept, named as the model named it.
-    for kind in ["tool_call_proposed", "tool_finished"] {
-        let first = events.iter().find(|e| e["event"] == kind).unwrap();
-        assert_eq!(first["tool"], "delete_everything", "{first}");
-    }
-    let requests = model.requests().await;
-    let results: Vec<Value> = tool_messages(&requests[1])
-        .iter()
-        .map(|m| serde_json::from_str(m["content"].as_str().unwrap()).unwrap())
-        .collect();
-    assert_eq!(results.len(), 3);
-    assert!(results.iter().all(|r| r["success"] == false));
-    assert!(
-        results[0]["error"]
-            .as_str()
-            .unwrap()
-            .contains("unknown tool")
-    );
-    assert!(
-        results[1]["error"]
-            .as_str()
-            .unwrap()
-            .contains("must be a string")
-    );
-    assert!(
-        results[2]["error"]
-            .as_str()
-            .unwrap()
-            .contains("not allowed")
-    );
-}
-
-#[tokio::test(flavor = "multi_thread")]
-async fn json_protocol_repairs_a_malformed_reply() {
-    let model = MockModel::start(vec![
-        json_completion("Let me look at the files first."),
-        json_completion(
-            "```json\n{\"type\": \"tool_call\", \"tool\": \"list_files\", \"arguments\": {}}\n```",
-        ),
-        json_completion("{\"type\": \"final\", \"answer\": \"Two files.\"}"),
-    ])
-    .await;
-    let ws = copy_workspace();
-    let mut s = session(&model, ws.path(), 20, Protocol::Json);
-    let (reason, events) = run(&mut s, "what is here?", approve).await;
-    assert_eq!(reason, FinishReason::Answered);
-    assert!(kinds(&events).contains(&"protocol_repair".to_string()));
-    let requests = model.requests().await;
-    assert!(
-        requests[0].get("tools").is_none(),
-        "the JSON protocol sends no tools"
-    );
-    assert!(
-        requests[0]["messages"][0]["content"]
-            .as_str()
-            .unwrap()
-            .contains("\"type\": \"tool_call\"")
-    );
-    assert!(last_user_text(&requests[1]).contains("no JSON object"));
-    let result = last_user_text(&requests[2]);
-    assert!(
-        result.starts_with("Tool result for list_files:") && result.contains("calculator.py"),
-        "{result}"
-    );
-}
-
-#[tokio::test(flavor = "multi_thread")]
-async fn json_protocol_gives_up_after_two_repairs() {
-    let model = MockModel::start(vec![
-        json_completion("hello"),
-        json_completion("still prose"),
-        json_completion("{\"type\": \"maybe\"}"),
-        json_completion("{\"type\": \"final\", \"answer\": \"never read\"}"),
-    ])
-    .await;
-    let ws = copy_workspace();
-    let mut s = session(&model, ws.path(), 20, Protocol::Json);
-    let (reason, _) = run(&mut s, "t", approve).await;
-    let FinishReason::Error(message) = reason else {
-        panic!("expected an error, got {reason:?}")
-    };
-    assert!(message.contains("2 repair requests"), "{message}");
-    assert_eq!(model.requests().await.len(), 3);
-}
-
-#[tokio::test(flavor = "multi_thread")]
 async fn interrupting_during_an_approval_declines_and_writes_nothing() {
     let model = MockModel::start(vec![
         tool_call("read_file", json!({"path": "calculator.py"})),
@@ -423,117 +324,4 @@ async fn interrupting_during_an_approval_declines_and_writes_nothing() {
             .unwrap()
             .contains("interrupted")
     );
-}
-
-#[tokio::test(flavor = "multi_thread")]
-async fn the_api_key_goes_only_into_the_authorization_header() {
-    let model = MockModel::start(vec![text("hi")]).await;
-    let ws = copy_workspace();
-    let key = stepwise::config::ApiKey::new("sk-header-only").unwrap();
-    let http = HttpModel::new(&model.base_url(), "m", Some(key)).unwrap();
-    let mut s = Session::new(
-        LoopSettings {
-            max_steps: 5,
-            test_timeout: Duration::from_secs(5),
-            protocol: Protocol::Tools,
-            retry: RetryPolicy::default(),
-            ..LoopSettings::default()
-        },
-        Arc::new(http),
-        Workspace::open(ws.path()).unwrap(),
-    );
-    let (reason, events) = run(&mut s, "hello", approve).await;
-    assert_eq!(reason, FinishReason::Answered);
-    let raw = model.raw_requests().await;
-    assert_eq!(
-        raw[0].headers.get("authorization").unwrap(),
-        "Bearer sk-header-only"
-    );
-    assert!(!String::from_utf8_lossy(&raw[0].body).contains("sk-header-only"));
-    assert!(
-        !serde_json::to_string(&events)
-            .unwrap()
-            .contains("sk-header-only")
-    );
-}
-
-#[tokio::test(flavor = "multi_thread")]
-async fn project_rules_reach_the_model_and_are_reread_per_task() {
-    let model = MockModel::start(vec![text("ok"), text("ok again")]).await;
-    let ws = copy_workspace();
-    std::fs::write(ws.path().join("AGENTS.md"), "Always use type hints.\n").unwrap();
-    let mut s = session(&model, ws.path(), 5, Protocol::Tools);
-    let (_, events) = run(&mut s, "first", approve).await;
-    assert_eq!(events[0]["rules"], json!(["AGENTS.md"]));
-    std::fs::write(ws.path().join("AGENTS.md"), "Never use global state.\n").unwrap();
-    run(&mut s, "second", approve).await;
-    let requests = model.requests().await;
-    let system = |i: usize| {
-        requests[i]["messages"][0]["content"]
-            .as_str()
-            .unwrap()
-            .to_string()
-    };
-    assert!(
-        system(0).contains("Always use type hints.")
-            && system(0).contains("Project rules (from AGENTS.md)")
-    );
-    assert!(system(1).contains("Never use global state.") && !system(1).contains("type hints"));
-    assert_eq!(
-        requests[1]["messages"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .filter(|m| m["role"] == "system")
-            .count(),
-        1
-    );
-}
-
-#[tokio::test(flavor = "multi_thread")]
-async fn the_spawned_agent_reports_its_rule_files_first() {
-    let model = MockModel::start(vec![]).await;
-    let ws = copy_workspace();
-    std::fs::create_dir_all(ws.path().join(".stepwise")).unwrap();
-    std::fs::write(ws.path().join("AGENTS.md"), "Always use type hints.\n").unwrap();
-    std::fs::write(ws.path().join(".stepwise/rules.md"), "Be brief.\n").unwrap();
-    let s = session(&model, ws.path(), 5, Protocol::Tools);
-    let (tx, mut rx) = mpsc::unbounded_channel();
-    let agent = stepwise::agent::spawn_agent(s, tx);
-    match rx.recv().await {
-        Some(AgentEvent::SessionReady { rules, sandbox }) => {
-            assert_eq!(rules, ["AGENTS.md", ".stepwise/rules.md"]);
-            assert!(
-                !sandbox.is_empty(),
-                "the session says how tests are confined"
-            );
-        }
-        other => panic!("expected SessionReady first, got {other:?}"),
-    }
-    drop(agent.commands);
-    let _ = agent.task.await;
-    assert!(model.requests().await.is_empty(), "no model request for it");
-}
-
-#[tokio::test(flavor = "multi_thread")]
-async fn continuing_a_conversation_without_a_task_is_refused_by_the_core() {
-    let model = MockModel::start(vec![text("first answer"), text("resumed")]).await;
-    let ws = copy_workspace();
-    let mut s = session(&model, ws.path(), 5, Protocol::Tools);
-    let (reason, events) = drive(&mut s, None, CancellationToken::new(), approve).await;
-    assert_eq!(kinds(&events), ["resume_refused"], "nothing else happens");
-    assert_eq!(
-        events[0]["message"],
-        "nothing to continue: send a task first"
-    );
-    assert!(matches!(reason, FinishReason::Error(_)));
-    assert!(model.requests().await.is_empty());
-    // After a task there is something to continue; after /clear there is not.
-    run(&mut s, "the task", approve).await;
-    let (_, events) = drive(&mut s, None, CancellationToken::new(), approve).await;
-    assert_eq!(events[0]["event"], "task_started");
-    s.clear();
-    let (_, events) = drive(&mut s, None, CancellationToken::new(), approve).await;
-    assert_eq!(kinds(&events), ["resume_refused"]);
-    assert_eq!(model.requests().await.len(), 2);
 }

@@ -8,6 +8,8 @@
 mod support;
 
 mod agent_loop;
+mod agent_protocol;
+mod agent_session;
 mod apply_patch;
 mod architecture;
 mod confinement;
