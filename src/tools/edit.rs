@@ -38,10 +38,16 @@ fn current_for_edit(ws: &Workspace, rel: &RelPath) -> Result<Option<String>, Pat
     Ok(current)
 }
 
-/// The 1-based lines of `text` that the bytes `start..end` lie on.
+/// The 1-based lines of `text` that the bytes `start..end` lie on. Counted
+/// on bytes: `end - 1` may fall inside a multi-byte character.
 pub(super) fn lines_of(text: &str, start: usize, end: usize) -> std::ops::RangeInclusive<usize> {
-    let first = text[..start].matches('\n').count() + 1;
-    let last = text[..end.max(start + 1) - 1].matches('\n').count() + 1;
+    let bytes = text.as_bytes();
+    let newlines = |upto: usize| {
+        let upto = upto.min(bytes.len());
+        bytes[..upto].iter().filter(|&&b| b == b'\n').count()
+    };
+    let first = newlines(start) + 1;
+    let last = newlines(end.max(start + 1) - 1) + 1;
     first..=last.max(first)
 }
 
@@ -220,5 +226,20 @@ pub fn apply_edit(ws: &Workspace, edit: &PreparedEdit) -> ToolOutput {
             )
         }
         Err(e) => ToolOutput::error(format!("writing failed, nothing changed: {}", e.0)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lines_of_a_span_ending_in_a_multi_byte_character() {
+        let text = "a\ncafé\nz\n";
+        let start = text.find("café").unwrap();
+        let end = start + "café".len();
+        assert_eq!(lines_of(text, start, end), 2..=2);
+        let emoji = "x\n🙂";
+        assert_eq!(lines_of(emoji, 2, emoji.len()), 2..=2);
     }
 }

@@ -149,6 +149,8 @@ impl EditGuard {
         let known = Known {
             hash: hash(new.as_bytes()),
             seen: match &merged(seen_new)[..] {
+                // An empty file has no line left to be unseen.
+                _ if total == 0 => Seen::Whole,
                 [only] if *only.start() <= 1 && *only.end() >= total => Seen::Whole,
                 all => Seen::Lines(all.to_vec()),
             },
@@ -291,6 +293,15 @@ mod tests {
                 .check_lines(&rel, changed.as_bytes(), 10..=11)
                 .is_err()
         );
+    }
+
+    #[test]
+    fn a_file_written_empty_may_be_edited_again() {
+        let guard = EditGuard::default();
+        let rel = Workspace::check("empty.txt").unwrap();
+        guard.remember(&rel, b"old\n");
+        guard.remember_written(&rel, Some("old\n"), "");
+        assert!(guard.check_whole(&rel, Some(b"")).is_ok());
     }
 
     #[test]
