@@ -20,6 +20,11 @@ pub struct LoadedFiles {
     pub each: Vec<(PathBuf, toml::Table)>,
 }
 
+/// Lists that only ever restrict what the tools or approvals may do: a
+/// later file (the project's) adds to an earlier one's (the user's) instead
+/// of replacing it, so a project file can never lift a user's restriction.
+const RESTRICTIONS: [&str; 3] = ["deny_paths", "no_auto_approve", "no_auto_approve_paths"];
+
 impl LoadedFiles {
     /// The files read.
     pub fn files(&self) -> impl Iterator<Item = &Path> {
@@ -35,6 +40,14 @@ impl LoadedFiles {
             };
             let value = match (&found, value) {
                 (_, toml::Value::Array(items)) if items.is_empty() => continue,
+                // A restriction in a later file adds to the earlier ones.
+                (Some((toml::Value::Array(earlier), _)), toml::Value::Array(later))
+                    if RESTRICTIONS.contains(&key) =>
+                {
+                    let mut all = earlier.clone();
+                    all.extend(later.iter().filter(|v| !earlier.contains(v)).cloned());
+                    toml::Value::Array(all)
+                }
                 (Some((toml::Value::Table(earlier), _)), toml::Value::Table(later)) => {
                     let mut merged = earlier.clone();
                     merged.extend(later.clone());
@@ -90,6 +103,38 @@ pub fn load(paths: &[PathBuf]) -> Result<LoadedFiles, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_project_file_adds_to_the_users_restrictions_and_never_replaces_them() {
+        let dir = tempfile::tempdir().unwrap();
+        let user = dir.path().join("user.toml");
+        let ws = dir.path().join("ws.toml");
+        std::fs::write(
+            &user,
+            "deny_paths = [\"secrets/**\"]\nno_auto_approve = [\"run_tests\"]\nno_auto_approve_paths = [\"*.toml\"]\nmodel = \"a\"\n",
+        )
+        .unwrap();
+        std::fs::write(
+            &ws,
+            "deny_paths = [\"x\"]\nno_auto_approve = [\"list_files\", \"run_tests\"]\nno_auto_approve_paths = [\"y\"]\nmodel = \"b\"\n",
+        )
+        .unwrap();
+        let loaded = load(&[user, ws]).unwrap();
+        let list = |key| {
+            let (value, _) = loaded.get(key).unwrap();
+            value
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|v| v.as_str().unwrap().to_string())
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(list("deny_paths"), ["secrets/**", "x"]);
+        assert_eq!(list("no_auto_approve"), ["run_tests", "list_files"]);
+        assert_eq!(list("no_auto_approve_paths"), ["*.toml", "y"]);
+        // Other settings still take the later file's value.
+        assert_eq!(loaded.get("model").map(|(v, _)| v), Some("b".into()));
+    }
 
     #[test]
     fn later_files_win_and_origins_are_kept() {

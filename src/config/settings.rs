@@ -187,7 +187,8 @@ pub const SETTINGS: &[Setting] = &[
             let paths: Vec<_> = c.deny_paths.iter().map(|g| g.glob()).collect();
             format!("{paths:?}")
         }),
-        // It only takes files away from the tools, never gives any.
+        // It only takes files away from the tools, and a project file's list adds
+        // to the user's (`file::RESTRICTIONS`), so it is open to project files.
         guard: Guard::Open,
     },
     Setting {
