@@ -15,7 +15,7 @@
 //! most [`MAX_FILES`] files are looked at, and at most [`KEPT_TEXT_BYTES`] of
 //! text is kept so that changes can be shown as diffs and undone).
 
-use super::files::{MAX_FILE_BYTES, SKIPPED_DIRS};
+use super::files::MAX_FILE_BYTES;
 use super::workspace::Workspace;
 use serde::Serialize;
 use sha2::{Digest, Sha256};
@@ -98,17 +98,8 @@ impl Snapshot {
     /// Like [`take`](Self::take), reusing what `previous` read of files whose
     /// metadata has not changed since.
     pub fn take_after(ws: &Workspace, previous: Option<&Snapshot>) -> Snapshot {
-        let walker = ignore::WalkBuilder::new(ws.root())
-            .hidden(true)
-            .require_git(false)
-            .follow_links(false)
-            .filter_entry(|e| {
-                !(e.file_type().is_some_and(|t| t.is_dir())
-                    && e.file_name()
-                        .to_str()
-                        .is_some_and(|n| SKIPPED_DIRS.contains(&n)))
-            })
-            .build();
+        // The walk the file tools use, so the snapshot sees what they see.
+        let walker = super::walk::walker(ws.root()).build();
         let mut snapshot = Snapshot {
             files: BTreeMap::new(),
             complete: true,

@@ -6,7 +6,6 @@
 //! shell; the model can only name one of these (the `run_tests` schema lists
 //! exactly them); project files are read through the workspace capability.
 
-use super::files::SKIPPED_DIRS;
 use super::test_summary::SummaryKind;
 use super::workspace::Workspace;
 use serde_json::{Value, json};
@@ -209,18 +208,7 @@ fn is_python_project(ws: &Workspace) -> bool {
         return true;
     }
     // Test files anywhere the file tools would look (no symlinks followed).
-    let walker = ignore::WalkBuilder::new(ws.root())
-        .hidden(true)
-        .require_git(false)
-        .follow_links(false)
-        .max_depth(Some(6))
-        .filter_entry(|e| {
-            !(e.file_type().is_some_and(|t| t.is_dir())
-                && e.file_name()
-                    .to_str()
-                    .is_some_and(|n| SKIPPED_DIRS.contains(&n)))
-        })
-        .build();
+    let walker = super::walk::walker(ws.root()).max_depth(Some(6)).build();
     walker.flatten().take(PY_SEARCH_LIMIT).any(|e| {
         let name = e.file_name().to_string_lossy();
         e.file_type().is_some_and(|t| t.is_file())
