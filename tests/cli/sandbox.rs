@@ -372,37 +372,3 @@ async fn mode_off_runs_unconfined_and_says_so() {
     assert_eq!(result["sandbox"], "not sandboxed");
     assert!(s.home.path().join("owned.txt").exists());
 }
-
-#[test]
-fn an_untrusted_project_file_cannot_loosen_the_sandbox() {
-    for config in [
-        "[sandbox]\nmode = \"off\"\n",
-        "test_env = [\"DATABASE_URL\"]\n",
-    ] {
-        let ws = tempfile::tempdir().unwrap();
-        let home = tempfile::tempdir().unwrap();
-        std::fs::create_dir_all(ws.path().join(".stepwise")).unwrap();
-        std::fs::write(ws.path().join(".stepwise/stepwise.toml"), config).unwrap();
-        let out = hermetic_env(&mut Command::new(stepwise_bin()))
-            .env("HOME", home.path())
-            .env("XDG_CONFIG_HOME", home.path().join(".config"))
-            .env("OPENAI_API_KEY", "sk-canary-0123456789")
-            .args([
-                "exec",
-                "--yes",
-                "--base-url",
-                "http://127.0.0.1:9/v1",
-                "--workspace",
-            ])
-            .arg(ws.path())
-            .arg("Run the tests")
-            .output()
-            .unwrap();
-        assert_eq!(out.status.code(), Some(2), "{config}");
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert!(
-            err.contains("not trusted") && err.contains("--trust"),
-            "{err}"
-        );
-    }
-}

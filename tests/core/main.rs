@@ -22,6 +22,7 @@ mod ranged_reads;
 mod review;
 mod sandbox_cargo;
 mod session_changes;
+mod stream_errors;
 mod tools;
 mod tools_atomic;
 mod tools_confinement_props;

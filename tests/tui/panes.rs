@@ -234,3 +234,20 @@ fn config_errors_show_in_the_ui_and_block_tasks() {
     assert!(screen(&term).contains("Cannot run the task: OPENAI_API_KEY is not set"));
     assert!(!app.is_running());
 }
+
+#[test]
+fn the_header_says_how_test_runs_are_confined() {
+    let mut app = app();
+    let before = screen(&draw(&mut app, 120, 40));
+    assert!(!before.contains("tests: "), "{before}");
+    app.update(Msg::Agent(AgentEvent::SessionReady {
+        rules: vec![],
+        sandbox: "sandbox: no network isolation".into(),
+    }));
+    assert_eq!(app.sandbox(), "sandbox: no network isolation");
+    let header = screen(&draw(&mut app, 120, 40));
+    assert!(
+        header.contains("tests: sandbox: no network isolation"),
+        "{header}"
+    );
+}

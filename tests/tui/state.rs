@@ -361,23 +361,6 @@ fn the_header_names_the_rule_files_the_core_reports() {
 }
 
 #[test]
-fn the_header_says_how_test_runs_are_confined() {
-    let mut app = app();
-    let before = screen(&draw(&mut app, 120, 40));
-    assert!(!before.contains("tests: "), "{before}");
-    app.update(Msg::Agent(AgentEvent::SessionReady {
-        rules: vec![],
-        sandbox: "sandbox: no network isolation".into(),
-    }));
-    assert_eq!(app.sandbox(), "sandbox: no network isolation");
-    let header = screen(&draw(&mut app, 120, 40));
-    assert!(
-        header.contains("tests: sandbox: no network isolation"),
-        "{header}"
-    );
-}
-
-#[test]
 fn continue_is_the_cores_decision_and_a_refusal_returns_to_idle() {
     let mut app = app();
     enter_line(&mut app, "/continue");

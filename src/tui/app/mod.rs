@@ -272,19 +272,6 @@ impl App {
         self.effect(Effect::Notify(text));
     }
 
-    /// Put a task in the input box, ready to submit with Enter.
-    pub fn prefill(&mut self, task: &str) {
-        self.input.insert_str(task);
-    }
-
-    /// Start a task as if it had been typed and sent (`stepwise "TASK"`).
-    pub fn start_given_task(&mut self, task: &str) {
-        // Through the input box, so Up recalls it like a typed task.
-        self.input.insert_str(task);
-        let task = self.input.take();
-        self.start_task(task);
-    }
-
     /// Show a configuration problem; tasks are refused until it is fixed.
     pub fn set_config_error(&mut self, message: impl Into<String>) {
         let message = message.into();

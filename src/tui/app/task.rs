@@ -9,6 +9,19 @@ use crate::tui::app::{App, TaskState};
 use crate::tui::panes::line_kind::Kind;
 
 impl App {
+    /// Put a task in the input box, ready to submit with Enter.
+    pub fn prefill(&mut self, task: &str) {
+        self.input.insert_str(task);
+    }
+
+    /// Start a task as if it had been typed and sent (`stepwise "TASK"`).
+    pub fn start_given_task(&mut self, task: &str) {
+        // Through the input box, so Up recalls it like a typed task.
+        self.input.insert_str(task);
+        let task = self.input.take();
+        self.start_task(task);
+    }
+
     /// Start, requests, steps, counters and the end of a task.
     pub(in crate::tui::app) fn task_event(&mut self, event: AgentEvent) {
         use AgentEvent as E;
