@@ -16,6 +16,7 @@ mod confinement;
 mod context_and_cost;
 mod file_safety;
 mod list_overview;
+mod live_previews;
 mod network_faults;
 mod project_gate;
 mod ranged_reads;
