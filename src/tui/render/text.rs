@@ -1,5 +1,6 @@
 //! Text hygiene and wrapping shared by every pane: `sanitize` makes untrusted
-//! text (file content, model output, test output) safe to put on screen, and
+//! text (file content, model output, test output) safe to put on screen
+//! (through the core's one sanitizer, so both front ends show the same), and
 //! `wrap` breaks styled text into rows of a given display width, with separate
 //! prefixes (gutters) for the first and the continuation rows.
 
@@ -10,49 +11,10 @@ use unicode_width::UnicodeWidthChar;
 /// Columns between tab stops when tabs are expanded.
 pub const TAB_WIDTH: usize = 4;
 
-/// One line of untrusted text made safe for the screen: tabs expanded to the
-/// next tab stop, control characters (C0, DEL, C1) shown as visible symbols,
-/// and bidirectional-override characters replaced, so nothing in the text can
-/// move the cursor, change colors or reorder the display. `\r` at the end is dropped.
+/// One line of untrusted text made safe for the screen: the core's one
+/// sanitizer (`present::screen_line`), with tabs expanded to [`TAB_WIDTH`].
 pub fn sanitize(line: &str) -> String {
-    let line = line.strip_suffix('\r').unwrap_or(line);
-    let mut out = String::with_capacity(line.len());
-    let mut col = 0usize;
-    for c in line.chars() {
-        match c {
-            '\t' => {
-                let n = TAB_WIDTH - col % TAB_WIDTH;
-                out.extend(std::iter::repeat_n(' ', n));
-                col += n;
-            }
-            // C0 controls (including ESC, CR, LF, BEL) become their control pictures.
-            '\u{0}'..='\u{1f}' => {
-                out.push(char::from_u32(0x2400 + c as u32).unwrap_or('\u{fffd}'));
-                col += 1;
-            }
-            '\u{7f}' => {
-                out.push('\u{2421}');
-                col += 1;
-            }
-            // C1 controls, bidi embeddings/overrides/isolates, line/paragraph separators.
-            '\u{80}'..='\u{9f}'
-            | '\u{202a}'..='\u{202e}'
-            | '\u{2066}'..='\u{2069}'
-            | '\u{2028}'
-            | '\u{2029}'
-            | '\u{200e}'
-            | '\u{200f}'
-            | '\u{61c}' => {
-                out.push('\u{fffd}');
-                col += 1;
-            }
-            c => {
-                out.push(c);
-                col += c.width().unwrap_or(0);
-            }
-        }
-    }
-    out
+    crate::present::screen_line(line, TAB_WIDTH)
 }
 
 /// Split multi-line untrusted text into sanitized lines.
