@@ -9,8 +9,10 @@
 //! every string that came from the model, a file, a test run or a server
 //! goes through it before any front end shows it.
 
+pub mod numbers;
 mod sanitize;
 
+pub use numbers::thousands;
 pub use sanitize::{content_line, json_safe, one_line, sanitize, screen_line, visible};
 
 use crate::agent::{FinishReason, Receipt};

@@ -5,6 +5,7 @@
 //! read of every file still relevant.
 
 use crate::llm::{ChatMessage, Role};
+use crate::present::numbers::thousands;
 use serde_json::Value;
 use std::collections::HashSet;
 
@@ -90,7 +91,7 @@ fn edited_after(results: &[ToolResult], pos: usize, path: &str) -> bool {
 }
 
 fn stub(r: &ToolResult) -> String {
-    let bytes = group_thousands(r.bytes);
+    let bytes = thousands(r.bytes);
     match &r.path {
         Some(path) => format!("[{} {path}: {bytes} bytes, elided]", r.tool),
         None => format!("[{}: {bytes} bytes, elided]", r.tool),
@@ -131,18 +132,6 @@ fn tool_of_call(history: &[ChatMessage], before: usize, id: &str) -> Option<Stri
             .find(|c| c.id == id)
             .map(|c| c.function.name.clone())
     })
-}
-
-fn group_thousands(n: usize) -> String {
-    let digits = n.to_string();
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
 }
 
 #[cfg(test)]
@@ -240,14 +229,14 @@ mod tests {
         )));
         h.extend((0..4).map(|_| ChatMessage::user("pad")));
         assert_eq!(compact(&mut h, 1).elided, 1);
-        let expected = format!("[run_tests: {} bytes, elided]", group_thousands(body.len()));
+        let expected = format!("[run_tests: {} bytes, elided]", thousands(body.len()));
         assert_eq!(h[3].content.as_deref(), Some(expected.as_str()));
     }
 
     #[test]
     fn thousands_are_grouped() {
-        assert_eq!(group_thousands(1204), "1,204");
-        assert_eq!(group_thousands(999), "999");
-        assert_eq!(group_thousands(1_000_000), "1,000,000");
+        assert_eq!(thousands(1204), "1,204");
+        assert_eq!(thousands(999), "999");
+        assert_eq!(thousands(1_000_000), "1,000,000");
     }
 }

@@ -13,6 +13,7 @@ pub mod view;
 
 use crate::agent::ApprovalAction;
 use crate::diff::FileDiff;
+use crate::present::numbers::thousands;
 use crate::tui::app::{App, Focus};
 use crate::tui::panes::diff::view::{DiffKey, Marks};
 use crate::tui::render::layout::Pane;
@@ -171,19 +172,6 @@ pub fn position(total: usize, top: usize, height: usize) -> String {
         thousands(last),
         thousands(total)
     )
-}
-
-/// `10000` as `10,000`.
-fn thousands(n: usize) -> String {
-    let digits = n.to_string();
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
 }
 
 /// Draw the pane: its block, the rows, and the review marks.
