@@ -9,7 +9,7 @@
 //! (see [`super::guard`]).
 
 use super::ToolOutput;
-use super::redact::{MARKER, redact};
+use super::redact::{MARKER, redact, touches};
 use super::text::{MAX_FILE_BYTES, check_allowed, check_content, read_text, to_crlf};
 pub use super::text::{is_crlf, to_lf};
 use super::workspace::{PathError, RelPath, Workspace};
@@ -137,11 +137,7 @@ pub fn prepare_replace(
     ws.guard()
         .check_lines(&rel, current.as_bytes(), lines_of(&view, at, end))?;
     // Touching a hidden value at either end would change it too (`KEY=` -> `KEY=x`).
-    if redact(&view)
-        .hidden
-        .iter()
-        .any(|h| at <= h.end && h.start <= end)
-    {
+    if touches(&redact(&view).hidden, &(at..end)) {
         return Err(PathError(format!(
             "`old` touches a value of {} hidden from you as a credential; it cannot be edited \
              through the tools. Choose `old` from other lines",
