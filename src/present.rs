@@ -135,9 +135,16 @@ pub fn compaction_line(before: u64, after: u64, elided: usize, summarized: usize
     )
 }
 
-/// The model's reply broke the protocol and a repair was requested.
-pub fn repair_line(attempt: u32, error: &str) -> String {
-    format!("The model's reply was not understood (repair request {attempt}): {error}")
+/// The model's reply broke the protocol, or was cut at the output token
+/// limit, and a repair was requested.
+pub fn repair_line(attempt: u32, error: &str, cut_at_limit: bool) -> String {
+    if cut_at_limit {
+        format!(
+            "The model's reply was cut at the output token limit, so nothing in it was carried out; it is asked to go on in shorter steps (repair request {attempt})"
+        )
+    } else {
+        format!("The model's reply was not understood (repair request {attempt}): {error}")
+    }
 }
 
 /// The project rules a task follows, if any.
@@ -197,6 +204,15 @@ pub fn usage_line(usage: &TokenUsage, cost_usd: Option<f64>) -> String {
 mod tests {
     use super::*;
     use crate::agent::{FileStat, TestReceipt};
+
+    #[test]
+    fn a_cut_reply_is_not_called_misunderstood() {
+        let cut = repair_line(1, "your last reply was cut off", true);
+        assert!(cut.contains("output token limit"), "{cut}");
+        assert!(!cut.contains("not understood"), "{cut}");
+        let bad = repair_line(2, "no JSON object", false);
+        assert!(bad.contains("not understood") && bad.contains("no JSON object"));
+    }
 
     fn receipt(exit_code: Option<i32>) -> Receipt {
         Receipt {

@@ -42,7 +42,8 @@ impl Session {
                     text: reply.content.clone(),
                 });
             }
-            let parsed = if reply.finish_reason.as_deref() == Some("length") {
+            let cut_at_limit = reply.finish_reason.as_deref() == Some("length");
+            let parsed = if cut_at_limit {
                 // Its tool calls are not kept: they would need answers, and
                 // their arguments are cut. Its text is, for the model to go on from.
                 if !reply.content.trim().is_empty() {
@@ -73,6 +74,7 @@ impl Session {
                     t.emit(AgentEvent::ProtocolRepair {
                         attempt,
                         error: problem.clone(),
+                        cut_at_limit,
                     });
                     protocol::record_feedback(&mut self.history, &problem);
                 }

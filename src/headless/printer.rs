@@ -156,8 +156,13 @@ impl Printer {
                     present::compaction_line(before_tokens, after_tokens, elided, summarized);
                 self.line(&self.paint(DIM, &format!("  {text}")));
             }
-            AgentEvent::ProtocolRepair { attempt, error } => {
-                self.problem("  ", "!", &present::repair_line(attempt, &error))
+            AgentEvent::ProtocolRepair {
+                attempt,
+                error,
+                cut_at_limit,
+            } => {
+                let line = present::repair_line(attempt, &error, cut_at_limit);
+                self.problem("  ", "!", &line)
             }
             AgentEvent::GateRefused { reason, .. } => self.problem("  ", "gate:", &reason),
             AgentEvent::FinalAnswer { text, receipt } => self.final_answer(&text, &receipt),

@@ -251,6 +251,10 @@ async fn a_reply_cut_at_the_token_limit_is_never_acted_on_and_the_model_is_asked
             .unwrap_or_default()
             .contains("cut off at the output token limit")
     );
+    assert!(
+        repairs.iter().all(|r| r["cut_at_limit"] == true),
+        "a cut reply is told apart from a misunderstood one: {repairs:?}"
+    );
     assert!(!events.iter().any(|e| e["event"] == "tool_call_proposed"));
     assert!(!ws.path().join("cut.py").exists());
     // The next request is valid: no unanswered tool call, and the model is told why.

@@ -128,10 +128,12 @@ pub enum AgentEvent {
         summary: String,
         result: serde_json::Value,
     },
-    /// The model's reply broke the JSON protocol; it is asked to repair it.
+    /// The model's reply broke the JSON protocol, or was cut at the output
+    /// token limit (`cut_at_limit`); it is asked to repair it.
     ProtocolRepair {
         attempt: u32,
         error: String,
+        cut_at_limit: bool,
     },
     /// A final answer was refused because tests have not passed since the last change.
     GateRefused {

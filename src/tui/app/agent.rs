@@ -100,8 +100,12 @@ impl App {
                     present::compaction_line(before_tokens, after_tokens, elided, summarized);
                 self.conversation.push_entry(Kind::Notice, &text);
             }
-            E::ProtocolRepair { attempt, error } => {
-                let text = present::repair_line(attempt, &error);
+            E::ProtocolRepair {
+                attempt,
+                error,
+                cut_at_limit,
+            } => {
+                let text = present::repair_line(attempt, &error, cut_at_limit);
                 self.conversation.push_entry(Kind::Notice, &text);
             }
             E::GateRefused { reason, .. } => self.conversation.push_entry(Kind::Gate, &reason),

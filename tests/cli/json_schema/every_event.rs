@@ -130,6 +130,7 @@ pub fn every_event() -> Vec<AgentEvent> {
         AgentEvent::ProtocolRepair {
             attempt: 1,
             error: "e".into(),
+            cut_at_limit: false,
         },
         AgentEvent::GateRefused {
             step: 2,
