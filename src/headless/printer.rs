@@ -13,15 +13,16 @@ use super::{ApprovalPolicy, json, out};
 use crate::agent::{AgentEvent, CallStatus, EventReceiver, Receipt};
 use crate::diff::{FileDiff, LineKind};
 use crate::present::{self, Tone, content_line, one_line, sanitize};
-use std::io::Write;
 use std::time::Instant;
 
 pub(super) struct Printer {
     pub(super) json: bool,
     pub(super) style: Style,
     pub(super) policy: ApprovalPolicy,
-    /// Streamed assistant text is open on the current line.
-    pub(super) in_text: bool,
+    /// Streamed assistant text of the open line, not yet printed: a line is
+    /// printed when it is complete, so a secret split across chunks is
+    /// scrubbed whole.
+    pending_text: String,
     pub(super) max_steps: u32,
     /// The last complete assistant text, already shown as it streamed.
     pub(super) last_message: String,
@@ -37,7 +38,7 @@ impl Printer {
             json,
             style,
             policy,
-            in_text: false,
+            pending_text: String::new(),
             max_steps,
             last_message: String::new(),
             started: Instant::now(),
@@ -72,9 +73,18 @@ impl Printer {
     }
 
     pub(super) fn end_text(&mut self) {
-        if self.in_text {
-            self.in_text = false;
-            out("");
+        if !self.pending_text.is_empty() {
+            let rest = std::mem::take(&mut self.pending_text);
+            out(&sanitize(&rest));
+        }
+    }
+
+    /// Streamed text: every line it completes is printed, scrubbed whole.
+    fn stream_text(&mut self, text: &str) {
+        self.pending_text.push_str(text);
+        while let Some(end) = self.pending_text.find('\n') {
+            let line: String = self.pending_text.drain(..=end).collect();
+            out(&sanitize(line.trim_end_matches('\n')));
         }
     }
 
@@ -93,13 +103,7 @@ impl Printer {
                 rules,
             } => self.task_started(&task, max_steps, &rules),
             AgentEvent::AssistantMessage { text } => self.last_message = text,
-            AgentEvent::AssistantDelta { text } => {
-                let text = sanitize(&text);
-                let mut stdout = std::io::stdout().lock();
-                let _ = write!(stdout, "{text}");
-                let _ = stdout.flush();
-                self.in_text = !text.ends_with('\n');
-            }
+            AgentEvent::AssistantDelta { text } => self.stream_text(&text),
             AgentEvent::ToolCallProposed {
                 step,
                 tool,

@@ -118,3 +118,25 @@ async fn a_file_and_a_test_run_printing_the_key_reach_neither_the_model_nor_the_
         );
     }
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_key_streamed_in_pieces_is_scrubbed_from_the_printed_text() {
+    // `text` streams the answer in four chunks, so the key arrives split.
+    let answer = format!("The key is {KEY} as configured.\nNothing else to do.");
+    let model = MockModel::start(vec![text(&answer)]).await;
+    let ws = copy_workspace();
+    let out = exec(model.base_url(), ws.path()).await;
+    assert_eq!(out.status.code(), Some(0));
+    for (name, content) in &everything(&out, ws.path()) {
+        assert!(
+            !content.contains(KEY),
+            "the key leaked into {name}:\n{content}"
+        );
+    }
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("The key is [redacted by stepwise] as configured.")
+            && stdout.contains("Nothing else to do."),
+        "the rest of the streamed text still shows: {stdout}"
+    );
+}
