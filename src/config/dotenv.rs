@@ -6,10 +6,11 @@
 //! What must stay true: nothing here sets a variable (the binary does, before
 //! any thread exists); a variable already in the environment wins and is
 //! dropped here; an undocumented variable is never passed on; a base URL is
-//! open only when the key sent to it comes from this same file.
+//! open only when the key sent to it comes from this same file (the file
+//! sets a key variable, the environment sets none of them).
 
-use super::API_KEY_VAR;
 use super::guard::Guard;
+use super::providers::{KEY_VARS, is_key_var};
 use std::path::{Path, PathBuf};
 
 /// The variable of the base URL row, open when paired with the key in one file.
@@ -65,7 +66,10 @@ impl DotEnv {
             };
             env.vars.push((name, value, guarded));
         }
-        let pairs_key = env.vars.iter().any(|(n, _, _)| n == API_KEY_VAR);
+        // Whichever provider is chosen, the key sent to the file's URL must be
+        // the file's own: it sets a key and the environment sets none.
+        let pairs_key = env.vars.iter().any(|(n, _, _)| is_key_var(n))
+            && !KEY_VARS.iter().any(|v| already_set(v));
         for (name, _, guarded) in &mut env.vars {
             if pairs_key && name == BASE_URL_VAR {
                 *guarded = Guarded::Open;

@@ -318,9 +318,13 @@ pub fn stepwise_bin() -> &'static str {
 
 /// Environment that keeps the binary hermetic: no inherited key or base URL.
 pub fn hermetic_env(cmd: &mut std::process::Command) -> &mut std::process::Command {
+    for var in stepwise::config::providers::KEY_VARS {
+        cmd.env_remove(var);
+    }
     cmd.env_remove("OPENAI_API_KEY")
         .env_remove("OPENAI_BASE_URL")
         .env_remove("STEPWISE_MODEL")
+        .env_remove("STEPWISE_PROVIDER")
 }
 
 pub fn tool_messages(request: &Value) -> Vec<Value> {
