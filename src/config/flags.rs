@@ -116,6 +116,8 @@ pub enum Command {
     },
     /// Print the manual page in roff (e.g. `stepwise man > ~/.local/share/man/man1/stepwise.1`).
     Man,
+    /// List the models the server offers (GET /models of the provider's API), one per line.
+    Models,
 }
 
 #[derive(Debug, Clone, Args)]

@@ -176,6 +176,7 @@ pub fn every_event() -> Vec<AgentEvent> {
             elided: 1,
             summarized: 0,
         },
+        AgentEvent::ModelChanged { model: "m".into() },
     ];
     for event in &events {
         match event {
@@ -203,7 +204,8 @@ pub fn every_event() -> Vec<AgentEvent> {
             | AgentEvent::ScopesChanged { .. }
             | AgentEvent::TaskFinished { .. }
             | AgentEvent::Cost { .. }
-            | AgentEvent::Compacted { .. } => {}
+            | AgentEvent::Compacted { .. }
+            | AgentEvent::ModelChanged { .. } => {}
         }
     }
     events
