@@ -381,5 +381,6 @@ pub async fn drive(
     (reason, collector.await.expect("collector"))
 }
 
+pub mod anthropic;
 pub mod pty;
 pub mod tui;
