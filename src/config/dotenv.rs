@@ -139,6 +139,26 @@ mod tests {
     }
 
     #[test]
+    fn any_providers_key_pairs_with_the_base_url_unless_the_environment_has_a_key() {
+        let text = "ANTHROPIC_API_KEY=sk-ant-file\nOPENAI_BASE_URL=http://host.example\n";
+        let env = read(text, &[]);
+        assert_eq!(
+            names(env.open().map(|(n, _)| n)),
+            ["ANTHROPIC_API_KEY", "OPENAI_BASE_URL"]
+        );
+        // The environment's OpenAI key could be the one sent to the file's URL.
+        let env = read(text, &["OPENAI_API_KEY"]);
+        assert_eq!(names(env.guarded().map(|(n, _, _)| n)), ["OPENAI_BASE_URL"]);
+        let env = read("GROQ_API_KEY=g\nSTEPWISE_PROVIDER=groq\n", &[]);
+        assert_eq!(names(env.open().map(|(n, _)| n)), ["GROQ_API_KEY"]);
+        assert_eq!(
+            names(env.guarded().map(|(n, _, _)| n)),
+            ["STEPWISE_PROVIDER"],
+            "which key is sent where waits for trust"
+        );
+    }
+
+    #[test]
     fn the_environment_wins_and_a_missing_file_is_empty() {
         let env = read("STEPWISE_PYTHON=/tmp/x\n", &["STEPWISE_PYTHON"]);
         assert_eq!(env.guarded().count(), 0);

@@ -1,7 +1,7 @@
 //! The provider presets of `--provider`: for each one its base URL, the
 //! environment variable its key is read from, and the wire API its server
 //! speaks. This table is the one place these facts live (the README's
-//! provider table mirrors it; a test checks they agree).
+//! provider table mirrors it; `tests/cli/provider_keys.rs` checks they agree).
 //!
 //! What must stay true: a preset's key variable is read only for that
 //! preset, so a key meant for one provider is never sent to another; every

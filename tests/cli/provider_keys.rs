@@ -245,3 +245,26 @@ async fn models_fails_in_one_line_on_a_bad_key_or_a_dead_endpoint() {
 fn text_reply() -> Reply {
     crate::support::text("Nothing to change.")
 }
+
+#[test]
+fn the_readme_provider_table_matches_the_presets() {
+    let readme =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+    for preset in stepwise::config::providers::PRESETS {
+        let row = readme
+            .lines()
+            .find(|l| l.starts_with(&format!("| `{}`", preset.name)))
+            .unwrap_or_else(|| panic!("no README row for {}", preset.name));
+        let url = format!("`{}`", preset.base_url);
+        assert!(row.contains(&url) || preset.name == "custom", "{row}");
+        match preset.key_var {
+            Some(var) => assert!(row.contains(&format!("`{var}`")), "{row}"),
+            None => assert!(row.contains("| none |"), "{row}"),
+        }
+        let wire = match preset.wire {
+            stepwise::config::WireApi::OpenAi => "chat completions",
+            stepwise::config::WireApi::Anthropic => "Anthropic Messages",
+        };
+        assert!(row.contains(wire), "{row}");
+    }
+}
