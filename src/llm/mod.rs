@@ -11,6 +11,7 @@ mod errors;
 mod models;
 pub mod scripted;
 mod stream;
+mod transport;
 mod wire;
 
 pub use anthropic::AnthropicModel;

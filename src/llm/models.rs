@@ -7,7 +7,7 @@
 //! so whoever prints them sanitizes them.
 
 use super::LlmError;
-use super::client::{error_chain, response_error};
+use super::transport::{error_chain, response_error};
 use serde_json::Value;
 use std::time::Duration;
 

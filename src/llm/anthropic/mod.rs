@@ -16,9 +16,10 @@
 mod body;
 mod events;
 
-use super::client::DEFAULT_IDLE_TIMEOUT;
-use super::client::{error_chain, header_map, http_client, response_error};
 use super::errors;
+use super::transport::{
+    DEFAULT_IDLE_TIMEOUT, error_chain, header_map, http_client, response_error,
+};
 use super::{ChatModel, ChatRequest, LlmError, ModelReply, StreamSink};
 use crate::config::ApiKey;
 use events::EventAccumulator;
