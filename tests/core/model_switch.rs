@@ -1,6 +1,6 @@
 //! `SetModel` through a spawned session against the mock server: the next
-//! request asks for the new model and `ModelChanged` is sent (and so
-//! recorded by the transcript tee); a scripted model refuses with an error.
+//! request asks for the new model and `ModelChanged` is sent and recorded
+//! in the transcript; a scripted model refuses with an error.
 
 use crate::support::*;
 use serde_json::Value;
@@ -28,7 +28,14 @@ async fn set_model_switches_the_next_request_and_says_so() {
     let model = MockModel::start(vec![text("first"), text("second")]).await;
     let ws = copy_workspace();
     let session = session_on(&model, ws.path(), LoopSettings::default());
-    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let (tx, from_core) = tokio::sync::mpsc::unbounded_channel();
+    // Through the transcript tee, as the UI runs it.
+    let logs = tempfile::tempdir().unwrap();
+    let dir =
+        cap_std::fs::Dir::open_ambient_dir(logs.path(), cap_std::ambient_authority()).unwrap();
+    let log = stepwise::audit::AuditLog::create(&dir, logs.path()).unwrap();
+    let transcript = log.path().to_path_buf();
+    let mut rx = stepwise::audit::tee(from_core, log, "user");
     let agent = spawn_agent(session, tx);
     let run = |task: &str| AgentCommand::RunTask {
         task: task.into(),
@@ -51,6 +58,12 @@ async fn set_model_switches_the_next_request_and_says_so() {
         .map(|r| r["model"].clone())
         .collect();
     assert_eq!(models, ["mock-model", "other-model"]);
+    let recorded = std::fs::read_to_string(&transcript).unwrap();
+    let line = recorded
+        .lines()
+        .find(|l| l.contains("\"model_changed\""))
+        .unwrap_or_else(|| panic!("no model_changed in {recorded}"));
+    assert!(line.contains("\"other-model\""), "{line}");
 }
 
 #[tokio::test]
