@@ -11,6 +11,7 @@
 
 mod approve;
 pub mod json;
+pub mod models;
 mod printer;
 pub mod style;
 

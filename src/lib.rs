@@ -13,8 +13,8 @@
 //!    `tools::ToolName` enum).
 //! 2. **Capabilities**: [`tools`] (workspace confinement through `cap-std`,
 //!    the file tools, patches, the test runner) and [`llm`] (the
-//!    OpenAI-compatible client with SSE streaming, server errors, the
-//!    scripted model).
+//!    OpenAI-compatible client with SSE streaming, Anthropic's Messages
+//!    client, server errors, the scripted model).
 //! 3. **The core**: [`agent`] — the step loop, the model protocols, approvals
 //!    and the completion gate — and its contract with every front end in
 //!    `agent::contract` (events out, commands in, decisions, receipts; an

@@ -1,6 +1,6 @@
 //! The `stepwise` binary: read `./.env`, settle which project folders are
-//! trusted, parse flags, run the TUI or `exec` (or print completions or the
-//! man page).
+//! trusted, parse flags, run the TUI or `exec` (or list the server's models,
+//! or print completions or the man page).
 //!
 //! What must stay true: environment variables are set only here, before any
 //! thread exists; a guarded value of a project file (see `config::guard`)
@@ -81,6 +81,7 @@ fn main() {
     let code = match cli.command {
         Some(Command::Exec(args)) => runtime.block_on(headless::run(config, args)),
         None => stepwise::tui::run(&runtime, config),
+        Some(Command::Models) => runtime.block_on(headless::models::list(config)),
         Some(Command::Completions { .. } | Command::Man) => 0,
     };
     // A prompt may still be blocked reading stdin; don't wait for it.

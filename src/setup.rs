@@ -9,8 +9,9 @@
 
 use crate::agent::{EventReceiver, LoopSettings, Session};
 use crate::audit::{self, AuditLog, DecidedBy};
+use crate::config::WireApi;
 use crate::config::{Config, LogSetting, ModelSource};
-use crate::llm::{ChatModel, HttpModel, Script, ScriptedModel};
+use crate::llm::{AnthropicModel, ChatModel, HttpModel, Script, ScriptedModel};
 use crate::lock::WorkspaceLock;
 use crate::state_dir::StateDir;
 use crate::tools::Workspace;
@@ -65,11 +66,22 @@ impl Prepared {
 
 /// Build the session. The key is not checked here (the TUI opens without one).
 pub fn prepare(config: &Config) -> Result<Prepared, String> {
+    hide_every_key();
     let mut prepared = prepare_session(config)?;
     if let Some(task) = &config.task {
         prepared.task = Some(task.clone());
     }
     Ok(prepared)
+}
+
+/// Every provider's key in the environment is hidden from all output, also
+/// those of providers not chosen: a test's output or a file may show one.
+fn hide_every_key() {
+    for var in crate::config::providers::KEY_VARS {
+        if let Some(key) = crate::config::ApiKey::from_env_var(var) {
+            crate::tools::scrub::hide(key.expose());
+        }
+    }
 }
 
 /// Refuse the home folder or `/` as a workspace unless it was named explicitly.
@@ -114,14 +126,12 @@ fn prepare_session(config: &Config) -> Result<Prepared, String> {
     crate::tools::sandbox::check_required(&settings.sandbox)?;
     let (script_text, script_name) = match &config.model_source {
         ModelSource::Http => {
-            let model = HttpModel::new(&config.base_url, &config.model, config.api_key.clone())
-                .map_err(|e| e.to_string())?
-                .with_idle_timeout(config.idle_timeout);
+            let model = http_model(config)?;
             let workspace = open(&config.workspace)?.with_deny_paths(&config.deny_paths)?;
             let (lock, audit) = claim(config, workspace.root())?;
             return Ok(Prepared {
                 audit,
-                session: Session::new(settings, Arc::new(model), workspace),
+                session: Session::new(settings, model, workspace),
                 model_label: config.model.clone(),
                 workspace: config.workspace.clone(),
                 notice: None,
@@ -169,6 +179,32 @@ fn prepare_session(config: &Config) -> Result<Prepared, String> {
         workspace: copy,
         task,
     })
+}
+
+/// The HTTP model client of the configuration: the provider's wire API, its
+/// key variable, the base URL and `[headers]`.
+pub fn http_model(config: &Config) -> Result<Arc<dyn ChatModel>, String> {
+    let preset = config.provider.preset();
+    let key = config.api_key.clone();
+    let model: Arc<dyn ChatModel> = match preset.wire {
+        WireApi::OpenAi => {
+            let mut model = HttpModel::new(&config.base_url, &config.model, key)
+                .and_then(|m| m.with_headers(&config.headers))
+                .map_err(|e| e.to_string())?
+                .with_idle_timeout(config.idle_timeout);
+            if let Some(var) = preset.key_var {
+                model = model.with_key_var(var);
+            }
+            Arc::new(model)
+        }
+        WireApi::Anthropic => Arc::new(
+            AnthropicModel::new(&config.base_url, &config.model, key)
+                .and_then(|m| m.with_headers(&config.headers))
+                .map_err(|e| e.to_string())?
+                .with_idle_timeout(config.idle_timeout),
+        ),
+    };
+    Ok(model)
 }
 
 fn open_log(config: &Config, state: &StateDir) -> Result<Option<AuditLog>, String> {

@@ -24,6 +24,7 @@ pub mod rules;
 mod runner;
 pub mod scopes;
 mod session;
+mod switch;
 mod task;
 mod task_scopes;
 

@@ -53,6 +53,7 @@ pub fn spawn_agent(mut session: Session, events: EventSender) -> AgentHandle {
                 AgentCommand::ShowDiff => session.show_diff(&events).await,
                 AgentCommand::Undo { all, cancel } => session.undo(all, &events, cancel).await,
                 AgentCommand::ClearConversation => session.clear(),
+                AgentCommand::SetModel(model) => session.set_model(&model, &events),
                 // The router above takes these; one arriving here goes the same way.
                 AgentCommand::RevokeApprovals(tools) => {
                     session.revoker().revoke(tools);

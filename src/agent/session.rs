@@ -13,7 +13,7 @@ use super::retry::RetryPolicy;
 use super::rules::Rules;
 use super::scopes::{Revoker, ScopePolicy, TaskApprovals};
 pub(super) use super::task::Task;
-use crate::config::models::ModelInfo;
+use crate::config::models::{ModelInfo, ModelTable};
 use crate::config::{Config, Protocol};
 use crate::llm::{ChatMessage, ChatModel, ModelReply, Role, TokenUsage};
 use crate::tools::snapshot::Snapshot;
@@ -49,6 +49,8 @@ pub struct LoopSettings {
     pub sandbox: crate::tools::sandbox::Policy,
     /// `[test_commands]` of the configuration (added to those found in the project).
     pub test_commands: Vec<(String, Vec<String>)>,
+    /// Prices of every known model, for the model `/model` switches to.
+    pub model_table: ModelTable,
 }
 
 impl Default for LoopSettings {
@@ -64,6 +66,7 @@ impl Default for LoopSettings {
             scope_policy: ScopePolicy::default(),
             sandbox: Default::default(),
             test_commands: Vec::new(),
+            model_table: ModelTable::builtin(),
         }
     }
 }
@@ -84,6 +87,7 @@ impl From<&Config> for LoopSettings {
             scope_policy: ScopePolicy::new(&c.no_auto_approve, &c.no_auto_approve_paths),
             sandbox: crate::tools::sandbox::Policy::new(&c.sandbox, &c.test_env),
             test_commands: c.test_commands.clone(),
+            model_table: c.models.clone(),
         }
     }
 }

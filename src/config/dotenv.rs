@@ -6,10 +6,11 @@
 //! What must stay true: nothing here sets a variable (the binary does, before
 //! any thread exists); a variable already in the environment wins and is
 //! dropped here; an undocumented variable is never passed on; a base URL is
-//! open only when the key sent to it comes from this same file.
+//! open only when the key sent to it comes from this same file (the file
+//! sets a key variable, the environment sets none of them).
 
-use super::API_KEY_VAR;
 use super::guard::Guard;
+use super::providers::{KEY_VARS, is_key_var};
 use std::path::{Path, PathBuf};
 
 /// The variable of the base URL row, open when paired with the key in one file.
@@ -65,7 +66,10 @@ impl DotEnv {
             };
             env.vars.push((name, value, guarded));
         }
-        let pairs_key = env.vars.iter().any(|(n, _, _)| n == API_KEY_VAR);
+        // Whichever provider is chosen, the key sent to the file's URL must be
+        // the file's own: it sets a key and the environment sets none.
+        let pairs_key = env.vars.iter().any(|(n, _, _)| is_key_var(n))
+            && !KEY_VARS.iter().any(|v| already_set(v));
         for (name, _, guarded) in &mut env.vars {
             if pairs_key && name == BASE_URL_VAR {
                 *guarded = Guarded::Open;
@@ -132,6 +136,26 @@ mod tests {
         let env = read(text, &["OPENAI_API_KEY"]);
         assert_eq!(env.open().count(), 0);
         assert_eq!(names(env.guarded().map(|(n, _, _)| n)), ["OPENAI_BASE_URL"]);
+    }
+
+    #[test]
+    fn any_providers_key_pairs_with_the_base_url_unless_the_environment_has_a_key() {
+        let text = "ANTHROPIC_API_KEY=sk-ant-file\nOPENAI_BASE_URL=http://host.example\n";
+        let env = read(text, &[]);
+        assert_eq!(
+            names(env.open().map(|(n, _)| n)),
+            ["ANTHROPIC_API_KEY", "OPENAI_BASE_URL"]
+        );
+        // The environment's OpenAI key could be the one sent to the file's URL.
+        let env = read(text, &["OPENAI_API_KEY"]);
+        assert_eq!(names(env.guarded().map(|(n, _, _)| n)), ["OPENAI_BASE_URL"]);
+        let env = read("GROQ_API_KEY=g\nSTEPWISE_PROVIDER=groq\n", &[]);
+        assert_eq!(names(env.open().map(|(n, _)| n)), ["GROQ_API_KEY"]);
+        assert_eq!(
+            names(env.guarded().map(|(n, _, _)| n)),
+            ["STEPWISE_PROVIDER"],
+            "which key is sent where waits for trust"
+        );
     }
 
     #[test]

@@ -8,9 +8,7 @@
 //! `Cli::command()`.
 
 use super::settings::SETTINGS;
-use super::{
-    ColorChoice, DEFAULT_BASE_URL, DEFAULT_MODEL, LogSetting, ModelSource, Protocol, ranges,
-};
+use super::{ColorChoice, DEFAULT_MODEL, LogSetting, ModelSource, Protocol, Provider, ranges};
 use clap::{Args, CommandFactory, Parser, Subcommand};
 use std::path::PathBuf;
 
@@ -49,9 +47,9 @@ pub struct Options {
     /// Model name sent to the server.
     #[arg(long, global = true, default_value = DEFAULT_MODEL)]
     pub model: String,
-    /// OpenAI-compatible API base URL (e.g. http://localhost:11434/v1 for Ollama).
-    #[arg(long, global = true, value_name = "URL", default_value = DEFAULT_BASE_URL)]
-    pub base_url: String,
+    /// API base URL (e.g. http://localhost:11434/v1 for Ollama) [default: the provider's].
+    #[arg(long, global = true, value_name = "URL")]
+    pub base_url: Option<String>,
     /// Most steps (tool calls and answers) per task.
     #[arg(long, global = true, value_name = "N", default_value_t = 20, value_parser = ranges::MAX_STEPS.flag_parser())]
     pub max_steps: u32,
@@ -97,10 +95,13 @@ pub struct Options {
     /// Colored output: auto (a terminal, unless NO_COLOR is set), always or never.
     #[arg(long, global = true, value_enum, value_name = "WHEN", default_value_t = ColorChoice::Auto)]
     pub color: ColorChoice,
+    /// Provider preset: its base URL, key variable (e.g. ANTHROPIC_API_KEY) and wire API; custom: --base-url with OPENAI_API_KEY.
+    #[arg(long, global = true, value_enum, value_name = "NAME", default_value_t = Provider::Openai)]
+    pub provider: Provider,
 }
 
 /// The environment variables, for `--help`.
-const ENV_HELP: &str = "Environment: OPENAI_API_KEY (from the environment or .env in the current folder; never a flag), OPENAI_BASE_URL, STEPWISE_MODEL, STEPWISE_PYTHON (interpreter for run_tests), STEPWISE_LOG (UI log file, or off), HTTPS_PROXY/HTTP_PROXY/ALL_PROXY/NO_PROXY (never used for a local server). From .env only these are read, and those that redirect requests or run programs only in a trusted folder (--trust).\nConfig files: stepwise.toml in the user's config folder and in <workspace>/.stepwise/ (see --print-config).\nWithout a subcommand, stepwise opens the full-screen UI.";
+const ENV_HELP: &str = "Environment: OPENAI_API_KEY (from the environment or .env in the current folder; never a flag; with --provider, that provider's: ANTHROPIC_API_KEY, OPENROUTER_API_KEY, GROQ_API_KEY, DEEPSEEK_API_KEY, GEMINI_API_KEY), OPENAI_BASE_URL, STEPWISE_PROVIDER, STEPWISE_MODEL, STEPWISE_PYTHON (interpreter for run_tests), STEPWISE_LOG (UI log file, or off), HTTPS_PROXY/HTTP_PROXY/ALL_PROXY/NO_PROXY (never used for a local server). From .env only these are read, and those that redirect requests or run programs only in a trusted folder (--trust).\nConfig files: stepwise.toml in the user's config folder and in <workspace>/.stepwise/ (see --print-config).\nWithout a subcommand, stepwise opens the full-screen UI.";
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
@@ -115,6 +116,8 @@ pub enum Command {
     },
     /// Print the manual page in roff (e.g. `stepwise man > ~/.local/share/man/man1/stepwise.1`).
     Man,
+    /// List the models the server offers (GET /models of the provider's API), one per line.
+    Models,
 }
 
 #[derive(Debug, Clone, Args)]

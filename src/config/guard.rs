@@ -144,6 +144,27 @@ pub const ENV_ONLY: &[EnvVar] = &[
         name: "no_proxy",
         guard: Guard::Trusted(THROUGH_A_PROXY),
     },
+    // The other presets' keys: like OPENAI_API_KEY, a key only says who pays.
+    EnvVar {
+        name: "ANTHROPIC_API_KEY",
+        guard: Guard::Open,
+    },
+    EnvVar {
+        name: "OPENROUTER_API_KEY",
+        guard: Guard::Open,
+    },
+    EnvVar {
+        name: "GROQ_API_KEY",
+        guard: Guard::Open,
+    },
+    EnvVar {
+        name: "DEEPSEEK_API_KEY",
+        guard: Guard::Open,
+    },
+    EnvVar {
+        name: "GEMINI_API_KEY",
+        guard: Guard::Open,
+    },
 ];
 
 #[cfg(test)]

@@ -1,6 +1,7 @@
 //! The API key: read from the environment (after `.env`), never from a flag or
-//! a file. What must stay true: the key never prints (`Debug` is redacted)
-//! and is exposed only for the `Authorization` header.
+//! a file; which variable depends on the provider (`providers`). What must
+//! stay true: the key never prints (`Debug` is redacted) and is exposed only
+//! for the `Authorization` / `x-api-key` header.
 
 use std::fmt;
 
@@ -20,10 +21,15 @@ impl ApiKey {
 
     /// The key from the environment, if set and not blank.
     pub fn from_env() -> Option<Self> {
-        std::env::var(API_KEY_VAR).ok().and_then(ApiKey::new)
+        Self::from_env_var(API_KEY_VAR)
     }
 
-    /// The raw key, for the `Authorization` header only.
+    /// The key from this variable (a provider preset's), if set and not blank.
+    pub fn from_env_var(var: &str) -> Option<Self> {
+        std::env::var(var).ok().and_then(ApiKey::new)
+    }
+
+    /// The raw key, for the `Authorization` or `x-api-key` header only.
     pub fn expose(&self) -> &str {
         &self.0
     }

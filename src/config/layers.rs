@@ -15,7 +15,7 @@ use super::report::{self, Resolved, Source};
 use super::sandbox::SandboxSettings;
 use super::settings::{self, Fallback, SETTINGS, Setting};
 use super::trust;
-use super::{ApiKey, ColorChoice, Config, Protocol};
+use super::{ColorChoice, Config, Protocol, Provider};
 use clap::ArgMatches;
 use clap::parser::ValueSource;
 use std::path::{Path, PathBuf};
@@ -93,7 +93,8 @@ fn flag_only(options: &Options) -> Config {
         workspace_given: options.workspace.is_some(),
         test_commands: Vec::new(),
         task: None,
-        api_key: ApiKey::from_env(),
+        // Set by the provider row, from that provider's key variable.
+        api_key: None,
         log: options.log(),
         model_source: options.model_source(),
         model: String::new(),
@@ -114,6 +115,8 @@ fn flag_only(options: &Options) -> Config {
         test_env: Vec::new(),
         deny_paths: Vec::new(),
         notify: true,
+        provider: Provider::default(),
+        headers: Vec::new(),
     }
 }
 

@@ -7,7 +7,8 @@
 //!   [`raw`] and checked against [`ranges`].
 //! - [`layers`]: resolving flags > environment > files > defaults;
 //!   [`report`]: `--print-config`.
-//! - [`key`]: the API key; [`validate`]: checks before any request; [`models`]:
+//! - [`key`]: the API key; [`providers`]: the `--provider` presets;
+//!   [`headers`]: the extra request headers of `[headers]`; [`validate`]: checks before any request; [`models`]:
 //!   context windows and prices.
 //! - [`guard`]: which values a project file may set before its folder is
 //!   trusted; [`dotenv`]: the documented variables of `./.env`; [`trust`]:
@@ -24,9 +25,11 @@ pub mod dotenv;
 pub mod file;
 pub mod flags;
 pub mod guard;
+pub mod headers;
 pub mod key;
 pub mod layers;
 pub mod models;
+pub mod providers;
 pub mod ranges;
 pub mod raw;
 pub mod report;
@@ -38,6 +41,7 @@ pub mod validate;
 pub use flags::command;
 pub use key::{API_KEY_VAR, ApiKey};
 pub use layers::{resolve, resolve_with_files};
+pub use providers::{Provider, WireApi};
 pub use report::{Provenance, Resolved};
 pub use validate::{ConfigError, is_local_url};
 
@@ -159,6 +163,11 @@ pub struct Config {
     /// Ring the bell / send a desktop notification when an approval waits
     /// while the terminal is not focused (`notify = false` turns it off).
     pub notify: bool,
+    /// The `--provider` preset: base URL (unless `base_url` is set), key
+    /// variable and wire API.
+    pub provider: Provider,
+    /// Extra request headers from `[headers]` (checked names and values).
+    pub headers: Vec<(String, String)>,
 }
 
 /// Where the session transcript goes.

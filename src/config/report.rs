@@ -6,7 +6,6 @@
 
 use super::Config;
 use super::file::LoadedFiles;
-use super::key::API_KEY_VAR;
 use super::settings::{Setting, Shown};
 use super::trust::Assignment;
 use std::path::PathBuf;
@@ -115,7 +114,10 @@ pub fn closing_lines(
             } else {
                 "unset".into()
             },
-            source: format!("env {API_KEY_VAR} (or .env)"),
+            source: match config.provider.preset().key_var {
+                Some(var) => format!("env {var} (or .env)"),
+                None => format!("none ({} takes no key)", config.provider.name()),
+            },
         },
         Provenance {
             name: "config_files",

@@ -16,7 +16,7 @@ pub use super::guard::Guard;
 use super::guard::{WHERE_REQUESTS_GO, split_prices};
 use super::raw::{self, Raw};
 use super::sandbox::SandboxSettings;
-use super::{Config, ranges};
+use super::{ApiKey, Config, ranges};
 use std::time::Duration;
 
 /// One layered setting.
@@ -77,12 +77,31 @@ pub const SETTINGS: &[Setting] = &[
         shown: Shown::Line(|c| c.model.clone()),
         guard: Guard::Open,
     },
+    // Above `base_url`, whose default it decides.
+    Setting {
+        key: "provider",
+        flag: Some("provider"),
+        env: Some("STEPWISE_PROVIDER"),
+        set: |c, raw| {
+            c.provider = raw.choice()?;
+            // Only the chosen provider's variable: another provider's key is never sent.
+            c.api_key = c.provider.preset().key_var.and_then(ApiKey::from_env_var);
+            Ok(())
+        },
+        fallback: Fallback::FlagDefault,
+        shown: Shown::Line(|c| c.provider.name().to_string()),
+        // It picks which key is read and where it is sent.
+        guard: Guard::Trusted(WHERE_REQUESTS_GO),
+    },
     Setting {
         key: "base_url",
         flag: Some("base_url"),
         env: Some("OPENAI_BASE_URL"),
         set: |c, raw| put(&mut c.base_url, raw.text()),
-        fallback: Fallback::FlagDefault,
+        fallback: Fallback::Computed(|c| {
+            c.base_url = c.provider.preset().base_url.to_string();
+            "provider preset"
+        }),
         shown: Shown::Line(|c| c.base_url.clone()),
         guard: Guard::Trusted(WHERE_REQUESTS_GO),
     },
@@ -283,6 +302,19 @@ pub const SETTINGS: &[Setting] = &[
         shown: Shown::Line(|c| c.notify.to_string()),
         // Only whether the terminal is told that an approval waits.
         guard: Guard::Open,
+    },
+    Setting {
+        key: "headers",
+        flag: None,
+        env: None,
+        set: |c, raw| match raw {
+            Raw::Toml(value) => put(&mut c.headers, super::headers::read(value)),
+            Raw::Text(_) => Err("is a table (set it in stepwise.toml)".into()),
+        },
+        fallback: Fallback::Initial,
+        shown: Shown::LineFileUnnamed(|c| super::headers::shown(&c.headers)),
+        // A header goes wherever the key goes: a stranger's file could add one that leaks.
+        guard: Guard::Trusted("which headers are sent with every request"),
     },
 ];
 

@@ -3,15 +3,16 @@
 //! model scripted. What must stay true: each problem is a `ConfigError` the
 //! user can fix (exit code 2), and its message never shows the key.
 
-use super::{API_KEY_VAR, Config};
+use super::Config;
 
 /// A configuration problem the user must fix (exit code 2).
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum ConfigError {
+    /// The variable the chosen provider reads its key from is not set.
     #[error(
-        "{API_KEY_VAR} is not set: add `{API_KEY_VAR}=...` to .env in the current directory (or export it), or point --base-url at a local server"
+        "{0} is not set: add `{0}=...` to .env in the current directory (or export it), or point --base-url at a local server"
     )]
-    MissingKey,
+    MissingKey(&'static str),
     #[error("--base-url {0:?} is not an http(s) URL")]
     BadBaseUrl(String),
     #[error("workspace folder {0} does not exist or is not a folder")]
@@ -27,8 +28,13 @@ impl Config {
             ));
         }
         let local = is_local_url(&self.base_url)?;
-        if self.api_key.is_none() && !local && !self.model_source.is_scripted() {
-            return Err(ConfigError::MissingKey);
+        let key_var = self.provider.preset().key_var;
+        if let Some(var) = key_var
+            && self.api_key.is_none()
+            && !local
+            && !self.model_source.is_scripted()
+        {
+            return Err(ConfigError::MissingKey(var));
         }
         Ok(())
     }
@@ -82,6 +88,8 @@ mod tests {
             test_env: Vec::new(),
             deny_paths: Vec::new(),
             notify: true,
+            provider: Default::default(),
+            headers: Vec::new(),
         }
     }
 
@@ -96,11 +104,11 @@ mod tests {
         }
         assert_eq!(
             config(DEFAULT_BASE_URL, None).validate(),
-            Err(ConfigError::MissingKey)
+            Err(ConfigError::MissingKey("OPENAI_API_KEY"))
         );
         assert_eq!(
             config(DEFAULT_BASE_URL, Some("  ")).validate(),
-            Err(ConfigError::MissingKey)
+            Err(ConfigError::MissingKey("OPENAI_API_KEY"))
         );
         assert_eq!(config(DEFAULT_BASE_URL, Some("sk-x")).validate(), Ok(()));
         let mut demo = config(DEFAULT_BASE_URL, None);
@@ -122,7 +130,7 @@ mod tests {
 
     #[test]
     fn missing_key_message_names_the_variable_and_env_file() {
-        let msg = ConfigError::MissingKey.to_string();
+        let msg = ConfigError::MissingKey("OPENAI_API_KEY").to_string();
         assert!(
             msg.contains("OPENAI_API_KEY") && msg.contains(".env"),
             "{msg}"

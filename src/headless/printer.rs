@@ -133,6 +133,7 @@ impl Printer {
             | AgentEvent::ToolRunning { .. }
             | AgentEvent::SessionReady { .. }
             | AgentEvent::ScopesChanged { .. }
+            | AgentEvent::ModelChanged { .. }
             | AgentEvent::ApprovalRequested(_) => {}
             AgentEvent::ToolFinished {
                 status,

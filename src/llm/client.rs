@@ -2,59 +2,71 @@
 //! A response ends as a complete reply or as an `LlmError` in the server's own
 //! words (see `errors.rs`): an error status, an error inside a 200 stream, a
 //! stream cut short, or a 200 with nothing in it. Every request names
-//! stepwise in its `User-Agent`; a loopback base URL never goes through a
+//! stepwise in its `User-Agent` and carries the `[headers]` of the
+//! configuration; a loopback base URL never goes through a
 //! proxy. Every error leaves scrubbed (`errors::scrubbed`): a server that
 //! echoes the `Authorization` header does not put the key on the screen.
 
 use super::errors;
 use super::stream::{StreamAccumulator, parse_completion_body};
+use super::transport::{
+    DEFAULT_IDLE_TIMEOUT, error_chain, header_map, http_client, response_error,
+};
 use super::{ChatModel, ChatRequest, LlmError, ModelReply, StreamDelta, StreamSink};
 use crate::config::ApiKey;
 use eventsource_stream::Eventsource;
 use futures_util::StreamExt;
 use futures_util::future::BoxFuture;
+use reqwest::header::HeaderMap;
 use serde_json::{Value, json};
-use std::time::{Duration, SystemTime};
+use std::sync::Arc;
+use std::time::Duration;
 
 /// A model behind an OpenAI-compatible HTTP endpoint.
+#[derive(Clone)]
 pub struct HttpModel {
     http: reqwest::Client,
+    base_url: String,
     endpoint: String,
     model: String,
     api_key: Option<ApiKey>,
+    /// The variable the key came from, named in a 401's hint.
+    key_var: &'static str,
+    /// Extra headers from `[headers]`.
+    headers: HeaderMap,
     idle_timeout: Duration,
 }
 
-/// Default for how long a response may stay silent before it counts as broken.
-pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(120);
-/// Sent with every request, so server logs can tell stepwise's requests apart.
-pub const USER_AGENT: &str = concat!("stepwise/", env!("CARGO_PKG_VERSION"));
-
 impl HttpModel {
     pub fn new(base_url: &str, model: &str, api_key: Option<ApiKey>) -> Result<Self, LlmError> {
-        let mut builder = reqwest::Client::builder()
-            .connect_timeout(Duration::from_secs(15))
-            .user_agent(USER_AGENT);
-        // A server on this machine is reached directly: a proxy from the
-        // environment would otherwise see every request and the key.
-        if crate::config::is_local_url(base_url).unwrap_or(false) {
-            builder = builder.no_proxy();
-        }
-        let http = builder.build().map_err(|e| LlmError::Connect {
-            url: base_url.to_string(),
-            detail: e.to_string(),
-        })?;
+        let http = http_client(base_url)?;
         if let Some(key) = &api_key {
             // Whatever may be sent may be echoed back: hide it from all output.
             crate::tools::scrub::hide(key.expose());
         }
+        let base_url = base_url.trim_end_matches('/').to_string();
         Ok(HttpModel {
             http,
-            endpoint: format!("{}/chat/completions", base_url.trim_end_matches('/')),
+            endpoint: format!("{base_url}/chat/completions"),
+            base_url,
             model: model.to_string(),
             api_key,
+            key_var: crate::config::API_KEY_VAR,
+            headers: HeaderMap::new(),
             idle_timeout: DEFAULT_IDLE_TIMEOUT,
         })
+    }
+
+    /// Name this variable (the provider's) when the server refuses the key.
+    pub fn with_key_var(mut self, key_var: &'static str) -> Self {
+        self.key_var = key_var;
+        self
+    }
+
+    /// Send these extra headers (from `[headers]`) with every request.
+    pub fn with_headers(mut self, headers: &[(String, String)]) -> Result<Self, LlmError> {
+        self.headers = header_map(headers)?;
+        Ok(self)
     }
 
     /// Set how long the server may send nothing (before the headers or between chunks).
@@ -80,27 +92,16 @@ impl HttpModel {
         body
     }
 
-    /// An error status: the server's message and its `Retry-After`, if any.
-    /// A non-success answer as an error: the server's message, its retry
-    /// hint, and whether it says the request did not fit the context.
-    async fn http_error(&self, response: reqwest::Response) -> LlmError {
-        let status = response.status().as_u16();
-        let retry_after = errors::retry_after(response.headers(), SystemTime::now());
-        let body = tokio::time::timeout(self.idle_timeout, response.text())
-            .await
-            .ok()
-            .and_then(Result::ok)
-            .unwrap_or_default();
-        let (message, overflow) = errors::http_error(status, &body);
-        // Keys, models and rate limits are never about the context, whatever the wording.
-        if overflow && !matches!(status, 401 | 403 | 404 | 429) {
-            return LlmError::ContextOverflow { message };
+    /// The server's model names (`GET /models`), sorted.
+    async fn models(&self) -> Result<Vec<String>, LlmError> {
+        let mut builder = self
+            .http
+            .get(format!("{}/models", self.base_url))
+            .headers(self.headers.clone());
+        if let Some(key) = &self.api_key {
+            builder = builder.bearer_auth(key.expose());
         }
-        LlmError::Http {
-            status,
-            message,
-            retry_after,
-        }
+        super::models::fetch(builder, self.idle_timeout, self.key_var).await
     }
 
     async fn run(
@@ -108,7 +109,11 @@ impl HttpModel {
         request: ChatRequest<'_>,
         sink: StreamSink<'_>,
     ) -> Result<ModelReply, LlmError> {
-        let mut builder = self.http.post(&self.endpoint).json(&self.body(&request));
+        let mut builder = self
+            .http
+            .post(&self.endpoint)
+            .headers(self.headers.clone())
+            .json(&self.body(&request));
         if let Some(key) = &self.api_key {
             builder = builder.bearer_auth(key.expose());
         }
@@ -121,7 +126,7 @@ impl HttpModel {
             })?;
         let status = response.status();
         if !status.is_success() {
-            return Err(self.http_error(response).await);
+            return Err(response_error(response, self.idle_timeout, self.key_var).await);
         }
         let is_sse = response
             .headers()
@@ -195,16 +200,14 @@ impl ChatModel for HttpModel {
     ) -> BoxFuture<'a, Result<ModelReply, LlmError>> {
         Box::pin(async move { self.run(request, sink).await.map_err(errors::scrubbed) })
     }
-}
 
-/// `reqwest` hides the useful part (refused, DNS, TLS) in the source chain.
-fn error_chain(e: &dyn std::error::Error) -> String {
-    let mut text = e.to_string();
-    let mut source = e.source();
-    while let Some(s) = source {
-        text.push_str(": ");
-        text.push_str(&s.to_string());
-        source = s.source();
+    fn with_model(&self, model: &str) -> Option<Arc<dyn ChatModel>> {
+        let mut next = self.clone();
+        next.model = model.to_string();
+        Some(Arc::new(next))
     }
-    text
+
+    fn list_models(&self) -> BoxFuture<'_, Result<Vec<String>, LlmError>> {
+        Box::pin(async move { self.models().await.map_err(errors::scrubbed) })
+    }
 }

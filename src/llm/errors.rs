@@ -20,7 +20,7 @@ const RAW_BODY_CHARS: usize = 300;
 
 /// Error types and codes that say "try again later" (OpenAI, OpenRouter,
 /// Anthropic-style proxies, vLLM, llama.cpp).
-const TRANSIENT_KINDS: [&str; 10] = [
+const TRANSIENT_KINDS: [&str; 11] = [
     "server_error",
     "overloaded",
     "overloaded_error",
@@ -31,18 +31,22 @@ const TRANSIENT_KINDS: [&str; 10] = [
     "internal_error",
     "service_unavailable",
     "unavailable",
+    // Anthropic's "unexpected internal error".
+    "api_error",
 ];
 
 /// Words of context-overflow errors: OpenAI and vLLM `context_length_exceeded`
 /// / "maximum context length", llama.cpp `exceed_context_size_error` /
 /// "exceeds the available context size", and similar wordings.
-const OVERFLOW_MARKERS: [&str; 6] = [
+const OVERFLOW_MARKERS: [&str; 7] = [
     "context_length_exceeded",
     "exceed_context_size",
     "maximum context length",
     "context size",
     "context window",
     "context length",
+    // Anthropic: "prompt is too long: 210000 tokens > 200000 maximum".
+    "prompt is too long",
 ];
 
 /// The wait a response asked for: `retry-after-ms` (Azure, OpenAI) first,
@@ -154,8 +158,14 @@ pub fn inline_error(error: &Value) -> Option<InlineError> {
 }
 
 /// The server's own error text for a non-2xx answer, with a hint, and
-/// whether it reports a context overflow.
+/// whether it reports a context overflow (naming `OPENAI_API_KEY`).
+#[cfg(test)]
 pub fn http_error(status: u16, body: &str) -> (String, bool) {
+    http_error_for(status, body, crate::config::API_KEY_VAR)
+}
+
+/// `http_error`, naming `key_var` (the provider's key variable) in a 401's hint.
+pub fn http_error_for(status: u16, body: &str, key_var: &str) -> (String, bool) {
     let parsed: Option<Value> = serde_json::from_str(body).ok();
     let error = parsed.as_ref().and_then(error_object);
     let message = match error {
@@ -164,11 +174,11 @@ pub fn http_error(status: u16, body: &str) -> (String, bool) {
     };
     let overflow = is_context_overflow(&error.map_or_else(|| body.to_string(), Value::to_string));
     let hint = match status {
-        401 => " (check OPENAI_API_KEY)",
-        403 => " (the key may lack access to this model)",
-        404 => " (check --base-url and --model)",
-        429 => " (rate limited)",
-        _ => "",
+        401 => format!(" (check {key_var})"),
+        403 => " (the key may lack access to this model)".into(),
+        404 => " (check --base-url and --model)".into(),
+        429 => " (rate limited)".into(),
+        _ => String::new(),
     };
     let text = if message.is_empty() {
         format!("no error message{hint}")

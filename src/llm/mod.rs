@@ -1,14 +1,20 @@
 //! The model side: OpenAI chat-completions wire types, the `ChatModel` trait the
-//! agent talks to, and the HTTP/SSE client for any OpenAI-compatible server.
+//! agent talks to, the HTTP/SSE client for any OpenAI-compatible server, and
+//! the native client of Anthropic's Messages API (`anthropic/`), which turns
+//! the same conversation into its wire shapes and back.
 //! Every failure is an `LlmError` that says whether retrying the same request
 //! may help (`is_retryable`) and how long the server asked to wait.
 
+pub mod anthropic;
 mod client;
 mod errors;
+mod models;
 pub mod scripted;
 mod stream;
+mod transport;
 mod wire;
 
+pub use anthropic::AnthropicModel;
 pub use client::HttpModel;
 pub use scripted::{Script, ScriptedModel};
 pub use stream::StreamAccumulator;
@@ -17,6 +23,7 @@ pub use wire::{ChatMessage, FunctionCall, Role, ToolCallMsg};
 use crate::config::models::TokenCounts;
 use futures_util::future::BoxFuture;
 use serde::Serialize;
+use std::sync::Arc;
 
 /// Token counts reported by the server for one request.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
@@ -153,4 +160,19 @@ pub trait ChatModel: Send + Sync {
         request: ChatRequest<'a>,
         sink: StreamSink<'a>,
     ) -> BoxFuture<'a, Result<ModelReply, LlmError>>;
+
+    /// The same model client asking for another model (`/model NAME`), or
+    /// `None` when this model cannot switch (a scripted one).
+    fn with_model(&self, _model: &str) -> Option<Arc<dyn ChatModel>> {
+        None
+    }
+
+    /// The server's model names, sorted (`stepwise models`).
+    fn list_models(&self) -> BoxFuture<'_, Result<Vec<String>, LlmError>> {
+        Box::pin(async {
+            Err(LlmError::Decode(
+                "this model has no server to list models from".into(),
+            ))
+        })
+    }
 }

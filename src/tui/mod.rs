@@ -106,7 +106,7 @@ pub fn run(runtime: &tokio::runtime::Runtime, config: Config) -> i32 {
         };
         let agent = match problem {
             Some(p) => {
-                if p == ConfigError::MissingKey {
+                if matches!(p, ConfigError::MissingKey(_)) {
                     app.notice(FIRST_CONTACT);
                 }
                 app.set_config_error(p.to_string());

@@ -7,6 +7,7 @@
 #[path = "../support/mod.rs"]
 mod support;
 
+mod anthropic;
 mod audit_log;
 mod config_layers;
 mod conventions;
@@ -16,6 +17,7 @@ mod file_tools_e2e;
 mod json_schema;
 mod output_hygiene;
 mod projects;
+mod provider_keys;
 mod sandbox;
 mod scrub;
 mod trust;

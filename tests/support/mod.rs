@@ -318,9 +318,13 @@ pub fn stepwise_bin() -> &'static str {
 
 /// Environment that keeps the binary hermetic: no inherited key or base URL.
 pub fn hermetic_env(cmd: &mut std::process::Command) -> &mut std::process::Command {
+    for var in stepwise::config::providers::KEY_VARS {
+        cmd.env_remove(var);
+    }
     cmd.env_remove("OPENAI_API_KEY")
         .env_remove("OPENAI_BASE_URL")
         .env_remove("STEPWISE_MODEL")
+        .env_remove("STEPWISE_PROVIDER")
 }
 
 pub fn tool_messages(request: &Value) -> Vec<Value> {
@@ -377,5 +381,6 @@ pub async fn drive(
     (reason, collector.await.expect("collector"))
 }
 
+pub mod anthropic;
 pub mod pty;
 pub mod tui;

@@ -54,6 +54,12 @@ impl Tui {
             "OPENAI_API_KEY",
             "OPENAI_BASE_URL",
             "STEPWISE_MODEL",
+            "STEPWISE_PROVIDER",
+            "ANTHROPIC_API_KEY",
+            "OPENROUTER_API_KEY",
+            "GROQ_API_KEY",
+            "DEEPSEEK_API_KEY",
+            "GEMINI_API_KEY",
             "VISUAL",
             "EDITOR",
         ] {

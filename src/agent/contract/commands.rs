@@ -29,4 +29,7 @@ pub enum AgentCommand {
     /// Take back "approve for the rest of the task" for these tools (`/revoke`);
     /// takes effect before the next tool call, even while a task runs.
     RevokeApprovals(Vec<ToolName>),
+    /// Ask for this model from the next request on (`/model NAME`); answered
+    /// with `ModelChanged`, or `Error` when the model cannot switch.
+    SetModel(String),
 }

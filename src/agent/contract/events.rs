@@ -192,4 +192,9 @@ pub enum AgentEvent {
         elided: usize,
         summarized: usize,
     },
+    /// `/model NAME`: requests from now on ask for this model (the header
+    /// shows it, the transcript records it).
+    ModelChanged {
+        model: String,
+    },
 }

@@ -5,7 +5,8 @@
 //! What must stay true: a variable reaches a test only if its name is on the
 //! list or named in `test_env`; a name matched only by a pattern (`LC_*`,
 //! `PYTHON*`, `NODE_*`) is still dropped when it looks like a secret; the
-//! API key variable is never passed, even when `test_env` names it.
+//! API key variables (every provider's) are never passed, even when
+//! `test_env` names them.
 
 use std::ffi::OsString;
 use std::path::Path;
@@ -61,7 +62,7 @@ pub fn looks_secret(name: &str) -> bool {
 
 /// Whether `name` may reach a test run, given the configured extra names.
 pub fn allowed(name: &str, extra: &[String]) -> bool {
-    if name.eq_ignore_ascii_case(KEY_VAR) {
+    if name.eq_ignore_ascii_case(KEY_VAR) || crate::config::providers::is_key_var(name) {
         return false;
     }
     if extra.iter().any(|e| e == name) || EXACT.contains(&name) {
@@ -141,5 +142,12 @@ mod tests {
                 .filter(|(k, _)| k == "TMPDIR")
                 .all(|(_, v)| v == "/tmp/run")
         );
+    }
+
+    #[test]
+    fn no_providers_key_passes_even_when_test_env_names_it() {
+        for var in crate::config::providers::KEY_VARS {
+            assert!(!allowed(var, &[var.to_string()]), "{var}");
+        }
     }
 }

@@ -42,6 +42,15 @@ impl App {
                 self.sync_scopes(approved.iter().map(|t| t.as_str()).collect())
             }
             E::ResumeRefused { message } => self.resume_refused(message),
+            // The header names the model the next request asks for.
+            E::ModelChanged { model } => {
+                let text = format!(
+                    "Model: {} (from the next request on).",
+                    present::sanitize(&model)
+                );
+                self.conversation.push_entry(Kind::Notice, &text);
+                self.model = model;
+            }
             E::ApprovalRequested(request) => self.approval_requested(request),
             e @ (E::ToolCallProposed { .. } | E::ToolRunning { .. } | E::ToolFinished { .. }) => {
                 self.calls_event(e)

@@ -111,6 +111,8 @@ pub enum Effect {
     Quit,
     /// Ring the bell / notify the desktop with this (sanitized) line.
     Notify(String),
+    /// `/model NAME`.
+    SetModel(String),
 }
 
 /// An `/undo` on its way: the state to go back to, and whether it was declined.

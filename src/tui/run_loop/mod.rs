@@ -197,6 +197,7 @@ where
         Effect::ClearConversation => AgentCommand::ClearConversation,
         Effect::ShowDiff => AgentCommand::ShowDiff,
         Effect::Compact => AgentCommand::Compact,
+        Effect::SetModel(model) => AgentCommand::SetModel(model),
         Effect::Undo { all, cancel } => AgentCommand::Undo { all, cancel },
         // The core owns the approvals; its `ScopesChanged` updates the header.
         Effect::RevokeApprovals(tools) => {

@@ -177,6 +177,7 @@ pub fn every_event() -> Vec<AgentEvent> {
             elided: 1,
             summarized: 0,
         },
+        AgentEvent::ModelChanged { model: "m".into() },
     ];
     for event in &events {
         match event {
@@ -204,7 +205,8 @@ pub fn every_event() -> Vec<AgentEvent> {
             | AgentEvent::ScopesChanged { .. }
             | AgentEvent::TaskFinished { .. }
             | AgentEvent::Cost { .. }
-            | AgentEvent::Compacted { .. } => {}
+            | AgentEvent::Compacted { .. }
+            | AgentEvent::ModelChanged { .. } => {}
         }
     }
     events

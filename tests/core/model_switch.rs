@@ -1,0 +1,99 @@
+//! `SetModel` through a spawned session against the mock server: the next
+//! request asks for the new model and `ModelChanged` is sent and recorded
+//! in the transcript; a scripted model refuses with an error.
+
+use crate::support::*;
+use serde_json::Value;
+use stepwise::agent::{AgentCommand, AgentEvent, LoopSettings, Session, spawn_agent};
+use tokio_util::sync::CancellationToken;
+
+async fn next_event(
+    rx: &mut tokio::sync::mpsc::UnboundedReceiver<AgentEvent>,
+    want: &str,
+) -> Value {
+    loop {
+        let event = tokio::time::timeout(std::time::Duration::from_secs(20), rx.recv())
+            .await
+            .expect("an event in time")
+            .expect("the session is alive");
+        let value = serde_json::to_value(&event).unwrap();
+        if value["event"] == want {
+            return value;
+        }
+    }
+}
+
+#[tokio::test]
+async fn set_model_switches_the_next_request_and_says_so() {
+    let model = MockModel::start(vec![text("first"), text("second")]).await;
+    let ws = copy_workspace();
+    let session = session_on(&model, ws.path(), LoopSettings::default());
+    let (tx, from_core) = tokio::sync::mpsc::unbounded_channel();
+    // Through the transcript tee, as the UI runs it.
+    let logs = tempfile::tempdir().unwrap();
+    let dir =
+        cap_std::fs::Dir::open_ambient_dir(logs.path(), cap_std::ambient_authority()).unwrap();
+    let log = stepwise::audit::AuditLog::create(&dir, logs.path()).unwrap();
+    let transcript = log.path().to_path_buf();
+    let mut rx = stepwise::audit::tee(from_core, log, "user");
+    let agent = spawn_agent(session, tx);
+    let run = |task: &str| AgentCommand::RunTask {
+        task: task.into(),
+        cancel: CancellationToken::new(),
+    };
+    agent.commands.send(run("one")).unwrap();
+    next_event(&mut rx, "task_finished").await;
+    agent
+        .commands
+        .send(AgentCommand::SetModel("other-model".into()))
+        .unwrap();
+    let changed = next_event(&mut rx, "model_changed").await;
+    assert_eq!(changed["model"], "other-model");
+    agent.commands.send(run("two")).unwrap();
+    next_event(&mut rx, "task_finished").await;
+    let models: Vec<_> = model
+        .requests()
+        .await
+        .iter()
+        .map(|r| r["model"].clone())
+        .collect();
+    assert_eq!(models, ["mock-model", "other-model"]);
+    let recorded = std::fs::read_to_string(&transcript).unwrap();
+    let line = recorded
+        .lines()
+        .find(|l| l.contains("\"model_changed\""))
+        .unwrap_or_else(|| panic!("no model_changed in {recorded}"));
+    assert!(line.contains("\"other-model\""), "{line}");
+}
+
+#[tokio::test]
+async fn a_scripted_model_refuses_to_switch() {
+    let script = stepwise::llm::Script::parse(stepwise::setup::DEMO_SCRIPT).unwrap();
+    let scripted = stepwise::llm::ScriptedModel::new(script, "demo");
+    let ws = copy_workspace();
+    let session = Session::new(
+        LoopSettings::default(),
+        std::sync::Arc::new(scripted),
+        stepwise::tools::Workspace::open(ws.path()).unwrap(),
+    );
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let agent = spawn_agent(session, tx);
+    agent
+        .commands
+        .send(AgentCommand::SetModel("x".into()))
+        .unwrap();
+    let error = next_event(&mut rx, "error").await;
+    assert!(
+        error["message"].as_str().unwrap().contains("cannot switch"),
+        "{error}"
+    );
+    agent
+        .commands
+        .send(AgentCommand::SetModel(" ".into()))
+        .unwrap();
+    let error = next_event(&mut rx, "error").await;
+    assert!(
+        error["message"].as_str().unwrap().contains("model name"),
+        "{error}"
+    );
+}
