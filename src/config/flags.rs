@@ -9,7 +9,8 @@
 
 use super::settings::SETTINGS;
 use super::{
-    ColorChoice, DEFAULT_BASE_URL, DEFAULT_MODEL, LogSetting, ModelSource, Protocol, ranges,
+    ColorChoice, DEFAULT_BASE_URL, DEFAULT_MODEL, LogSetting, ModelSource, Protocol, ResumeFrom,
+    ranges,
 };
 use clap::{Args, CommandFactory, Parser, Subcommand};
 use std::path::PathBuf;
@@ -97,6 +98,12 @@ pub struct Options {
     /// Colored output: auto (a terminal, unless NO_COLOR is set), always or never.
     #[arg(long, global = true, value_enum, value_name = "WHEN", default_value_t = ColorChoice::Auto)]
     pub color: ColorChoice,
+    /// Continue the newest session of this workspace (its conversation, model, change log and totals).
+    #[arg(long = "continue", global = true, conflicts_with_all = ["demo", "script"])]
+    pub continue_last: bool,
+    /// Continue the session of this name (see `stepwise resume` for the list).
+    #[arg(long, global = true, value_name = "SESSION", conflicts_with_all = ["continue_last", "demo", "script"])]
+    pub resume: Option<String>,
 }
 
 /// The environment variables, for `--help`.
@@ -115,6 +122,15 @@ pub enum Command {
     },
     /// Print the manual page in roff (e.g. `stepwise man > ~/.local/share/man/man1/stepwise.1`).
     Man,
+    /// Pick an earlier session of this workspace and continue it in the UI.
+    Resume {
+        /// Take the newest session without asking.
+        #[arg(long, conflicts_with = "session")]
+        last: bool,
+        /// The session's name (as listed); without it, a numbered list asks.
+        #[arg(value_name = "SESSION")]
+        session: Option<String>,
+    },
 }
 
 #[derive(Debug, Clone, Args)]
@@ -163,6 +179,15 @@ impl Options {
             (_, true) => LogSetting::Off,
             (Some(dir), false) => LogSetting::Dir(dir.clone()),
             (None, false) => LogSetting::InWorkspace,
+        }
+    }
+
+    /// Which earlier session to resume, from `--continue` / `--resume`.
+    pub fn resume_from(&self) -> Option<ResumeFrom> {
+        match (&self.resume, self.continue_last) {
+            (Some(name), _) => Some(ResumeFrom::Named(name.clone())),
+            (None, true) => Some(ResumeFrom::Newest),
+            (None, false) => None,
         }
     }
 

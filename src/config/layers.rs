@@ -93,6 +93,7 @@ fn flag_only(options: &Options) -> Config {
         workspace_given: options.workspace.is_some(),
         test_commands: Vec::new(),
         task: None,
+        resume: options.resume_from(),
         api_key: ApiKey::from_env(),
         log: options.log(),
         model_source: options.model_source(),

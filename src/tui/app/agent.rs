@@ -42,6 +42,14 @@ impl App {
                 self.sync_scopes(approved.iter().map(|t| t.as_str()).collect())
             }
             E::ResumeRefused { message } => self.resume_refused(message),
+            E::SessionRestored {
+                session,
+                entries,
+                tasks,
+                steps,
+                usage,
+                cost_usd,
+            } => self.session_restored(&session, &entries, (tasks, steps), usage, cost_usd),
             E::ApprovalRequested(request) => self.approval_requested(request),
             e @ (E::ToolCallProposed { .. } | E::ToolRunning { .. } | E::ToolFinished { .. }) => {
                 self.calls_event(e)
