@@ -16,6 +16,7 @@ mod file_tools_e2e;
 mod json_schema;
 mod output_hygiene;
 mod projects;
+mod resume;
 mod sandbox;
 mod scrub;
 mod trust;
