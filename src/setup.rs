@@ -8,16 +8,17 @@
 //! embedded here and written to a fresh temporary folder that is kept.
 
 use crate::agent::{EventReceiver, LoopSettings, Session};
-use crate::audit::{self, AuditLog, DecidedBy, SharedLog};
-use crate::config::{Config, LogSetting, ModelSource};
-use crate::llm::{ChatModel, HttpModel, Script, ScriptedModel};
+use crate::audit::{self, DecidedBy, SharedLog};
+use crate::config::{Config, ModelSource};
+use crate::llm::{ChatModel, Script, ScriptedModel};
 use crate::lock::WorkspaceLock;
-use crate::state_dir::StateDir;
 use crate::tools::Workspace;
-use cap_std::ambient_authority;
-use cap_std::fs::Dir;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+
+mod sessions;
+use sessions::{claim, prepare_http, sign_checkpoints};
+pub use sessions::{pick_session, resume_commands};
 
 /// The built-in demo script.
 pub const DEMO_SCRIPT: &str = include_str!("../assets/demo/calculator.json");
@@ -167,167 +168,7 @@ fn prepare_session(config: &Config) -> Result<Prepared, String> {
     })
 }
 
-/// A model server's session, new or resumed from its transcript.
-fn prepare_http(config: &Config, settings: LoopSettings) -> Result<Prepared, String> {
-    let workspace = open(&config.workspace)?.with_deny_paths(&config.deny_paths)?;
-    let state = StateDir::open(workspace.root())?;
-    let lock = WorkspaceLock::acquire(&state)?;
-    let loaded = match &config.resume {
-        Some(from) => Some(crate::resume::find(&sessions_dir(config, &state)?, from)?),
-        None => None,
-    };
-    // A resumed session goes on with the model it used (and its prices).
-    let resumed_config;
-    let (config, settings) = match &loaded {
-        Some(l) if l.model != config.model => {
-            resumed_config = Config {
-                model: l.model.clone(),
-                ..config.clone()
-            };
-            (&resumed_config, LoopSettings::from(&resumed_config))
-        }
-        _ => (config, settings),
-    };
-    let model = HttpModel::new(&config.base_url, &config.model, config.api_key.clone())
-        .map_err(|e| e.to_string())?
-        .with_idle_timeout(config.idle_timeout);
-    let mut session = Session::new(settings, Arc::new(model), workspace);
-    if let Some(l) = &loaded {
-        session
-            .restore(l.state.clone(), &l.name)
-            .map_err(|e| format!("session {}: {e}", l.name))?;
-    }
-    let audit = open_log(config, &state, loaded.as_ref().map(|l| l.name.as_str()))?;
-    let resume_name = audit.as_ref().and_then(|log| {
-        let stem = log.path().file_stem()?.to_string_lossy().into_owned();
-        Some(stem)
-    });
-    let audit =
-        audit.map(|log| sign_checkpoints(&mut session, log, &config.model, loaded.as_ref()));
-    Ok(Prepared {
-        audit,
-        resume_name,
-        session,
-        model_label: config.model.clone(),
-        workspace: config.workspace.clone(),
-        notice: None,
-        task: None,
-        lock,
-    })
-}
-
-/// Share the transcript with a checkpoint writer the session feeds. Without
-/// a key (no config folder), the session is logged but cannot be resumed.
-fn sign_checkpoints(
-    session: &mut Session,
-    log: AuditLog,
-    model: &str,
-    loaded: Option<&crate::resume::Loaded>,
-) -> SharedLog {
-    use crate::resume::{key::SigningKey, writer::Checkpoints};
-    let shared: SharedLog = Arc::new(std::sync::Mutex::new(log));
-    let writer = SigningKey::for_user().and_then(|key| match loaded {
-        Some(l) => Ok(Checkpoints::resume(shared.clone(), key, l, model)),
-        None => Checkpoints::start(shared.clone(), key, model),
-    });
-    match writer {
-        Ok(mut writer) => session.on_checkpoint(Box::new(move |state| writer.write(state))),
-        Err(e) => {
-            if let Ok(mut log) = shared.lock() {
-                log.record(serde_json::json!({"event": "checkpoints_off", "reason": e}));
-            }
-        }
-    }
-    shared
-}
-
-/// The folder the transcripts are in, as a capability (and its path).
-fn sessions_dir(config: &Config, state: &StateDir) -> Result<(Dir, PathBuf), String> {
-    let (dir, shown) = match &config.log {
-        LogSetting::Off => {
-            return Err("resuming a session needs its transcript, and --no-log is set".into());
-        }
-        LogSetting::InWorkspace => {
-            let shown = state.path().join(audit::SESSIONS);
-            let dir = state
-                .dir()
-                .create_dir_all(audit::SESSIONS)
-                .and_then(|()| state.dir().open_dir(audit::SESSIONS));
-            (dir, shown)
-        }
-        // A folder the user named: theirs to choose, opened as it is.
-        LogSetting::Dir(dir) => {
-            let opened = std::fs::create_dir_all(dir)
-                .and_then(|()| Dir::open_ambient_dir(dir, ambient_authority()));
-            (opened, dir.clone())
-        }
-    };
-    let dir = dir.map_err(|e| {
-        format!(
-            "cannot open the session logs in {}: {e} (use --no-log to run without them)",
-            shown.display()
-        )
-    })?;
-    Ok((dir, shown))
-}
-
-/// The transcript: a new file, or the resumed session's own (`resumed`).
-fn open_log(
-    config: &Config,
-    state: &StateDir,
-    resumed: Option<&str>,
-) -> Result<Option<AuditLog>, String> {
-    if config.log == LogSetting::Off {
-        return Ok(None);
-    }
-    let (dir, shown) = sessions_dir(config, state)?;
-    let opened = match resumed {
-        Some(name) => AuditLog::append(&dir, &format!("{name}{}", crate::resume::SUFFIX), &shown),
-        None => AuditLog::create(&dir, &shown),
-    };
-    opened.map(Some).map_err(|e| {
-        format!(
-            "cannot create the session log in {}: {e} (use --no-log to run without it)",
-            shown.display()
-        )
-    })
-}
-
-/// The workspace's `.stepwise/` folder, its lock and its transcript.
-fn claim(config: &Config, workspace: &Path) -> Result<(WorkspaceLock, Option<AuditLog>), String> {
-    let state = StateDir::open(workspace)?;
-    let lock = WorkspaceLock::acquire(&state)?;
-    Ok((lock, open_log(config, &state, None)?))
-}
-
-/// `stepwise resume` without a name: list this workspace's sessions on the
-/// normal screen and read a number. `None`: the user chose none.
-pub fn pick_session(config: &Config) -> Result<Option<String>, String> {
-    check_workspace_choice(config)?;
-    let state = StateDir::open(&config.workspace)?;
-    let (dir, _) = sessions_dir(config, &state)?;
-    let key = crate::resume::key::SigningKey::for_user()?;
-    let found = crate::resume::list::sessions(&dir, &key);
-    let stdin = std::io::stdin();
-    crate::resume::list::pick(&found, &mut stdin.lock(), &mut std::io::stdout())
-        .map_err(|e| format!("cannot ask which session to resume: {e}"))
-}
-
-/// The commands that resume session `name` later (the UI's, `exec`'s).
-pub fn resume_commands(config: &Config, name: &str) -> (String, String) {
-    let workspace = config.workspace_given.then_some(config.workspace.as_path());
-    let log_dir = match &config.log {
-        LogSetting::Dir(dir) => Some(dir.as_path()),
-        _ => None,
-    };
-    let locating = crate::resume::locating_args(workspace, log_dir);
-    (
-        crate::resume::ui_command(name, &locating),
-        crate::resume::exec_command(name, &locating),
-    )
-}
-
-fn open(path: &Path) -> Result<Workspace, String> {
+pub(crate) fn open(path: &Path) -> Result<Workspace, String> {
     Workspace::open(path).map_err(|e| format!("cannot open workspace {}: {e}", path.display()))
 }
 

@@ -18,6 +18,7 @@ pub mod live;
 mod prompt;
 pub mod protocol;
 mod request;
+mod restore;
 mod retry;
 mod review;
 mod revise;

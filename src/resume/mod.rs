@@ -19,6 +19,9 @@ pub mod list;
 pub mod reader;
 pub mod writer;
 
+#[cfg(test)]
+mod reader_tests;
+
 use crate::agent::saved::SavedState;
 
 /// The transcript format's version (on the header and on every checkpoint).
