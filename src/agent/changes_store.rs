@@ -97,7 +97,7 @@ mod tests {
             // No before and no earlier change of the path.
             json!({"task": 1, "path": "a", "after": "x"}),
         ] {
-            assert!(decode(&[bad.clone()]).is_err(), "{bad}");
+            assert!(decode(std::slice::from_ref(&bad)).is_err(), "{bad}");
         }
     }
 }

@@ -113,3 +113,60 @@ pub fn pick(
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::agent::saved::SavedState;
+
+    fn session(name: &str, started: &str, task: &str) -> Loaded {
+        Loaded {
+            name: name.into(),
+            session: "s".into(),
+            started: started.into(),
+            model: "m".into(),
+            seq: 1,
+            state: SavedState {
+                messages: vec![
+                    crate::llm::ChatMessage::system("sys"),
+                    crate::llm::ChatMessage::user(task),
+                ],
+                changes: vec![],
+                usage: Default::default(),
+                cost_usd: 0.0,
+                tasks: 1,
+                steps: 4,
+                outcome: Some("answered".into()),
+            },
+            cut_off: false,
+        }
+    }
+
+    #[test]
+    fn the_picker_asks_again_until_a_listed_number_and_enter_chooses_none() {
+        let sessions = Sessions {
+            trusted: vec![
+                session("b", "2026-12-02T00:00:00Z", "newer\x1b[2J task"),
+                session("a", "2026-12-01T00:00:00Z", "older task"),
+            ],
+            refused: vec![("x".into(), LoadError::Untrusted)],
+        };
+        let mut out = Vec::new();
+        let chosen = pick(&sessions, &mut "0\nthree\n2\n".as_bytes(), &mut out).unwrap();
+        assert_eq!(chosen.as_deref(), Some("a"));
+        let shown = String::from_utf8(out).unwrap();
+        assert!(!shown.contains('\x1b'), "{shown}");
+        assert_eq!(
+            shown.matches("Type a number from the list.").count(),
+            2,
+            "{shown}"
+        );
+        assert!(
+            shown.contains("1 transcript(s) here not written by your stepwise"),
+            "{shown}"
+        );
+        assert!(shown.contains("4 steps, answered"), "{shown}");
+        let none = pick(&sessions, &mut "\n".as_bytes(), &mut Vec::new()).unwrap();
+        assert_eq!(none, None);
+    }
+}

@@ -151,6 +151,32 @@ pub fn exec_command(name: &str, locating: &str) -> String {
     )
 }
 
+/// The session to resume in the sessions folder `dir` (`shown` is its path).
+pub fn find(
+    (dir, shown): &(cap_std::fs::Dir, std::path::PathBuf),
+    from: &crate::config::ResumeFrom,
+) -> Result<Loaded, String> {
+    use crate::config::ResumeFrom;
+    let key = key::SigningKey::for_user()?;
+    match from {
+        ResumeFrom::Named(given) => list::load(dir, &check_name(given)?, &key),
+        ResumeFrom::Newest => {
+            let found = list::sessions(dir, &key);
+            let skipped = match found.refused.len() {
+                0 => String::new(),
+                n => format!(
+                    " ({n} transcript(s) there not written by your stepwise, or damaged, were skipped)"
+                ),
+            };
+            found
+                .trusted
+                .into_iter()
+                .next()
+                .ok_or_else(|| format!("no session to continue in {}{skipped}", shown.display()))
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -183,31 +209,5 @@ mod tests {
             "stepwise exec --resume s1 \"NEXT TASK\""
         );
         assert_eq!(quoted("it's"), "'it'\\''s'");
-    }
-}
-
-/// The session to resume in the sessions folder `dir` (`shown` is its path).
-pub fn find(
-    (dir, shown): &(cap_std::fs::Dir, std::path::PathBuf),
-    from: &crate::config::ResumeFrom,
-) -> Result<Loaded, String> {
-    use crate::config::ResumeFrom;
-    let key = key::SigningKey::for_user()?;
-    match from {
-        ResumeFrom::Named(given) => list::load(dir, &check_name(given)?, &key),
-        ResumeFrom::Newest => {
-            let found = list::sessions(dir, &key);
-            let skipped = match found.refused.len() {
-                0 => String::new(),
-                n => format!(
-                    " ({n} transcript(s) there not written by your stepwise, or damaged, were skipped)"
-                ),
-            };
-            found
-                .trusted
-                .into_iter()
-                .next()
-                .ok_or_else(|| format!("no session to continue in {}{skipped}", shown.display()))
-        }
     }
 }

@@ -126,7 +126,7 @@ impl Building {
         let messages = (self.messages.iter().enumerate())
             .map(|(i, m)| message_from_json(m, declined.contains(&(i as u64))))
             .collect::<Result<Vec<_>, _>>()
-            .map_err(|e| LoadError::Damaged(e))?;
+            .map_err(LoadError::Damaged)?;
         let changes = SavedState::changes_from_json(&self.changes).map_err(LoadError::Damaged)?;
         let count = |key: &str| {
             body[key]

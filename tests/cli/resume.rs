@@ -56,7 +56,14 @@ async fn first_session(ws: &Path, home: &Path) -> Vec<Value> {
         text("It adds and subtracts."),
     ])
     .await;
-    let out = exec(&model, ws, home, &[], "explain calculator.py").await;
+    let out = exec(
+        &model,
+        ws,
+        home,
+        &["--model", "resumed-model-a"],
+        "explain calculator.py",
+    )
+    .await;
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let requests = model.requests().await;
     messages(requests.last().unwrap())
@@ -84,7 +91,12 @@ async fn exec_continue_sends_the_earlier_messages_exactly_and_says_how_to_go_on(
     )
     .await;
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    let sent = messages(&model.requests().await[0]);
+    let request = &model.requests().await[0];
+    assert_eq!(
+        request["model"], "resumed-model-a",
+        "the session's model comes back"
+    );
+    let sent = messages(request);
     assert_eq!(
         sent[..earlier.len()],
         earlier[..],
@@ -110,6 +122,16 @@ async fn exec_continue_sends_the_earlier_messages_exactly_and_says_how_to_go_on(
         .unwrap();
     assert_eq!(restored["session"], name.as_str());
     assert_eq!(restored["tasks"], 1);
+    assert_eq!(restored["steps"], 2);
+    assert!(
+        restored["usage"]["prompt_tokens"].as_u64().unwrap() > 0,
+        "{restored}"
+    );
+    let finished = lines
+        .iter()
+        .find(|l| l["event"] == "task_finished")
+        .unwrap();
+    assert_eq!(finished["steps"], 1, "the new task counts its own steps");
     assert_eq!(
         restored["entries"][0],
         json!({"kind": "user", "text": "explain calculator.py"})
@@ -121,7 +143,7 @@ async fn exec_continue_sends_the_earlier_messages_exactly_and_says_how_to_go_on(
     assert_eq!(transcripts(ws.path()).len(), 1);
     let err = stderr(&out);
     assert!(
-        err.contains(&format!("to continue this session: stepwise -C")),
+        err.contains("to continue this session: stepwise -C"),
         "{err}"
     );
     assert!(
