@@ -22,6 +22,14 @@ pub const MAX_BYTES: u64 = 64 * 1024 * 1024;
 
 /// Read `name` in `dir` (size-capped).
 pub fn read_capped(dir: &Dir, name: &str) -> Result<Vec<u8>, LoadError> {
+    // A FIFO or a device planted under a transcript's name would block or
+    // never end: only a regular file is opened.
+    let meta = dir
+        .metadata(name)
+        .map_err(|e| LoadError::Io(format!("cannot open {name}: {e}")))?;
+    if !meta.is_file() {
+        return Err(LoadError::Io(format!("{name} is not a regular file")));
+    }
     let file = dir
         .open(name)
         .map_err(|e| LoadError::Io(format!("cannot open {name}: {e}")))?;

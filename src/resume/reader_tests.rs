@@ -175,3 +175,26 @@ fn credential_values_are_scrubbed_before_they_are_signed_and_written() {
             .contains("[redacted by stepwise]")
     );
 }
+
+#[test]
+fn only_a_regular_file_is_read_and_a_large_one_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let cap = Dir::open_ambient_dir(dir.path(), ambient_authority()).unwrap();
+    let fifo = dir.path().join("fifo.jsonl");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let err = super::reader::read_capped(&cap, "fifo.jsonl").unwrap_err();
+    assert!(
+        matches!(err, LoadError::Io(ref e) if e.contains("not a regular file")),
+        "{err:?}"
+    );
+    let big = std::fs::File::create(dir.path().join("big.jsonl")).unwrap();
+    big.set_len(super::reader::MAX_BYTES + 1).unwrap();
+    assert_eq!(
+        super::reader::read_capped(&cap, "big.jsonl").unwrap_err(),
+        LoadError::TooLarge
+    );
+}

@@ -157,9 +157,4 @@ impl Checkpoints {
             self.counters = counters_hash;
         }
     }
-
-    /// The session's transcript name is the file's; its id is in each record.
-    pub fn session_id(&self) -> &str {
-        &self.session
-    }
 }
