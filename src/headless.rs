@@ -123,7 +123,7 @@ pub async fn run(config: Config, args: ExecArgs) -> i32 {
     prepared.session.checkpoint();
     drop(events);
     let declined = printing.await.unwrap_or(0);
-    let session = prepared.resume_name.as_deref();
+    let session = prepared.resume_name.as_ref().and_then(|r| r.ready());
     print_changed_files(&prepared.session.session_diffs(), args.json, session);
     if let Some(name) = session {
         let (_, command) = setup::resume_commands(&config, name);

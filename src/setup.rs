@@ -49,7 +49,23 @@ pub struct Prepared {
     /// The transcript, unless logging is off.
     pub audit: Option<SharedLog>,
     /// The transcript's name, when this session can be resumed later.
-    pub resume_name: Option<String>,
+    pub resume_name: Option<ResumeName>,
+}
+
+/// The name that resumes a session, once its transcript holds a checkpoint.
+#[derive(Debug, Clone)]
+pub struct ResumeName {
+    name: String,
+    written: Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl ResumeName {
+    /// The name, when there is something to resume (not for a session
+    /// that never ran a command).
+    pub fn ready(&self) -> Option<&str> {
+        let written = self.written.load(std::sync::atomic::Ordering::Relaxed);
+        written.then_some(self.name.as_str())
+    }
 }
 
 impl Prepared {
@@ -152,7 +168,7 @@ fn prepare_session(config: &Config) -> Result<Prepared, String> {
     let workspace = open(&copy)?.with_deny_paths(&config.deny_paths)?;
     let (lock, audit) = claim(config, workspace.root())?;
     let mut session = Session::new(settings, model, workspace);
-    let audit = audit.map(|log| sign_checkpoints(&mut session, log, SCRIPTED_LABEL, None));
+    let audit = audit.map(|log| sign_checkpoints(&mut session, log, SCRIPTED_LABEL, None).0);
     Ok(Prepared {
         audit,
         lock,

@@ -98,8 +98,9 @@ impl Checkpoints {
         }
     }
 
-    /// Append what changed since the last checkpoint (nothing when nothing did).
-    pub fn write(&mut self, state: &SavedState) {
+    /// Append what changed since the last checkpoint (nothing when nothing
+    /// did); true when a checkpoint was written.
+    pub fn write(&mut self, state: &SavedState) -> bool {
         let (messages, declined) = state.messages_json();
         let messages = scrubbed(messages);
         let changes = scrubbed(state.changes_json());
@@ -127,7 +128,7 @@ impl Checkpoints {
             && c_from == self.changes.len()
             && counters_hash == self.counters;
         if unchanged {
-            return;
+            return false;
         }
         let seq = self.seq + 1;
         let mut body = json!({
@@ -155,6 +156,8 @@ impl Checkpoints {
             self.messages = m_hash;
             self.changes = c_hash;
             self.counters = counters_hash;
+            return true;
         }
+        false
     }
 }

@@ -6,7 +6,7 @@
 //! that `resume` verified (signed with this user's key); it goes on with the
 //! model it used and writes on in the same transcript.
 
-use super::{Prepared, check_workspace_choice, open};
+use super::{Prepared, ResumeName, check_workspace_choice, open};
 use crate::agent::{LoopSettings, Session};
 use crate::audit::{self, AuditLog, SharedLog};
 use crate::config::{Config, LogSetting};
@@ -17,6 +17,7 @@ use cap_std::ambient_authority;
 use cap_std::fs::Dir;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// A model server's session, new or resumed from its transcript.
 pub(super) fn prepare_http(config: &Config, settings: LoopSettings) -> Result<Prepared, String> {
@@ -49,12 +50,14 @@ pub(super) fn prepare_http(config: &Config, settings: LoopSettings) -> Result<Pr
             .map_err(|e| format!("session {}: {e}", l.name))?;
     }
     let audit = open_log(config, &state, loaded.as_ref().map(|l| l.name.as_str()))?;
-    let resume_name = audit.as_ref().and_then(|log| {
-        let stem = log.path().file_stem()?.to_string_lossy().into_owned();
-        Some(stem)
+    let stem = (audit.as_ref())
+        .and_then(|log| Some(log.path().file_stem()?.to_string_lossy().into_owned()));
+    let mut resume_name = None;
+    let audit = audit.map(|log| {
+        let (shared, written) = sign_checkpoints(&mut session, log, &config.model, loaded.as_ref());
+        resume_name = stem.map(|name| ResumeName { name, written });
+        shared
     });
-    let audit =
-        audit.map(|log| sign_checkpoints(&mut session, log, &config.model, loaded.as_ref()));
     Ok(Prepared {
         audit,
         resume_name,
@@ -74,22 +77,29 @@ pub(super) fn sign_checkpoints(
     log: AuditLog,
     model: &str,
     loaded: Option<&crate::resume::Loaded>,
-) -> SharedLog {
+) -> (SharedLog, Arc<AtomicBool>) {
     use crate::resume::{key::SigningKey, writer::Checkpoints};
     let shared: SharedLog = Arc::new(std::sync::Mutex::new(log));
+    // A resumed session can be resumed again at once; a new one after its first checkpoint.
+    let written = Arc::new(AtomicBool::new(loaded.is_some()));
+    let flag = written.clone();
     let writer = SigningKey::for_user().and_then(|key| match loaded {
         Some(l) => Ok(Checkpoints::resume(shared.clone(), key, l, model)),
         None => Checkpoints::start(shared.clone(), key, model),
     });
     match writer {
-        Ok(mut writer) => session.on_checkpoint(Box::new(move |state| writer.write(state))),
+        Ok(mut writer) => session.on_checkpoint(Box::new(move |state| {
+            if writer.write(state) {
+                flag.store(true, Ordering::Relaxed);
+            }
+        })),
         Err(e) => {
             if let Ok(mut log) = shared.lock() {
                 log.record(serde_json::json!({"event": "checkpoints_off", "reason": e}));
             }
         }
     }
-    shared
+    (shared, written)
 }
 
 /// The folder the transcripts are in, as a capability (and its path).

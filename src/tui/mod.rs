@@ -89,7 +89,7 @@ pub fn run(runtime: &tokio::runtime::Runtime, config: Config) -> i32 {
     } = prepared;
     let transcript =
         (audit.as_ref()).and_then(|log| log.lock().ok().map(|log| log.path().to_path_buf()));
-    let resume_command = resume_name.map(|name| setup::resume_commands(&config, &name).0);
+
     let demo_copy =
         matches!(config.model_source, crate::config::ModelSource::Demo).then(|| workspace.clone());
     let mut app = App::new(model_label, display_path(&workspace));
@@ -137,8 +137,10 @@ pub fn run(runtime: &tokio::runtime::Runtime, config: Config) -> i32 {
         for line in app.exit_summary(transcript.as_deref(), demo_copy.as_deref()) {
             println!("{line}");
         }
-        if let Some(command) = &resume_command {
-            println!("{}", App::resume_line(command));
+        // Only once there is something to resume (not after an idle session).
+        if let Some(name) = resume_name.as_ref().and_then(|r| r.ready()) {
+            let command = setup::resume_commands(&config, name).0;
+            println!("{}", App::resume_line(&command));
         }
     }
     code

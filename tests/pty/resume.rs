@@ -139,3 +139,16 @@ async fn undo_after_continue_reverts_an_edit_of_the_earlier_session() {
     assert_eq!(tui.exit_code().await, 0);
     tui.assert_restored();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_idle_session_offers_nothing_to_resume_on_exit() {
+    let (ws, home) = (copy_workspace(), tempfile::tempdir().expect("temp"));
+    let mock = MockModel::start(vec![]).await;
+    let mut tui = start(&[], &mock.base_url(), ws.path(), home.path());
+    tui.wait_for("Type a task").await;
+    tui.send("\x04");
+    assert_eq!(tui.exit_code().await, 0);
+    let screen = tui.screen();
+    assert!(screen.contains("Transcript:"), "{screen}");
+    assert!(!screen.contains("Resume this session"), "{screen}");
+}
