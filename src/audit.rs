@@ -3,6 +3,8 @@
 //! workspace. It sits between the core and the front end as a tee, so neither
 //! needs to know about it. It never holds the API key: every string of every
 //! record passes `tools::scrub` (the key's value and credential patterns).
+//! Resumable checkpoints go into the same file (`resume::writer`); a resumed
+//! session appends to its own transcript ([`AuditLog::append`]).
 
 use crate::agent::{AgentEvent, Decision, EventReceiver};
 use crate::tools::scrub;
@@ -16,6 +18,9 @@ use tokio::sync::{mpsc, oneshot};
 
 /// The transcripts' folder inside `.stepwise/`.
 pub const SESSIONS: &str = "sessions";
+
+/// A transcript shared by the tee and the checkpoint writer.
+pub type SharedLog = Arc<Mutex<AuditLog>>;
 
 /// An open transcript file.
 pub struct AuditLog {
@@ -51,6 +56,29 @@ impl AuditLog {
         }
     }
 
+    /// Open the existing `name` in `dir` to go on writing it (a resumed
+    /// session). A last line cut off by a crash is ended first, so the next
+    /// record starts on a line of its own.
+    pub fn append(dir: &Dir, name: &str, shown: &Path) -> std::io::Result<AuditLog> {
+        use std::io::{Read, Seek, SeekFrom};
+        let mut options = OpenOptions::new();
+        options.read(true).append(true);
+        let mut file = dir.open_with(name, &options)?.into_std();
+        let mut last = [0u8; 1];
+        let len = file.seek(SeekFrom::End(0))?;
+        if len > 0 {
+            file.seek(SeekFrom::End(-1))?;
+            file.read_exact(&mut last)?;
+            if last[0] != b'\n' {
+                file.write_all(b"\n")?;
+            }
+        }
+        Ok(AuditLog {
+            path: shown.join(name),
+            out: std::io::BufWriter::new(file),
+        })
+    }
+
     pub fn path(&self) -> &Path {
         &self.path
     }
@@ -74,9 +102,8 @@ pub type DecidedBy = &'static str;
 /// Put the log between the core's events and the front end. Streamed text
 /// deltas are not logged (the complete message is). Approval replies are
 /// intercepted so the decision and who made it are logged before the core sees it.
-pub fn tee(mut from_core: EventReceiver, log: AuditLog, decided_by: DecidedBy) -> EventReceiver {
+pub fn tee(mut from_core: EventReceiver, log: SharedLog, decided_by: DecidedBy) -> EventReceiver {
     let (to_front, front) = mpsc::unbounded_channel();
-    let log = Arc::new(Mutex::new(log));
     tokio::spawn(async move {
         while let Some(event) = from_core.recv().await {
             let event = match event {

@@ -117,10 +117,19 @@ pub async fn run(config: Config, args: ExecArgs) -> i32 {
     };
     let inbox = prepared.events_for_front_end(inbox, decided_by);
     let printing = tokio::spawn(printer.run(inbox));
+    if let Some(restored) = prepared.session.restored_event() {
+        let _ = events.send(restored);
+    }
     let reason = prepared.session.run_task(&task, &events, cancel).await;
+    prepared.session.checkpoint();
     drop(events);
     let declined = printing.await.unwrap_or(0);
-    print_changed_files(&prepared.session.session_diffs(), args.json);
+    let session = prepared.resume_name.as_ref().and_then(|r| r.ready());
+    print_changed_files(&prepared.session.session_diffs(), args.json, session);
+    if let Some(name) = session {
+        let (_, command) = setup::resume_commands(&config, name);
+        fail(&format!("to continue this session: {command}"));
+    }
     if declined > 0 {
         if args.json {
             out(&json::unattended_line(declined, UNATTENDED_HINT));
@@ -136,9 +145,9 @@ pub async fn run(config: Config, args: ExecArgs) -> i32 {
 }
 
 /// The summary of what the session changed, printed at the end of `exec`.
-fn print_changed_files(diffs: &[FileDiff], json: bool) {
+fn print_changed_files(diffs: &[FileDiff], json: bool, session: Option<&str>) {
     if json {
-        out(&json::changed_files_line(diffs));
+        out(&json::changed_files_line(diffs, session));
         return;
     }
     if diffs.is_empty() {

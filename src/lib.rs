@@ -22,8 +22,9 @@
 //!    events into English for both front ends, and owns the one sanitizer
 //!    every untrusted string passes before any front end shows it.
 //! 4. **Plumbing**: [`setup`] builds a session from the configuration,
-//!    [`audit`] tees events into the JSONL transcript, [`lock`] and
-//!    [`state_dir`] own `.stepwise/`.
+//!    [`audit`] tees events into the JSONL transcript, [`resume`] writes
+//!    and reads its signed checkpoints, [`lock`] and [`state_dir`] own
+//!    `.stepwise/`.
 //! 5. **Front ends**: [`headless`] (`stepwise exec`) and [`tui`] (the
 //!    full-screen app, in folders by component; see its own map).
 //!
@@ -46,6 +47,7 @@ pub mod headless;
 pub mod llm;
 pub mod lock;
 pub mod present;
+pub mod resume;
 pub mod setup;
 pub mod state_dir;
 pub mod tools;

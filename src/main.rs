@@ -1,6 +1,7 @@
 //! The `stepwise` binary: read `./.env`, settle which project folders are
 //! trusted, parse flags, run the TUI or `exec` (or list the server's models,
-//! or print completions or the man page).
+//! or print completions or the man page); `stepwise resume` first asks which
+//! session to continue.
 //!
 //! What must stay true: environment variables are set only here, before any
 //! thread exists; a guarded value of a project file (see `config::guard`)
@@ -11,6 +12,7 @@
 use clap::FromArgMatches;
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
+use stepwise::config::ResumeFrom;
 use stepwise::config::dotenv::DotEnv;
 use stepwise::config::flags::{Cli, Command};
 use stepwise::config::trust::{self, Answer, Pending, TrustStore};
@@ -67,6 +69,17 @@ fn main() {
     }
     let mut config = resolved.config;
     config.task = cli.task_text();
+    if let Some(Command::Resume { last, session }) = &cli.command {
+        config.resume = match (last, session) {
+            (true, _) => Some(ResumeFrom::Newest),
+            (false, Some(name)) => Some(ResumeFrom::Named(name.clone())),
+            (false, None) => match stepwise::setup::pick_session(&config) {
+                Ok(Some(name)) => Some(ResumeFrom::Named(name)),
+                Ok(None) => std::process::exit(0),
+                Err(e) => usage_error(&e),
+            },
+        };
+    }
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -80,7 +93,7 @@ fn main() {
     };
     let code = match cli.command {
         Some(Command::Exec(args)) => runtime.block_on(headless::run(config, args)),
-        None => stepwise::tui::run(&runtime, config),
+        None | Some(Command::Resume { .. }) => stepwise::tui::run(&runtime, config),
         Some(Command::Models) => runtime.block_on(headless::models::list(config)),
         Some(Command::Completions { .. } | Command::Man) => 0,
     };

@@ -10,9 +10,11 @@
 //! goes through it before any front end shows it.
 
 pub mod numbers;
+mod restored;
 mod sanitize;
 
 pub use numbers::thousands;
+pub use restored::{restored_entry_text, restored_line, restored_tool_line};
 pub use sanitize::{content_line, json_safe, one_line, sanitize, screen_line, visible};
 
 use crate::agent::{FinishReason, Receipt};

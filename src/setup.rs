@@ -8,17 +8,17 @@
 //! embedded here and written to a fresh temporary folder that is kept.
 
 use crate::agent::{EventReceiver, LoopSettings, Session};
-use crate::audit::{self, AuditLog, DecidedBy};
-use crate::config::WireApi;
-use crate::config::{Config, LogSetting, ModelSource};
+use crate::audit::{self, DecidedBy, SharedLog};
+use crate::config::{Config, ModelSource, WireApi};
 use crate::llm::{AnthropicModel, ChatModel, HttpModel, Script, ScriptedModel};
 use crate::lock::WorkspaceLock;
-use crate::state_dir::StateDir;
 use crate::tools::Workspace;
-use cap_std::ambient_authority;
-use cap_std::fs::Dir;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+
+mod sessions;
+use sessions::{claim, prepare_http, sign_checkpoints};
+pub use sessions::{pick_session, resume_commands};
 
 /// The built-in demo script.
 pub const DEMO_SCRIPT: &str = include_str!("../assets/demo/calculator.json");
@@ -47,7 +47,25 @@ pub struct Prepared {
     /// Held until exit: no second stepwise on this workspace.
     pub lock: WorkspaceLock,
     /// The transcript, unless logging is off.
-    pub audit: Option<AuditLog>,
+    pub audit: Option<SharedLog>,
+    /// The transcript's name, when this session can be resumed later.
+    pub resume_name: Option<ResumeName>,
+}
+
+/// The name that resumes a session, once its transcript holds a checkpoint.
+#[derive(Debug, Clone)]
+pub struct ResumeName {
+    name: String,
+    written: Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl ResumeName {
+    /// The name, when there is something to resume (not for a session
+    /// that never ran a command).
+    pub fn ready(&self) -> Option<&str> {
+        let written = self.written.load(std::sync::atomic::Ordering::Relaxed);
+        written.then_some(self.name.as_str())
+    }
 }
 
 impl Prepared {
@@ -125,19 +143,12 @@ fn prepare_session(config: &Config) -> Result<Prepared, String> {
     let settings = LoopSettings::from(config);
     crate::tools::sandbox::check_required(&settings.sandbox)?;
     let (script_text, script_name) = match &config.model_source {
-        ModelSource::Http => {
-            let model = http_model(config)?;
-            let workspace = open(&config.workspace)?.with_deny_paths(&config.deny_paths)?;
-            let (lock, audit) = claim(config, workspace.root())?;
-            return Ok(Prepared {
-                audit,
-                session: Session::new(settings, model, workspace),
-                model_label: config.model.clone(),
-                workspace: config.workspace.clone(),
-                notice: None,
-                task: None,
-                lock,
-            });
+        ModelSource::Http => return prepare_http(config, settings),
+        _ if config.resume.is_some() => {
+            return Err(
+                "resuming a session needs a model server: --demo and --script always start afresh"
+                    .into(),
+            );
         }
         ModelSource::Demo => (DEMO_SCRIPT.to_string(), "the calculator demo".to_string()),
         ModelSource::Script(path) => (
@@ -167,10 +178,13 @@ fn prepare_session(config: &Config) -> Result<Prepared, String> {
     };
     let workspace = open(&copy)?.with_deny_paths(&config.deny_paths)?;
     let (lock, audit) = claim(config, workspace.root())?;
+    let mut session = Session::new(settings, model, workspace);
+    let audit = audit.map(|log| sign_checkpoints(&mut session, log, SCRIPTED_LABEL, None).0);
     Ok(Prepared {
         audit,
         lock,
-        session: Session::new(settings, model, workspace),
+        resume_name: None,
+        session,
         model_label: SCRIPTED_LABEL.to_string(),
         notice: Some(format!(
             "This is a scripted demo model playing {script_name}: no network, no API key. It works on {copied} at {} (kept after exit; your own folders are never touched). Approve each step with y, decline with n.",
@@ -207,42 +221,7 @@ pub fn http_model(config: &Config) -> Result<Arc<dyn ChatModel>, String> {
     Ok(model)
 }
 
-fn open_log(config: &Config, state: &StateDir) -> Result<Option<AuditLog>, String> {
-    let (dir, shown) = match &config.log {
-        LogSetting::Off => return Ok(None),
-        LogSetting::InWorkspace => {
-            let shown = state.path().join(audit::SESSIONS);
-            let dir = state
-                .dir()
-                .create_dir_all(audit::SESSIONS)
-                .and_then(|()| state.dir().open_dir(audit::SESSIONS));
-            (dir, shown)
-        }
-        // A folder the user named: theirs to choose, opened as it is.
-        LogSetting::Dir(dir) => {
-            let opened = std::fs::create_dir_all(dir)
-                .and_then(|()| Dir::open_ambient_dir(dir, ambient_authority()));
-            (opened, dir.clone())
-        }
-    };
-    dir.and_then(|dir| AuditLog::create(&dir, &shown))
-        .map(Some)
-        .map_err(|e| {
-            format!(
-                "cannot create the session log in {}: {e} (use --no-log to run without it)",
-                shown.display()
-            )
-        })
-}
-
-/// The workspace's `.stepwise/` folder, its lock and its transcript.
-fn claim(config: &Config, workspace: &Path) -> Result<(WorkspaceLock, Option<AuditLog>), String> {
-    let state = StateDir::open(workspace)?;
-    let lock = WorkspaceLock::acquire(&state)?;
-    Ok((lock, open_log(config, &state)?))
-}
-
-fn open(path: &Path) -> Result<Workspace, String> {
+pub(crate) fn open(path: &Path) -> Result<Workspace, String> {
     Workspace::open(path).map_err(|e| format!("cannot open workspace {}: {e}", path.display()))
 }
 

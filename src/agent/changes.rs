@@ -161,6 +161,11 @@ impl ChangeLog {
         self.applied.truncate(keep);
         Ok(done)
     }
+
+    /// Every recorded change, in order (for the transcript; see `changes_store`).
+    pub fn entries(&self) -> Vec<FileChange> {
+        self.applied.clone()
+    }
 }
 
 fn read_now(ws: &Workspace, path: &str) -> Option<String> {

@@ -8,6 +8,7 @@ mod approve;
 mod budget;
 mod carry;
 mod changes;
+mod changes_store;
 mod compact;
 mod context;
 pub mod contract;
@@ -17,11 +18,13 @@ pub mod live;
 mod prompt;
 pub mod protocol;
 mod request;
+mod restore;
 mod retry;
 mod review;
 mod revise;
 pub mod rules;
 mod runner;
+pub mod saved;
 pub mod scopes;
 mod session;
 mod switch;
@@ -30,7 +33,7 @@ mod task_scopes;
 
 pub use contract::{
     AgentCommand, AgentEvent, ApprovalAction, ApprovalRequest, CallStatus, Decision, EventReceiver,
-    EventSender, FileStat, FinishReason, GitStatus, Receipt, TestReceipt, ToolRef,
+    EventSender, FileStat, FinishReason, GitStatus, Receipt, RestoredEntry, TestReceipt, ToolRef,
 };
 pub use retry::RetryPolicy;
 pub use runner::{AgentHandle, spawn_agent};

@@ -22,6 +22,9 @@ pub fn spawn_agent(mut session: Session, events: EventSender) -> AgentHandle {
         rules: session.rule_files(),
         sandbox: session.sandbox_state(),
     });
+    if let Some(restored) = session.restored_event() {
+        let _ = events.send(restored);
+    }
     let (commands, mut inbox) = mpsc::unbounded_channel();
     let (work_tx, mut work) = mpsc::unbounded_channel();
     let revoker = session.revoker();
@@ -59,6 +62,8 @@ pub fn spawn_agent(mut session: Session, events: EventSender) -> AgentHandle {
                     session.revoker().revoke(tools);
                 }
             }
+            // After every command: what a resumed session would start from.
+            session.checkpoint();
         }
     });
     AgentHandle { commands, task }

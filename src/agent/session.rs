@@ -120,6 +120,8 @@ pub struct Session {
     pub(super) carried: Option<Carried>,
     /// The files after the last test run (unchanged files are not read again).
     pub(super) snapshot: Option<Snapshot>,
+    /// Counters and the sink for resumable checkpoints (`saved`).
+    pub(super) saved: super::saved::Bookkeeping,
 }
 
 impl Session {
@@ -145,6 +147,7 @@ impl Session {
             test_commands,
             carried: None,
             snapshot: None,
+            saved: Default::default(),
         };
         session.clear();
         session
@@ -277,6 +280,7 @@ impl Session {
             }
             FinishReason::Answered | FinishReason::Error(_) => {}
         }
+        self.note_finished(t.step, &reason);
         t.emit(AgentEvent::TaskFinished {
             reason: reason.clone(),
             steps: t.step,

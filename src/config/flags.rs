@@ -8,7 +8,9 @@
 //! `Cli::command()`.
 
 use super::settings::SETTINGS;
-use super::{ColorChoice, DEFAULT_MODEL, LogSetting, ModelSource, Protocol, Provider, ranges};
+use super::{
+    ColorChoice, DEFAULT_MODEL, LogSetting, ModelSource, Protocol, Provider, ResumeFrom, ranges,
+};
 use clap::{Args, CommandFactory, Parser, Subcommand};
 use std::path::PathBuf;
 
@@ -98,6 +100,12 @@ pub struct Options {
     /// Provider preset: its base URL, key variable (e.g. ANTHROPIC_API_KEY) and wire API; custom: --base-url with OPENAI_API_KEY.
     #[arg(long, global = true, value_enum, value_name = "NAME", default_value_t = Provider::Openai)]
     pub provider: Provider,
+    /// Continue the newest session of this workspace (its conversation, model, change log and totals).
+    #[arg(long = "continue", global = true, conflicts_with_all = ["demo", "script"])]
+    pub continue_last: bool,
+    /// Continue the session of this name (see `stepwise resume` for the list).
+    #[arg(long, global = true, value_name = "SESSION", conflicts_with_all = ["continue_last", "demo", "script"])]
+    pub resume: Option<String>,
 }
 
 /// The environment variables, for `--help`.
@@ -118,6 +126,15 @@ pub enum Command {
     Man,
     /// List the models the server offers (GET /models of the provider's API), one per line.
     Models,
+    /// Pick an earlier session of this workspace and continue it in the UI.
+    Resume {
+        /// Take the newest session without asking.
+        #[arg(long, conflicts_with = "session")]
+        last: bool,
+        /// The session's name (as listed); without it, a numbered list asks.
+        #[arg(value_name = "SESSION")]
+        session: Option<String>,
+    },
 }
 
 #[derive(Debug, Clone, Args)]
@@ -166,6 +183,15 @@ impl Options {
             (_, true) => LogSetting::Off,
             (Some(dir), false) => LogSetting::Dir(dir.clone()),
             (None, false) => LogSetting::InWorkspace,
+        }
+    }
+
+    /// Which earlier session to resume, from `--continue` / `--resume`.
+    pub fn resume_from(&self) -> Option<ResumeFrom> {
+        match (&self.resume, self.continue_last) {
+            (Some(name), _) => Some(ResumeFrom::Named(name.clone())),
+            (None, true) => Some(ResumeFrom::Newest),
+            (None, false) => None,
         }
     }
 

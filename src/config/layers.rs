@@ -93,6 +93,7 @@ fn flag_only(options: &Options) -> Config {
         workspace_given: options.workspace.is_some(),
         test_commands: Vec::new(),
         task: None,
+        resume: options.resume_from(),
         // Set by the provider row, from that provider's key variable.
         api_key: None,
         log: options.log(),

@@ -168,6 +168,18 @@ pub struct Config {
     pub provider: Provider,
     /// Extra request headers from `[headers]` (checked names and values).
     pub headers: Vec<(String, String)>,
+    /// Resume an earlier session of the workspace (`--continue`, `--resume`,
+    /// `stepwise resume`) instead of starting a new one.
+    pub resume: Option<ResumeFrom>,
+}
+
+/// Which earlier session to resume.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ResumeFrom {
+    /// The newest one this user's stepwise wrote (`--continue`, `resume --last`).
+    Newest,
+    /// The transcript of this name (`--resume NAME`, `resume NAME`, the picker).
+    Named(String),
 }
 
 /// Where the session transcript goes.

@@ -67,6 +67,7 @@ mod tests {
             workspace_given: true,
             test_commands: Vec::new(),
             task: None,
+            resume: None,
             model: "m".into(),
             base_url: base_url.into(),
             api_key: key.and_then(ApiKey::new),

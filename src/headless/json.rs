@@ -48,13 +48,14 @@ pub fn notice_line(text: &str, workspace: &std::path::Path) -> String {
     versioned(&serde_json::json!({"event": "notice", "text": text, "workspace": workspace}))
 }
 
-/// The files the session changed, the last line of a run.
-pub fn changed_files_line(diffs: &[FileDiff]) -> String {
+/// The files the session changed, the last line of a run, with the
+/// session's name for `--resume` (`null` without a transcript).
+pub fn changed_files_line(diffs: &[FileDiff], session: Option<&str>) -> String {
     let files: Vec<_> = diffs
         .iter()
         .map(|d| serde_json::json!({"path": d.path, "added": d.added, "removed": d.removed, "created": d.new_file}))
         .collect();
-    versioned(&serde_json::json!({"event": "changed_files", "files": files}))
+    versioned(&serde_json::json!({"event": "changed_files", "files": files, "session": session}))
 }
 
 /// Approvals were declined because no one could answer them.

@@ -174,6 +174,15 @@ impl Printer {
             AgentEvent::Error { message } | AgentEvent::ResumeRefused { message } => {
                 self.problem("", "error:", &message)
             }
+            AgentEvent::SessionRestored {
+                session,
+                tasks,
+                steps,
+                ..
+            } => {
+                let text = present::restored_line(&session, tasks, steps);
+                self.line(&self.paint(DIM, &text));
+            }
             AgentEvent::TaskFinished {
                 reason,
                 steps,

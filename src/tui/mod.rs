@@ -85,8 +85,11 @@ pub fn run(runtime: &tokio::runtime::Runtime, config: Config) -> i32 {
         task,
         lock,
         audit,
+        resume_name,
     } = prepared;
-    let transcript = audit.as_ref().map(|log| log.path().to_path_buf());
+    let transcript =
+        (audit.as_ref()).and_then(|log| log.lock().ok().map(|log| log.path().to_path_buf()));
+
     let demo_copy =
         matches!(config.model_source, crate::config::ModelSource::Demo).then(|| workspace.clone());
     let mut app = App::new(model_label, display_path(&workspace));
@@ -133,6 +136,11 @@ pub fn run(runtime: &tokio::runtime::Runtime, config: Config) -> i32 {
         // Back on the normal screen: what happened, for the scrollback.
         for line in app.exit_summary(transcript.as_deref(), demo_copy.as_deref()) {
             println!("{line}");
+        }
+        // Only once there is something to resume (not after an idle session).
+        if let Some(name) = resume_name.as_ref().and_then(|r| r.ready()) {
+            let command = setup::resume_commands(&config, name).0;
+            println!("{}", App::resume_line(&command));
         }
     }
     code

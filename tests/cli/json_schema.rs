@@ -212,7 +212,10 @@ async fn the_readme_documents_every_event_and_field_exec_emits() {
         checker.line(&json::event_line(&event));
     }
     checker.line(&json::notice_line("n", std::path::Path::new("/tmp/w")));
-    checker.line(&json::changed_files_line(&[diff()]));
+    checker.line(&json::changed_files_line(
+        &[diff()],
+        Some("2026-12-01T09-00-00Z"),
+    ));
     checker.line(&json::unattended_line(1, "t"));
     checker.all_documented_were_seen();
 }

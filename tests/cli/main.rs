@@ -18,6 +18,7 @@ mod json_schema;
 mod output_hygiene;
 mod projects;
 mod provider_keys;
+mod resume;
 mod sandbox;
 mod scrub;
 mod trust;

@@ -35,6 +35,7 @@ async fn set_model_switches_the_next_request_and_says_so() {
         cap_std::fs::Dir::open_ambient_dir(logs.path(), cap_std::ambient_authority()).unwrap();
     let log = stepwise::audit::AuditLog::create(&dir, logs.path()).unwrap();
     let transcript = log.path().to_path_buf();
+    let log = std::sync::Arc::new(std::sync::Mutex::new(log));
     let mut rx = stepwise::audit::tee(from_core, log, "user");
     let agent = spawn_agent(session, tx);
     let run = |task: &str| AgentCommand::RunTask {

@@ -197,4 +197,30 @@ pub enum AgentEvent {
     ModelChanged {
         model: String,
     },
+    /// A session was brought back from its transcript (`stepwise resume`,
+    /// `--continue`): its conversation as the user saw it and its totals.
+    /// Sent once, right after `SessionReady`.
+    SessionRestored {
+        /// The transcript's name (what `stepwise resume NAME` takes).
+        session: String,
+        entries: Vec<RestoredEntry>,
+        tasks: u32,
+        steps: u32,
+        /// Tokens of the whole session so far.
+        usage: TokenUsage,
+        /// Estimated cost of the session so far, when prices were known.
+        cost_usd: Option<f64>,
+    },
+}
+
+/// One line of a restored conversation.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum RestoredEntry {
+    /// A task the user gave.
+    User { text: String },
+    /// The model's text.
+    Assistant { text: String },
+    /// A tool the model called, with its arguments (JSON text).
+    Tool { name: String, arguments: String },
 }

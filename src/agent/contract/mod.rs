@@ -13,6 +13,8 @@ mod tool_ref;
 
 pub use approval::{ApprovalAction, ApprovalRequest, Decision};
 pub use commands::AgentCommand;
-pub use events::{AgentEvent, CallStatus, EventReceiver, EventSender, FinishReason, GitStatus};
+pub use events::{
+    AgentEvent, CallStatus, EventReceiver, EventSender, FinishReason, GitStatus, RestoredEntry,
+};
 pub use receipt::{FileStat, Receipt, TestReceipt};
 pub use tool_ref::ToolRef;

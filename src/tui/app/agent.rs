@@ -51,6 +51,14 @@ impl App {
                 self.conversation.push_entry(Kind::Notice, &text);
                 self.model = model;
             }
+            E::SessionRestored {
+                session,
+                entries,
+                tasks,
+                steps,
+                usage,
+                cost_usd,
+            } => self.session_restored(&session, &entries, (tasks, steps), usage, cost_usd),
             E::ApprovalRequested(request) => self.approval_requested(request),
             e @ (E::ToolCallProposed { .. } | E::ToolRunning { .. } | E::ToolFinished { .. }) => {
                 self.calls_event(e)

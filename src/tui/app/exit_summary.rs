@@ -1,7 +1,7 @@
 //! What stays on the normal screen after the full-screen UI closes: how the
 //! last task ended, the files the session's approved edits changed, tokens
 //! and cost, the transcript's path and, for `--demo`, where the temporary
-//! copy is.
+//! copy is, and the command that resumes the session.
 //!
 //! What must stay true: every path and name is sanitized (one line each, no
 //! control characters), and nothing secret is in it (it is built from the
@@ -42,6 +42,11 @@ impl App {
             ));
         }
         out
+    }
+
+    /// The exit summary's last line: the command that resumes this session.
+    pub fn resume_line(command: &str) -> String {
+        format!("Resume this session: {}", sanitize(command))
     }
 
     /// Each file an approved edit of this session changed, once, in order.

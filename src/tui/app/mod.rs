@@ -10,6 +10,7 @@ mod commands;
 mod exit_summary;
 mod inspect;
 mod quit;
+mod restored;
 mod task;
 mod update;
 

@@ -178,6 +178,21 @@ pub fn every_event() -> Vec<AgentEvent> {
             summarized: 0,
         },
         AgentEvent::ModelChanged { model: "m".into() },
+        AgentEvent::SessionRestored {
+            session: "2026-12-01T09-00-00Z".into(),
+            entries: vec![
+                RestoredEntry::User { text: "t".into() },
+                RestoredEntry::Assistant { text: "a".into() },
+                RestoredEntry::Tool {
+                    name: "read_file".into(),
+                    arguments: "{}".into(),
+                },
+            ],
+            tasks: 1,
+            steps: 2,
+            usage,
+            cost_usd: None,
+        },
     ];
     for event in &events {
         match event {
@@ -200,6 +215,7 @@ pub fn every_event() -> Vec<AgentEvent> {
             | AgentEvent::FinalAnswer { .. }
             | AgentEvent::SessionDiff { .. }
             | AgentEvent::UndoFinished { .. }
+            | AgentEvent::SessionRestored { .. }
             | AgentEvent::Error { .. }
             | AgentEvent::ResumeRefused { .. }
             | AgentEvent::ScopesChanged { .. }
