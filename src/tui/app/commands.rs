@@ -35,7 +35,7 @@ impl App {
                 }
             }
             ["revoke"] => self.revoke_approvals(),
-            ["quit" | "exit"] => self.request_quit(),
+            ["quit" | "exit"] => self.quit_command(),
             _ => self.show_flash(format!(
                 "Unknown command /{} — try {COMMANDS}",
                 command.trim()
