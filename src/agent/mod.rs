@@ -29,7 +29,7 @@ mod task_scopes;
 
 pub use contract::{
     AgentCommand, AgentEvent, ApprovalAction, ApprovalRequest, CallStatus, Decision, EventReceiver,
-    EventSender, FileStat, FinishReason, GitStatus, Receipt, TestReceipt, ToolRef,
+    EventSender, FileHunks, FileStat, FinishReason, GitStatus, Receipt, TestReceipt, ToolRef,
 };
 pub use retry::RetryPolicy;
 pub use runner::{AgentHandle, spawn_agent};

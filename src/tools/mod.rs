@@ -13,6 +13,7 @@ mod list;
 mod output;
 pub mod patch;
 pub mod patch_apply;
+pub mod patch_select;
 mod path;
 pub mod redact;
 pub mod sandbox;

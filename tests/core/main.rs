@@ -18,6 +18,7 @@ mod file_safety;
 mod list_overview;
 mod live_previews;
 mod network_faults;
+mod patch_review;
 mod project_gate;
 mod ranged_reads;
 mod review;
