@@ -8,6 +8,7 @@
 mod support;
 
 mod keystrokes;
+mod patch_review;
 mod review;
 mod screens;
 mod trust;

@@ -12,6 +12,7 @@ mod exit;
 mod keystrokes;
 mod live_order;
 mod panes;
+mod patch_review;
 mod prompts;
 mod review;
 mod session;

@@ -83,6 +83,8 @@ pub const BINDINGS: &[Binding] = &[
     hinted(doc(Prompt, NextHunk, &[any(Char('j')), any(Down)], PromptKeys, "j k  ↑ ↓", "next / previous hunk of an edit (else scroll)"), "j/k", " hunk"),
     key(Prompt, PrevHunk, &[any(Char('k')), any(Up)]),
     hinted(doc(Prompt, ToggleHunk, &[any(Char(' '))], PromptKeys, "Space", "accept / reject the hunk under the cursor"), "Space", " toggle"),
+    hinted(doc(Prompt, NextFile, &[any(Char(']'))], PromptKeys, "] [", "next / previous file of a patch"), "]/[", " file"),
+    key(Prompt, PrevFile, &[any(Char('['))]),
     hinted(doc(Prompt, EditProposal, &[plain('e'), plain('E')], PromptKeys, "e", "edit the proposal in $VISUAL / $EDITOR, then y/N"), "e", " edit in $EDITOR"),
     hinted(doc(Prompt, FullDiff, &[plain('f'), plain('F')], PromptKeys, "f", "the diff full screen (f or Esc: back)"), "f", " full diff"),
     hinted(doc(Prompt, ScrollDiff, &[any(PageUp), any(PageDown), any(Home), any(End)], PromptKeys, "PgUp PgDn Home End", "scroll the diff while the prompt is open"), "PgUp PgDn", " scroll diff"),

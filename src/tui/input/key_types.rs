@@ -88,6 +88,9 @@ pub enum Action {
     FullDiff,
     /// Search the earlier tasks for the text typed (Ctrl+R).
     HistorySearch,
+    /// The first hunk of the next / previous file of a patch under review.
+    NextFile,
+    PrevFile,
 }
 
 /// Which modifiers a chord accepts.

@@ -111,7 +111,17 @@ fn title(app: &App, key: DiffKey) -> String {
                 ApprovalAction::Patch { files } => {
                     let n = files.len();
                     let s = if n == 1 { "" } else { "s" };
-                    format!("Patch · {n} file{s} · step {}", request.step)
+                    let mut t = format!("Patch · {n} file{s} · step {}", request.step);
+                    if let Some(p) = review.place(review.cursor).filter(|_| review.selectable()) {
+                        let path = files.get(p.file).map(|f| sanitize(&f.path));
+                        t.push_str(&format!(
+                            " · {} · hunk {}/{} (j/k, Space, ]/[ file)",
+                            path.unwrap_or_default(),
+                            p.hunk + 1,
+                            p.hunks
+                        ));
+                    }
+                    t
                 }
                 ApprovalAction::Delete { path, .. } => {
                     format!("Delete · {} · step {}", sanitize(path), request.step)
@@ -222,6 +232,7 @@ pub fn render(app: &App, pane: &Pane, buf: &mut Buffer) {
     let marks = (matches!(key, DiffKey::Review { .. }) && review.selectable()).then_some(Marks {
         accepted: &review.accepted,
         cursor: review.cursor,
+        files: &review.files,
     });
     app.diff.render(inner, buf, marks);
 }
