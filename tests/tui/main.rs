@@ -11,6 +11,7 @@ mod support;
 mod exit;
 mod keystrokes;
 mod live_order;
+mod live_patch;
 mod panes;
 mod patch_review;
 mod prompts;
