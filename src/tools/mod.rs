@@ -7,6 +7,7 @@
 
 pub mod deny;
 pub mod edit;
+pub mod file_index;
 pub mod files;
 pub mod guard;
 mod list;

@@ -9,6 +9,7 @@ mod support;
 
 mod keystrokes;
 mod patch_review;
+mod picker;
 mod review;
 mod screens;
 mod trust;

@@ -14,6 +14,7 @@ mod live_order;
 mod live_patch;
 mod panes;
 mod patch_review;
+mod picker;
 mod prompts;
 mod review;
 mod session;

@@ -36,6 +36,7 @@ fn effects(app: &mut App) -> Vec<String> {
             Effect::RevokeApprovals(tools) => format!("revoke {}", tools.join(",")),
             Effect::EditProposal { path, .. } => format!("edit {path}"),
             Effect::Notify(text) => format!("notify {text}"),
+            Effect::ListFiles(_) => "list files".to_string(),
         })
         .collect()
 }

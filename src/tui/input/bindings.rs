@@ -73,6 +73,11 @@ pub const BINDINGS: &[Binding] = &[
     doc(Input, HistorySearch, &[ctrl('r')], InputKeys, "Ctrl+R", "earlier tasks containing what is typed (Esc: back)"),
     key(Input, Help, &[any(Char('?'))]),
     doc(Input, KillToStart, &[ctrl('u')], InputKeys, "Ctrl+A/E/U/K/W", "line start/end, delete to start/end, delete word"),
+    doc(Docs, Doc, &[], InputKeys, "@", "insert a workspace file's path (type to filter)"),
+    key(Picker, PickerUp, &[any(Up)]),
+    key(Picker, PickerDown, &[any(Down)]),
+    key(Picker, PickerAccept, &[any(Enter), any(Tab)]),
+    key(Picker, PickerClose, &[any(Esc)]),
     key(Input, ScrollConversation, &[any(PageUp), any(PageDown)]),
     key(Input, Ignore, &[any(Esc)]),
     // Approval prompt

@@ -26,6 +26,8 @@ pub enum Layer {
     Panes,
     /// Listed in the help only (slash commands, the mouse, the text editor's own keys).
     Docs,
+    /// The `@` file picker is open over the input.
+    Picker,
 }
 
 /// A help section, in the order they are shown.
@@ -91,6 +93,11 @@ pub enum Action {
     /// The first hunk of the next / previous file of a patch under review.
     NextFile,
     PrevFile,
+    /// The `@` file picker: move the selection, insert the path, close.
+    PickerUp,
+    PickerDown,
+    PickerAccept,
+    PickerClose,
 }
 
 /// Which modifiers a chord accepts.
