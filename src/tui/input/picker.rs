@@ -180,23 +180,40 @@ pub fn opens_after(before: &str) -> bool {
 /// the letters do not all appear in order; higher for letters next to each
 /// other and at the start of a name.
 pub fn score(query: &str, path: &str) -> Option<i64> {
+    // One pass over the path, no allocation: it runs for every file at
+    // every key typed.
     let mut total = 0i64;
     let mut last: Option<usize> = None;
-    let chars: Vec<char> = path.chars().collect();
-    let mut at = 0;
+    let mut chars = path.chars().enumerate();
+    let mut before: Option<char> = None;
     for q in query.chars().flat_map(char::to_lowercase) {
-        let found = (at..chars.len()).find(|&i| chars[i].to_lowercase().eq(std::iter::once(q)))?;
-        total += 1;
-        if last.is_some_and(|l| l + 1 == found) {
-            total += 5;
+        loop {
+            let (i, c) = chars.next()?;
+            let prev = before.replace(c);
+            if !same_letter(c, q) {
+                continue;
+            }
+            total += 1;
+            if last.is_some_and(|l| l + 1 == i) {
+                total += 5;
+            }
+            if prev.is_none_or(|b| matches!(b, '/' | '_' | '-' | '.')) {
+                total += 3;
+            }
+            last = Some(i);
+            break;
         }
-        if found == 0 || matches!(chars[found - 1], '/' | '_' | '-' | '.') {
-            total += 3;
-        }
-        last = Some(found);
-        at = found + 1;
     }
     Some(total)
+}
+
+/// `c` is the lowercase letter `q`, case aside.
+fn same_letter(c: char, q: char) -> bool {
+    if c.is_ascii() {
+        c.to_ascii_lowercase() == q
+    } else {
+        c.to_lowercase().eq(std::iter::once(q))
+    }
 }
 
 #[cfg(test)]
