@@ -1,8 +1,9 @@
 //! The approval path of a prepared call: apply pending revocations, then
 //! either a task-wide approval covers it or the user is asked; the decision
-//! is turned into the action to carry out (maybe only some hunks, or the
-//! user's own version) or into a declined result. A patch's deletions are
-//! always asked one by one. An interrupt declines, never approves.
+//! is turned into the action to carry out (maybe only some hunks of an edit
+//! or of each file of a patch, or the user's own version) or into a declined
+//! result. A patch's deletions are always asked one by one, and a patch is covered by a task-wide approval
+//! only when every file of it may be. An interrupt declines, never approves.
 
 use super::contract::{AgentEvent, ApprovalAction, ApprovalRequest, CallStatus, Decision};
 use super::revise::{self, Revision};
@@ -43,11 +44,16 @@ impl Session {
     ) -> Result<Approved, NotApproved> {
         // A revoke sent while the last call ran applies to this one.
         self.apply_revocations(t.events);
-        let target = match &prepared {
-            Prepared::Edit(edit) => Some(edit.path.display()),
-            _ => None,
+        let policy = &self.settings.scope_policy;
+        let allow_for_task = match &prepared {
+            Prepared::Edit(edit) => policy.allows(tool, Some(&edit.path.display())),
+            // Every file of a patch must be one a task-wide approval may cover.
+            Prepared::Patch(patch) => patch
+                .diffs()
+                .iter()
+                .all(|d| policy.allows(tool, Some(&d.path))),
+            Prepared::Tests(_) => policy.allows(tool, None),
         };
-        let allow_for_task = self.settings.scope_policy.allows(tool, target.as_deref());
         let approved = if allow_for_task && self.approvals.covers(tool) {
             Approved {
                 prepared,
@@ -106,11 +112,25 @@ impl Session {
                     Err(revise::Refused::Failed(problem)) => return Err(failed(problem)),
                 }
             }
+            (Decision::ApprovePatchHunks { files }, Prepared::Patch(patch)) => {
+                match revise::only_patch_hunks(patch, &files) {
+                    Ok((patch, rev)) => (Prepared::Patch(patch), rev),
+                    Err(revise::Refused::AllRejected) => {
+                        return Err(declined(Some("the user rejected every hunk of it")));
+                    }
+                    Err(revise::Refused::Failed(problem)) => return Err(failed(problem)),
+                }
+            }
+            (Decision::ApprovePatchHunks { .. }, Prepared::Edit(_)) => {
+                return Err(declined(Some(
+                    "hunk choices for a patch do not fit this edit",
+                )));
+            }
             (
                 Decision::ApproveHunks { .. } | Decision::ApproveEdited { .. },
                 Prepared::Patch(_),
             ) => {
-                return Err(declined(Some("a patch is approved or declined as a whole")));
+                return Err(declined(Some("an edit's hunk choices do not fit a patch")));
             }
             // Hunks and edits mean nothing for a test run.
             (_, p) => (p, None),

@@ -148,8 +148,11 @@ impl Session {
                 output
             }
             Prepared::Patch(patch) => {
-                let output = patch_apply::apply_patch(&self.workspace, &patch);
+                let mut output = patch_apply::apply_patch(&self.workspace, &patch);
                 if output.success {
+                    if let Some(revision) = &approved.revision {
+                        revision.describe_patch(&mut output);
+                    }
                     t.changed_since_tests = true;
                     for edit in &patch.edits {
                         let path = edit.path.display();

@@ -33,7 +33,8 @@ mod task_scopes;
 
 pub use contract::{
     AgentCommand, AgentEvent, ApprovalAction, ApprovalRequest, CallStatus, Decision, EventReceiver,
-    EventSender, FileStat, FinishReason, GitStatus, Receipt, RestoredEntry, TestReceipt, ToolRef,
+    EventSender, FileHunks, FileStat, FinishReason, GitStatus, Receipt, RestoredEntry, TestReceipt,
+    ToolRef,
 };
 pub use retry::RetryPolicy;
 pub use runner::{AgentHandle, spawn_agent};

@@ -7,6 +7,8 @@ use crate::diff;
 use crate::tools::ToolOutput;
 use crate::tools::Workspace;
 use crate::tools::files::{self, PreparedEdit};
+use crate::tools::patch_apply::PreparedPatch;
+use crate::tools::patch_select;
 use serde_json::{Value, json};
 
 /// Most characters of the resulting file sent back with a partial edit.
@@ -19,6 +21,12 @@ pub enum Revision {
     Hunks { rejected: Vec<Value> },
     /// The user edited the proposal; this is the diff that was written.
     Edited { final_diff: String },
+    /// Only some hunks of a patch were applied: these were rejected (quoted,
+    /// with their file), and these files were left untouched.
+    PatchHunks {
+        rejected: Vec<Value>,
+        untouched: Vec<String>,
+    },
 }
 
 /// Why a revision cannot be written.
@@ -64,6 +72,33 @@ pub fn only_hunks(
     Ok((revised, Some(Revision::Hunks { rejected })))
 }
 
+/// Keep only the accepted hunks of each file of a patch (`files` as the
+/// front end chose them; a file not named is left untouched). `None`
+/// revision when every hunk was accepted.
+pub fn only_patch_hunks(
+    patch: PreparedPatch,
+    files: &[crate::agent::contract::FileHunks],
+) -> Result<(PreparedPatch, Option<Revision>), Refused> {
+    let chosen = |path: &str| {
+        files
+            .iter()
+            .find(|f| f.path == path)
+            .map(|f| f.accepted.clone())
+            .unwrap_or_default()
+    };
+    let selected = patch_select::select_hunks(&patch, chosen)
+        .map_err(|e| Refused::Failed(format!("the patch was not applied: {}", e.0)))?
+        .ok_or(Refused::AllRejected)?;
+    if selected.rejected.is_empty() {
+        return Ok((patch, None));
+    }
+    let revision = Revision::PatchHunks {
+        rejected: selected.rejected,
+        untouched: selected.untouched,
+    };
+    Ok((selected.patch, Some(revision)))
+}
+
 /// Write the user's version instead of the proposal.
 pub fn user_edited(
     ws: &Workspace,
@@ -104,7 +139,27 @@ impl Revision {
                 );
                 output.summary = format!("{} (edited by the user)", output.summary);
             }
+            Revision::PatchHunks { .. } => self.describe_patch(output),
         }
+    }
+
+    /// Add what the model must know to a partly applied patch's result.
+    pub fn describe_patch(&self, output: &mut ToolOutput) {
+        let Revision::PatchHunks {
+            rejected,
+            untouched,
+        } = self
+        else {
+            return;
+        };
+        output.body["rejected_hunks"] = json!(rejected);
+        if !untouched.is_empty() {
+            output.body["untouched_files"] = json!(untouched);
+        }
+        output.body["note"] = json!(
+            "The user applied only some hunks of your patch; the rejected hunks (quoted, with their file) were not written, and the files in `untouched_files` were not changed at all. Read the files before patching them again."
+        );
+        output.summary = format!("{} (some hunks rejected)", output.summary);
     }
 }
 

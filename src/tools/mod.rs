@@ -7,12 +7,14 @@
 
 pub mod deny;
 pub mod edit;
+pub mod file_index;
 pub mod files;
 pub mod guard;
 mod list;
 mod output;
 pub mod patch;
 pub mod patch_apply;
+pub mod patch_select;
 mod path;
 pub mod redact;
 pub mod sandbox;

@@ -156,7 +156,7 @@ fn apply_one(
 }
 
 /// An edit of a file whose content the guard and the hunks already checked.
-fn prepare_edit(
+pub(super) fn prepare_edit(
     path: RelPath,
     old: Option<String>,
     new: String,

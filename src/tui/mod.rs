@@ -95,6 +95,14 @@ pub fn run(runtime: &tokio::runtime::Runtime, config: Config) -> i32 {
     let mut app = App::new(model_label, display_path(&workspace));
     app.set_test_timeout(config.test_timeout);
     app.set_notify(config.notify);
+    // The `@` picker lists files through the same confinement and deny list.
+    match crate::tools::Workspace::open(&workspace)
+        .map_err(|e| e.to_string())
+        .and_then(|ws| ws.with_deny_paths(&config.deny_paths))
+    {
+        Ok(ws) => app.set_file_source(ws),
+        Err(e) => tracing::warn!(error = %e, "no file list for the @ picker"),
+    }
     if let Some(notice) = &notice {
         app.notice(notice);
     }

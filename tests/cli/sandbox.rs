@@ -228,7 +228,8 @@ async fn a_setsid_grandchild_does_not_outlive_the_run() {
         if pid == 0:\n\
         \x20   os.setsid()\n\
         \x20   if os.fork() == 0:\n\
-        \x20       open('grandchild.pid', 'w').write(str(os.getpid()))\n\
+        \x20       open('grandchild.tmp', 'w').write(str(os.getpid()))\n\
+        \x20       os.rename('grandchild.tmp', 'grandchild.pid')\n\
         \x20       import time; time.sleep(300)\n\
         \x20   os._exit(0)\n\
         os.waitpid(pid, 0)\n\

@@ -19,6 +19,7 @@ mod list_overview;
 mod live_previews;
 mod model_switch;
 mod network_faults;
+mod patch_review;
 mod project_gate;
 mod ranged_reads;
 mod review;

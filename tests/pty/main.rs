@@ -8,6 +8,8 @@
 mod support;
 
 mod keystrokes;
+mod patch_review;
+mod picker;
 mod resume;
 mod review;
 mod screens;

@@ -327,3 +327,37 @@ fn an_approval_waiting_unfocused_rings_once_and_never_when_focused_or_off() {
     keep_open(write_calculator(&mut off));
     assert!(notified(&mut off).is_empty(), "notify = false: nothing");
 }
+
+/// Type a slash command and press Enter, leaving its effects in place.
+fn command(app: &mut App, text: &str) {
+    type_text(app, text);
+    press(app, KeyCode::Enter);
+}
+
+#[test]
+fn slash_quit_while_a_task_runs_asks_like_ctrl_d() {
+    let mut app = app();
+    submit(&mut app, "task one");
+    let token = app.cancel_token().cloned().expect("running");
+    command(&mut app, "/quit");
+    assert!(!quit_asked(&mut app) && !token.is_cancelled());
+    assert!(flash(&app).contains("/quit again"), "{}", flash(&app));
+    later(&mut app, 2100);
+    assert!(
+        app.flash().is_none(),
+        "the question is gone after 2 s: {}",
+        flash(&app)
+    );
+    command(&mut app, "/exit");
+    assert!(!quit_asked(&mut app), "too late: asks again");
+    later(&mut app, 500);
+    command(&mut app, "/quit");
+    assert!(quit_asked(&mut app) && token.is_cancelled());
+}
+
+#[test]
+fn slash_quit_when_idle_quits_at_once() {
+    let mut app = app();
+    command(&mut app, "/quit");
+    assert!(quit_asked(&mut app));
+}

@@ -37,6 +37,7 @@ fn effects(app: &mut App) -> Vec<String> {
             Effect::EditProposal { path, .. } => format!("edit {path}"),
             Effect::Notify(text) => format!("notify {text}"),
             Effect::SetModel(name) => format!("model {name}"),
+            Effect::ListFiles(_) => "list files".to_string(),
         })
         .collect()
 }

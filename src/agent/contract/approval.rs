@@ -28,6 +28,21 @@ pub enum Decision {
     Decline {
         reason: Option<String>,
     },
+    /// Apply only these hunks of each file of a patch (indices into each
+    /// file's diff hunks). A file not listed, or listed with no hunk, is
+    /// left untouched; a new or deleted file is one hunk.
+    ApprovePatchHunks {
+        files: Vec<FileHunks>,
+    },
+}
+
+/// The hunks of one file of a patch the user accepted.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct FileHunks {
+    /// The file's path as the patch's diff names it.
+    pub path: String,
+    /// Indices into that file's diff hunks.
+    pub accepted: Vec<usize>,
 }
 
 /// What would happen if approved.

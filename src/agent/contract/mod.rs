@@ -11,7 +11,7 @@ mod events;
 mod receipt;
 mod tool_ref;
 
-pub use approval::{ApprovalAction, ApprovalRequest, Decision};
+pub use approval::{ApprovalAction, ApprovalRequest, Decision, FileHunks};
 pub use commands::AgentCommand;
 pub use events::{
     AgentEvent, CallStatus, EventReceiver, EventSender, FinishReason, GitStatus, RestoredEntry,

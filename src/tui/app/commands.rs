@@ -38,7 +38,7 @@ impl App {
             ["model", name] => {
                 self.core_command("/model", Effect::SetModel((*name).to_string()));
             }
-            ["quit" | "exit"] => self.request_quit(),
+            ["quit" | "exit"] => self.quit_command(),
             _ => self.show_flash(format!(
                 "Unknown command /{} — try {COMMANDS}",
                 command.trim()

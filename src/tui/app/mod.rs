@@ -114,6 +114,9 @@ pub enum Effect {
     Notify(String),
     /// `/model NAME`.
     SetModel(String),
+    /// List the workspace's files for the `@` picker, off the UI thread
+    /// (the answer comes back as `Msg::Files`).
+    ListFiles(crate::tui::input::picker::FileSource),
 }
 
 /// An `/undo` on its way: the state to go back to, and whether it was declined.
@@ -187,6 +190,10 @@ pub struct App {
     agent_gone: bool,
     cancel: Option<CancellationToken>,
     effects: Vec<Effect>,
+    /// The `@` file picker, while open.
+    pub(in crate::tui) picker: Option<crate::tui::input::picker::Picker>,
+    /// Where the picker lists files from (`None`: no workspace to list).
+    pub(in crate::tui) file_source: Option<crate::tui::input::picker::FileSource>,
 }
 
 impl App {
@@ -234,6 +241,8 @@ impl App {
             agent_gone: false,
             cancel: None,
             effects: Vec::new(),
+            picker: None,
+            file_source: None,
         }
     }
 

@@ -1,7 +1,7 @@
 //! Leaving the app without losing work: Ctrl+C first clears a draft (Up
 //! recalls it), interrupts a running task, and quits only when there is
 //! nothing to lose; quitting while a task runs or an approval waits takes a
-//! second Ctrl+C / Ctrl+D within `CONFIRM_WINDOW`. Also the App's next
+//! second Ctrl+C / Ctrl+D (or `/quit`) within `CONFIRM_WINDOW`. Also the App's next
 //! timed change (`wake_at`), so the run loop redraws when it happens.
 //!
 //! What must stay true: no single key press throws away a draft, a running
@@ -46,8 +46,20 @@ impl App {
         self.request_quit();
     }
 
-    /// Ctrl+D (or `/quit`) where it quits: asks first while there is work to lose.
+    /// Ctrl+D where it quits: asks first while there is work to lose.
     pub(in crate::tui) fn quit_key(&mut self) {
+        self.confirm_quit("press Ctrl+D again");
+    }
+
+    /// `/quit` or `/exit`: asks exactly like Ctrl+D; a second `/quit` or a
+    /// Ctrl+D within the window quits.
+    pub(in crate::tui) fn quit_command(&mut self) {
+        self.confirm_quit("press Ctrl+D or type /quit again");
+    }
+
+    /// Quit now when nothing would be lost (or this is the second ask),
+    /// else ask, saying how to confirm.
+    fn confirm_quit(&mut self, how: &str) {
         if !self.busy() || self.quit_confirmed() {
             return self.request_quit();
         }
@@ -57,9 +69,7 @@ impl App {
         } else {
             "a task is running (it would be interrupted)"
         };
-        self.show_flash(format!(
-            "Quit? {what}: press Ctrl+D again within 2 s to quit."
-        ));
+        self.show_flash(format!("Quit? {what}: {how} within 2 s to quit."));
     }
 
     /// The next moment the screen changes by itself (a prompt done arming,

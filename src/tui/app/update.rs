@@ -19,6 +19,8 @@ pub enum Msg {
         serial: u64,
         result: Result<String, String>,
     },
+    /// The workspace's files for the `@` picker (`more`: the list was capped).
+    Files { files: Vec<String>, more: bool },
 }
 
 impl From<Event> for Msg {
@@ -46,6 +48,7 @@ impl App {
             Msg::Terminal(event) => self.on_terminal(event),
             Msg::Agent(event) => self.on_agent(event),
             Msg::Edited { serial, result } => self.edit_finished(serial, result),
+            Msg::Files { files, more } => self.files_listed(files, more),
         }
         self.timers_passed();
         self.maybe_notify();

@@ -1,7 +1,9 @@
 //! The approval component: the queue of the core's requests (`queue`), the
-//! review of the front request's hunks and edited version (`review`), and the
+//! review of the front request's hunks and edited version (`review`, a
+//! patch's files in `files`), and the
 //! prompt's keys and the decisions that go back to the core (`prompt`).
 
+pub mod files;
 mod prompt;
 pub mod queue;
 mod record;

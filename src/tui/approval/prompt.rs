@@ -1,6 +1,7 @@
 //! Answering the open approval request: the prompt's keys (y/n/r/a, hunk
 //! navigation and toggling, `e` to edit the proposal), the decision that goes
 //! back to the core, and what the tool-call rows and the header show after.
+//! A patch's hunks are reviewed across its files (`]` / `[` jump a file).
 
 use crate::agent::{ApprovalAction, Decision};
 use crate::tui::app::{App, Effect, Focus, TaskState};
@@ -54,6 +55,8 @@ impl App {
             Some(Action::ToggleHunk) if hunks => self.approvals.toggle_hunk(),
             Some(Action::NextHunk) if hunks => self.move_hunk(1),
             Some(Action::PrevHunk) if hunks => self.move_hunk(-1),
+            Some(Action::NextFile) if hunks => self.move_file(1),
+            Some(Action::PrevFile) if hunks => self.move_file(-1),
             Some(Action::NextHunk) if by_line => self.scroll(Focus::Diff, ScrollMove::Down(1)),
             Some(Action::PrevHunk) if by_line => self.scroll(Focus::Diff, ScrollMove::Up(1)),
             _ => {
@@ -96,6 +99,12 @@ impl App {
 
     fn move_hunk(&mut self, delta: isize) {
         let cursor = self.approvals.move_hunk(delta);
+        self.diff.reveal_hunk(cursor);
+    }
+
+    /// `]` / `[`: the first hunk of the next / previous file of a patch.
+    fn move_file(&mut self, delta: isize) {
+        let cursor = self.approvals.move_file(delta);
         self.diff.reveal_hunk(cursor);
     }
 

@@ -144,6 +144,13 @@ impl Approvals {
         self.review.cursor
     }
 
+    /// Move the review's cursor to the next / previous file of a patch;
+    /// returns the hunk it is on.
+    pub fn move_file(&mut self, delta: isize) -> usize {
+        self.review.move_file(delta);
+        self.review.cursor
+    }
+
     pub fn current(&self) -> Option<&ApprovalRequest> {
         self.queue.front()
     }

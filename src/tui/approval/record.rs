@@ -60,6 +60,18 @@ impl App {
                 Kind::Approved,
                 format!("You approved {} selected hunk(s) of {call}", accepted.len()),
             ),
+            Decision::ApprovePatchHunks { files } => {
+                let parts: Vec<String> = files
+                    .iter()
+                    .map(|f| format!("{}: {}", f.path, f.accepted.len()))
+                    .collect();
+                let n: usize = files.iter().map(|f| f.accepted.len()).sum();
+                let text = format!(
+                    "You approved {n} selected hunk(s) of {call} ({})",
+                    parts.join(", ")
+                );
+                (Kind::Approved, text)
+            }
             _ => return,
         };
         self.conversation.push_entry(kind, &text);

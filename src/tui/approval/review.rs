@@ -1,6 +1,7 @@
 //! Reviewing an edit at its approval prompt: which hunks are accepted, the
 //! hunk cursor, and the user's own edited version (from `$EDITOR`), turned
-//! into the `Decision` the core receives when the user presses `y`.
+//! into the `Decision` the core receives when the user presses `y` (a
+//! patch's files: `files`).
 
 use crate::agent::{ApprovalAction, Decision};
 use crate::diff::{FileDiff, LineKind, apply_hunks};
@@ -16,6 +17,8 @@ pub struct Review {
     pub edited: Option<Edited>,
     /// Grows with each edited version, so the diff pane lays it out again.
     pub generation: u64,
+    /// For a patch: each file's first hunk (flat index) and hunk count.
+    pub files: Vec<(usize, usize)>,
 }
 
 /// The user's version of a proposal and its diff against the original.
@@ -28,17 +31,19 @@ pub struct Edited {
 impl Review {
     /// Every hunk accepted, cursor on the first.
     pub fn new(action: &ApprovalAction) -> Review {
+        let files = Review::file_spans(action);
         let hunks = match action {
             ApprovalAction::Edit { diff, .. } => diff.hunks.len(),
-            _ => 0,
+            _ => files.iter().map(|(_, n)| n).sum(),
         };
         Review {
             accepted: vec![true; hunks],
+            files,
             ..Review::default()
         }
     }
 
-    /// Hunks can be chosen one by one (an edit with several of them).
+    /// Hunks can be chosen one by one (an edit or a patch with several of them).
     pub fn selectable(&self) -> bool {
         self.accepted.len() > 1
     }
@@ -140,6 +145,9 @@ impl Review {
         let all = self.accepted.iter().all(|a| *a);
         match (&self.edited, action) {
             (None, _) if all => Decision::Approve,
+            (None, ApprovalAction::Patch { .. }) => self
+                .patch_decision(action)
+                .unwrap_or(Decision::Decline { reason: None }),
             (None, _) => Decision::ApproveHunks {
                 accepted: (0..self.accepted.len())
                     .filter(|&i| self.accepted[i])

@@ -191,6 +191,24 @@ impl InputBox {
         self.browsing = None;
     }
 
+    /// The current line's text before the cursor (for the `@` picker).
+    pub fn before_cursor(&self) -> String {
+        let ratatui_textarea::DataCursor(row, col) = self.area.cursor();
+        self.area
+            .lines()
+            .get(row)
+            .map(|l| l.chars().take(col).collect())
+            .unwrap_or_default()
+    }
+
+    /// Delete `n` characters before the cursor.
+    pub fn delete_back(&mut self, n: usize) {
+        for _ in 0..n {
+            self.area.delete_char();
+        }
+        self.browsing = None;
+    }
+
     pub fn set_focused(&mut self, focused: bool) {
         self.area.set_cursor_style(if focused {
             Style::new().add_modifier(Modifier::REVERSED)

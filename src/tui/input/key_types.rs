@@ -26,6 +26,8 @@ pub enum Layer {
     Panes,
     /// Listed in the help only (slash commands, the mouse, the text editor's own keys).
     Docs,
+    /// The `@` file picker is open over the input.
+    Picker,
 }
 
 /// A help section, in the order they are shown.
@@ -88,6 +90,14 @@ pub enum Action {
     FullDiff,
     /// Search the earlier tasks for the text typed (Ctrl+R).
     HistorySearch,
+    /// The first hunk of the next / previous file of a patch under review.
+    NextFile,
+    PrevFile,
+    /// The `@` file picker: move the selection, insert the path, close.
+    PickerUp,
+    PickerDown,
+    PickerAccept,
+    PickerClose,
 }
 
 /// Which modifiers a chord accepts.

@@ -7,6 +7,8 @@ mod bindings;
 pub mod input_box;
 mod key_types;
 pub mod keymap;
+pub mod picker;
+pub mod picking;
 
 use crate::tui::app::{App, Effect, Focus, Overlay};
 use crate::tui::overlays::detail::DetailView;
@@ -71,6 +73,9 @@ impl App {
         }
         if quit_key && (self.focus != Focus::Input || self.input.is_empty()) {
             return self.quit_key();
+        }
+        if self.focus == Focus::Input && self.picker_key(&key) {
+            return;
         }
         match keymap::action(Layer::Main, &key) {
             Some(Action::FocusNext) => return self.cycle_focus(true),
@@ -142,6 +147,7 @@ impl App {
                 self.input.edit(Input::from(key));
             }
         }
+        self.sync_picker(&key);
     }
 
     fn pane_key(&mut self, pane: Focus, key: KeyEvent) {

@@ -41,7 +41,18 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     buf.set_style(Rect { height: 1, ..area }, bar);
     let (first, second) = match approvals.reason() {
         None => {
-            let hunks = if review.selectable() {
+            let place = review.place(review.cursor).filter(|_| review.selectable());
+            let hunks = if let Some(p) = place {
+                format!(
+                    " · file {}/{} · hunk {}/{} · {} of {} accepted",
+                    p.file + 1,
+                    p.files,
+                    p.hunk + 1,
+                    p.hunks,
+                    review.accepted_count(),
+                    review.accepted.len()
+                )
+            } else if review.selectable() {
                 format!(
                     " · hunk {}/{} · {} of {} accepted",
                     review.cursor + 1,
@@ -106,6 +117,11 @@ fn question(action: &ApprovalAction, review: &Review) -> String {
             let verb = if diff.new_file { "Create" } else { "Write" };
             format!("{verb} {path} ({} accepted)", review.accepted_stat(diff))
         }
+        (ApprovalAction::Patch { .. }, None) if review.modified() => {
+            let (files, stat) = review.accepted_of_patch(action);
+            let s = if files == 1 { "" } else { "s" };
+            format!("Apply patch to {files} file{s} ({stat} accepted)")
+        }
         (action, _) => action.prompt(),
     }
 }
@@ -137,6 +153,9 @@ fn key_groups(app: &App, request: &ApprovalRequest, review: &Review) -> Vec<(Str
     if review.selectable() {
         groups.push(prompt(Action::NextHunk));
         groups.push(prompt(Action::ToggleHunk));
+    }
+    if review.selectable() && review.several_files() {
+        groups.push(prompt(Action::NextFile));
     }
     if !app.auto_approved().is_empty() {
         groups.push(hint(Layer::Global, Action::Revoke));

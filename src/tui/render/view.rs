@@ -126,6 +126,9 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
             buf.set_style(Rect { height: 1, ..r }, theme::WARN);
         }
         app.input.render(input.inner(), buf);
+        if let Some(picker) = app.picker() {
+            picker.render(input.outer, buf);
+        }
     }
 
     match &app.overlay {

@@ -90,6 +90,8 @@ where
     clock.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
     let mut inbox_open = true;
     let mut frames = FrameClock::new(FRAME_INTERVAL, Instant::now());
+    // Results of work done off the loop (the `@` picker's file list).
+    let (files, mut listed) = mpsc::unbounded_channel::<Msg>();
     loop {
         let agent_alive = agent.is_some();
         tokio::select! {
@@ -135,6 +137,11 @@ where
                 }
                 None => inbox_open = false,
             },
+            Some(msg) = listed.recv() => {
+                app.set_now(Instant::now());
+                app.update(msg);
+                frames.request();
+            }
             _ = clock.tick(), if app.is_running() => frames.request(),
             // A prompt finished arming, or a quit confirmation ran out.
             _ = sleep_until(app.wake_at()), if app.wake_at().is_some() => {
@@ -147,7 +154,7 @@ where
             }
         }
         for effect in app.take_effects() {
-            let next = execute(effect, term, host, events, app, agent.as_deref()).await?;
+            let next = execute(effect, term, host, events, app, agent.as_deref(), &files).await?;
             if let Next::Exit(code) = next {
                 return Ok(code);
             }
@@ -186,6 +193,7 @@ async fn execute<B, S, H>(
     events: &mut S,
     app: &mut App,
     agent: Option<&AgentHandle>,
+    files: &mpsc::UnboundedSender<Msg>,
 ) -> Result<Next, String>
 where
     B: Backend,
@@ -227,10 +235,24 @@ where
             host.notify(&text);
             return Ok(Next::Continue);
         }
+        Effect::ListFiles(source) => {
+            list_files(source, files.clone());
+            return Ok(Next::Continue);
+        }
         Effect::Quit => return Ok(Next::Exit(EXIT_OK)),
     };
     send(app, agent, command);
     Ok(Next::Continue)
+}
+
+/// Walk the workspace for the `@` picker on a blocking thread; the list
+/// comes back into the loop as a `Msg`, so no frame waits for the disk.
+fn list_files(source: crate::tui::input::picker::FileSource, to_loop: mpsc::UnboundedSender<Msg>) {
+    tokio::task::spawn_blocking(move || {
+        let cap = crate::tools::file_index::MAX_FILES;
+        let (files, more) = crate::tools::file_index::workspace_files(&source.0, cap);
+        let _ = to_loop.send(Msg::Files { files, more });
+    });
 }
 
 /// The failure policy: a closed channel means the agent is gone (said once).

@@ -2,11 +2,13 @@
 //! arguments. Fragments are only appended as they arrive; the preview diff is
 //! computed at frame time, at most every `REFRESH` per call, by reading the
 //! partial JSON (`content` of a `write_file`; `old`/`new` of a
-//! `replace_text`) against the file's content sent by the core. The final
+//! `replace_text`) against the file's content sent by the core, or the
+//! `patch` of an `apply_patch` read as a diff by itself (`live_patch`). The final
 //! proposal (or a new request, or a retry) replaces the previews.
 
 use crate::agent::live::partial_field;
 use crate::diff::{FileDiff, LineKind};
+use crate::tui::panes::diff::live_patch::partial_patch;
 use std::time::{Duration, Instant};
 
 /// Shortest time between two recomputations of one preview.
@@ -14,7 +16,9 @@ pub const REFRESH: Duration = Duration::from_millis(100);
 /// Arguments plus file content above this get no live preview.
 pub const MAX_PREVIEW_BYTES: usize = 2 * 1024 * 1024;
 /// Tools whose arguments are previewed.
-const PREVIEWED: [&str; 2] = ["write_file", "replace_text"];
+const PREVIEWED: [&str; 3] = ["write_file", "replace_text", PATCH];
+/// The tool previewed from its arguments alone (see `live_patch`).
+const PATCH: &str = "apply_patch";
 
 /// One streaming tool call.
 #[derive(Debug)]
@@ -27,6 +31,8 @@ pub struct LiveCall {
     dirty: bool,
     computed_at: Option<Instant>,
     pub preview: Option<FileDiff>,
+    /// An `apply_patch`'s files and hunks so far (it needs no base).
+    pub files: Vec<FileDiff>,
     /// Why there is no preview yet, when there is none.
     pub note: Option<&'static str>,
     /// Grows with each recomputed preview.
@@ -36,6 +42,17 @@ pub struct LiveCall {
 impl LiveCall {
     pub fn path(&self) -> Option<&str> {
         self.base.as_ref().map(|(p, _)| p.as_str())
+    }
+
+    /// Whether there is something to show: the file is known, or it is a
+    /// patch (which carries its own diff).
+    fn ready(&self) -> bool {
+        self.base.is_some() || self.tool == PATCH
+    }
+
+    /// The diffs to show, if any arrived.
+    pub fn diffs(&self) -> Vec<&FileDiff> {
+        self.preview.iter().chain(&self.files).collect()
     }
 }
 
@@ -74,6 +91,7 @@ impl LivePreviews {
                     dirty: false,
                     computed_at: None,
                     preview: None,
+                    files: Vec::new(),
                     note: None,
                     generation: 0,
                 });
@@ -88,9 +106,9 @@ impl LivePreviews {
         self.calls.clear();
     }
 
-    /// The preview to show: the newest call whose file is known.
+    /// The preview to show: the newest call whose file is known (or patch).
     pub fn shown(&self) -> Option<&LiveCall> {
-        self.calls.iter().rev().find(|c| c.base.is_some())
+        self.calls.iter().rev().find(|c| c.ready())
     }
 
     /// Recompute the previews that changed, unless one was computed less
@@ -101,14 +119,18 @@ impl LivePreviews {
             let due = call
                 .computed_at
                 .is_none_or(|at| now.saturating_duration_since(at) >= REFRESH);
-            if !call.dirty || !due || call.base.is_none() {
+            if !call.dirty || !due || !call.ready() {
                 continue;
             }
             call.dirty = false;
             call.computed_at = Some(now);
-            let (preview, note) = compute(call);
-            call.preview = preview;
-            call.note = note;
+            if call.tool == PATCH {
+                (call.files, call.note) = compute_patch(call);
+            } else {
+                let (preview, note) = compute(call);
+                call.preview = preview;
+                call.note = note;
+            }
             call.generation += 1;
             changed = true;
         }
@@ -119,10 +141,23 @@ impl LivePreviews {
     pub fn next_refresh(&self) -> Option<Instant> {
         self.calls
             .iter()
-            .filter(|c| c.dirty && c.base.is_some())
+            .filter(|c| c.dirty && c.ready())
             .filter_map(|c| c.computed_at.map(|at| at + REFRESH))
             .min()
     }
+}
+
+/// The files and hunks of a patch so far, or why there are none yet.
+fn compute_patch(call: &LiveCall) -> (Vec<FileDiff>, Option<&'static str>) {
+    if call.args.len() > MAX_PREVIEW_BYTES {
+        return (Vec::new(), Some("too large to preview while it streams"));
+    }
+    let Some(patch) = partial_field(&call.args, "patch") else {
+        return (Vec::new(), Some("waiting for the patch…"));
+    };
+    let files = partial_patch(&patch.value);
+    let note = files.is_empty().then_some("waiting for a complete hunk");
+    (files, note)
 }
 
 /// The preview diff of a call, or why there is none yet.

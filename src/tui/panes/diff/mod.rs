@@ -7,6 +7,7 @@
 
 pub mod inline;
 pub mod live;
+pub mod live_patch;
 pub mod rows;
 pub mod test_run;
 pub mod view;
@@ -64,12 +65,7 @@ pub fn files(app: &App, key: DiffKey) -> Vec<&FileDiff> {
             .and_then(|r| r.diff.as_ref())
             .into_iter()
             .collect(),
-        DiffKey::Live { .. } => app
-            .live
-            .shown()
-            .and_then(|c| c.preview.as_ref())
-            .into_iter()
-            .collect(),
+        DiffKey::Live { .. } => app.live.shown().map(|c| c.diffs()).unwrap_or_default(),
         DiffKey::TestRun { .. } | DiffKey::None => Vec::new(),
     }
 }
@@ -85,6 +81,10 @@ pub fn ensure(app: &mut App, width: usize, height: usize) {
                 ApprovalAction::Undo { .. } | ApprovalAction::Patch { .. }
             )
         });
+    // A streaming patch names its files too.
+    let headers = headers
+        || matches!(key, DiffKey::Live { .. })
+            && app.live.shown().is_some_and(|c| c.tool == "apply_patch");
     // The view is a field of the app; the diffs are borrowed from others.
     let mut view = std::mem::take(&mut app.diff);
     view.ensure(key, || files(app, key), width, headers);
@@ -111,7 +111,17 @@ fn title(app: &App, key: DiffKey) -> String {
                 ApprovalAction::Patch { files } => {
                     let n = files.len();
                     let s = if n == 1 { "" } else { "s" };
-                    format!("Patch · {n} file{s} · step {}", request.step)
+                    let mut t = format!("Patch · {n} file{s} · step {}", request.step);
+                    if let Some(p) = review.place(review.cursor).filter(|_| review.selectable()) {
+                        let path = files.get(p.file).map(|f| sanitize(&f.path));
+                        t.push_str(&format!(
+                            " · {} · hunk {}/{} (j/k, Space, ]/[ file)",
+                            path.unwrap_or_default(),
+                            p.hunk + 1,
+                            p.hunks
+                        ));
+                    }
+                    t
                 }
                 ApprovalAction::Delete { path, .. } => {
                     format!("Delete · {} · step {}", sanitize(path), request.step)
@@ -143,6 +153,11 @@ fn title(app: &App, key: DiffKey) -> String {
             None => "Diff".into(),
         },
         DiffKey::Live { .. } => match app.live.shown() {
+            Some(call) if call.tool == "apply_patch" => {
+                let n = call.files.len();
+                let s = if n == 1 { "" } else { "s" };
+                format!("Patch · {n} file{s} so far · streaming… (incomplete)")
+            }
             Some(call) => {
                 let what = match &call.preview {
                     Some(d) => stat(d),
@@ -195,7 +210,7 @@ pub fn render(app: &App, pane: &Pane, buf: &mut Buffer) {
     };
     if let DiffKey::Live { .. } = key
         && let Some(call) = app.live.shown()
-        && call.preview.is_none()
+        && call.diffs().is_empty()
     {
         let note = call.note.unwrap_or("waiting for the edit…");
         let style = theme::STREAMING;
@@ -222,6 +237,7 @@ pub fn render(app: &App, pane: &Pane, buf: &mut Buffer) {
     let marks = (matches!(key, DiffKey::Review { .. }) && review.selectable()).then_some(Marks {
         accepted: &review.accepted,
         cursor: review.cursor,
+        files: &review.files,
     });
     app.diff.render(inner, buf, marks);
 }

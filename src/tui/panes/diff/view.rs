@@ -48,6 +48,9 @@ impl DiffKey {
 pub struct Marks<'a> {
     pub accepted: &'a [bool],
     pub cursor: usize,
+    /// A patch's files: each one's first hunk and hunk count (hunks are
+    /// then numbered within their file); empty for one file.
+    pub files: &'a [(usize, usize)],
 }
 
 #[derive(Debug)]
@@ -189,11 +192,15 @@ impl DiffView {
             buf.set_string(line.x, line.y, "▌", theme::WARN_BOLD);
         }
         if header {
-            let n = m.accepted.len();
+            let (k, n) = m
+                .files
+                .iter()
+                .rfind(|&&(start, count)| start <= h && count > 0)
+                .map_or((h, m.accepted.len()), |&(start, count)| (h - start, count));
             let (label, style) = if accepted {
-                (format!(" ✓ hunk {}/{n} ", h + 1), theme::GOOD)
+                (format!(" ✓ hunk {}/{n} ", k + 1), theme::GOOD)
             } else {
-                (format!(" ✗ hunk {}/{n} rejected ", h + 1), theme::BAD)
+                (format!(" ✗ hunk {}/{n} rejected ", k + 1), theme::BAD)
             };
             let style = if h == m.cursor {
                 style.add_modifier(Modifier::BOLD | Modifier::REVERSED)

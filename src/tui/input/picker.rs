@@ -1,0 +1,261 @@
+//! The `@` file picker: `@` typed at the start of a word opens it over the
+//! workspace's files (listed off the UI thread by the run loop, the walk
+//! and deny list of `list_files`), the text typed after the `@` filters them
+//! by a subsequence score, Up/Down select, Enter/Tab put the path (and a
+//! space) in place of `@query`, Esc closes it leaving what was typed.
+//!
+//! What must stay true: an `@` inside a word (an email address) never opens
+//! it; nothing here walks the disk; a key the picker does not take goes to
+//! the input as usual.
+
+use crate::tui::render::text::{sanitize, truncate};
+use crate::tui::render::theme;
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::text::Line;
+
+/// The workspace the picker lists (shared with the walk off the UI thread).
+#[derive(Clone)]
+pub struct FileSource(pub std::sync::Arc<crate::tools::Workspace>);
+
+impl std::fmt::Debug for FileSource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("FileSource")
+    }
+}
+
+/// Most matches listed.
+pub const SHOWN: usize = 8;
+
+#[derive(Debug, Default)]
+pub struct Picker {
+    /// The workspace's files; `None` while they are being listed.
+    files: Option<Vec<String>>,
+    /// More files exist than were listed.
+    more: bool,
+    /// What was typed after the `@`.
+    query: String,
+    /// Indices into `files`, best first.
+    matches: Vec<usize>,
+    selected: usize,
+}
+
+impl Picker {
+    pub fn new() -> Picker {
+        Picker::default()
+    }
+
+    /// The workspace's files arrived.
+    pub fn set_files(&mut self, files: Vec<String>, more: bool) {
+        self.files = Some(files);
+        self.more = more;
+        self.refilter();
+    }
+
+    pub fn set_query(&mut self, query: &str) {
+        if query != self.query {
+            self.query = query.to_string();
+            self.refilter();
+        }
+    }
+
+    pub fn query(&self) -> &str {
+        &self.query
+    }
+
+    fn refilter(&mut self) {
+        let Some(files) = &self.files else {
+            return;
+        };
+        let mut scored: Vec<(i64, usize)> = files
+            .iter()
+            .enumerate()
+            .filter_map(|(i, f)| score(&self.query, f).map(|s| (s, i)))
+            .collect();
+        scored.sort_by(|a, b| b.0.cmp(&a.0).then(files[a.1].len().cmp(&files[b.1].len())));
+        self.matches = scored.into_iter().map(|(_, i)| i).collect();
+        self.selected = 0;
+    }
+
+    /// Move the selection by `delta` (clamped).
+    pub fn move_by(&mut self, delta: isize) {
+        let last = self.matches.len().saturating_sub(1);
+        self.selected = self.selected.saturating_add_signed(delta).min(last);
+    }
+
+    /// The selected path, if any.
+    pub fn chosen(&self) -> Option<&str> {
+        let files = self.files.as_ref()?;
+        let i = *self.matches.get(self.selected)?;
+        files.get(i).map(String::as_str)
+    }
+
+    /// The matches shown, best first.
+    pub fn shown(&self) -> Vec<&str> {
+        let Some(files) = &self.files else {
+            return Vec::new();
+        };
+        self.matches
+            .iter()
+            .take(SHOWN)
+            .filter_map(|&i| files.get(i).map(String::as_str))
+            .collect()
+    }
+
+    /// Draw the list just above `input` (the input box's outer rectangle).
+    pub fn render(&self, input: Rect, buf: &mut Buffer) {
+        let lines: Vec<(String, ratatui::style::Style)> = match &self.files {
+            None => vec![(" listing the workspace's files…".into(), theme::DIM)],
+            Some(_) if self.matches.is_empty() => {
+                vec![(
+                    format!(" no file matches “{}”", sanitize(&self.query)),
+                    theme::DIM,
+                )]
+            }
+            Some(_) => self
+                .shown()
+                .iter()
+                .enumerate()
+                .map(|(i, f)| {
+                    let style = if i == self.selected {
+                        theme::WARN_BOLD.add_modifier(ratatui::style::Modifier::REVERSED)
+                    } else {
+                        ratatui::style::Style::new()
+                    };
+                    (format!(" {}", sanitize(f)), style)
+                })
+                .collect(),
+        };
+        let more = if self.more {
+            " (first 20,000 files)"
+        } else {
+            ""
+        };
+        let title = format!(
+            " @ files · {} match{} · ↑↓ Enter/Tab insert · Esc closes{more} ",
+            self.matches.len(),
+            if self.matches.len() == 1 { "" } else { "es" }
+        );
+        let height = (lines.len() as u16 + 1).min(input.y);
+        if height < 2 {
+            return;
+        }
+        let width = input.width;
+        let area = Rect {
+            x: input.x,
+            y: input.y - height,
+            width,
+            height,
+        };
+        ratatui::widgets::Widget::render(ratatui::widgets::Clear, area, buf);
+        buf.set_style(area, theme::PROMPT_BAR);
+        let w = width as usize;
+        buf.set_line(
+            area.x,
+            area.y,
+            &Line::styled(truncate(&title, w), theme::WARN_BOLD),
+            width,
+        );
+        for (i, (text, style)) in lines.iter().take(height as usize - 1).enumerate() {
+            let y = area.y + 1 + i as u16;
+            buf.set_style(
+                Rect {
+                    y,
+                    height: 1,
+                    ..area
+                },
+                *style,
+            );
+            buf.set_line(area.x, y, &Line::styled(truncate(text, w), *style), width);
+        }
+    }
+}
+
+/// Whether an `@` just typed after `before` (the line before it) starts a word.
+pub fn opens_after(before: &str) -> bool {
+    before.chars().next_back().is_none_or(char::is_whitespace)
+}
+
+/// A subsequence score of `query` in `path` (case-insensitive): `None` when
+/// the letters do not all appear in order; higher for letters next to each
+/// other and at the start of a name.
+pub fn score(query: &str, path: &str) -> Option<i64> {
+    // One pass over the path, no allocation: it runs for every file at
+    // every key typed.
+    let mut total = 0i64;
+    let mut last: Option<usize> = None;
+    let mut chars = path.chars().enumerate();
+    let mut before: Option<char> = None;
+    for q in query.chars().flat_map(char::to_lowercase) {
+        loop {
+            let (i, c) = chars.next()?;
+            let prev = before.replace(c);
+            if !same_letter(c, q) {
+                continue;
+            }
+            total += 1;
+            if last.is_some_and(|l| l + 1 == i) {
+                total += 5;
+            }
+            if prev.is_none_or(|b| matches!(b, '/' | '_' | '-' | '.')) {
+                total += 3;
+            }
+            last = Some(i);
+            break;
+        }
+    }
+    Some(total)
+}
+
+/// `c` is the lowercase letter `q`, case aside.
+fn same_letter(c: char, q: char) -> bool {
+    if c.is_ascii() {
+        c.to_ascii_lowercase() == q
+    } else {
+        c.to_lowercase().eq(std::iter::once(q))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_subsequence_score_prefers_adjacent_letters_and_name_starts() {
+        assert_eq!(score("xyz", "calculator.py"), None);
+        assert!(score("calc", "calculator.py") > score("calc", "c_a_l_c.txt"));
+        assert!(score("tc", "test_calculator.py").is_some());
+        assert_eq!(score("", "a"), Some(0));
+        assert!(score("CALC", "calculator.py").is_some(), "case-insensitive");
+    }
+
+    #[test]
+    fn an_at_inside_a_word_does_not_open() {
+        assert!(opens_after(""));
+        assert!(opens_after("look at "));
+        assert!(!opens_after("mail me at bob"));
+    }
+
+    #[test]
+    fn filtering_and_choosing() {
+        let mut p = Picker::new();
+        assert_eq!(p.chosen(), None, "still listing");
+        p.set_files(
+            vec![
+                "calculator.py".into(),
+                "test_calculator.py".into(),
+                "README.md".into(),
+            ],
+            false,
+        );
+        assert_eq!(p.shown().len(), 3);
+        p.set_query("calc");
+        assert_eq!(p.shown(), ["calculator.py", "test_calculator.py"]);
+        p.move_by(1);
+        assert_eq!(p.chosen(), Some("test_calculator.py"));
+        p.move_by(5);
+        assert_eq!(p.chosen(), Some("test_calculator.py"));
+        p.set_query("zzz");
+        assert_eq!(p.chosen(), None);
+    }
+}
