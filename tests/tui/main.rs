@@ -14,6 +14,7 @@ mod live_order;
 mod panes;
 mod prompts;
 mod review;
+mod scroll_resize;
 mod session;
 mod snapshots;
 mod state;
