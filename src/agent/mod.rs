@@ -26,6 +26,7 @@ pub mod scopes;
 mod session;
 mod task;
 mod task_scopes;
+mod versions;
 
 pub use contract::{
     AgentCommand, AgentEvent, ApprovalAction, ApprovalRequest, CallStatus, Decision, EventReceiver,
