@@ -30,6 +30,8 @@ fn script(edits: usize) -> String {
 }
 
 /// Run the session; (peak RSS in KiB, edits applied, seconds).
+// The child is reaped by `wait4` (for its rusage), not by `Child::wait`.
+#[allow(clippy::zombie_processes)]
 fn run(edits: usize, dir: &Path) -> (i64, usize, f64) {
     let path = dir.join(format!("edits-{edits}.json"));
     std::fs::write(&path, script(edits)).unwrap();
@@ -39,8 +41,10 @@ fn run(edits: usize, dir: &Path) -> (i64, usize, f64) {
     let out = std::fs::File::create(&out_path).unwrap();
     let start = Instant::now();
     // Another build can be measured the same way (e.g. an older commit's).
-    let bin = std::env::var_os("STEPWISE_BENCH_BIN")
-        .map_or_else(|| env!("CARGO_BIN_EXE_stepwise").into(), std::path::PathBuf::from);
+    let bin = std::env::var_os("STEPWISE_BENCH_BIN").map_or_else(
+        || env!("CARGO_BIN_EXE_stepwise").into(),
+        std::path::PathBuf::from,
+    );
     let child = Command::new(bin)
         .env_remove("OPENAI_API_KEY")
         .env_remove("OPENAI_BASE_URL")
