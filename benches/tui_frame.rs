@@ -3,7 +3,9 @@
 //! Run with `cargo bench --bench tui_frame`; prints the time per frame for a
 //! cold frame (everything wrapped once), idle redraws, redraws while text
 //! streams in, while scrolling the middle of the history, while reviewing an
-//! edit of 250 hunks, and while a 4,000-line write streams in as a live diff.
+//! edit of 250 hunks, and while a 4,000-line write streams in as a live diff;
+//! then frames after resizes, and the same first frame and resizes for the
+//! conversation alone (no diff pane), which show the diff pane's share.
 
 // A benchmark may panic on what it sets up itself.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -24,6 +26,26 @@ const CONVERSATION_LINES: usize = 20_000;
 const DIFF_LINES: usize = 5_000;
 
 fn session() -> App {
+    let mut app = conversation_only();
+    // Every fourth line changed and a line added: one long hunk of ~5,000 rows.
+    let (old, new) = big_file(4);
+    let diff = FileDiff::compute("big.py", Some(&old), &new);
+    let rows: usize = diff.hunks.iter().map(|h| h.lines.len()).sum();
+    assert!(rows >= DIFF_LINES, "diff has {rows} lines");
+    app.update(Msg::Agent(AgentEvent::ToolCallProposed {
+        step: 1,
+        call_id: "c1".into(),
+        tool: "write_file".into(),
+        target: "big.py".into(),
+        arguments: json!({"path": "big.py"}),
+        diff: Some(diff),
+        needs_approval: true,
+    }));
+    app
+}
+
+/// 20,000 lines of streamed reply, nothing else.
+fn conversation_only() -> App {
     let mut app = App::new("bench-model", "~/bench/workspace");
     let mut text = String::new();
     for i in 0..CONVERSATION_LINES {
@@ -38,21 +60,6 @@ fn session() -> App {
     app.update(Msg::Agent(AgentEvent::AssistantDelta { text }));
     app.update(Msg::Agent(AgentEvent::AssistantMessage {
         text: String::new(),
-    }));
-
-    // Every fourth line changed and a line added: one long hunk of ~5,000 rows.
-    let (old, new) = big_file(4);
-    let diff = FileDiff::compute("big.py", Some(&old), &new);
-    let rows: usize = diff.hunks.iter().map(|h| h.lines.len()).sum();
-    assert!(rows >= DIFF_LINES, "diff has {rows} lines");
-    app.update(Msg::Agent(AgentEvent::ToolCallProposed {
-        step: 1,
-        call_id: "c1".into(),
-        tool: "write_file".into(),
-        target: "big.py".into(),
-        arguments: json!({"path": "big.py"}),
-        diff: Some(diff),
-        needs_approval: true,
     }));
     app
 }
@@ -120,7 +127,7 @@ fn main() {
     let cold = Instant::now();
     term.draw(|f| draw(f, &mut app)).expect("draw");
     println!(
-        "{:<44} {:>9.1} µs (wraps all 20,000 lines and the diff once)",
+        "{:<44} {:>9.1} µs (the lines in view and the diff)",
         "first frame (cold caches)",
         cold.elapsed().as_secs_f64() * 1e6
     );
@@ -255,13 +262,40 @@ fn main() {
         |_, _| {},
     );
 
-    // A resize re-wraps everything once, then frames are cheap again.
-    let mut narrow = Terminal::new(TestBackend::new(WIDTH - 40, HEIGHT)).expect("terminal");
-    let rewrap = Instant::now();
-    narrow.draw(|f| draw(f, &mut app)).expect("draw");
+    // Resizes: only the lines in view are wrapped again (the diff pane
+    // rebuilds its rows at the new width).
+    resizes("frame after a resize", &mut app);
+
+    // The conversation alone: its first frame and resizes.
+    let mut alone = conversation_only();
+    let mut term = Terminal::new(TestBackend::new(WIDTH, HEIGHT)).expect("terminal");
+    let cold = Instant::now();
+    term.draw(|f| draw(f, &mut alone)).expect("draw");
     println!(
         "{:<44} {:>9.1} µs",
-        "frame after a resize (re-wrap once)",
-        rewrap.elapsed().as_secs_f64() * 1e6
+        "first frame, conversation only",
+        cold.elapsed().as_secs_f64() * 1e6
+    );
+    resizes("resize, conversation only", &mut alone);
+}
+
+/// Time frames after resizes to a few widths (each a new width for the caches).
+fn resizes(label: &str, app: &mut App) {
+    let widths = [WIDTH - 40, WIDTH - 10, WIDTH - 70, WIDTH - 25, WIDTH];
+    let mut total = Duration::ZERO;
+    let mut worst = Duration::ZERO;
+    for w in widths {
+        let mut term = Terminal::new(TestBackend::new(w, HEIGHT)).expect("terminal");
+        let start = Instant::now();
+        term.draw(|f| draw(f, app)).expect("draw");
+        let took = start.elapsed();
+        total += took;
+        worst = worst.max(took);
+    }
+    println!(
+        "{label:<44} {:>9.1} µs/frame (worst {:>8.1} µs, {} widths)",
+        (total / widths.len() as u32).as_secs_f64() * 1e6,
+        worst.as_secs_f64() * 1e6,
+        widths.len()
     );
 }

@@ -2,21 +2,15 @@
 //! content before and after, the cumulative diff since the session started,
 //! and undo (last change or all), which refuses to clobber a file someone else
 //! changed since stepwise wrote it.
+//!
+//! Memory grows with what changed, not with file size × edits: contents are
+//! kept by `versions` (the newest of each file in full, older ones as
+//! splices). Must stay true: every content read back is byte-exact.
 
+use crate::agent::versions::Versions;
 use crate::diff::FileDiff;
 use crate::tools::files::MAX_FILE_BYTES;
 use crate::tools::{RelPath, Workspace};
-
-/// One applied edit. Contents are exact (tools only edit UTF-8 text).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct FileChange {
-    pub task: u32,
-    pub path: String,
-    /// `None`: the edit created the file.
-    pub before: Option<String>,
-    /// `None`: the change deleted the file.
-    pub after: Option<String>,
-}
 
 /// One file of an undo: what it is now and what it goes back to.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -37,41 +31,43 @@ pub struct UndoPlan {
 }
 
 /// A path with its content before the first and after the last change (`None`: absent).
-type NetChange<'a> = (&'a str, Option<&'a str>, Option<&'a str>);
+type NetChange<'a> = (&'a str, Option<String>, Option<String>);
 
 #[derive(Debug, Default)]
 pub struct ChangeLog {
-    applied: Vec<FileChange>,
+    applied: Versions,
 }
 
 impl ChangeLog {
     pub fn record(&mut self, task: u32, path: &str, before: Option<&str>, after: Option<&str>) {
-        self.applied.push(FileChange {
-            task,
-            path: path.to_string(),
-            before: before.map(str::to_string),
-            after: after.map(str::to_string),
-        });
+        self.applied.push(task, path, before, after);
     }
 
     /// Per changed path (in first-change order): the content before the first
-    /// change among `changes` and after the last one.
-    fn net<'a>(changes: impl Iterator<Item = &'a FileChange>) -> Vec<NetChange<'a>> {
-        let mut out: Vec<NetChange<'a>> = Vec::new();
-        for c in changes {
-            match out.iter_mut().find(|(p, _, _)| *p == c.path) {
-                Some(entry) => entry.2 = c.after.as_deref(),
-                None => out.push((&c.path, c.before.as_deref(), c.after.as_deref())),
+    /// change among the changes `keep` selects and after the last one.
+    fn net(&self, keep: impl Fn(u32) -> bool) -> Vec<NetChange<'_>> {
+        let mut out: Vec<(&str, usize, usize)> = Vec::new();
+        for (i, (task, path)) in self.applied.iter().enumerate() {
+            if !keep(task) {
+                continue;
+            }
+            match out.iter_mut().find(|(p, _, _)| *p == path) {
+                Some(entry) => entry.2 = i,
+                None => out.push((path, i, i)),
             }
         }
-        out
+        out.into_iter()
+            .map(|(path, first, last)| (path, self.applied.before(first), self.applied.after(last)))
+            .collect()
     }
 
     /// What a task changed, as diffs from before its first edit to after its last.
     pub fn task_diffs(&self, task: u32) -> Vec<FileDiff> {
-        Self::net(self.applied.iter().filter(|c| c.task == task))
+        self.net(|t| t == task)
             .into_iter()
-            .map(|(path, before, after)| FileDiff::compute(path, before, after.unwrap_or("")))
+            .map(|(path, before, after)| {
+                FileDiff::compute(path, before.as_deref(), after.as_deref().unwrap_or(""))
+            })
             .filter(|d| !d.is_empty())
             .collect()
     }
@@ -79,11 +75,12 @@ impl ChangeLog {
     /// The cumulative diff since the session started: each changed file's
     /// original content against what is on disk now.
     pub fn session_diffs(&self, ws: &Workspace) -> Vec<FileDiff> {
-        Self::net(self.applied.iter())
+        self.net(|_| true)
             .into_iter()
             .map(|(path, before, _)| {
                 let now = read_now(ws, path);
-                let mut diff = FileDiff::compute(path, before, now.as_deref().unwrap_or(""));
+                let mut diff =
+                    FileDiff::compute(path, before.as_deref(), now.as_deref().unwrap_or(""));
                 if now.is_none() {
                     diff.path = format!("{path} (deleted)");
                 }
@@ -96,16 +93,16 @@ impl ChangeLog {
     /// Plan reverting the last change, or every change of the session.
     pub fn plan_undo(&self, ws: &Workspace, all: bool) -> Result<UndoPlan, String> {
         let (targets, changes) = if all {
-            (Self::net(self.applied.iter()), self.applied.len())
+            (self.net(|_| true), self.applied.len())
         } else {
-            let last = self.applied.last().ok_or_else(|| {
+            let last = self.applied.len().checked_sub(1).ok_or_else(|| {
                 "nothing to undo: stepwise has not changed any file in this session".to_string()
             })?;
             (
                 vec![(
-                    last.path.as_str(),
-                    last.before.as_deref(),
-                    last.after.as_deref(),
+                    self.applied.path(last),
+                    self.applied.before(last),
+                    self.applied.after(last),
                 )],
                 1,
             )
@@ -118,15 +115,15 @@ impl ChangeLog {
         let mut steps = Vec::new();
         for (path, restore, written) in targets {
             let now = read_now(ws, path);
-            if now.as_deref() != written {
+            if now != written {
                 return Err(format!(
                     "undo refused: {path} was changed on disk since stepwise wrote it; that change is kept (nothing was reverted)"
                 ));
             }
             steps.push(UndoStep {
                 path: path.to_string(),
-                restore: restore.map(str::to_string),
-                diff: FileDiff::compute(path, written, restore.unwrap_or("")),
+                diff: FileDiff::compute(path, written.as_deref(), restore.as_deref().unwrap_or("")),
+                restore,
             });
         }
         Ok(UndoPlan { steps, changes })

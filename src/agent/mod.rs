@@ -30,6 +30,7 @@ mod session;
 mod switch;
 mod task;
 mod task_scopes;
+mod versions;
 
 pub use contract::{
     AgentCommand, AgentEvent, ApprovalAction, ApprovalRequest, CallStatus, Decision, EventReceiver,

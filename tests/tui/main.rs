@@ -18,6 +18,7 @@ mod patch_review;
 mod picker;
 mod prompts;
 mod review;
+mod scroll_resize;
 mod session;
 mod snapshots;
 mod state;

@@ -1,11 +1,13 @@
 //! The conversation pane: the transcript (tasks, streamed assistant text with
 //! light markdown, final answers, errors, gate refusals, notices) as logical
-//! lines, plus a cache of their wrapped rows. Appending only wraps the new
-//! lines; a width change re-wraps once; drawing touches only visible rows.
+//! lines. Wrapping and scrolling are `wrap_cache`'s: only the lines around
+//! the view are ever wrapped, so appending, a width change and drawing cost
+//! what is visible, not the length of the session.
 
 use crate::tui::panes::line_kind::Kind;
 use crate::tui::panes::markdown::{CODE, inline_markdown, markdown_kind};
-use crate::tui::panes::scroll::{Scroll, ScrollMove};
+use crate::tui::panes::scroll::ScrollMove;
+use crate::tui::panes::wrap_cache::{Anchor, WrapCache};
 use crate::tui::render::text::{sanitize, wrap};
 use crate::tui::render::theme;
 use ratatui::buffer::Buffer;
@@ -41,19 +43,12 @@ pub struct Conversation {
     open: Option<OpenReply>,
     /// The reply closed last in this turn: its first line and full text.
     last_reply: Option<(usize, String)>,
-    width: usize,
-    rows: Vec<Line<'static>>,
-    /// First row of each wrapped logical line (`starts.len()` lines are wrapped).
-    starts: Vec<usize>,
-    scroll: Scroll,
+    cache: WrapCache,
 }
 
 impl Conversation {
     pub fn new() -> Self {
-        Conversation {
-            scroll: Scroll::following(),
-            ..Default::default()
-        }
+        Conversation::default()
     }
 
     pub fn clear(&mut self) {
@@ -219,49 +214,33 @@ impl Conversation {
     }
 
     fn invalidate_from(&mut self, line: usize) {
-        if line < self.starts.len() {
-            self.rows.truncate(self.starts[line]);
-            self.starts.truncate(line);
-        }
+        self.cache.invalidate_from(line);
     }
 
-    /// Bring the wrapped rows up to date for `width` columns.
-    pub fn ensure_wrapped(&mut self, width: usize) {
-        if width != self.width {
-            self.width = width;
-            self.rows.clear();
-            self.starts.clear();
-        }
-        for line in &self.lines[self.starts.len()..] {
-            self.starts.push(self.rows.len());
-            self.rows.extend(wrap_logical(line, width));
-        }
-    }
-
-    pub fn total_rows(&self) -> usize {
-        self.rows.len()
+    /// Wrap what a viewport of `width` x `height` shows (and only that).
+    pub fn ensure_wrapped(&mut self, width: usize, height: usize) {
+        self.cache.layout(&self.lines, &wrap_logical, width, height);
     }
 
     /// Show the newest rows again, and keep following them.
     pub fn follow(&mut self) {
-        self.scroll.follow();
+        self.cache.follow();
     }
 
     /// Where the view is scrolled to.
-    pub fn scroll(&self) -> &Scroll {
-        &self.scroll
+    pub fn scroll(&self) -> &Anchor {
+        self.cache.anchor()
     }
 
     /// Scroll by `m` in a viewport of `height` rows.
     pub fn scroll_by(&mut self, m: ScrollMove, height: usize) {
-        let total = self.total_rows();
-        self.scroll.apply(m, total, height);
+        self.cache.apply(&self.lines, &wrap_logical, m, height);
     }
 
     /// Draw the visible window of rows into `area`.
     pub fn render(&self, area: Rect, buf: &mut Buffer) {
-        self.scroll.draw_window(&self.rows, area, buf);
-        if self.rows.is_empty() && area.height > 0 {
+        let drawn = self.cache.render(self.lines.len(), area, buf);
+        if drawn == 0 && area.height > 0 {
             let hint = Line::styled(
                 "Type a task below and press Enter. The agent asks before every write and test run.",
                 theme::DIM,
@@ -325,9 +304,13 @@ fn wrap_logical(line: &Logical, width: usize) -> Vec<Line<'static>> {
 mod tests {
     use super::*;
 
+    /// Every row, wrapped directly (what the lazy cache must agree with).
     fn text(c: &mut Conversation, width: usize) -> Vec<String> {
-        c.ensure_wrapped(width);
-        c.rows.iter().map(|l| l.to_string()).collect()
+        c.lines
+            .iter()
+            .flat_map(|l| wrap_logical(l, width))
+            .map(|l| l.to_string())
+            .collect()
     }
 
     #[test]
@@ -385,11 +368,12 @@ mod tests {
         for i in 0..100 {
             c.push_entry(Kind::Notice, &format!("notice {i}"));
         }
-        c.ensure_wrapped(30);
-        let before = c.starts.len();
+        c.ensure_wrapped(30, 500);
+        let before = c.cache.known();
         c.push_entry(Kind::Error, "boom");
-        assert_eq!(c.starts.len(), before, "cache kept");
-        c.ensure_wrapped(30);
-        assert_eq!(c.rows.last().map(|l| l.to_string()), Some("✗ boom".into()));
+        assert_eq!(c.cache.known(), before, "cache kept");
+        c.ensure_wrapped(30, 500);
+        assert_eq!(c.cache.known(), before + 2, "only the new lines wrapped");
+        assert_eq!(text(&mut c, 30).last().map(String::as_str), Some("✗ boom"));
     }
 }

@@ -44,8 +44,9 @@ pub fn relayout(app: &mut App, area: Rect) {
     if panes.too_small {
         return;
     }
+    let conv = panes.conversation.inner();
     app.conversation
-        .ensure_wrapped(panes.conversation.inner().width as usize);
+        .ensure_wrapped(conv.width as usize, conv.height as usize);
     if let Some(diff) = panes.diff {
         let inner = diff.inner();
         diff_pane::ensure(app, inner.width as usize, inner.height as usize);
