@@ -159,9 +159,15 @@ impl ChangeLog {
         Ok(done)
     }
 
-    /// Every recorded change, in order (for the transcript; see `changes_store`).
-    pub fn entries(&self) -> Vec<FileChange> {
-        self.applied.clone()
+    /// How many changes are recorded.
+    pub fn len(&self) -> usize {
+        self.applied.len()
+    }
+
+    /// Every change newest first with its texts (for the transcript; see
+    /// `changes_store` and `Versions::walk_back`).
+    pub fn walk_back(&self, f: impl FnMut(usize, u32, &str, Option<&str>, Option<&str>, bool)) {
+        self.applied.walk_back(f);
     }
 }
 

@@ -1,91 +1,146 @@
 //! The session's change log as JSON, for the transcript (resume): each
-//! change once, in order. A change's `before` is left out when it is the
-//! `after` of the previous change to the same path (the common case), so a
-//! file's text is stored once as its original and then once per edit.
+//! change once, in order, as small as the edit. A change's `before` is left
+//! out when it is the `after` of the previous change to the same path (the
+//! common case); its `after` is the file's text when it created the file,
+//! `null` when it deleted it, and otherwise a splice of its `before`
+//! (`{"keep_start", "keep_end", "middle"}`: the bytes that changed). So the
+//! transcript grows with what changed, not with file size × edits, and
+//! encoding walks each file's versions once (see `Versions::walk_back`).
 //!
-//! What must stay true: `decode(encode(x)) == x`, and the encoding of change
-//! `i` depends only on changes `..=i` (the transcript appends new changes to
-//! those already written). Decoding treats its input as hostile: a bad entry
-//! is an error, never a panic.
+//! What must stay true: decoding an encoding gives back exactly the recorded
+//! texts, and the encoding of change `i` depends only on changes `..=i` (the
+//! transcript appends new changes to those already written). Decoding treats
+//! its input as hostile: a bad entry is an error, never a panic.
 
-use super::changes::FileChange;
+use super::changes::ChangeLog;
+use super::versions::Splice;
 use serde_json::{Value, json};
 use std::collections::HashMap;
 
-/// The changes as JSON entries.
-pub fn encode(changes: &[FileChange]) -> Vec<Value> {
-    let mut last_after: HashMap<&str, Option<&str>> = HashMap::new();
-    let mut out = Vec::with_capacity(changes.len());
-    for c in changes {
-        let mut entry = json!({"task": c.task, "path": c.path, "after": c.after});
-        if last_after.get(c.path.as_str()) != Some(&c.before.as_deref()) {
-            entry["before"] = json!(c.before);
+/// The changes as JSON entries, oldest first.
+pub fn encode(log: &ChangeLog) -> Vec<Value> {
+    let mut out = vec![Value::Null; log.len()];
+    log.walk_back(|i, task, path, before, after, chained| {
+        let after = match (before, after) {
+            (_, None) => Value::Null,
+            (None, Some(after)) => json!(after),
+            (Some(before), Some(after)) => {
+                let s = Splice::between(before, after);
+                json!({"keep_start": s.prefix, "keep_end": s.suffix, "middle": &*s.middle})
+            }
+        };
+        let mut entry = json!({"task": task, "path": path, "after": after});
+        if !chained {
+            entry["before"] = json!(before);
         }
-        last_after.insert(&c.path, c.after.as_deref());
-        out.push(entry);
-    }
+        out[i] = entry;
+    });
     out
 }
 
-/// The changes back from their entries.
-pub fn decode(entries: &[Value]) -> Result<Vec<FileChange>, String> {
+/// The change log back from its entries.
+pub fn decode(entries: &[Value]) -> Result<ChangeLog, String> {
     let mut last_after: HashMap<String, Option<String>> = HashMap::new();
-    let mut out = Vec::with_capacity(entries.len());
+    let mut log = ChangeLog::default();
     for (i, e) in entries.iter().enumerate() {
         let bad = || format!("change {} of the log is malformed", i + 1);
         let path = e["path"].as_str().ok_or_else(bad)?.to_string();
         let task = u32::try_from(e["task"].as_u64().ok_or_else(bad)?).map_err(|_| bad())?;
-        let text = |v: &Value| match v {
-            Value::Null => Ok(None),
-            Value::String(s) => Ok(Some(s.clone())),
-            _ => Err(bad()),
-        };
-        let after = text(&e["after"])?;
         let before = match e.get("before") {
-            Some(v) => text(v)?,
-            None => last_after.get(&path).cloned().ok_or_else(bad)?,
+            Some(Value::Null) => None,
+            Some(Value::String(s)) => Some(s.clone()),
+            Some(_) => return Err(bad()),
+            None => last_after.remove(&path).ok_or_else(bad)?,
         };
-        last_after.insert(path.clone(), after.clone());
-        out.push(FileChange {
-            task,
-            path,
-            before,
-            after,
-        });
+        let after = match (&e["after"], before.as_deref()) {
+            (Value::Null, _) => None,
+            (Value::String(s), None) => Some(s.clone()),
+            (splice @ Value::Object(_), Some(before)) => {
+                let count = |key: &str| {
+                    splice[key]
+                        .as_u64()
+                        .and_then(|n| usize::try_from(n).ok())
+                        .ok_or_else(bad)
+                };
+                let s = Splice {
+                    prefix: count("keep_start")?,
+                    suffix: count("keep_end")?,
+                    middle: splice["middle"].as_str().ok_or_else(bad)?.into(),
+                };
+                Some(s.apply_checked(before).ok_or_else(bad)?)
+            }
+            _ => return Err(bad()),
+        };
+        log.record(task, &path, before.as_deref(), after.as_deref());
+        last_after.insert(path, after);
     }
-    Ok(out)
+    Ok(log)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn change(task: u32, path: &str, before: Option<&str>, after: Option<&str>) -> FileChange {
-        FileChange {
-            task,
-            path: path.into(),
-            before: before.map(Into::into),
-            after: after.map(Into::into),
+    type Change<'a> = (u32, &'a str, Option<&'a str>, Option<&'a str>);
+
+    fn log_of(changes: &[Change]) -> ChangeLog {
+        let mut log = ChangeLog::default();
+        for (task, path, before, after) in changes {
+            log.record(*task, path, *before, *after);
         }
+        log
+    }
+
+    /// Every change's (task, path, before, after), oldest first.
+    fn texts(log: &ChangeLog) -> Vec<(u32, String, Option<String>, Option<String>)> {
+        let mut out = Vec::new();
+        log.walk_back(|_, task, path, before, after, _| {
+            out.push((
+                task,
+                path.to_string(),
+                before.map(str::to_string),
+                after.map(str::to_string),
+            ));
+        });
+        out.reverse();
+        out
     }
 
     #[test]
     fn each_text_is_stored_once_and_comes_back_exactly() {
-        let changes = vec![
-            change(1, "a.py", Some("v0"), Some("v1")),
-            change(1, "b.py", None, Some("new")),
-            change(2, "a.py", Some("v1"), Some("v2")),
-            change(2, "b.py", Some("new"), None),
+        let changes = [
+            (1, "a.py", Some("v0\nsame\n"), Some("v1\nsame\n")),
+            (1, "b.py", None, Some("new")),
+            (2, "a.py", Some("v1\nsame\n"), Some("v2\nsame\n")),
+            (2, "b.py", Some("new"), None),
             // Someone changed a.py by hand in between: the before is stored.
-            change(3, "a.py", Some("by hand"), Some("v3")),
+            (3, "a.py", Some("by hand"), Some("v3")),
         ];
-        let encoded = encode(&changes);
+        let log = log_of(&changes);
+        let encoded = encode(&log);
         assert!(encoded[2].get("before").is_none(), "{}", encoded[2]);
+        assert_eq!(encoded[2]["after"]["middle"], "2", "only what changed");
         assert!(encoded[3].get("before").is_none(), "{}", encoded[3]);
         assert_eq!(encoded[4]["before"], "by hand");
-        assert_eq!(decode(&encoded).unwrap(), changes);
+        assert_eq!(texts(&decode(&encoded).unwrap()), texts(&log));
         // The encoding of a prefix is a prefix of the encoding.
-        assert_eq!(encode(&changes[..3]), encoded[..3]);
+        assert_eq!(encode(&log_of(&changes[..3])), encoded[..3]);
+    }
+
+    #[test]
+    fn a_long_session_of_edits_to_one_file_stays_small() {
+        let mut log = ChangeLog::default();
+        let mut text = String::from("start\n");
+        for i in 0..500 {
+            let next = format!("{text}line {i}\n");
+            log.record(1, "f.txt", Some(&text), Some(&next));
+            text = next;
+        }
+        let encoded = encode(&log);
+        let size: usize = encoded.iter().map(|e| e.to_string().len()).sum();
+        assert!(size < 100 * 500, "{size} bytes for 500 one-line edits");
+        let back = decode(&encoded).unwrap();
+        assert_eq!(texts(&back), texts(&log));
     }
 
     #[test]
@@ -96,6 +151,11 @@ mod tests {
             json!({"task": 1, "path": "a", "after": 5, "before": null}),
             // No before and no earlier change of the path.
             json!({"task": 1, "path": "a", "after": "x"}),
+            // A splice that does not fit its before.
+            json!({"task": 1, "path": "a", "before": "ab", "after": {"keep_start": 5, "keep_end": 0, "middle": ""}}),
+            json!({"task": 1, "path": "a", "before": "é", "after": {"keep_start": 1, "keep_end": 0, "middle": ""}}),
+            // A splice needs a before.
+            json!({"task": 1, "path": "a", "before": null, "after": {"keep_start": 0, "keep_end": 0, "middle": ""}}),
         ] {
             assert!(decode(std::slice::from_ref(&bad)).is_err(), "{bad}");
         }

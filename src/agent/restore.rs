@@ -22,7 +22,7 @@ impl Session {
     pub fn saved_state(&self) -> SavedState {
         SavedState {
             messages: self.history.clone(),
-            changes: self.changes.entries(),
+            changes: super::changes_store::encode(&self.changes),
             usage: self.session_usage,
             cost_usd: self.session_cost,
             tasks: self.tasks,
@@ -48,12 +48,9 @@ impl Session {
         if state.messages.first().map(|m| m.role) != Some(Role::System) {
             return Err("the saved conversation does not start with a system message".into());
         }
+        let changes = super::changes_store::decode(&state.changes)?;
         self.history = state.messages;
-        self.changes = Default::default();
-        for c in &state.changes {
-            self.changes
-                .record(c.task, &c.path, c.before.as_deref(), c.after.as_deref());
-        }
+        self.changes = changes;
         self.session_usage = state.usage;
         self.session_cost = state.cost_usd;
         self.tasks = state.tasks;

@@ -14,9 +14,6 @@ use super::changes_store;
 use crate::llm::{ChatMessage, Role, TokenUsage, ToolCallMsg};
 use serde_json::{Map, Value};
 
-/// One change of the log, as saved (the change log's own entry type).
-pub use super::changes::FileChange as FileChangeEntry;
-
 /// Where a session's checkpoints go (set by whoever writes the transcript).
 pub type CheckpointSink = Box<dyn FnMut(&SavedState) + Send + Sync>;
 
@@ -24,7 +21,8 @@ pub type CheckpointSink = Box<dyn FnMut(&SavedState) + Send + Sync>;
 #[derive(Debug, Clone, PartialEq)]
 pub struct SavedState {
     pub messages: Vec<ChatMessage>,
-    pub changes: Vec<super::changes::FileChange>,
+    /// The change log, encoded as the transcript keeps it (`changes_store`).
+    pub changes: Vec<Value>,
     pub usage: TokenUsage,
     pub cost_usd: f64,
     pub tasks: u32,
@@ -59,12 +57,22 @@ impl SavedState {
 
     /// The change log entries (see `changes_store`).
     pub fn changes_json(&self) -> Vec<Value> {
-        changes_store::encode(&self.changes)
+        self.changes.clone()
     }
 
-    /// Changes back from their entries.
-    pub fn changes_from_json(entries: &[Value]) -> Result<Vec<super::changes::FileChange>, String> {
-        changes_store::decode(entries)
+    /// Entries read from a transcript, once checked to decode.
+    pub fn changes_from_json(entries: &[Value]) -> Result<Vec<Value>, String> {
+        changes_store::decode(entries).map(|_| entries.to_vec())
+    }
+
+    /// Encoded entries of these changes, `(task, path, before, after)`
+    /// oldest first (for tests and tools that build a state by hand).
+    pub fn encode_changes(changes: &[(u32, &str, Option<&str>, Option<&str>)]) -> Vec<Value> {
+        let mut log = super::changes::ChangeLog::default();
+        for (task, path, before, after) in changes {
+            log.record(*task, path, *before, *after);
+        }
+        changes_store::encode(&log)
     }
 }
 

@@ -11,15 +11,15 @@
 
 /// `to` rebuilt from `from`: keep `from[..prefix]` and the last `suffix`
 /// bytes of `from`, with `middle` between.
-#[derive(Debug, Clone)]
-struct Splice {
-    prefix: usize,
-    suffix: usize,
-    middle: Box<str>,
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Splice {
+    pub prefix: usize,
+    pub suffix: usize,
+    pub middle: Box<str>,
 }
 
 impl Splice {
-    fn between(from: &str, to: &str) -> Splice {
+    pub fn between(from: &str, to: &str) -> Splice {
         let (a, b) = (from.as_bytes(), to.as_bytes());
         let mut prefix = a.iter().zip(b).take_while(|(x, y)| x == y).count();
         while !(from.is_char_boundary(prefix) && to.is_char_boundary(prefix)) {
@@ -41,6 +41,14 @@ impl Splice {
             suffix,
             middle: to[prefix..b.len() - suffix].into(),
         }
+    }
+
+    /// `apply`, for a splice that came from outside (a transcript): `None`
+    /// when it does not fit `from` (out of range, or not on char boundaries).
+    pub fn apply_checked(&self, from: &str) -> Option<String> {
+        let end = from.len().checked_sub(self.suffix)?;
+        (self.prefix <= end && from.is_char_boundary(self.prefix) && from.is_char_boundary(end))
+            .then(|| self.apply(from))
     }
 
     fn apply(&self, from: &str) -> String {
@@ -156,6 +164,42 @@ impl Versions {
         Some(text)
     }
 
+    /// Every change newest first, with its texts: `f(i, task, path, before,
+    /// after, chained)`, where `chained` says `before` is the `after` of the
+    /// previous change to the same path. One backward walk per file, so only
+    /// a version or two of each file is in memory at a time (not one per edit).
+    pub fn walk_back(&self, mut f: impl FnMut(usize, u32, &str, Option<&str>, Option<&str>, bool)) {
+        let mut chained = vec![false; self.entries.len()];
+        let mut last_shares: std::collections::HashMap<&str, bool> = Default::default();
+        for (i, e) in self.entries.iter().enumerate() {
+            chained[i] = last_shares.get(e.path.as_str()) == Some(&true);
+            last_shares.insert(&e.path, matches!(e.after, After::NextBefore));
+        }
+        // The `before` of the newest change seen so far of each path.
+        let mut next_before: std::collections::HashMap<&str, Option<String>> = Default::default();
+        for (i, e) in self.entries.iter().enumerate().rev() {
+            let after = match &e.after {
+                After::Absent => None,
+                After::Full(text) => Some(text.to_string()),
+                After::NextBefore => next_before.remove(e.path.as_str()).flatten(),
+            };
+            let before = match &e.before {
+                Before::Absent => None,
+                Before::Full(text) => Some(text.to_string()),
+                Before::FromAfter(splice) => after.as_deref().map(|a| splice.apply(a)),
+            };
+            f(
+                i,
+                e.task,
+                &e.path,
+                before.as_deref(),
+                after.as_deref(),
+                chained[i],
+            );
+            next_before.insert(&e.path, before);
+        }
+    }
+
     /// Keep the first `keep` changes; versions they share with dropped ones
     /// are kept in full first.
     pub fn truncate(&mut self, keep: usize) {
@@ -195,6 +239,42 @@ mod tests {
             assert_eq!(Splice::between(a, b).apply(a), b, "{a:?} -> {b:?}");
             assert_eq!(Splice::between(b, a).apply(b), a, "{b:?} -> {a:?}");
         }
+    }
+
+    #[test]
+    fn the_backward_walk_gives_every_version_and_says_which_are_chained() {
+        let mut v = Versions::default();
+        v.push(1, "a", Some("v0"), Some("v1"));
+        v.push(1, "b", None, Some("new"));
+        v.push(2, "a", Some("v1"), Some("v2"));
+        v.push(2, "a", Some("by hand"), Some("v3"));
+        v.push(3, "b", Some("new"), None);
+        let mut seen = Vec::new();
+        v.walk_back(|i, task, path, before, after, chained| {
+            assert_eq!(before.map(str::to_string), v.before(i));
+            assert_eq!(after.map(str::to_string), v.after(i));
+            seen.push((i, task, path.to_string(), chained));
+        });
+        let chained: Vec<bool> = seen.iter().rev().map(|s| s.3).collect();
+        assert_eq!(chained, [false, false, true, false, true]);
+        assert_eq!(
+            seen.iter().map(|s| s.0).collect::<Vec<_>>(),
+            [4, 3, 2, 1, 0]
+        );
+    }
+
+    #[test]
+    fn a_splice_from_outside_is_checked_before_it_is_applied() {
+        let s = Splice::between("héllo", "hallo");
+        assert_eq!(s.apply_checked("héllo").as_deref(), Some("hallo"));
+        let bad = |prefix, suffix| Splice {
+            prefix,
+            suffix,
+            middle: "x".into(),
+        };
+        assert_eq!(bad(2, 0).apply_checked("héllo"), None, "inside é");
+        assert_eq!(bad(9, 0).apply_checked("héllo"), None);
+        assert_eq!(bad(3, 4).apply_checked("héllo"), None, "overlapping");
     }
 
     #[test]

@@ -40,15 +40,12 @@ fn state(messages: &[&str], changes: &[(&str, Option<&str>, Option<&str>)]) -> S
     all.extend(messages.iter().map(|m| ChatMessage::user(*m)));
     SavedState {
         messages: all,
-        changes: changes
-            .iter()
-            .map(|(p, b, a)| crate::agent::saved::FileChangeEntry {
-                task: 1,
-                path: p.to_string(),
-                before: b.map(str::to_string),
-                after: a.map(str::to_string),
-            })
-            .collect(),
+        changes: SavedState::encode_changes(
+            &changes
+                .iter()
+                .map(|(p, b, a)| (1, *p, *b, *a))
+                .collect::<Vec<_>>(),
+        ),
         usage: TokenUsage {
             prompt_tokens: 10,
             completion_tokens: 2,
