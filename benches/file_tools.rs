@@ -2,7 +2,9 @@
 //! text files in 1,110 folders (10 x 10 x 10, 100 files each), generated in
 //! a temporary folder. Run with `cargo bench --bench file_tools`; prints the
 //! median time of each tool over several runs (the first, cold run aside).
-//! Targets: `list_files` under 50 ms, `search_text` under 300 ms.
+//! Targets: `list_files` under 50 ms, `search_text` under 300 ms. Also the
+//! test-run snapshot of a 10,000-file tree: the first one of a session
+//! (every file read) and a later one (nothing changed, nothing read).
 
 // A benchmark may panic on what it sets up itself.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -11,13 +13,14 @@ use std::time::{Duration, Instant};
 use stepwise::tools::Workspace;
 use stepwise::tools::files::list_files;
 use stepwise::tools::search::{SearchArgs, search_text};
+use stepwise::tools::snapshot::Snapshot;
 
 const FILES_PER_FOLDER: usize = 100;
 const RUNS: usize = 11;
 
-fn generate(root: &std::path::Path) -> usize {
+fn generate(root: &std::path::Path, top: usize) -> usize {
     let mut n = 0;
-    for a in 0..10 {
+    for a in 0..top {
         for b in 0..10 {
             for c in 0..10 {
                 let dir = root.join(format!("pkg{a}/mod{b}/part{c}"));
@@ -66,7 +69,7 @@ fn time(what: &str, mut run: impl FnMut()) {
 fn main() {
     let tmp = tempfile::tempdir().unwrap();
     let started = Instant::now();
-    let files = generate(tmp.path());
+    let files = generate(tmp.path(), 10);
     println!(
         "generated {files} files in {:.1} s",
         started.elapsed().as_secs_f64()
@@ -91,5 +94,23 @@ fn main() {
     assert_eq!(found.body["total"], files.div_ceil(997));
     time("search_text", || {
         assert!(search_text(&ws, &args).success);
+    });
+
+    drop(tmp);
+
+    let small = tempfile::tempdir().unwrap();
+    let files = generate(small.path(), 1);
+    let ws = Workspace::open(small.path()).unwrap();
+    assert_eq!(Snapshot::take(&ws).changes_to(&Snapshot::take(&ws)), []);
+    println!("snapshot of {files} files:");
+    time("first", || {
+        Snapshot::take(&ws);
+    });
+    let previous = Snapshot::take(&ws);
+    // Past the window in which file times are not trusted.
+    std::thread::sleep(Duration::from_secs(3));
+    let previous = Snapshot::take_after(&ws, Some(&previous));
+    time("later", || {
+        Snapshot::take_after(&ws, Some(&previous));
     });
 }

@@ -33,19 +33,27 @@ pub const DENIED_NAMES: [&str; 11] = [
 pub const DENIED_DIRS: [&str; 2] = [".git", ".stepwise"];
 
 /// Whether a file name (any case) is on the fixed list. Written out rather
-/// than matched as globs: it runs for every file a listing or search walks.
+/// than matched as globs, and without allocating: it runs for every file a
+/// listing or search walks.
 pub fn denied_name(name: &str) -> bool {
-    let lower = name.to_ascii_lowercase();
-    let n = lower.as_str();
-    matches!(
-        n,
-        ".env" | ".netrc" | ".pypirc" | ".npmrc" | ".git-credentials"
-    ) || n.starts_with(".env.")
-        || n.ends_with(".pem")
-        || n.ends_with(".key")
-        || n.starts_with("id_rsa")
-        || n.starts_with("id_ecdsa")
-        || n.starts_with("id_ed25519")
+    let n = name.as_bytes();
+    let is = |word: &str| n.eq_ignore_ascii_case(word.as_bytes());
+    let starts =
+        |word: &str| n.len() >= word.len() && n[..word.len()].eq_ignore_ascii_case(word.as_bytes());
+    let ends = |word: &str| {
+        n.len() >= word.len() && n[n.len() - word.len()..].eq_ignore_ascii_case(word.as_bytes())
+    };
+    is(".env")
+        || is(".netrc")
+        || is(".pypirc")
+        || is(".npmrc")
+        || is(".git-credentials")
+        || starts(".env.")
+        || ends(".pem")
+        || ends(".key")
+        || starts("id_rsa")
+        || starts("id_ecdsa")
+        || starts("id_ed25519")
 }
 
 /// The fixed names plus the configured globs.

@@ -1,22 +1,25 @@
 //! `list_files {path, depth?}`: an overview of a folder that stays useful on
-//! a tree of any size. One walk (hidden, cache and `.gitignore`d folders are
-//! never entered, symlinks never followed, denied files never counted) builds
-//! the folder tree with each folder's file count; the listing then opens
-//! folders breadth first while everything fits in [`MAX_LIST_ENTRIES`], and a
-//! folder that does not fit stays one entry with its count
-//! (`src/components/ (1,234 files)`).
+//! a tree of any size. Breadth first, a folder is opened while everything
+//! fits in [`MAX_LIST_ENTRIES`]; a folder that does not fit stays one entry
+//! with its count (`src/components/ (1,234 files)`). Only the folders the
+//! overview may open are listed; a closed folder is only counted, by a walk
+//! that keeps nothing per file.
+//!
+//! A folder's count is the number of files below it the model could open
+//! with `read_file`'s path rules: regular files (not symlinks) outside hidden,
+//! cache and `.gitignore`d folders, that are not hidden themselves, not
+//! `.gitignore`d and not on the deny list (fixed names and `deny_paths`).
 //!
 //! What must stay true: nothing under a skipped folder is ever read; the
-//! listing never holds more than [`MAX_LIST_ENTRIES`] entries.
+//! listing never holds more than [`MAX_LIST_ENTRIES`] entries; the counts and
+//! entries are those a full walk of the folder would give.
 
 use super::ToolOutput;
-use super::walk::walker;
+use super::walk::{count_files, entries, in_parallel};
 use super::workspace::{PathError, Workspace};
 use crate::present::numbers::thousands;
 use serde_json::json;
-use std::collections::{HashMap, VecDeque};
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
 
 /// Most entries `list_files` returns.
 pub const MAX_LIST_ENTRIES: usize = 200;
@@ -32,20 +35,6 @@ struct Folder {
     folders: Vec<usize>,
     /// Files anywhere below it.
     count: usize,
-}
-
-/// What one walking thread found, handed over when the thread is done.
-struct Found<'a> {
-    local: Vec<(usize, PathBuf, bool)>,
-    out: &'a Mutex<Vec<(usize, PathBuf, bool)>>,
-}
-
-impl Drop for Found<'_> {
-    fn drop(&mut self) {
-        if let Ok(mut out) = self.out.lock() {
-            out.append(&mut self.local);
-        }
-    }
 }
 
 pub fn list_files_depth(ws: &Workspace, path: &str, depth: Option<u64>) -> ToolOutput {
@@ -83,10 +72,10 @@ fn list(ws: &Workspace, path: &str, depth: Option<u64>) -> Result<ToolOutput, Pa
     // The folder was opened through the capability, so its real path lies
     // inside the root (and outside `.stepwise/`); the walk never follows symlinks.
     let start = ws.real_dir(&rel)?;
-    let folders = walk(ws, &start);
     let max_depth = depth.map_or(usize::MAX, |d| usize::try_from(d).unwrap_or(usize::MAX));
-    let (entries, collapsed, cut) = overview(&folders, max_depth, ws.root());
-    let total = folders[0].count;
+    let tree = walk(ws, &start, max_depth);
+    let (entries, collapsed) = overview(&tree, ws.root());
+    let (total, cut) = (tree.folders[0].count, tree.cut);
     let truncated = collapsed > 0 || cut;
     let files_word = |n: usize| {
         if n == 1 {
@@ -127,101 +116,143 @@ fn list(ws: &Workspace, path: &str, depth: Option<u64>) -> Result<ToolOutput, Pa
     Ok(ToolOutput::ok(summary, payload))
 }
 
-/// The folder tree under `start` (index 0), with file counts. The walk runs
-/// on every core; the tree is built afterwards, parents first.
-fn walk(ws: &Workspace, start: &Path) -> Vec<Folder> {
-    let found = Mutex::new(Vec::new());
-    let threads = std::thread::available_parallelism().map_or(2, |n| n.get().min(8));
-    walker(start).threads(threads).build_parallel().run(|| {
-        let mut mine = Found {
-            local: Vec::new(),
-            out: &found,
-        };
-        Box::new(move |entry| {
-            let Ok(entry) = entry else {
-                return ignore::WalkState::Continue;
-            };
-            let Some(kind) = entry.file_type() else {
-                return ignore::WalkState::Continue;
-            };
-            let depth = entry.depth();
-            if depth == 0 {
-                return ignore::WalkState::Continue;
-            }
-            if kind.is_dir() {
-                mine.local.push((depth, entry.into_path(), true));
-            } else if kind.is_file() {
-                let name = entry.file_name().to_string_lossy();
-                let relative = entry.path().strip_prefix(ws.root()).unwrap_or(entry.path());
-                if !ws.deny().denies_walked(relative, &name) {
-                    mine.local.push((depth, entry.into_path(), false));
-                }
-            }
-            ignore::WalkState::Continue
-        })
-    });
-    let mut entries = found.into_inner().unwrap_or_else(|e| e.into_inner());
-    entries.sort_unstable_by_key(|e| e.0);
-    let mut folders = vec![Folder {
-        path: start.to_path_buf(),
-        ..Folder::default()
-    }];
-    let mut index: HashMap<PathBuf, usize> = HashMap::from([(start.to_path_buf(), 0)]);
-    for (depth, path, is_dir) in entries {
-        let Some(&parent) = path.parent().and_then(|p| index.get(p)) else {
-            continue;
-        };
-        if is_dir {
-            let id = folders.len();
-            index.insert(path.clone(), id);
-            folders.push(Folder {
-                path,
-                parent,
-                depth,
-                ..Folder::default()
-            });
-            folders[parent].folders.push(id);
-        } else {
-            folders[parent].files.push(path);
-        }
-    }
-    // Children come after their parents: add counts up from the leaves.
-    for id in (0..folders.len()).rev() {
-        folders[id].count += folders[id].files.len();
-        if id != 0 {
-            let parent = folders[id].parent;
-            folders[parent].count += folders[id].count;
-        }
-    }
-    folders
+/// The folders `list_files` looks at: every folder the overview may open is
+/// listed (its direct entries read), level by level; a folder shown closed
+/// is only counted. Index 0 is the start folder; children come after their
+/// parents.
+struct Tree {
+    folders: Vec<Folder>,
+    open: Vec<bool>,
+    /// The start folder alone holds more entries than fit.
+    cut: bool,
 }
 
-/// Entries to show, how many folders stay closed, and whether the start
-/// folder itself had more entries than fit.
-fn overview(folders: &[Folder], max_depth: usize, root: &Path) -> (Vec<String>, usize, bool) {
+/// Build the tree under `start`: breadth first, opening a folder while its
+/// entries fit in [`MAX_LIST_ENTRIES`], then count what stays closed. Each
+/// folder is read once: by its listing, or by the count of a closed folder
+/// above it. Listings of one level and the counts run on every core.
+fn walk(ws: &Workspace, start: &Path, max_depth: usize) -> Tree {
+    let (deny, root) = (ws.deny(), ws.root());
+    let mut tree = Tree {
+        folders: vec![Folder {
+            path: start.to_path_buf(),
+            ..Folder::default()
+        }],
+        open: vec![true],
+        cut: false,
+    };
+    let mut listed = vec![true];
+    let (files, dirs) = entries(deny, root, start);
+    adopt(&mut tree, &mut listed, 0, files, dirs);
+    let size = |f: &Folder| f.files.len() + f.folders.len();
+    tree.cut = size(&tree.folders[0]) > MAX_LIST_ENTRIES;
+    let mut count = size(&tree.folders[0]).min(MAX_LIST_ENTRIES);
+    let mut frontier = if tree.cut {
+        Vec::new()
+    } else {
+        sorted_folders(&tree.folders, 0)
+    };
+    while !frontier.is_empty() {
+        let to_list: Vec<usize> = frontier
+            .iter()
+            .copied()
+            .filter(|&id| tree.folders[id].depth < max_depth)
+            .collect();
+        let paths: Vec<&Path> = to_list
+            .iter()
+            .map(|&id| tree.folders[id].path.as_path())
+            .collect();
+        let found = in_parallel(&paths, |dir| entries(deny, root, dir));
+        for (id, (files, dirs)) in to_list.into_iter().zip(found) {
+            adopt(&mut tree, &mut listed, id, files, dirs);
+        }
+        let mut next = Vec::new();
+        for id in frontier {
+            let folder = &tree.folders[id];
+            if folder.depth >= max_depth || size(folder) == 0 {
+                continue;
+            }
+            if count - 1 + size(folder) <= MAX_LIST_ENTRIES {
+                count = count - 1 + size(folder);
+                tree.open[id] = true;
+                next.extend(sorted_folders(&tree.folders, id));
+            }
+        }
+        frontier = next;
+    }
+    count_closed(ws, &mut tree, &listed);
+    tree
+}
+
+/// Record the listing of folder `id`: its files, and its folders as new
+/// (not yet listed) entries of the tree.
+fn adopt(
+    tree: &mut Tree,
+    listed: &mut Vec<bool>,
+    id: usize,
+    files: Vec<PathBuf>,
+    dirs: Vec<PathBuf>,
+) {
+    listed[id] = true;
+    let depth = tree.folders[id].depth + 1;
+    for path in dirs {
+        let child = tree.folders.len();
+        tree.folders.push(Folder {
+            path,
+            parent: id,
+            depth,
+            ..Folder::default()
+        });
+        tree.open.push(false);
+        listed.push(false);
+        tree.folders[id].folders.push(child);
+    }
+    tree.folders[id].files = files;
+}
+
+/// Give every folder its count of files below it. A closed folder that was
+/// listed and holds no folders is its own file count; any other closed
+/// folder under an open one is counted by a walk; an open folder adds up
+/// its files and its folders.
+fn count_closed(ws: &Workspace, tree: &mut Tree, listed: &[bool]) {
+    let folders = &tree.folders;
+    let open = &tree.open;
+    let walked: Vec<usize> = (0..folders.len())
+        .filter(|&id| {
+            !open[id]
+                && (id == 0 || open[folders[id].parent])
+                && !(listed[id] && folders[id].folders.is_empty())
+        })
+        .collect();
+    let paths: Vec<&Path> = walked
+        .iter()
+        .map(|&id| folders[id].path.as_path())
+        .collect();
+    let counts = in_parallel(&paths, |dir| count_files(ws.deny(), ws.root(), dir));
+    for folder in tree.folders.iter_mut() {
+        folder.count = folder.files.len();
+    }
+    for (id, n) in walked.into_iter().zip(counts) {
+        tree.folders[id].count = n;
+    }
+    // Children come after their parents: add counts up from the leaves.
+    for id in (1..tree.folders.len()).rev() {
+        let parent = tree.folders[id].parent;
+        if tree.open[parent] {
+            tree.folders[parent].count += tree.folders[id].count;
+        }
+    }
+}
+
+/// Entries to show, and how many folders stay closed.
+fn overview(tree: &Tree, root: &Path) -> (Vec<String>, usize) {
+    let (folders, open, cut) = (&tree.folders, &tree.open, tree.cut);
     let shown = |p: &Path| {
         p.strip_prefix(root)
             .unwrap_or(p)
             .to_string_lossy()
             .into_owned()
     };
-    let mut open = vec![false; folders.len()];
-    let size = |f: &Folder| f.files.len() + f.folders.len();
-    let cut = size(&folders[0]) > MAX_LIST_ENTRIES;
-    let mut count = size(&folders[0]).min(MAX_LIST_ENTRIES);
-    open[0] = true;
-    let mut queue: VecDeque<usize> = sorted_folders(folders, 0).into();
-    while let Some(id) = queue.pop_front() {
-        let folder = &folders[id];
-        if folder.depth >= max_depth || size(folder) == 0 || cut {
-            continue;
-        }
-        if count - 1 + size(folder) <= MAX_LIST_ENTRIES {
-            count = count - 1 + size(folder);
-            open[id] = true;
-            queue.extend(sorted_folders(folders, id));
-        }
-    }
     let mut entries: Vec<String> = Vec::new();
     let mut collapsed = 0;
     let mut stack = vec![0];
@@ -251,7 +282,7 @@ fn overview(folders: &[Folder], max_depth: usize, root: &Path) -> (Vec<String>, 
             .filter(|e| e.ends_with(" files)") || e.ends_with(" file)"))
             .count();
     }
-    (entries, collapsed, cut)
+    (entries, collapsed)
 }
 
 fn sorted_folders(folders: &[Folder], id: usize) -> Vec<usize> {

@@ -13,7 +13,7 @@
 use super::ToolOutput;
 use super::redact::{redact, redact_range};
 use super::text::{MAX_SCAN_BYTES, decode_text, to_lf};
-use super::walk::walker;
+use super::walk::{denied, relative_to, threads, walker};
 use super::workspace::{PathError, RelPath, Workspace};
 use globset::GlobMatcher;
 use regex::{Regex, RegexBuilder};
@@ -130,7 +130,29 @@ fn search(ws: &Workspace, args: &SearchArgs) -> Result<ToolOutput, PathError> {
     Ok(ToolOutput::ok(summary, payload))
 }
 
+/// Bytes read at a time; a NUL byte in one stops the read (the file is binary).
+const BLOCK: usize = 64 * 1024;
+
+/// What one walking thread counted, added to the tally when it is done.
+struct Counted<'a> {
+    searched: usize,
+    skipped: usize,
+    tally: &'a Tally,
+}
+
+impl Drop for Counted<'_> {
+    fn drop(&mut self) {
+        self.tally
+            .searched
+            .fetch_add(self.searched, Ordering::Relaxed);
+        self.tally
+            .skipped
+            .fetch_add(self.skipped, Ordering::Relaxed);
+    }
+}
+
 /// Count matching lines in every searchable file under `start`, in parallel.
+/// Each thread reads every file into one buffer it reuses.
 fn first_pass(
     ws: &Workspace,
     start: &Path,
@@ -138,36 +160,39 @@ fn first_pass(
     glob: Option<&GlobMatcher>,
     tally: &Tally,
 ) {
-    let threads = std::thread::available_parallelism().map_or(2, |n| n.get().min(8));
-    walker(start).threads(threads).build_parallel().run(|| {
+    let by_path = glob.is_some_and(|g| g.glob().glob().contains('/'));
+    walker(start).threads(threads()).build_parallel().run(|| {
+        let mut buffer = Vec::new();
+        let mut counted = Counted {
+            searched: 0,
+            skipped: 0,
+            tally,
+        };
         Box::new(move |entry| {
+            // The whole tally moves into the closure (not its fields), so
+            // that it is added up when the thread drops it.
+            let counted = &mut counted;
             let Ok(entry) = entry else {
                 return ignore::WalkState::Continue;
             };
             if !entry.file_type().is_some_and(|t| t.is_file()) {
                 return ignore::WalkState::Continue;
             }
-            let Ok(relative) = entry.path().strip_prefix(ws.root()) else {
-                return ignore::WalkState::Continue;
-            };
+            let relative = relative_to(ws.root(), entry.path());
             let selected = glob.is_none_or(|g| {
-                if g.glob().glob().contains('/') {
+                if by_path {
                     g.is_match(relative)
                 } else {
                     g.is_match(entry.file_name())
                 }
             });
-            if !selected
-                || ws
-                    .deny()
-                    .denies_walked(relative, &entry.file_name().to_string_lossy())
-            {
+            if !selected || denied(ws.deny(), ws.root(), &entry) {
                 return ignore::WalkState::Continue;
             }
-            match scan(ws, relative) {
+            match scan(ws, relative, &mut buffer) {
                 Some(text) => {
-                    tally.searched.fetch_add(1, Ordering::Relaxed);
-                    let n = count_lines(regex, &text);
+                    counted.searched += 1;
+                    let n = count_lines(regex, text);
                     if n > 0 {
                         let path = relative.to_string_lossy().into_owned();
                         if let Ok(mut hits) = tally.hits.lock() {
@@ -175,27 +200,42 @@ fn first_pass(
                         }
                     }
                 }
-                None => {
-                    tally.skipped.fetch_add(1, Ordering::Relaxed);
-                }
+                None => counted.skipped += 1,
             }
             ignore::WalkState::Continue
         })
     });
 }
 
-/// The text of a file the walk found, if it is a searchable text file.
-fn scan(ws: &Workspace, relative: &Path) -> Option<String> {
-    let (file, meta) = ws.open_for_scan(relative)?;
-    if meta > MAX_SCAN_BYTES {
+/// The text of a file the walk found, if it is a searchable text file, read
+/// into `buffer`: at most the size the file had when it was opened (so no
+/// read is spent finding the end), and no further than the first block that
+/// holds a NUL byte.
+fn scan<'b>(ws: &Workspace, relative: &Path, buffer: &'b mut Vec<u8>) -> Option<&'b str> {
+    let (mut file, size) = ws.open_for_scan(relative)?;
+    if size > MAX_SCAN_BYTES {
         return None;
     }
-    let mut bytes = Vec::with_capacity(meta as usize);
-    file.take(MAX_SCAN_BYTES).read_to_end(&mut bytes).ok()?;
-    if memchr::memchr(0, &bytes).is_some() {
-        return None;
+    // An empty size may still be a file that something is writing.
+    let want = if size == 0 { BLOCK } else { size as usize };
+    if buffer.len() < want {
+        buffer.resize(want, 0);
     }
-    String::from_utf8(bytes).ok()
+    let mut filled = 0;
+    while filled < want {
+        let end = want.min(filled + BLOCK);
+        let n = match file.read(&mut buffer[filled..end]) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(_) => return None,
+        };
+        if memchr::memchr(0, &buffer[filled..filled + n]).is_some() {
+            return None;
+        }
+        filled += n;
+    }
+    std::str::from_utf8(&buffer[..filled]).ok()
 }
 
 /// How many lines of `text` hold a match.

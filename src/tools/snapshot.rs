@@ -1,25 +1,57 @@
 //! What a test run did to the workspace: a snapshot of its files (size,
-//! modification and status-change times, inode, and a SHA-256 of the
-//! content) taken before and after each run, and the files the run created,
-//! changed or deleted.
+//! modification and status-change times, inode, and the content: the text
+//! when it is kept, else a SHA-256) taken before and after each run, and the
+//! files the run created, changed or deleted.
 //!
 //! Cheap by design: a file whose metadata is unchanged since the previous
 //! snapshot is not read again (a process cannot set a file's status-change
 //! time back, so restoring the modification time does not hide an edit);
-//! only new or changed files are read and hashed.
+//! only new or changed files are read, on every core, and only a file whose
+//! text is not kept is hashed (kept text is compared as it is).
 //!
-//! What must stay true: the walk skips what `list_files` skips (hidden and
-//! cache folders, `.gitignore`d paths, `SKIPPED_DIRS`) and never follows a
-//! symlink; every file is read through the workspace capability; the cost is
-//! bounded (files over [`HASH_LIMIT`] are compared by size and time only, at
-//! most [`MAX_FILES`] files are looked at, and at most [`KEPT_TEXT_BYTES`] of
-//! text is kept so that changes can be shown as diffs and undone).
+//! What it looks at: every regular file the walk of the file tools finds,
+//! and also hidden files and folders (a run that plants `.github/workflows/`
+//! or `.gitattributes` changed the project). Never `.git/` and `.stepwise/`,
+//! nor the cache folders the file tools skip (`__pycache__`, `.pytest_cache`,
+//! `node_modules`, `target`) and the data test tools rewrite on each run
+//! (`.hypothesis`, `.mypy_cache`, `.ruff_cache`, `.nyc_output`, `.coverage`),
+//! nor `.gitignore`d paths. A file on the deny
+//! list is compared by its metadata only: its content is never read.
+//!
+//! What must stay true: the walk never follows a symlink; every file is read
+//! through the workspace capability; the cost is bounded (files over
+//! [`HASH_LIMIT`] are compared by size and time only, at most [`MAX_FILES`]
+//! files are looked at, and at most [`KEPT_TEXT_BYTES`] of text is kept so
+//! that changes can be shown as diffs and undone).
 
 use super::files::MAX_FILE_BYTES;
 use super::workspace::Workspace;
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// Folders a snapshot never walks into: stepwise's own, git's, and the
+/// caches that test runs rewrite on every run (counting them would make
+/// every run a change, and the gate could never be met).
+const NOT_WALKED: [&str; 10] = [
+    super::workspace::PRIVATE_DIR,
+    ".git",
+    "__pycache__",
+    ".pytest_cache",
+    "node_modules",
+    "target",
+    ".hypothesis",
+    ".mypy_cache",
+    ".ruff_cache",
+    ".nyc_output",
+];
+
+/// Whether a file is coverage data a test run rewrites (`.coverage`,
+/// `.coverage.host.123`): not looked at, for the same reason.
+fn run_data(name: &str) -> bool {
+    name == ".coverage" || name.starts_with(".coverage.")
+}
 
 /// Files larger than this are compared by size and modification time only.
 pub const HASH_LIMIT: u64 = 1024 * 1024;
@@ -98,48 +130,35 @@ impl Snapshot {
     /// Like [`take`](Self::take), reusing what `previous` read of files whose
     /// metadata has not changed since.
     pub fn take_after(ws: &Workspace, previous: Option<&Snapshot>) -> Snapshot {
-        // The walk the file tools use, so the snapshot sees what they see.
-        let walker = super::walk::walker(ws.root()).build();
+        let (found, complete) = walk(ws);
         let mut snapshot = Snapshot {
             files: BTreeMap::new(),
-            complete: true,
+            complete,
             taken_at: now_secs(),
         };
         let mut kept = 0usize;
-        for entry in walker.flatten() {
-            if !entry.file_type().is_some_and(|t| t.is_file()) {
-                continue;
-            }
-            if snapshot.files.len() >= MAX_FILES {
-                snapshot.complete = false;
-                break;
-            }
-            let Some(path) = entry
-                .path()
-                .strip_prefix(ws.root())
-                .ok()
-                .and_then(|p| p.to_str())
-            else {
-                continue;
-            };
-            let Some(stamp) = entry.metadata().ok().and_then(|m| stamp_of(&m)) else {
-                continue;
-            };
+        let mut to_read = Vec::new();
+        for (path, stamp) in found {
             let known = previous.and_then(|p| {
-                let e = p.files.get(path)?;
+                let e = p.files.get(&path)?;
                 let settled = e.stamp.changed.0 + RACY_SECS < p.taken_at;
                 let fits = kept + e.text.as_ref().map_or(0, String::len) <= KEPT_TEXT_BYTES;
                 (settled && fits && e.stamp == stamp).then_some(e)
             });
-            let found = match known {
+            match known {
                 Some(e) => {
                     kept += e.text.as_ref().map_or(0, String::len);
-                    Some(e.clone())
+                    snapshot.files.insert(path, e.clone());
                 }
-                None => look_at(ws, path, stamp, &mut kept),
-            };
-            if let Some(found) = found {
-                snapshot.files.insert(path.to_string(), found);
+                None => to_read.push((path, stamp)),
+            }
+        }
+        let kept = AtomicUsize::new(kept);
+        let read =
+            super::walk::in_parallel(&to_read, |(path, stamp)| look_at(ws, path, *stamp, &kept));
+        for ((path, _), entry) in to_read.into_iter().zip(read) {
+            if let Some(entry) = entry {
+                snapshot.files.insert(path, entry);
             }
         }
         snapshot
@@ -179,35 +198,90 @@ fn stamp_of(meta: &std::fs::Metadata) -> Option<Stamp> {
     })
 }
 
-/// Read and hash one file through the workspace capability.
-fn look_at(ws: &Workspace, path: &str, stamp: Stamp, kept: &mut usize) -> Option<Entry> {
+/// The regular files a snapshot looks at, with their metadata, and whether
+/// that was all of them (at most [`MAX_FILES`]).
+fn walk(ws: &Workspace) -> (Vec<(String, Stamp)>, bool) {
+    let walker = ignore::WalkBuilder::new(ws.root())
+        .hidden(false)
+        .require_git(false)
+        .follow_links(false)
+        .filter_entry(|e| {
+            !(e.file_type().is_some_and(|t| t.is_dir())
+                && e.file_name()
+                    .to_str()
+                    .is_some_and(|n| NOT_WALKED.contains(&n)))
+        })
+        .build();
+    let mut found = Vec::new();
+    for entry in walker.flatten() {
+        if !entry.file_type().is_some_and(|t| t.is_file())
+            || entry.file_name().to_str().is_some_and(run_data)
+        {
+            continue;
+        }
+        if found.len() >= MAX_FILES {
+            return (found, false);
+        }
+        let Some(path) = super::walk::relative_to(ws.root(), entry.path()).to_str() else {
+            continue;
+        };
+        if let Some(stamp) = entry.metadata().ok().and_then(|m| stamp_of(&m)) {
+            found.push((path.to_string(), stamp));
+        }
+    }
+    (found, true)
+}
+
+/// Read one file through the workspace capability: its text when it is text
+/// and fits in what is left of `kept` (shared by the reading threads), else
+/// its hash. A denied file keeps its metadata only.
+fn look_at(ws: &Workspace, path: &str, stamp: Stamp, kept: &AtomicUsize) -> Option<Entry> {
     let rel = Workspace::check(path).ok()?;
     let mut entry = Entry {
         stamp,
         hash: None,
         text: None,
     };
-    if stamp.size > HASH_LIMIT {
+    if stamp.size > HASH_LIMIT || ws.deny().denies(rel.as_path()) {
         return Some(entry);
     }
     let bytes = ws.read_bytes(&rel, HASH_LIMIT).ok()??;
-    entry.hash = Some(Sha256::digest(&bytes).into());
-    let small = bytes.len() as u64 <= MAX_FILE_BYTES && *kept + bytes.len() <= KEPT_TEXT_BYTES;
-    if small
+    let len = bytes.len();
+    let fits = || {
+        kept.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |k| {
+            (k + len <= KEPT_TEXT_BYTES).then_some(k + len)
+        })
+        .is_ok()
+    };
+    if len as u64 <= MAX_FILE_BYTES
         && !bytes.contains(&0)
-        && let Ok(text) = String::from_utf8(bytes)
+        && std::str::from_utf8(&bytes).is_ok()
+        && fits()
     {
-        *kept += text.len();
-        entry.text = Some(text);
+        entry.text = String::from_utf8(bytes).ok();
+    } else {
+        entry.hash = Some(Sha256::digest(&bytes).into());
     }
     Some(entry)
 }
 
+/// The content's hash: the one taken, or that of the kept text.
+fn digest(e: &Entry) -> Option<[u8; 32]> {
+    e.hash
+        .or_else(|| e.text.as_ref().map(|t| Sha256::digest(t.as_bytes()).into()))
+}
+
 fn differ(old: &Entry, new: &Entry) -> bool {
-    // The content decides when both sides were hashed; else the metadata.
-    match (old.hash, new.hash) {
+    // The content decides when both sides are known; else the metadata.
+    if let (Some(a), Some(b)) = (&old.text, &new.text) {
+        return a != b;
+    }
+    if old.stamp == new.stamp {
+        return false;
+    }
+    match (digest(old), digest(new)) {
         (Some(a), Some(b)) => a != b,
-        _ => old.stamp != new.stamp,
+        _ => true,
     }
 }
 
@@ -244,72 +318,5 @@ pub fn describe(changes: &[RunChange]) -> String {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn created_changed_and_deleted_files_are_found_even_with_the_same_size_and_time() {
-        let dir = tempfile::tempdir().unwrap();
-        let p = dir.path();
-        std::fs::write(p.join("keep.txt"), "same\n").unwrap();
-        std::fs::write(p.join("edit.py"), "x = 1\n").unwrap();
-        std::fs::write(p.join("gone.md"), "bye\n").unwrap();
-        std::fs::create_dir(p.join("__pycache__")).unwrap();
-        let ws = Workspace::open(p).unwrap();
-        let before = Snapshot::take(&ws);
-        let stamp = std::fs::metadata(p.join("edit.py"))
-            .unwrap()
-            .modified()
-            .unwrap();
-        std::fs::write(p.join("edit.py"), "x = 2\n").unwrap();
-        // Same size, same modification time: the status-change time tells.
-        let file = std::fs::File::options()
-            .write(true)
-            .open(p.join("edit.py"))
-            .unwrap();
-        file.set_modified(stamp).unwrap();
-        std::fs::remove_file(p.join("gone.md")).unwrap();
-        std::fs::write(p.join("new.txt"), "hi\n").unwrap();
-        std::fs::write(p.join("__pycache__/x.pyc"), "cache").unwrap();
-        std::fs::write(p.join(".hidden"), "h").unwrap();
-        let changes = before.changes_to(&Snapshot::take(&ws));
-        let seen: Vec<(&str, Touch)> = changes
-            .iter()
-            .map(|c| (c.path.as_str(), c.change))
-            .collect();
-        assert_eq!(
-            seen,
-            [
-                ("edit.py", Touch::Changed),
-                ("gone.md", Touch::Deleted),
-                ("new.txt", Touch::Created)
-            ]
-        );
-        assert_eq!(changes[0].before.as_deref(), Some("x = 1\n"));
-        assert_eq!(changes[0].after.as_deref(), Some("x = 2\n"));
-        assert!(changes.iter().all(|c| c.contents_known));
-        assert_eq!(
-            describe(&changes),
-            "changed edit.py, deleted gone.md, created new.txt"
-        );
-    }
-
-    #[test]
-    fn nothing_changed_is_no_change_and_a_rewrite_with_the_same_text_neither() {
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::write(dir.path().join("a.txt"), "a").unwrap();
-        let ws = Workspace::open(dir.path()).unwrap();
-        let before = Snapshot::take(&ws);
-        assert!(
-            before
-                .changes_to(&Snapshot::take_after(&ws, Some(&before)))
-                .is_empty()
-        );
-        std::fs::write(dir.path().join("a.txt"), "a").unwrap();
-        let after = Snapshot::take_after(&ws, Some(&before));
-        assert!(before.changes_to(&after).is_empty());
-        std::fs::write(dir.path().join("a.txt"), "b").unwrap();
-        let again = Snapshot::take_after(&ws, Some(&after));
-        assert_eq!(after.changes_to(&again)[0].after.as_deref(), Some("b"));
-    }
-}
+#[path = "snapshot_tests.rs"]
+mod tests;

@@ -72,3 +72,74 @@ fn breadth_first_and_depth_limited() {
     assert!(two.body["files"][0].as_str().unwrap().ends_with("(1 file)"));
     assert!(list_files_depth(&ws, ".", Some(0)).body["error"].is_string());
 }
+
+/// A folder shown closed is counted by a walk of its own, a folder opened
+/// by its listing: both see what a walk of the whole tree sees (the
+/// `.gitignore` of the folders above, nested ones, hidden and skipped
+/// folders, symlinks, the deny list and `deny_paths`).
+#[test]
+fn closed_and_open_folders_count_the_same_files() {
+    let mut files: Vec<String> = (0..250).map(|i| format!("big/f{i}.txt")).collect();
+    files.extend(
+        [
+            "a/keep.txt",
+            "a/b/y.txt",
+            "a/b/x.log",
+            "a/b/c/z.txt",
+            "a/b/c/w.tmp",
+            "a/b/.env",
+            "a/b/c/server.pem",
+            "a/b/secret/k.txt",
+            "a/b/.hidden/h.txt",
+            "a/b/node_modules/n.js",
+            "big/sub/y.txt",
+            "big/sub/x.log",
+            "big/sub/id_rsa",
+            "big/sub/.cache/c.txt",
+        ]
+        .map(String::from),
+    );
+    let tmp = tempfile::tempdir().unwrap();
+    for path in &files {
+        let p = tmp.path().join(path);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, "x\n").unwrap();
+    }
+    std::fs::write(tmp.path().join(".gitignore"), "*.tmp\n").unwrap();
+    std::fs::write(tmp.path().join("a/.gitignore"), "*.log\n").unwrap();
+    std::fs::write(tmp.path().join("big/.gitignore"), "*.log\n").unwrap();
+    std::os::unix::fs::symlink("y.txt", tmp.path().join("a/b/link.txt")).unwrap();
+    let deny = [globset::Glob::new("a/b/secret/**").unwrap()];
+    let ws = Workspace::open(tmp.path())
+        .unwrap()
+        .with_deny_paths(&deny)
+        .unwrap();
+    // `a` and `big` closed: each counted by a walk.
+    let top = list_files_depth(&ws, ".", Some(1));
+    assert_eq!(
+        top.body["files"],
+        json!(["a/ (3 files)", "big/ (251 files)"])
+    );
+    assert_eq!(top.body["total_files"], 254);
+    // `a` opened level by level; `big` (251 entries) never fits.
+    let two = list_files_depth(&ws, ".", Some(2));
+    assert_eq!(
+        two.body["files"],
+        json!(["a/b/ (2 files)", "a/keep.txt", "big/ (251 files)"])
+    );
+    let all = list_files(&ws, ".");
+    assert_eq!(
+        all.body["files"],
+        json!([
+            "a/b/c/z.txt",
+            "a/b/secret/ (0 files)",
+            "a/b/y.txt",
+            "a/keep.txt",
+            "big/ (251 files)"
+        ])
+    );
+    assert_eq!(all.body["total_files"], 254);
+    // Listed on its own, `big/sub` still honours `big/.gitignore`.
+    let sub = list_files(&ws, "big/sub");
+    assert_eq!(sub.body["files"], json!(["big/sub/y.txt"]));
+}

@@ -24,6 +24,7 @@ mod project_gate;
 mod ranged_reads;
 mod review;
 mod sandbox_cargo;
+mod search_counts;
 mod session_changes;
 mod stream_errors;
 mod tools;
