@@ -17,5 +17,7 @@ mod json_schema;
 mod output_hygiene;
 mod projects;
 mod sandbox;
+mod sandbox_escapes;
+mod sandbox_require;
 mod scrub;
 mod trust;
