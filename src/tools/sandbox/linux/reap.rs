@@ -7,7 +7,10 @@
 //! Stepwise is a subreaper only while a run is going (counted, for runs
 //! that overlap): between runs, an orphan of anything else stepwise started
 //! (a `git` helper's daemon, an editor's child) goes to init, which reaps
-//! it, instead of staying a zombie of stepwise's. The final kill loop sleeps
+//! it, instead of staying a zombie of stepwise's. Left open: such an
+//! orphan made *during* a run stays stepwise's child afterwards (it cannot be
+//! told from a process stepwise started itself, which tokio or std must be
+//! left to wait for), so it is reaped only when stepwise exits. The final kill loop sleeps
 //! between rounds, so it runs on tokio's blocking pool.
 //!
 //! What must stay true: only the test process, its descendants, and
