@@ -188,7 +188,7 @@ pub async fn run_with(
     // Whatever happened, nothing the tests started may outlive the run: a
     // leftover child would also hold the output pipes open.
     kill_group(pid);
-    confined.kill_all();
+    confined.kill_all().await;
     let _ = child.wait().await;
     for reader in readers {
         let _ = tokio::time::timeout(Duration::from_secs(2), reader).await;

@@ -20,5 +20,7 @@ mod projects;
 mod provider_keys;
 mod resume;
 mod sandbox;
+mod sandbox_escapes;
+mod sandbox_require;
 mod scrub;
 mod trust;

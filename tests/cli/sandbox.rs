@@ -10,12 +10,12 @@ use std::process::{Command, Output};
 use stepwise::tools::sandbox;
 
 /// A workspace holding `test_escape.py`, and a home folder.
-struct Setup {
-    ws: tempfile::TempDir,
-    home: tempfile::TempDir,
+pub(crate) struct Setup {
+    pub(crate) ws: tempfile::TempDir,
+    pub(crate) home: tempfile::TempDir,
 }
 
-fn setup(test_body: &str, config: &str) -> Setup {
+pub(crate) fn setup(test_body: &str, config: &str) -> Setup {
     let ws = tempfile::tempdir().unwrap();
     let home = tempfile::tempdir().unwrap();
     let source = format!(
@@ -36,7 +36,7 @@ fn setup(test_body: &str, config: &str) -> Setup {
 
 /// Run `exec --yes` with one approved `run_tests`; returns the process
 /// output and the tool result the model received.
-async fn run(s: &Setup) -> (Output, Value) {
+pub(crate) async fn run(s: &Setup) -> (Output, Value) {
     run_with(s, "unittest").await
 }
 
@@ -46,25 +46,7 @@ async fn run_with(s: &Setup, runner: &str) -> (Output, Value) {
         text("Done."),
     ])
     .await;
-    let mut cmd = Command::new(stepwise_bin());
-    hermetic_env(&mut cmd)
-        .env("HOME", s.home.path())
-        .env("XDG_CONFIG_HOME", s.home.path().join(".config"))
-        .env("OPENAI_API_KEY", "sk-canary-0123456789")
-        .env("SENTRY_DSN", "https://secret@sentry.example/1")
-        .env("DATABASE_URL", "postgres://user:pw@db/prod")
-        .env("FIXTURE_URL", "http://127.0.0.1:9/fixture")
-        .arg("exec")
-        // The project file's `[sandbox]` and `test_env` apply only in a trusted folder.
-        .args([
-            "--yes",
-            "--trust",
-            "--base-url",
-            &model.base_url(),
-            "--workspace",
-        ])
-        .arg(s.ws.path())
-        .arg("Run the tests");
+    let mut cmd = exec_command(s, &model.base_url());
     let out = tokio::task::spawn_blocking(move || cmd.output().unwrap())
         .await
         .unwrap();
@@ -81,9 +63,28 @@ async fn run_with(s: &Setup, runner: &str) -> (Output, Value) {
     (out, result)
 }
 
+/// `stepwise exec --yes --trust` on the setup's workspace, with a canary key
+/// and secrets in its environment.
+pub(crate) fn exec_command(s: &Setup, base_url: &str) -> Command {
+    let mut cmd = Command::new(stepwise_bin());
+    hermetic_env(&mut cmd)
+        .env("HOME", s.home.path())
+        .env("XDG_CONFIG_HOME", s.home.path().join(".config"))
+        .env("OPENAI_API_KEY", "sk-canary-0123456789")
+        .env("SENTRY_DSN", "https://secret@sentry.example/1")
+        .env("DATABASE_URL", "postgres://user:pw@db/prod")
+        .env("FIXTURE_URL", "http://127.0.0.1:9/fixture")
+        .arg("exec")
+        // The project file's `[sandbox]` and `test_env` apply only in a trusted folder.
+        .args(["--yes", "--trust", "--base-url", base_url, "--workspace"])
+        .arg(s.ws.path())
+        .arg("Run the tests");
+    cmd
+}
+
 /// What this kernel lets the sandbox do; a test skips, saying why, only
 /// where the kernel lacks the feature it needs.
-fn kernel_lacks(files: bool, network: bool) -> bool {
+pub(crate) fn kernel_lacks(files: bool, network: bool) -> bool {
     let state = sandbox::state(&sandbox::Policy::default());
     let missing =
         (files && !state.files) || (network && matches!(state.network, sandbox::Network::Open));
@@ -102,7 +103,7 @@ fn user_namespaces() -> bool {
         .is_ok_and(|s| s.success())
 }
 
-fn output_of(result: &Value) -> &str {
+pub(crate) fn output_of(result: &Value) -> &str {
     result["output"].as_str().unwrap_or_default()
 }
 

@@ -52,7 +52,7 @@ async fn cargo_test_on_a_small_crate_passes_inside_the_sandbox() {
     let child = command.spawn().unwrap();
     confined.started(child.id());
     let out = child.wait_with_output().await.unwrap();
-    confined.kill_all();
+    confined.kill_all().await;
     let text = format!(
         "{}{}",
         String::from_utf8_lossy(&out.stdout),

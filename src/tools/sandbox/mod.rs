@@ -3,8 +3,11 @@
 //! temporary folder, and on Linux a Landlock ruleset (write only the
 //! workspace, the temporary folder and the tool caches; read everything but
 //! the hidden paths; no TCP or signals outside the run), a network namespace
-//! with only loopback, resource limits, and a subreaper that kills every
-//! descendant when the run ends.
+//! with only loopback, a mount namespace (`.git` and `.stepwise` read-only,
+//! the root's `.env` files unreadable, a private `/dev/shm`), a seccomp
+//! filter refusing Unix sockets, resource limits, and a subreaper that kills
+//! every descendant when the run ends. [`State`] (in `state`) says which of
+//! these a run gets.
 //!
 //! What must stay true: everything the child does after `fork` is prepared
 //! before it (rulesets opened, paths and strings built), so the `pre_exec`
@@ -17,6 +20,7 @@
 pub mod env;
 pub mod limits;
 mod paths;
+mod state;
 
 #[cfg(target_os = "linux")]
 mod linux;
@@ -29,6 +33,7 @@ use other as platform;
 
 pub use crate::config::sandbox::{SandboxMode, SandboxSettings};
 pub use limits::{Evidence, Limit, Limits};
+pub use state::{Network, Offered, State};
 use std::path::{Path, PathBuf};
 use tokio::process::Command;
 
@@ -66,85 +71,10 @@ impl Policy {
     }
 }
 
-/// What confinement a run gets on this machine.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct State {
-    /// Writes outside the allowed folders and reads of hidden paths are refused.
-    pub files: bool,
-    /// The network is cut off (a namespace with only loopback, or at least TCP refused).
-    pub network: Network,
-    /// Resource limits and the subreaper apply.
-    pub limits: bool,
-    /// The sandbox is off by configuration.
-    pub off: bool,
-}
-
-/// How the network is cut off.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Network {
-    /// A fresh network namespace with only loopback.
-    Namespace,
-    /// Landlock refuses every TCP connect and bind (UDP still works).
-    TcpOnly,
-    /// Not cut off: the configuration allows the network.
-    Allowed,
-    /// Not cut off: the kernel offers no way to.
-    Open,
-}
-
-impl State {
-    /// The state in a word or two: `sandboxed`, `sandbox: no network
-    /// isolation`, `not sandboxed`.
-    pub fn label(&self) -> String {
-        if self.off || !self.files {
-            return "not sandboxed".into();
-        }
-        match self.network {
-            Network::Namespace => "sandboxed".into(),
-            Network::Allowed => "sandboxed (network allowed)".into(),
-            Network::TcpOnly => "sandbox: only TCP blocked".into(),
-            Network::Open => "sandbox: no network isolation".into(),
-        }
-    }
-
-    /// Everything the policy asks for is in force.
-    pub fn complete(&self) -> bool {
-        !self.off
-            && self.files
-            && self.limits
-            && matches!(self.network, Network::Namespace | Network::Allowed)
-    }
-
-    /// What is missing, for `require`'s refusal and `auto`'s note.
-    pub fn missing(&self) -> Vec<&'static str> {
-        let mut out = Vec::new();
-        if self.off {
-            return vec!["the sandbox is off ([sandbox] mode = \"off\")"];
-        }
-        if !self.files {
-            out.push("file isolation (Landlock is not available on this system)");
-        }
-        match self.network {
-            Network::TcpOnly => out.push("a network namespace (only TCP is blocked)"),
-            Network::Open => out.push("network isolation"),
-            Network::Namespace | Network::Allowed => {}
-        }
-        if !self.limits {
-            out.push("resource limits and the subreaper");
-        }
-        out
-    }
-}
-
 /// The state a run would get now under `policy` (probed once, then cached).
 pub fn state(policy: &Policy) -> State {
     if policy.mode == SandboxMode::Off {
-        return State {
-            files: false,
-            network: Network::Open,
-            limits: false,
-            off: true,
-        };
+        return State::off();
     }
     platform::state(policy)
 }
@@ -230,8 +160,8 @@ impl Confined {
 
     /// Kill every process the run started, wherever it went (`setsid`, a
     /// double fork), and reap them.
-    pub fn kill_all(&mut self) {
-        self.supervisor.kill_all();
+    pub async fn kill_all(&mut self) {
+        self.supervisor.kill_all().await;
     }
 
     /// The description of a limit, e.g. `memory limit (1024 MiB …)`.
@@ -245,12 +175,13 @@ mod tests {
     use super::*;
 
     fn partial() -> State {
-        State {
-            files: true,
-            network: Network::Open,
+        let offered = Offered {
+            landlock_abi: 3,
+            namespaces: false,
+            seccomp: true,
             limits: true,
-            off: false,
-        }
+        };
+        State::of(&offered, false)
     }
 
     #[test]
@@ -258,11 +189,13 @@ mod tests {
         assert_eq!(partial().label(), "sandbox: no network isolation");
         let full = State {
             network: Network::Namespace,
+            workspace: true,
             ..partial()
         };
         assert_eq!(full.label(), "sandboxed");
         assert!(full.complete());
         let bare = State {
+            landlock_abi: 0,
             files: false,
             ..full.clone()
         };

@@ -38,5 +38,5 @@ impl Supervisor {
         std::future::pending::<()>().await
     }
 
-    pub fn kill_all(&mut self) {}
+    pub async fn kill_all(&mut self) {}
 }

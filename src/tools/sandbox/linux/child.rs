@@ -1,18 +1,25 @@
 //! What the test process does between `fork` and `exec`: die with stepwise,
 //! take its resource limits, enter a network namespace with only loopback
-//! up, drop `CAP_SYS_PTRACE`, and restrict itself with the Landlock ruleset.
+//! up and a mount namespace (see `mounts`), drop `CAP_SYS_PTRACE` (and the
+//! capabilities that read past file modes, where files are hidden), restrict
+//! itself with the Landlock ruleset, then install the seccomp filter.
 //!
 //! What must stay true: [`Plan::apply`] runs in the forked child of a
 //! multi-threaded program, so it only makes system calls on data built
 //! before the fork (no allocation, no locks); anything the plan promised
 //! that fails returns an error, which makes the spawn fail.
 
+use super::mounts::Mounts;
+use super::seccomp;
 use landlock::{RulesetCreated, RulesetStatus};
 use std::ffi::CString;
 use std::io;
 
 /// `CAP_SYS_PTRACE` from `<linux/capability.h>` (not in the `libc` crate).
 const CAP_SYS_PTRACE: libc::c_ulong = 19;
+/// `CAP_DAC_OVERRIDE` and `CAP_DAC_READ_SEARCH`: without them root (in its
+/// user namespace) cannot read the unreadable file that covers `.env`.
+const CAP_DAC: [libc::c_ulong; 2] = [1, 2];
 
 /// How the child enters a network namespace.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -27,6 +34,12 @@ pub enum NetMethod {
 pub struct Plan {
     pub rlimits: Vec<(libc::__rlimit_resource_t, libc::rlim_t, libc::rlim_t)>,
     pub net: Option<NetMethod>,
+    /// Bring up loopback in a new network namespace (with `net`).
+    pub new_net: bool,
+    /// The mount namespace's plan (with `net`).
+    pub mounts: Option<Mounts>,
+    /// Install the seccomp filter that refuses Unix sockets.
+    pub seccomp: bool,
     /// Only meaningful inside a fresh user namespace (it counts the user's
     /// processes in that namespace, that is, the run's).
     pub nproc: Option<libc::rlim_t>,
@@ -120,18 +133,33 @@ impl Plan {
             // Root keeps no way to read stepwise's /proc entry; others never
             // had it (stepwise is not dumpable). Fails harmlessly unprivileged.
             libc::prctl(libc::PR_CAPBSET_DROP, CAP_SYS_PTRACE);
+            let mut flags = 0;
+            if self.new_net {
+                flags |= libc::CLONE_NEWNET;
+            }
+            if self.mounts.is_some() {
+                flags |= libc::CLONE_NEWNS;
+            }
             match self.net {
-                Some(NetMethod::Plain) => check(libc::unshare(libc::CLONE_NEWNET))?,
+                Some(NetMethod::Plain) => check(libc::unshare(flags))?,
                 Some(NetMethod::UserNs) => {
-                    check(libc::unshare(libc::CLONE_NEWUSER | libc::CLONE_NEWNET))?;
+                    check(libc::unshare(libc::CLONE_NEWUSER | flags))?;
                     write_file(&self.maps.setgroups, b"deny")?;
                     write_file(&self.maps.uid_map, &self.maps.uid_line)?;
                     write_file(&self.maps.gid_map, &self.maps.gid_line)?;
                 }
                 None => {}
             }
-            if self.net.is_some() {
+            if self.net.is_some() && self.new_net {
                 loopback_up()?;
+            }
+            if let Some(mounts) = &self.mounts {
+                mounts.apply()?;
+                if mounts.hides_files() {
+                    for cap in CAP_DAC {
+                        check(libc::prctl(libc::PR_CAPBSET_DROP, cap))?;
+                    }
+                }
             }
             if let Some(n) = self.nproc {
                 let limit = libc::rlimit {
@@ -146,6 +174,9 @@ impl Plan {
                 Ok(status) if status.ruleset != RulesetStatus::NotEnforced => {}
                 _ => return Err(io::Error::from_raw_os_error(libc::EPERM)),
             }
+        }
+        if self.seccomp {
+            seccomp::install()?;
         }
         Ok(())
     }

@@ -5,10 +5,12 @@
 //! so what is shown is what is set up.
 
 mod child;
+mod mounts;
 mod reap;
 mod rules;
+mod seccomp;
 
-use super::{Network, Policy, State};
+use super::{Network, Offered, Policy, State};
 use child::{IdMaps, NetMethod, Plan};
 pub use reap::Supervisor;
 use std::path::Path;
@@ -18,16 +20,24 @@ use tokio::process::Command;
 /// What this kernel offers, probed once.
 #[derive(Debug, Clone, Copy)]
 struct Probe {
-    /// The Landlock ABI version (0: none).
-    landlock: i32,
+    offered: Offered,
+    /// How to enter new namespaces (`None`: not at all).
     net: Option<NetMethod>,
 }
 
 fn probe() -> Probe {
     static PROBE: OnceLock<Probe> = OnceLock::new();
-    *PROBE.get_or_init(|| Probe {
-        landlock: landlock_abi(),
-        net: probe_net(),
+    *PROBE.get_or_init(|| {
+        let (net, seccomp) = probe_child();
+        Probe {
+            offered: Offered {
+                landlock_abi: landlock_abi(),
+                namespaces: net.is_some(),
+                seccomp,
+                limits: true,
+            },
+            net,
+        }
     })
 }
 
@@ -45,57 +55,61 @@ fn landlock_abi() -> i32 {
     i32::try_from(v).unwrap_or(0).max(0)
 }
 
-/// Try each way into a network namespace in a throwaway child.
-fn probe_net() -> Option<NetMethod> {
+/// In a throwaway child: each way into a network and mount namespace (and
+/// making `/` a slave there), then the seccomp filter (does a Unix socket
+/// fail afterwards?).
+fn probe_child() -> (Option<NetMethod>, bool) {
+    const USER_NS: i32 = 1;
+    const PLAIN: i32 = 2;
+    const SECCOMP: i32 = 4;
+    let flags = libc::CLONE_NEWNET | libc::CLONE_NEWNS;
     // SAFETY: the child makes only async-signal-safe calls and `_exit`s; the
     // parent waits for exactly that pid.
     unsafe {
         let pid = libc::fork();
         if pid == 0 {
+            let slave = || {
+                let none = std::ptr::null::<libc::c_char>();
+                let recursive = libc::MS_REC | libc::MS_SLAVE;
+                libc::mount(none, c"/".as_ptr(), none, recursive, std::ptr::null()) == 0
+            };
             // A user namespace first, also for root: only outside the
             // initial one does `PR_SET_DUMPABLE` keep root's tests out of
             // stepwise's /proc entry (they have no capabilities there).
-            let code = if libc::unshare(libc::CLONE_NEWUSER | libc::CLONE_NEWNET) == 0 {
-                1
-            } else if libc::unshare(libc::CLONE_NEWNET) == 0 {
-                0
+            let mut code = if libc::unshare(libc::CLONE_NEWUSER | flags) == 0 && slave() {
+                USER_NS
+            } else if libc::unshare(flags) == 0 && slave() {
+                PLAIN
             } else {
-                2
+                0
             };
+            if seccomp::SUPPORTED && seccomp::install().is_ok() {
+                let fd = libc::socket(libc::AF_UNIX, libc::SOCK_STREAM, 0);
+                if fd < 0 && *libc::__errno_location() == libc::EPERM {
+                    code |= SECCOMP;
+                }
+            }
             libc::_exit(code);
         }
         if pid < 0 {
-            return None;
+            return (None, false);
         }
         let mut status = 0;
         if libc::waitpid(pid, &mut status, 0) != pid || !libc::WIFEXITED(status) {
-            return None;
+            return (None, false);
         }
-        match libc::WEXITSTATUS(status) {
-            0 => Some(NetMethod::Plain),
-            1 => Some(NetMethod::UserNs),
+        let code = libc::WEXITSTATUS(status);
+        let net = match code & 3 {
+            USER_NS => Some(NetMethod::UserNs),
+            PLAIN => Some(NetMethod::Plain),
             _ => None,
-        }
+        };
+        (net, code & SECCOMP != 0)
     }
 }
 
 pub fn state(policy: &Policy) -> State {
-    let p = probe();
-    let network = if policy.network {
-        Network::Allowed
-    } else if p.net.is_some() {
-        Network::Namespace
-    } else if p.landlock >= 4 {
-        Network::TcpOnly
-    } else {
-        Network::Open
-    };
-    State {
-        files: p.landlock >= 1,
-        network,
-        limits: true,
-        off: false,
-    }
+    State::of(&probe().offered, policy.network)
 }
 
 /// Install the plan as the command's `pre_exec` hook.
@@ -106,20 +120,32 @@ pub fn install(
     policy: &Policy,
     state: &State,
 ) -> Result<Supervisor, String> {
-    reap::become_subreaper();
+    let mut supervisor = Supervisor::default();
     let p = probe();
-    let net = match state.network {
-        Network::Namespace => p.net,
-        _ => None,
+    let new_net = state.network == Network::Namespace;
+    let net = (new_net || state.workspace).then_some(p.net).flatten();
+    let root = std::fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf());
+    let l = policy.limits;
+    let (mounts, shm) = if state.workspace {
+        let veil = supervisor.veil()?;
+        let shm = supervisor.shm()?;
+        let mounts = mounts::Mounts::new(&root, &veil, shm.as_deref())?;
+        (Some(mounts), shm)
+    } else {
+        (None, None)
     };
-    let ruleset = if state.files {
+    let ruleset = if state.landlock_abi >= 1 {
         let block_tcp = state.network == Network::TcpOnly;
-        let root = std::fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf());
-        Some(rules::build(&root, temp, policy, block_tcp)?)
+        Some(rules::build(
+            &root,
+            temp,
+            policy,
+            block_tcp,
+            shm.as_deref(),
+        )?)
     } else {
         None
     };
-    let l = policy.limits;
     let mut plan = Plan {
         rlimits: vec![
             (libc::RLIMIT_AS, l.memory_bytes, l.memory_bytes),
@@ -134,6 +160,9 @@ pub fn install(
             (libc::RLIMIT_NOFILE, l.open_files, l.open_files),
         ],
         net,
+        new_net,
+        mounts,
+        seccomp: state.unix_sockets,
         nproc: (net == Some(NetMethod::UserNs)).then_some(l.processes),
         ruleset,
         maps: IdMaps::new(),
@@ -142,5 +171,6 @@ pub fn install(
     unsafe {
         command.pre_exec(move || plan.apply());
     }
-    Ok(Supervisor::default())
+    supervisor.arm();
+    Ok(supervisor)
 }

@@ -4,6 +4,15 @@
 //! test process, the processes re-parented to stepwise since it started,
 //! and all their descendants (read from `/proc`).
 //!
+//! Stepwise is a subreaper only while a run is going (counted, for runs
+//! that overlap): between runs, an orphan of anything else stepwise started
+//! (a `git` helper's daemon, an editor's child) goes to init, which reaps
+//! it, instead of staying a zombie of stepwise's. Left open: such an
+//! orphan made *during* a run stays stepwise's child afterwards (it cannot be
+//! told from a process stepwise started itself, which tokio or std must be
+//! left to wait for), so it is reaped only when stepwise exits. The final kill loop sleeps
+//! between rounds, so it runs on tokio's blocking pool.
+//!
 //! What must stay true: only the test process, its descendants, and
 //! processes re-parented to stepwise that started at or after it (and, when
 //! the run has its own network namespace, live in that namespace, so that a
@@ -12,7 +21,7 @@
 //! the zombies re-parented to stepwise are reaped.
 
 use std::collections::HashMap;
-use std::sync::Once;
+use std::sync::Mutex;
 use std::time::Duration;
 
 /// How often the process count is checked while tests run.
@@ -20,16 +29,41 @@ const WATCH_EVERY: Duration = Duration::from_millis(100);
 /// Rounds of kill-and-look before giving up on a process that will not die.
 const KILL_ROUNDS: usize = 200;
 
-static SUBREAPER: Once = Once::new();
+/// How many runs are going (stepwise is a subreaper while this is not 0).
+static RUNS: Mutex<usize> = Mutex::new(0);
 
-/// Make stepwise the reaper of orphans from its test runs (once per process).
-pub fn become_subreaper() {
-    SUBREAPER.call_once(|| {
-        // SAFETY: a plain prctl; failure leaves orphans to init, as before.
-        unsafe {
-            libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1);
-        }
-    });
+fn set_subreaper(on: bool) {
+    // SAFETY: a plain prctl; failure leaves orphans to init, as before.
+    unsafe {
+        libc::prctl(libc::PR_SET_CHILD_SUBREAPER, libc::c_ulong::from(on));
+    }
+}
+
+/// One more run: stepwise becomes the reaper of orphans from test runs.
+fn arm_subreaper() {
+    let mut runs = RUNS.lock().unwrap_or_else(|e| e.into_inner());
+    if *runs == 0 {
+        set_subreaper(true);
+    }
+    *runs += 1;
+}
+
+/// One run less: the last one hands orphans back to init.
+fn disarm_subreaper() {
+    let mut runs = RUNS.lock().unwrap_or_else(|e| e.into_inner());
+    *runs = runs.saturating_sub(1);
+    if *runs == 0 {
+        set_subreaper(false);
+    }
+}
+
+/// Whether stepwise is a subreaper now.
+#[cfg(test)]
+fn is_subreaper() -> bool {
+    let mut on: libc::c_int = 0;
+    // SAFETY: PR_GET_CHILD_SUBREAPER writes one int.
+    unsafe { libc::prctl(libc::PR_GET_CHILD_SUBREAPER, &mut on as *mut libc::c_int) };
+    on != 0
 }
 
 struct Proc {
@@ -65,10 +99,29 @@ fn all_processes() -> Vec<Proc> {
 /// Watches and ends the processes of one run.
 #[derive(Default)]
 pub struct Supervisor {
+    run: Run,
+    /// The empty, unreadable file that covers the root's `.env` files.
+    veil: Option<tempfile::TempPath>,
+    /// The run's private `/dev/shm`, removed with it.
+    shm: Option<tempfile::TempDir>,
+    armed: bool,
+}
+
+/// Which processes belong to the run.
+#[derive(Default, Clone)]
+struct Run {
     child: Option<i32>,
     since: u64,
     /// The run's own network namespace, when it has one.
     netns: Option<std::path::PathBuf>,
+}
+
+impl Drop for Supervisor {
+    fn drop(&mut self) {
+        if std::mem::take(&mut self.armed) {
+            disarm_subreaper();
+        }
+    }
 }
 
 fn netns_of(pid: &str) -> Option<std::path::PathBuf> {
@@ -76,13 +129,75 @@ fn netns_of(pid: &str) -> Option<std::path::PathBuf> {
 }
 
 impl Supervisor {
-    pub fn started(&mut self, pid: Option<u32>) {
-        self.child = pid.and_then(|p| i32::try_from(p).ok());
-        self.since = self.child.and_then(read_proc).map_or(0, |p| p.start);
-        let own = self.child.and_then(|c| netns_of(&c.to_string()));
-        self.netns = own.filter(|ns| Some(ns) != netns_of("self").as_ref());
+    /// Become the subreaper for this run (until this is dropped).
+    pub fn arm(&mut self) {
+        if !std::mem::replace(&mut self.armed, true) {
+            arm_subreaper();
+        }
     }
 
+    /// An empty file no one may read, kept until the run ends.
+    pub fn veil(&mut self) -> Result<std::path::PathBuf, String> {
+        use std::os::unix::fs::PermissionsExt;
+        let fail = |e: std::io::Error| format!("could not create the sandbox's cover file: {e}");
+        let file = tempfile::Builder::new()
+            .prefix("stepwise-veil-")
+            .tempfile()
+            .map_err(fail)?;
+        std::fs::set_permissions(file.path(), std::fs::Permissions::from_mode(0o000))
+            .map_err(fail)?;
+        let path = file.into_temp_path();
+        let out = path.to_path_buf();
+        self.veil = Some(path);
+        Ok(out)
+    }
+
+    /// The run's own folder in the host's `/dev/shm` (`None`: there is none).
+    pub fn shm(&mut self) -> Result<Option<std::path::PathBuf>, String> {
+        let host = std::path::Path::new("/dev/shm");
+        if !host.is_dir() {
+            return Ok(None);
+        }
+        let dir = tempfile::Builder::new()
+            .prefix("stepwise-run-")
+            .tempdir_in(host)
+            .map_err(|e| format!("could not create the run's /dev/shm: {e}"))?;
+        let path = dir.path().to_path_buf();
+        self.shm = Some(dir);
+        Ok(Some(path))
+    }
+
+    pub fn started(&mut self, pid: Option<u32>) {
+        let run = &mut self.run;
+        run.child = pid.and_then(|p| i32::try_from(p).ok());
+        run.since = run.child.and_then(read_proc).map_or(0, |p| p.start);
+        let own = run.child.and_then(|c| netns_of(&c.to_string()));
+        run.netns = own.filter(|ns| Some(ns) != netns_of("self").as_ref());
+    }
+
+    pub async fn watch(&self, limit: u64) {
+        loop {
+            tokio::time::sleep(WATCH_EVERY).await;
+            let live = self.run.members().iter().filter(|p| !p.zombie).count();
+            if live as u64 > limit {
+                return;
+            }
+        }
+    }
+
+    /// Kill and reap the run's processes on the blocking pool (the loop
+    /// sleeps between rounds while a fork bomb dies).
+    pub async fn kill_all(&mut self) {
+        let run = self.run.clone();
+        let work = tokio::task::spawn_blocking(move || run.kill_all());
+        if work.await.is_err() {
+            // The pool is gone (the runtime is shutting down): kill here.
+            self.run.kill_all();
+        }
+    }
+}
+
+impl Run {
     /// A process re-parented to stepwise that belongs to this run.
     fn adopted(&self, p: &Proc, me: i32) -> bool {
         p.ppid == me
@@ -123,17 +238,7 @@ impl Supervisor {
         out.into_iter().filter_map(|i| all[i].take()).collect()
     }
 
-    pub async fn watch(&self, limit: u64) {
-        loop {
-            tokio::time::sleep(WATCH_EVERY).await;
-            let live = self.members().iter().filter(|p| !p.zombie).count();
-            if live as u64 > limit {
-                return;
-            }
-        }
-    }
-
-    pub fn kill_all(&mut self) {
+    fn kill_all(&self) {
         let me = std::process::id() as i32;
         let mut killed = std::collections::HashSet::new();
         for _ in 0..KILL_ROUNDS {
@@ -164,5 +269,25 @@ impl Supervisor {
             }
             std::thread::sleep(Duration::from_millis(2));
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stepwise_is_a_subreaper_only_while_a_run_is_going() {
+        // The only test in this binary that arms a supervisor.
+        assert!(!is_subreaper());
+        let mut first = Supervisor::default();
+        first.arm();
+        let mut second = Supervisor::default();
+        second.arm();
+        assert!(is_subreaper());
+        drop(first);
+        assert!(is_subreaper(), "a run is still going");
+        drop(second);
+        assert!(!is_subreaper(), "orphans go to init between runs");
     }
 }

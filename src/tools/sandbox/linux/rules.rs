@@ -2,7 +2,11 @@
 //! the workspace, the temporary folder and the writable caches; read and
 //! execute everywhere else except the hidden paths; no TCP connect or bind
 //! unless a network namespace already cuts the network off (or the policy
-//! allows it); no signals to processes outside the run.
+//! allows it); no signals to processes outside the run, and no connecting
+//! to abstract Unix sockets made outside it (ABI 6; the seccomp filter
+//! refuses every Unix socket anyway, and a network namespace has its own
+//! abstract names). `/dev/shm` is writable only when the run has its own
+//! private one (see `mounts`).
 //!
 //! What must stay true: Landlock only grants, so hiding a path means granting
 //! read on each of its siblings and on the siblings of each of its ancestors,
@@ -22,12 +26,14 @@ const ABI_WANTED: ABI = ABI::V7;
 /// Device files every runtime writes.
 const DEVICES: &[&str] = &["/dev/null", "/dev/zero", "/dev/full", "/dev/tty"];
 
-/// Build the ruleset; `block_tcp`: refuse TCP connect and bind.
+/// Build the ruleset; `block_tcp`: refuse TCP connect and bind; `shm`:
+/// the run's own folder that it sees as `/dev/shm`, which may be written.
 pub fn build(
     root: &Path,
     temp: &Path,
     policy: &Policy,
     block_tcp: bool,
+    shm: Option<&Path>,
 ) -> Result<RulesetCreated, String> {
     let fail = |e: landlock::RulesetError| format!("could not build the sandbox rules: {e}");
     let abi = ABI_WANTED;
@@ -35,7 +41,7 @@ pub fn build(
         .set_compatibility(CompatLevel::BestEffort)
         .handle_access(AccessFs::from_all(abi))
         .map_err(fail)?
-        .scope(Scope::Signal)
+        .scope(Scope::Signal | Scope::AbstractUnixSocket)
         .map_err(fail)?;
     if block_tcp {
         ruleset = ruleset
@@ -53,6 +59,7 @@ pub fn build(
     }
     let mut writable = vec![root.to_path_buf(), temp.to_path_buf()];
     writable.extend(policy.writable.iter().cloned());
+    writable.extend(shm.map(Path::to_path_buf));
     for path in writable {
         // A cache folder that does not exist has nothing to grant.
         if path.exists() {

@@ -1,0 +1,170 @@
+//! The run's own mount namespace: what Landlock cannot say, because a grant
+//! on the workspace covers everything beneath it. `.git` and `.stepwise` at
+//! the workspace root become read-only bind mounts (no planted
+//! `.git/hooks/pre-commit`, no rewritten config); each file at the root
+//! whose name is on the fixed deny list (`.env`, `.env.*`, `*.pem`, `*.key`,
+//! `id_rsa*`, `.netrc`, …) is covered by an empty file nobody may read; and
+//! `/dev/shm` is a fresh private tmpfs (Python's `multiprocessing` locks and
+//! queues need it; the host's stays out of reach). The private one is a
+//! folder made for the run in the host's `/dev/shm` (so still memory),
+//! bind-mounted over it: Landlock grants it by that folder, whereas a fresh
+//! tmpfs would hide its grant (Landlock skips covered mount points).
+//!
+//! Why mounts: Landlock rights on a directory apply to every file beneath
+//! it, including files created later, so the root needs write access for new
+//! files to be writable and that same access reaches `.git/`; only a mount
+//! on top can take it back. Limits: only the root level is covered (a
+//! `sub/.env` stays readable, as the file tools' deny list says nothing
+//! about the sandbox); `.git` is read-only but a test can still read it.
+//!
+//! What must stay true: every path and flag is prepared before `fork`;
+//! [`Mounts::apply`] runs in the child right after it enters its namespaces
+//! and before Landlock (which forbids mounting afterwards, so a test cannot
+//! undo these even as root in its user namespace); mounts never propagate
+//! back to the host (`/` is made a slave first).
+
+use std::ffi::CString;
+use std::io;
+use std::os::unix::ffi::OsStrExt;
+use std::path::Path;
+
+/// The mount flags a bind remount must keep in a user namespace (the kernel
+/// refuses to clear them): `statvfs` reports them with the same bits.
+const LOCKED: libc::c_ulong = libc::MS_NOSUID
+    | libc::MS_NODEV
+    | libc::MS_NOEXEC
+    | libc::MS_NOATIME
+    | libc::MS_NODIRATIME
+    | libc::MS_RELATIME;
+
+/// Folders at the root that the tests may read but not change.
+const READ_ONLY: [&str; 2] = [".git", ".stepwise"];
+
+/// Everything to mount, prepared in the parent.
+pub struct Mounts {
+    /// Paths to make read-only, with the flags their mount already has.
+    read_only: Vec<(CString, libc::c_ulong)>,
+    /// Files to cover with `veil`.
+    hidden: Vec<CString>,
+    veil: CString,
+    /// The run's own folder to mount over `/dev/shm`.
+    shm: Option<CString>,
+}
+
+fn c_path(path: &Path) -> Option<CString> {
+    CString::new(path.as_os_str().as_bytes()).ok()
+}
+
+fn mount_flags(path: &CString) -> libc::c_ulong {
+    // SAFETY: statvfs on a NUL-terminated path into a zeroed struct.
+    unsafe {
+        let mut st: libc::statvfs = std::mem::zeroed();
+        if libc::statvfs(path.as_ptr(), &mut st) == 0 {
+            st.f_flag & LOCKED
+        } else {
+            0
+        }
+    }
+}
+
+impl Mounts {
+    /// The plan for the workspace `root`; `veil` is an empty file no one may
+    /// read; `shm`: the run's folder to mount over `/dev/shm`.
+    pub fn new(root: &Path, veil: &Path, shm: Option<&Path>) -> Result<Self, String> {
+        let bad = |p: &Path| format!("cannot confine the path {}", p.display());
+        let mut read_only = Vec::new();
+        for name in READ_ONLY {
+            let path = root.join(name);
+            // Resolved, so that a link is mounted where it points.
+            if let Ok(real) = std::fs::canonicalize(&path) {
+                let c = c_path(&real).ok_or_else(|| bad(&real))?;
+                let flags = mount_flags(&c);
+                read_only.push((c, flags));
+            }
+        }
+        let mut hidden = Vec::new();
+        for entry in
+            std::fs::read_dir(root).map_err(|e| format!("cannot list the workspace: {e}"))?
+        {
+            let Ok(entry) = entry else { continue };
+            let name = entry.file_name();
+            if !crate::tools::deny::denied_name(&name.to_string_lossy()) {
+                continue;
+            }
+            match std::fs::canonicalize(entry.path()) {
+                Ok(real) if real.is_file() => hidden.push(c_path(&real).ok_or_else(|| bad(&real))?),
+                _ => {}
+            }
+        }
+        let shm = match shm {
+            Some(path) => Some(c_path(path).ok_or_else(|| bad(path))?),
+            None => None,
+        };
+        Ok(Mounts {
+            read_only,
+            hidden,
+            veil: c_path(veil).ok_or_else(|| bad(veil))?,
+            shm,
+        })
+    }
+
+    /// Whether a file is covered (for the caller's capability drop).
+    pub fn hides_files(&self) -> bool {
+        !self.hidden.is_empty()
+    }
+
+    /// Run in the child, inside its new mount namespace. Async-signal-safe.
+    pub fn apply(&self) -> io::Result<()> {
+        let none = std::ptr::null::<libc::c_char>();
+        // SAFETY: mount(2) on NUL-terminated paths prepared before fork.
+        unsafe {
+            check(libc::mount(
+                none,
+                c"/".as_ptr(),
+                none,
+                libc::MS_REC | libc::MS_SLAVE,
+                std::ptr::null(),
+            ))?;
+            for (path, flags) in &self.read_only {
+                bind(path, path)?;
+                let remount = libc::MS_BIND | libc::MS_REMOUNT | libc::MS_RDONLY | flags;
+                check(libc::mount(
+                    none,
+                    path.as_ptr(),
+                    none,
+                    remount,
+                    std::ptr::null(),
+                ))?;
+            }
+            for path in &self.hidden {
+                bind(&self.veil, path)?;
+            }
+            if let Some(source) = &self.shm {
+                bind(source, &CString::from(c"/dev/shm"))?;
+            }
+        }
+        Ok(())
+    }
+}
+
+fn bind(source: &CString, target: &CString) -> io::Result<()> {
+    let none = std::ptr::null::<libc::c_char>();
+    // SAFETY: as in `apply`.
+    check(unsafe {
+        libc::mount(
+            source.as_ptr(),
+            target.as_ptr(),
+            none,
+            libc::MS_BIND | libc::MS_REC,
+            std::ptr::null(),
+        )
+    })
+}
+
+fn check(result: libc::c_int) -> io::Result<()> {
+    if result < 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(())
+    }
+}

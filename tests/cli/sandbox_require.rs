@@ -1,0 +1,101 @@
+//! `[sandbox] mode = "require"` where a part of the sandbox is missing,
+//! through the real binary. This kernel offers everything, so the harness
+//! takes one part away from outside: it starts `stepwise exec` under a
+//! seccomp filter that makes `unshare()` fail (as a kernel without user
+//! namespaces would), which nothing in a project folder can do. `require`
+//! must then refuse with exit code 2 before asking the model anything, and
+//! `auto` must say what the run got instead of "sandboxed".
+
+use crate::sandbox::{Setup, exec_command, kernel_lacks, output_of, setup};
+use crate::support::*;
+use serde_json::{Value, json};
+use std::os::unix::process::CommandExt;
+use std::process::{Command, Output};
+
+#[cfg(target_arch = "x86_64")]
+const ARCH: u32 = 0xC000_003E;
+#[cfg(target_arch = "aarch64")]
+const ARCH: u32 = 0xC000_00B7;
+
+/// Make every `unshare()` of the started process fail with `EPERM`.
+fn without_namespaces(cmd: &mut Command) {
+    const LD: u16 = (libc::BPF_LD | libc::BPF_W | libc::BPF_ABS) as u16;
+    const JEQ: u16 = (libc::BPF_JMP | libc::BPF_JEQ | libc::BPF_K) as u16;
+    const RET: u16 = (libc::BPF_RET | libc::BPF_K) as u16;
+    let op = |code, jt, jf, k| libc::sock_filter { code, jt, jf, k };
+    let program = [
+        op(LD, 0, 0, 4),
+        op(JEQ, 0, 3, ARCH),
+        op(LD, 0, 0, 0),
+        op(JEQ, 0, 1, libc::SYS_unshare as u32),
+        op(RET, 0, 0, libc::SECCOMP_RET_ERRNO | libc::EPERM as u32),
+        op(RET, 0, 0, libc::SECCOMP_RET_ALLOW),
+    ];
+    // SAFETY: two prctl calls in the child; `program` is copied into the
+    // closure and outlives them.
+    unsafe {
+        cmd.pre_exec(move || {
+            let prog = libc::sock_fprog {
+                len: program.len() as u16,
+                filter: program.as_ptr().cast_mut(),
+            };
+            if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0
+                || libc::prctl(libc::PR_SET_SECCOMP, 2, &prog as *const libc::sock_fprog) < 0
+            {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+}
+
+/// Run `exec` without namespaces; the output and the requests the model got.
+async fn run_without_namespaces(s: &Setup) -> (Output, Vec<Value>) {
+    let model = MockModel::start(vec![
+        tool_call("run_tests", json!({"command": "unittest"})),
+        text("Done."),
+    ])
+    .await;
+    let mut cmd = exec_command(s, &model.base_url());
+    without_namespaces(&mut cmd);
+    let out = tokio::task::spawn_blocking(move || cmd.output().unwrap())
+        .await
+        .unwrap();
+    (out, model.requests().await)
+}
+
+#[tokio::test]
+async fn require_refuses_with_exit_2_when_namespaces_are_missing() {
+    if kernel_lacks(true, false) {
+        return;
+    }
+    let s = setup(
+        "open('ran.txt', 'w').write('x')\n",
+        "[sandbox]\nmode = \"require\"\n",
+    );
+    let (out, requests) = run_without_namespaces(&s).await;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("mode = \"require\""), "{stderr}");
+    assert!(stderr.contains("a mount namespace"), "{stderr}");
+    assert!(requests.is_empty(), "the model was asked: {requests:?}");
+    assert!(!s.ws.path().join("ran.txt").exists());
+}
+
+#[tokio::test]
+async fn auto_says_what_the_run_lacks_without_namespaces() {
+    if kernel_lacks(true, false) {
+        return;
+    }
+    let s = setup("print('RAN')\n", "");
+    let (out, requests) = run_without_namespaces(&s).await;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(requests.len() >= 2, "{stderr}");
+    let tool = tool_messages(&requests[1]);
+    let result: Value = serde_json::from_str(tool[0]["content"].as_str().unwrap()).unwrap();
+    assert!(output_of(&result).contains("RAN"), "{result}");
+    let label = result["sandbox"].as_str().unwrap_or_default();
+    assert!(label.starts_with("sandbox: "), "{result}");
+    assert_ne!(label, "sandboxed", "{result}");
+}
