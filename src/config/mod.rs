@@ -26,6 +26,7 @@ pub mod flags;
 pub mod guard;
 pub mod key;
 pub mod layers;
+pub mod mcp;
 pub mod models;
 pub mod ranges;
 pub mod raw;
@@ -159,6 +160,8 @@ pub struct Config {
     /// Ring the bell / send a desktop notification when an approval waits
     /// while the terminal is not focused (`notify = false` turns it off).
     pub notify: bool,
+    /// MCP servers to start with the session (the `[mcp]` table).
+    pub mcp: mcp::McpSettings,
 }
 
 /// Where the session transcript goes.
