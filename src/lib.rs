@@ -45,6 +45,7 @@ pub mod diff;
 pub mod headless;
 pub mod llm;
 pub mod lock;
+pub mod mcp;
 pub mod present;
 pub mod setup;
 pub mod state_dir;
