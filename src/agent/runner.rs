@@ -22,6 +22,7 @@ pub fn spawn_agent(mut session: Session, events: EventSender) -> AgentHandle {
         rules: session.rule_files(),
         sandbox: session.sandbox_state(),
     });
+    forward_mcp_reports(session.mcp_hub(), &events);
     let (commands, mut inbox) = mpsc::unbounded_channel();
     let (work_tx, mut work) = mpsc::unbounded_channel();
     let revoker = session.revoker();
@@ -61,4 +62,29 @@ pub fn spawn_agent(mut session: Session, events: EventSender) -> AgentHandle {
         }
     });
     AgentHandle { commands, task }
+}
+
+/// Start the MCP servers now (in the background: nothing waits for them) and
+/// send each change of their state as it happens. Holds the event channel
+/// only weakly, so it never keeps a front end's inbox open.
+fn forward_mcp_reports(hub: crate::mcp::Hub, events: &EventSender) {
+    if hub.is_empty() {
+        return;
+    }
+    hub.start();
+    let events = events.downgrade();
+    let mut changes = hub.changes();
+    tokio::spawn(async move {
+        loop {
+            for report in hub.take_reports() {
+                let Some(events) = events.upgrade() else {
+                    return;
+                };
+                let _ = events.send(AgentEvent::McpServer(report));
+            }
+            if changes.changed().await.is_err() {
+                return;
+            }
+        }
+    });
 }

@@ -49,6 +49,8 @@ pub struct LoopSettings {
     pub sandbox: crate::tools::sandbox::Policy,
     /// `[test_commands]` of the configuration (added to those found in the project).
     pub test_commands: Vec<(String, Vec<String>)>,
+    /// The MCP servers to start (`[mcp.servers]`).
+    pub mcp: crate::config::mcp::McpSettings,
 }
 
 impl Default for LoopSettings {
@@ -64,6 +66,7 @@ impl Default for LoopSettings {
             scope_policy: ScopePolicy::default(),
             sandbox: Default::default(),
             test_commands: Vec::new(),
+            mcp: Default::default(),
         }
     }
 }
@@ -84,6 +87,7 @@ impl From<&Config> for LoopSettings {
             scope_policy: ScopePolicy::new(&c.no_auto_approve, &c.no_auto_approve_paths),
             sandbox: crate::tools::sandbox::Policy::new(&c.sandbox, &c.test_env),
             test_commands: c.test_commands.clone(),
+            mcp: c.mcp.clone(),
         }
     }
 }
@@ -116,6 +120,8 @@ pub struct Session {
     pub(super) carried: Option<Carried>,
     /// The files after the last test run (unchanged files are not read again).
     pub(super) snapshot: Option<Snapshot>,
+    /// The MCP servers and the MCP tools approved for the task (see `mcp_call`).
+    pub(super) mcp: super::mcp_state::McpState,
 }
 
 impl Session {
@@ -123,6 +129,7 @@ impl Session {
         let test_commands = TestCommands::detect(&workspace, &settings.test_commands);
         let tools = (settings.protocol == Protocol::Tools).then(|| tool_schemas(&test_commands));
         let (revoke_tx, revocations) = mpsc::unbounded_channel();
+        let mcp_hub = crate::mcp::Hub::new(&settings.mcp, workspace.root().to_path_buf());
         let mut session = Session {
             settings,
             model,
@@ -141,6 +148,7 @@ impl Session {
             test_commands,
             carried: None,
             snapshot: None,
+            mcp: super::mcp_state::McpState::new(mcp_hub),
         };
         session.clear();
         session

@@ -42,6 +42,7 @@ impl Session {
     /// Forget the task's approvals (and revocations meant for them).
     pub(super) fn end_scopes(&mut self, events: &EventSender) {
         while self.revocations.try_recv().is_ok() {}
+        self.mcp.approved.clear();
         if self.approvals.clear() {
             self.report_scopes(events);
         }

@@ -46,6 +46,9 @@ pub enum ToolName {
     ApplyPatch,
     RunTests,
     SearchText,
+    /// A tool of an MCP server (`mcp__<server>__<tool>`, see `crate::mcp`):
+    /// never in `ALL`, named in approvals and task scopes.
+    Mcp,
 }
 
 impl ToolName {
@@ -68,6 +71,7 @@ impl ToolName {
             ToolName::ApplyPatch => "apply_patch",
             ToolName::RunTests => "run_tests",
             ToolName::SearchText => "search_text",
+            ToolName::Mcp => "mcp",
         }
     }
 
@@ -79,7 +83,11 @@ impl ToolName {
     pub fn needs_approval(self) -> bool {
         matches!(
             self,
-            ToolName::WriteFile | ToolName::ReplaceText | ToolName::ApplyPatch | ToolName::RunTests
+            ToolName::WriteFile
+                | ToolName::ReplaceText
+                | ToolName::ApplyPatch
+                | ToolName::RunTests
+                | ToolName::Mcp
         )
     }
 }
@@ -175,6 +183,8 @@ impl ToolCall {
             }
         };
         Ok(match tool {
+            // Never parsed here: MCP calls go to `crate::mcp` by their prefix.
+            ToolName::Mcp => return Err(format!("{name} is a tool of an MCP server")),
             ToolName::ListFiles => ToolCall::ListFiles {
                 path: get("path", false)?.unwrap_or_else(|| ".".into()),
                 depth: number("depth")?,

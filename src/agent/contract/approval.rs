@@ -58,6 +58,14 @@ pub enum ApprovalAction {
         /// The sandbox state the run would get, e.g. `sandboxed`.
         sandbox: String,
     },
+    /// Call a tool of an MCP server with these arguments.
+    McpCall {
+        server: String,
+        /// The tool's name on the server.
+        tool: String,
+        /// The arguments as formatted JSON (shown sanitized by the front end).
+        arguments: String,
+    },
 }
 
 impl ApprovalAction {
@@ -96,6 +104,9 @@ impl ApprovalAction {
                     })
                     .collect();
                 format!("Undo: {}", names.join(", "))
+            }
+            ApprovalAction::McpCall { server, tool, .. } => {
+                format!("Call {tool} of MCP server {server}")
             }
         }
     }

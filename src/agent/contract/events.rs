@@ -190,4 +190,6 @@ pub enum AgentEvent {
         elided: usize,
         summarized: usize,
     },
+    /// An MCP server started, failed, or stopped; `tools` is what it offers now.
+    McpServer(crate::mcp::ServerReport),
 }

@@ -114,6 +114,11 @@ pub fn every_event() -> Vec<AgentEvent> {
             command: vec!["python3".into()],
             sandbox: "sandboxed".into(),
         }),
+        request(ApprovalAction::McpCall {
+            server: "t".into(),
+            tool: "echo".into(),
+            arguments: "{}".into(),
+        }),
         AgentEvent::ToolRunning {
             step: 1,
             call_id: "c".into(),
@@ -176,6 +181,12 @@ pub fn every_event() -> Vec<AgentEvent> {
             elided: 1,
             summarized: 0,
         },
+        AgentEvent::McpServer(stepwise::mcp::ServerReport {
+            server: "t".into(),
+            state: stepwise::mcp::ServerState::Running,
+            tools: vec!["mcp__t__echo".into()],
+            message: None,
+        }),
     ];
     for event in &events {
         match event {
@@ -203,7 +214,8 @@ pub fn every_event() -> Vec<AgentEvent> {
             | AgentEvent::ScopesChanged { .. }
             | AgentEvent::TaskFinished { .. }
             | AgentEvent::Cost { .. }
-            | AgentEvent::Compacted { .. } => {}
+            | AgentEvent::Compacted { .. }
+            | AgentEvent::McpServer(_) => {}
         }
     }
     events
