@@ -126,6 +126,16 @@ pub struct ApprovalRequest {
     pub reply: oneshot::Sender<Decision>,
 }
 
+impl ApprovalRequest {
+    /// The tool as the user knows it: its name, or an MCP tool's full name.
+    pub fn tool_label(&self) -> String {
+        match &self.action {
+            ApprovalAction::McpCall { server, tool, .. } => format!("mcp__{server}__{tool}"),
+            _ => self.tool.as_str().to_string(),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -42,6 +42,7 @@ impl App {
                 self.sync_scopes(approved.iter().map(|t| t.as_str()).collect())
             }
             E::ResumeRefused { message } => self.resume_refused(message),
+            E::McpServer(report) => self.mcp_server(report),
             E::ApprovalRequested(request) => self.approval_requested(request),
             e @ (E::ToolCallProposed { .. } | E::ToolRunning { .. } | E::ToolFinished { .. }) => {
                 self.calls_event(e)

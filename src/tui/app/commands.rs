@@ -1,5 +1,5 @@
 //! Slash commands typed in the input: `/help`, `/clear`, `/continue`,
-//! `/diff`, `/undo`, `/undo all`, `/compact`, `/revoke`, `/quit`. Commands
+//! `/diff`, `/undo`, `/undo all`, `/compact`, `/revoke`, `/mcp`, `/quit`. Commands
 //! that the core carries out run only while no task runs (the core handles
 //! one command at a time); otherwise they are refused with a message.
 
@@ -11,7 +11,7 @@ use tokio_util::sync::CancellationToken;
 
 /// Every command, for `/help`-style messages.
 pub const COMMANDS: &str =
-    "/help, /diff, /undo, /undo all, /compact, /revoke, /continue, /clear or /quit";
+    "/help, /diff, /undo, /undo all, /compact, /revoke, /mcp, /continue, /clear or /quit";
 
 impl App {
     /// Carry out `/command` (the text after the slash).
@@ -35,6 +35,7 @@ impl App {
                 }
             }
             ["revoke"] => self.revoke_approvals(),
+            ["mcp"] => self.list_mcp(),
             ["quit" | "exit"] => self.request_quit(),
             _ => self.show_flash(format!(
                 "Unknown command /{} — try {COMMANDS}",

@@ -9,6 +9,7 @@ mod agent;
 mod commands;
 mod exit_summary;
 mod inspect;
+mod mcp;
 mod quit;
 mod task;
 mod update;
@@ -184,6 +185,8 @@ pub struct App {
     agent_gone: bool,
     cancel: Option<CancellationToken>,
     effects: Vec<Effect>,
+    /// The MCP servers as their last `McpServer` events described them (for `/mcp`).
+    mcp: Vec<crate::mcp::ServerReport>,
 }
 
 impl App {
@@ -231,6 +234,7 @@ impl App {
             agent_gone: false,
             cancel: None,
             effects: Vec::new(),
+            mcp: Vec::new(),
         }
     }
 
