@@ -66,7 +66,8 @@ pub fn spawn_agent(mut session: Session, events: EventSender) -> AgentHandle {
 
 /// Start the MCP servers now (in the background: nothing waits for them) and
 /// send each change of their state as it happens. Holds the event channel
-/// only weakly, so it never keeps a front end's inbox open.
+/// and the servers only weakly: it never keeps a front end's inbox open, nor
+/// the servers alive once the session is gone.
 fn forward_mcp_reports(hub: crate::mcp::Hub, events: &EventSender) {
     if hub.is_empty() {
         return;
@@ -74,14 +75,19 @@ fn forward_mcp_reports(hub: crate::mcp::Hub, events: &EventSender) {
     hub.start();
     let events = events.downgrade();
     let mut changes = hub.changes();
+    let hub = hub.downgrade();
     tokio::spawn(async move {
         loop {
-            for report in hub.take_reports() {
+            let Some(live) = hub.upgrade() else {
+                return;
+            };
+            for report in live.take_reports() {
                 let Some(events) = events.upgrade() else {
                     return;
                 };
                 let _ = events.send(AgentEvent::McpServer(report));
             }
+            drop(live);
             if changes.changed().await.is_err() {
                 return;
             }

@@ -5,8 +5,10 @@
 //!
 //! What must stay true: the child sees only the allowlisted variables (as
 //! test runs do) plus its configured `env`, never the API key; its stderr is
-//! kept (the last lines, for error messages), never shown raw; dropping the
-//! connection kills the child.
+//! kept (the last lines, for error messages), never shown raw; the server
+//! runs in its own process group, and dropping the connection kills that
+//! group at once (a hung server, or what `npx` started, never outlives the
+//! session).
 
 use crate::config::API_KEY_VAR;
 use crate::config::mcp::McpServerSettings;
@@ -31,6 +33,8 @@ const STDERR_LINES: usize = 5;
 /// A started server.
 pub struct Connection {
     service: RunningService<RoleClient, ()>,
+    /// The server's process group (its pid).
+    group: Option<u32>,
     stderr: Arc<Mutex<VecDeque<String>>>,
     timeout: Duration,
 }
@@ -55,7 +59,11 @@ impl Connection {
             .split_first()
             .ok_or_else(|| "its command is empty".to_string())?;
         let mut command = tokio::process::Command::new(program);
-        command.args(args).current_dir(root).env_clear();
+        command
+            .args(args)
+            .current_dir(root)
+            .env_clear()
+            .process_group(0);
         for (name, value) in std::env::vars_os() {
             if name.to_str().is_some_and(|n| allowed(n, &[])) {
                 command.env(name, value);
@@ -70,14 +78,19 @@ impl Connection {
             .stderr(Stdio::piped())
             .spawn()
             .map_err(|e| format!("cannot start {}: {e}", one_line(program)))?;
+        let group = transport.id();
         let kept = Arc::new(Mutex::new(VecDeque::new()));
         if let Some(stderr) = stderr {
             tokio::spawn(keep_stderr(stderr, kept.clone()));
         }
         let service = match tokio::time::timeout(timeout, ().serve(transport)).await {
             Ok(Ok(service)) => service,
-            Ok(Err(e)) => return Err(with_stderr(format!("the handshake failed: {e}"), &kept)),
+            Ok(Err(e)) => {
+                kill_group(group);
+                return Err(with_stderr(format!("the handshake failed: {e}"), &kept));
+            }
             Err(_) => {
+                kill_group(group);
                 let what = format!(
                     "it did not answer `initialize` within {}s",
                     timeout.as_secs()
@@ -87,6 +100,7 @@ impl Connection {
         };
         Ok(Connection {
             service,
+            group,
             stderr: kept,
             timeout,
         })
@@ -149,6 +163,23 @@ impl Connection {
     /// A message with the server's last stderr line, if it wrote one.
     pub fn with_stderr(&self, message: String) -> String {
         with_stderr(message, &self.stderr)
+    }
+}
+
+impl Drop for Connection {
+    fn drop(&mut self) {
+        kill_group(self.group);
+    }
+}
+
+/// Kill a server's process group now (rmcp's own cleanup is a spawned task,
+/// which never runs when the process is exiting).
+fn kill_group(group: Option<u32>) {
+    let pid = group
+        .and_then(|g| i32::try_from(g).ok())
+        .and_then(rustix::process::Pid::from_raw);
+    if let Some(pid) = pid {
+        let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
     }
 }
 

@@ -102,6 +102,17 @@ impl Default for Hub {
     }
 }
 
+/// A hub that may be gone (its last owner, the session, dropped it and so
+/// killed its servers).
+#[derive(Clone)]
+pub struct WeakHub(std::sync::Weak<Inner>);
+
+impl WeakHub {
+    pub fn upgrade(&self) -> Option<Hub> {
+        self.0.upgrade().map(|inner| Hub { inner })
+    }
+}
+
 /// What a call of an MCP tool came to.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum CallOutcome {
@@ -228,9 +239,15 @@ impl Hub {
         let _ = tokio::time::timeout(limit, wait).await;
     }
 
-    /// Resolves at the next change of any server (for a front end that listens).
+    /// Resolves at the next change of any server (for a front end that
+    /// listens); ends when the hub is gone.
     pub fn changes(&self) -> watch::Receiver<u64> {
         self.inner.version.subscribe()
+    }
+
+    /// A handle that does not keep the servers running.
+    pub fn downgrade(&self) -> WeakHub {
+        WeakHub(Arc::downgrade(&self.inner))
     }
 
     /// The reports queued since the last call.

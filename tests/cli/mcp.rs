@@ -209,6 +209,24 @@ async fn a_hanging_call_times_out_and_the_task_goes_on() {
     assert_eq!(requests.len(), 3, "{err}");
     let result = last_result(&requests[1]);
     assert!(result.contains("did not answer within 2s"), "{result}");
+    // The hung server does not outlive the session.
+    let pid = std::fs::read_to_string(setup.marker()).unwrap();
+    let stat = Path::new("/proc").join(pid.trim()).join("stat");
+    let mut alive = true;
+    for _ in 0..50 {
+        let state = std::fs::read_to_string(&stat).unwrap_or_default();
+        // Gone, or a zombie waiting for a reaper: either way not running.
+        alive = state
+            .rsplit(')')
+            .next()
+            .is_some_and(|rest| !rest.trim_start().starts_with('Z'))
+            && !state.is_empty();
+        if !alive {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    assert!(!alive, "the hung server {pid} is still running");
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -293,4 +311,28 @@ async fn a_project_files_server_never_starts_in_an_untrusted_folder() {
         .await;
     assert_eq!(out.status.code(), Some(0), "{}", lossy(&out.stderr));
     assert!(setup.marker().exists(), "the trusted server did not start");
+}
+
+#[test]
+fn print_config_shows_the_servers_but_not_their_env_values() {
+    let setup = Setup::new(
+        "[mcp.servers.t]\ncommand = [\"python3\", \"s.py\"]\nenv = { TOKEN = \"hidden-value\" }\nread_only = [\"echo\"]\n",
+    );
+    let out = hermetic_env(&mut Command::new(stepwise_bin()))
+        .env("HOME", setup.home.path())
+        .env("XDG_CONFIG_HOME", setup.home.path().join(".config"))
+        .current_dir(setup.ws.path())
+        .arg("--print-config")
+        .output()
+        .unwrap();
+    let shown = lossy(&out.stdout);
+    let line = shown
+        .lines()
+        .find(|l| l.starts_with("mcp "))
+        .unwrap_or_default();
+    assert!(
+        line.contains(r#"t = ["python3", "s.py"] env TOKEN read-only echo timeout 60s"#),
+        "{shown}"
+    );
+    assert!(!shown.contains("hidden-value"), "{shown}");
 }

@@ -17,6 +17,7 @@ mod context_and_cost;
 mod file_safety;
 mod list_overview;
 mod live_previews;
+mod mcp_session;
 mod network_faults;
 mod project_gate;
 mod ranged_reads;

@@ -2,9 +2,9 @@
 
 Tools: echo, add, env_names (the names of its environment), hang (never
 answers), crash (exits mid-call), fail (answers with isError), picture (an
-image and a text block). Arguments: --marker PATH writes PATH at start (to
-prove the server ran); --garbage answers initialize with a line that is not
-JSON-RPC.
+image and a text block). Arguments: --marker PATH writes the server's pid
+to PATH at start (to prove it ran, and to find it afterwards); --garbage
+answers initialize with a line that is not JSON-RPC.
 """
 
 import json
@@ -65,7 +65,7 @@ def main():
     argv = sys.argv[1:]
     if "--marker" in argv:
         with open(argv[argv.index("--marker") + 1], "w") as f:
-            f.write("started\n")
+            f.write(str(os.getpid()))
     garbage = "--garbage" in argv
     for line in sys.stdin:
         line = line.strip()
