@@ -146,6 +146,8 @@ impl Session {
         tool: &names::ToolInfo,
         args: &Map<String, Value>,
     ) -> Result<bool, ToolOutput> {
+        // A revoke sent while the last call ran applies to this one.
+        self.apply_revocations(t.events);
         let allow_for_task = self.settings.scope_policy.allows(ToolName::Mcp, None);
         if allow_for_task && self.mcp.approved.contains(&tool.full_name) {
             return Ok(true);
@@ -166,6 +168,11 @@ impl Session {
             Decision::ApproveToolForTask => {
                 if allow_for_task {
                     self.mcp.approved.insert(tool.full_name.clone());
+                    // `mcp` in the reported set: front ends show it, and revoking it
+                    // takes back every MCP tool approved for the task.
+                    if self.approvals.grant(ToolName::Mcp) {
+                        self.report_scopes(t.events);
+                    }
                 }
                 Ok(false)
             }

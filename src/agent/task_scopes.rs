@@ -26,6 +26,10 @@ impl Session {
         let mut changed = false;
         while let Ok(tools) = self.revocations.try_recv() {
             changed |= self.approvals.revoke(&tools);
+            // `mcp` in the set stands for the MCP tools approved by full name.
+            if tools.contains(&ToolName::Mcp) {
+                self.mcp.approved.clear();
+            }
         }
         if changed {
             self.report_scopes(events);

@@ -96,6 +96,42 @@ async fn approving_an_mcp_tool_for_the_task_covers_that_tool_only() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn revoking_mcp_takes_back_the_mcp_tools_approved_for_the_task() {
+    let model = MockModel::start(vec![
+        tool_call("mcp__t__echo", json!({"text": "one"})),
+        tool_call("mcp__t__echo", json!({"text": "two"})),
+        text("Done."),
+    ])
+    .await;
+    let ws = copy_workspace();
+    let mut session = session_on(&model, ws.path(), settings_with_server());
+    let revoker = session.revoker();
+    let decide = move |_: &stepwise::agent::ApprovalRequest| {
+        // As F3 would, right after the grant.
+        revoker.revoke(vec![stepwise::tools::ToolName::Mcp]);
+        Decision::ApproveToolForTask
+    };
+    let (_, events) = drive(
+        &mut session,
+        Some("Echo twice"),
+        CancellationToken::new(),
+        decide,
+    )
+    .await;
+    assert_eq!(
+        asked(&events),
+        ["t:echo", "t:echo"],
+        "the revoke made it ask again"
+    );
+    let scopes: Vec<&Value> = events
+        .iter()
+        .filter(|e| e["event"] == "scopes_changed")
+        .map(|e| &e["approved"])
+        .collect();
+    assert_eq!(scopes.first(), Some(&&json!(["mcp"])), "{scopes:?}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn a_spawned_session_starts_its_servers_before_any_task() {
     let model = MockModel::start(vec![]).await;
     let ws = copy_workspace();
