@@ -118,17 +118,7 @@ impl Session {
             )),
         };
         self.report_mcp(t.events);
-        let output = match outcome {
-            CallOutcome::Answered(answer) if answer.is_error => ToolOutput::error(format!(
-                "the MCP tool {name} reported an error: {}",
-                answer.text
-            )),
-            CallOutcome::Answered(answer) => {
-                let summary = format!("{} bytes", answer.text.len());
-                ToolOutput::ok(summary, json!({"result": answer.text}))
-            }
-            CallOutcome::Failed(problem) => ToolOutput::error(problem),
-        };
+        let output = output_of(name, outcome);
         let status = if output.success {
             CallStatus::Ok
         } else {
@@ -200,6 +190,21 @@ impl Session {
             ),
             None => format!("unknown tool {name:?}: there is no MCP server {server:?}"),
         }
+    }
+}
+
+/// A call's outcome as the model gets it: `isError` and failures are errors.
+fn output_of(name: &str, outcome: CallOutcome) -> ToolOutput {
+    match outcome {
+        CallOutcome::Answered(answer) if answer.is_error => ToolOutput::error(format!(
+            "the MCP tool {name} reported an error: {}",
+            answer.text
+        )),
+        CallOutcome::Answered(answer) => {
+            let summary = format!("{} bytes", answer.text.len());
+            ToolOutput::ok(summary, json!({"result": answer.text}))
+        }
+        CallOutcome::Failed(problem) => ToolOutput::error(problem),
     }
 }
 

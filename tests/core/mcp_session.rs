@@ -132,6 +132,37 @@ async fn revoking_mcp_takes_back_the_mcp_tools_approved_for_the_task() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn no_auto_approve_mcp_makes_every_mcp_call_ask() {
+    let model = MockModel::start(vec![
+        tool_call("mcp__t__echo", json!({"text": "one"})),
+        tool_call("mcp__t__echo", json!({"text": "two"})),
+        text("Done."),
+    ])
+    .await;
+    let ws = copy_workspace();
+    let settings = LoopSettings {
+        scope_policy: stepwise::agent::scopes::ScopePolicy::new(
+            &[stepwise::tools::ToolName::Mcp],
+            &[],
+        ),
+        ..settings_with_server()
+    };
+    let mut session = session_on(&model, ws.path(), settings);
+    let decide = |r: &stepwise::agent::ApprovalRequest| {
+        assert!(!r.allow_for_task, "configuration forbids it");
+        Decision::ApproveToolForTask
+    };
+    let (_, events) = drive(
+        &mut session,
+        Some("Echo twice"),
+        CancellationToken::new(),
+        decide,
+    )
+    .await;
+    assert_eq!(asked(&events), ["t:echo", "t:echo"]);
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn a_spawned_session_starts_its_servers_before_any_task() {
     let model = MockModel::start(vec![]).await;
     let ws = copy_workspace();
