@@ -46,6 +46,7 @@ pub mod diff;
 pub mod headless;
 pub mod llm;
 pub mod lock;
+pub mod mcp;
 pub mod present;
 pub mod resume;
 pub mod setup;

@@ -9,6 +9,7 @@
 //! every string that came from the model, a file, a test run or a server
 //! goes through it before any front end shows it.
 
+pub mod mcp;
 pub mod numbers;
 mod restored;
 mod sanitize;

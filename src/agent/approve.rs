@@ -169,7 +169,7 @@ impl Session {
     }
 
     /// Send an approval request and wait; a dropped reply or an interrupt declines.
-    async fn ask(
+    pub(super) async fn ask(
         &self,
         t: &Task<'_>,
         call_id: &str,

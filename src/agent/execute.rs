@@ -36,6 +36,9 @@ impl Session {
                 needs_approval: needs,
             }
         };
+        if crate::mcp::split_full_name(name).is_some() {
+            return self.execute_mcp(t, call_id, name, arguments).await;
+        }
         let call = match ToolCall::parse(name, arguments) {
             Ok(call) => call,
             Err(problem) => {
@@ -214,7 +217,7 @@ impl Session {
         }
     }
 
-    fn running(&self, t: &Task<'_>, call_id: &str, auto_approved: bool) {
+    pub(super) fn running(&self, t: &Task<'_>, call_id: &str, auto_approved: bool) {
         t.emit(AgentEvent::ToolRunning {
             step: t.step,
             call_id: call_id.to_string(),
@@ -222,7 +225,7 @@ impl Session {
         });
     }
 
-    fn finish(
+    pub(super) fn finish(
         &self,
         t: &Task<'_>,
         call_id: &str,

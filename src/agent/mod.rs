@@ -15,6 +15,8 @@ pub mod contract;
 mod execute;
 mod git;
 pub mod live;
+mod mcp_call;
+mod mcp_state;
 mod prompt;
 pub mod protocol;
 mod request;

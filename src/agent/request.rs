@@ -134,9 +134,10 @@ impl Session {
                 } => live.on_fragment(index, name, fragment),
                 StreamDelta::Text(_) => {}
             };
+            let tools = self.offered_tools(t).await;
             let request = ChatRequest {
                 messages: &self.history,
-                tools: self.tools.as_ref(),
+                tools: tools.as_ref(),
             };
             let result = tokio::select! {
                 r = self.model.complete(request, &mut on_delta) => r,

@@ -25,6 +25,7 @@ pub fn spawn_agent(mut session: Session, events: EventSender) -> AgentHandle {
     if let Some(restored) = session.restored_event() {
         let _ = events.send(restored);
     }
+    forward_mcp_reports(session.mcp_hub(), &events);
     let (commands, mut inbox) = mpsc::unbounded_channel();
     let (work_tx, mut work) = mpsc::unbounded_channel();
     let revoker = session.revoker();
@@ -67,4 +68,35 @@ pub fn spawn_agent(mut session: Session, events: EventSender) -> AgentHandle {
         }
     });
     AgentHandle { commands, task }
+}
+
+/// Start the MCP servers now (in the background: nothing waits for them) and
+/// send each change of their state as it happens. Holds the event channel
+/// and the servers only weakly: it never keeps a front end's inbox open, nor
+/// the servers alive once the session is gone.
+fn forward_mcp_reports(hub: crate::mcp::Hub, events: &EventSender) {
+    if hub.is_empty() {
+        return;
+    }
+    hub.start();
+    let events = events.downgrade();
+    let mut changes = hub.changes();
+    let hub = hub.downgrade();
+    tokio::spawn(async move {
+        loop {
+            let Some(live) = hub.upgrade() else {
+                return;
+            };
+            for report in live.take_reports() {
+                let Some(events) = events.upgrade() else {
+                    return;
+                };
+                let _ = events.send(AgentEvent::McpServer(report));
+            }
+            drop(live);
+            if changes.changed().await.is_err() {
+                return;
+            }
+        }
+    });
 }

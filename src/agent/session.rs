@@ -51,6 +51,8 @@ pub struct LoopSettings {
     pub test_commands: Vec<(String, Vec<String>)>,
     /// Prices of every known model, for the model `/model` switches to.
     pub model_table: ModelTable,
+    /// The MCP servers to start (`[mcp.servers]`).
+    pub mcp: crate::config::mcp::McpSettings,
 }
 
 impl Default for LoopSettings {
@@ -67,6 +69,7 @@ impl Default for LoopSettings {
             sandbox: Default::default(),
             test_commands: Vec::new(),
             model_table: ModelTable::builtin(),
+            mcp: Default::default(),
         }
     }
 }
@@ -88,6 +91,7 @@ impl From<&Config> for LoopSettings {
             sandbox: crate::tools::sandbox::Policy::new(&c.sandbox, &c.test_env),
             test_commands: c.test_commands.clone(),
             model_table: c.models.clone(),
+            mcp: c.mcp.clone(),
         }
     }
 }
@@ -122,6 +126,8 @@ pub struct Session {
     pub(super) snapshot: Option<Snapshot>,
     /// Counters and the sink for resumable checkpoints (`saved`).
     pub(super) saved: super::saved::Bookkeeping,
+    /// The MCP servers and the MCP tools approved for the task (see `mcp_call`).
+    pub(super) mcp: super::mcp_state::McpState,
 }
 
 impl Session {
@@ -129,6 +135,7 @@ impl Session {
         let test_commands = TestCommands::detect(&workspace, &settings.test_commands);
         let tools = (settings.protocol == Protocol::Tools).then(|| tool_schemas(&test_commands));
         let (revoke_tx, revocations) = mpsc::unbounded_channel();
+        let mcp_hub = crate::mcp::Hub::new(&settings.mcp, workspace.root().to_path_buf());
         let mut session = Session {
             settings,
             model,
@@ -148,6 +155,7 @@ impl Session {
             carried: None,
             snapshot: None,
             saved: Default::default(),
+            mcp: super::mcp_state::McpState::new(mcp_hub),
         };
         session.clear();
         session

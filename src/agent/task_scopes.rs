@@ -26,6 +26,10 @@ impl Session {
         let mut changed = false;
         while let Ok(tools) = self.revocations.try_recv() {
             changed |= self.approvals.revoke(&tools);
+            // `mcp` in the set stands for the MCP tools approved by full name.
+            if tools.contains(&ToolName::Mcp) {
+                self.mcp.approved.clear();
+            }
         }
         if changed {
             self.report_scopes(events);
@@ -42,6 +46,7 @@ impl Session {
     /// Forget the task's approvals (and revocations meant for them).
     pub(super) fn end_scopes(&mut self, events: &EventSender) {
         while self.revocations.try_recv().is_ok() {}
+        self.mcp.approved.clear();
         if self.approvals.clear() {
             self.report_scopes(events);
         }

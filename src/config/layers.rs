@@ -118,6 +118,7 @@ fn flag_only(options: &Options) -> Config {
         notify: true,
         provider: Provider::default(),
         headers: Vec::new(),
+        mcp: Default::default(),
     }
 }
 

@@ -28,6 +28,7 @@ pub mod guard;
 pub mod headers;
 pub mod key;
 pub mod layers;
+pub mod mcp;
 pub mod models;
 pub mod providers;
 pub mod ranges;
@@ -171,6 +172,8 @@ pub struct Config {
     /// Resume an earlier session of the workspace (`--continue`, `--resume`,
     /// `stepwise resume`) instead of starting a new one.
     pub resume: Option<ResumeFrom>,
+    /// MCP servers to start with the session (the `[mcp]` table).
+    pub mcp: mcp::McpSettings,
 }
 
 /// Which earlier session to resume.

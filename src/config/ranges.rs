@@ -36,6 +36,9 @@ pub const SANDBOX_OPEN_FILES: Whole<u64> = Whole::new(16, 1 << 20);
 /// `[sandbox] processes`: processes alive at once in one test run.
 pub const SANDBOX_PROCESSES: Whole<u64> = Whole::new(1, 1 << 22);
 
+/// `[mcp.servers.NAME] timeout_secs`: seconds one MCP call (or a server's start) may take.
+pub const MCP_TIMEOUT: Whole<u64> = Whole::new(1, 3600);
+
 /// A whole number in `min..=max`, stored as `T`.
 #[derive(Debug)]
 pub struct Whole<T> {

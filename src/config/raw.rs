@@ -64,12 +64,15 @@ impl Raw<'_> {
             .collect()
     }
 
-    /// Tool names; a name that is not a tool is an error listing the valid ones.
+    /// Tool names (`mcp`: every MCP tool); a name that is not a tool is an
+    /// error listing the valid ones.
     pub fn tools(self) -> Result<Vec<ToolName>, String> {
+        let mcp = ToolName::Mcp.as_str();
         self.strings()?
             .iter()
             .map(|name| {
-                ToolName::parse(name).ok_or_else(|| {
+                let tool = ToolName::parse(name).or((name.trim() == mcp).then_some(ToolName::Mcp));
+                tool.ok_or_else(|| {
                     let valid: Vec<_> = ToolName::ALL.iter().map(|t| t.as_str()).collect();
                     format!(
                         "names an unknown tool {name:?} (valid names: {})",
@@ -198,6 +201,11 @@ mod tests {
             Ok(vec![ToolName::RunTests, ToolName::WriteFile])
         );
         assert!(Raw::Toml(&toml(r#""run_tests""#)).tools().is_err());
+        assert_eq!(
+            Raw::Toml(&toml(r#"["mcp"]"#)).tools(),
+            Ok(vec![ToolName::Mcp]),
+            "every MCP tool"
+        );
         assert!(Raw::Toml(&toml("[1]")).tools().is_err());
     }
 

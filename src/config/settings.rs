@@ -316,6 +316,19 @@ pub const SETTINGS: &[Setting] = &[
         // A header goes wherever the key goes: a stranger's file could add one that leaks.
         guard: Guard::Trusted("which headers are sent with every request"),
     },
+    Setting {
+        key: "mcp",
+        flag: None,
+        env: None,
+        set: |c, raw| match raw {
+            Raw::Toml(value) => put(&mut c.mcp, super::mcp::McpSettings::from_toml(value)),
+            Raw::Text(_) => Err("is a table (set it in stepwise.toml)".into()),
+        },
+        fallback: Fallback::Initial,
+        shown: Shown::LineFileUnnamed(|c| c.mcp.shown()),
+        // Each server is a program started on the user's machine.
+        guard: Guard::Trusted("which programs run as MCP servers"),
+    },
 ];
 
 /// The row of a `stepwise.toml` key.

@@ -91,6 +91,7 @@ mod tests {
             notify: true,
             provider: Default::default(),
             headers: Vec::new(),
+            mcp: Default::default(),
         }
     }
 

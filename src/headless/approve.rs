@@ -26,6 +26,12 @@ impl Printer {
                     }
                 }
                 ApprovalAction::Delete { diff, .. } => self.print_diff(diff),
+                ApprovalAction::McpCall { arguments, .. } => {
+                    for line in arguments.lines() {
+                        let line = format!("  {}", crate::present::content_line(line));
+                        self.line(&self.paint(super::style::DIM, &line));
+                    }
+                }
                 ApprovalAction::Edit { .. } | ApprovalAction::RunTests { .. } => {}
             }
         }

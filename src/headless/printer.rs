@@ -183,6 +183,7 @@ impl Printer {
                 let text = present::restored_line(&session, tasks, steps);
                 self.line(&self.paint(DIM, &text));
             }
+            AgentEvent::McpServer(report) => self.mcp_server(&report),
             AgentEvent::TaskFinished {
                 reason,
                 steps,
@@ -194,6 +195,20 @@ impl Printer {
                 self.line(&self.paint(DIM, &present::usage_line(&usage, cost_usd)));
             }
         }
+    }
+
+    /// A server's change of state, on stderr: a diagnostic, not the task's output.
+    fn mcp_server(&mut self, report: &crate::mcp::ServerReport) {
+        use crate::mcp::ServerState;
+        self.end_text();
+        let line = present::mcp::server_line(report);
+        let shown = match report.state {
+            ServerState::Failed | ServerState::Stopped => {
+                format!("{} {line}", self.paint(RED, "mcp:"))
+            }
+            ServerState::Starting | ServerState::Running => self.paint(DIM, &line),
+        };
+        eprintln!("{}", crate::tools::scrub::text(&shown));
     }
 
     fn task_started(&mut self, task: &str, max_steps: u32, rules: &[String]) {

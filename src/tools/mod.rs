@@ -48,6 +48,9 @@ pub enum ToolName {
     ApplyPatch,
     RunTests,
     SearchText,
+    /// A tool of an MCP server (`mcp__<server>__<tool>`, see `crate::mcp`):
+    /// never in `ALL`, named in approvals and task scopes.
+    Mcp,
 }
 
 impl ToolName {
@@ -70,6 +73,7 @@ impl ToolName {
             ToolName::ApplyPatch => "apply_patch",
             ToolName::RunTests => "run_tests",
             ToolName::SearchText => "search_text",
+            ToolName::Mcp => "mcp",
         }
     }
 
@@ -81,7 +85,11 @@ impl ToolName {
     pub fn needs_approval(self) -> bool {
         matches!(
             self,
-            ToolName::WriteFile | ToolName::ReplaceText | ToolName::ApplyPatch | ToolName::RunTests
+            ToolName::WriteFile
+                | ToolName::ReplaceText
+                | ToolName::ApplyPatch
+                | ToolName::RunTests
+                | ToolName::Mcp
         )
     }
 }
@@ -177,6 +185,8 @@ impl ToolCall {
             }
         };
         Ok(match tool {
+            // Never parsed here: MCP calls go to `crate::mcp` by their prefix.
+            ToolName::Mcp => return Err(format!("{name} is a tool of an MCP server")),
             ToolName::ListFiles => ToolCall::ListFiles {
                 path: get("path", false)?.unwrap_or_else(|| ".".into()),
                 depth: number("depth")?,

@@ -28,6 +28,7 @@ impl ToolName {
             ToolName::RunTests => {
                 "Run the project's tests in the workspace root with one of its test commands. Needs the user's approval."
             }
+            ToolName::Mcp => "A tool of an MCP server (each is offered under its own name).",
             ToolName::SearchText => {
                 "Search the text files under a folder for a regular expression (Rust regex syntax), skipping what list_files skips. Returns at most 200 matching lines as {path, line, text} (text cut at 300 characters), sorted by path and line, with the total count."
             }
@@ -69,6 +70,7 @@ impl ToolName {
                 &["patch"],
             ),
             ToolName::RunTests => (json!({"command": string("Test command name")}), &[]),
+            ToolName::Mcp => (json!({}), &[]),
             ToolName::SearchText => (
                 json!({
                     "pattern": string("Regular expression (Rust regex syntax), matched per line"),

@@ -15,6 +15,7 @@ mod demo;
 mod exec_e2e;
 mod file_tools_e2e;
 mod json_schema;
+mod mcp;
 mod output_hygiene;
 mod projects;
 mod provider_keys;

@@ -181,6 +181,7 @@ pub fn propose_scoped(
             ("files".to_string(), files.first().cloned())
         }
         ApprovalAction::Delete { path, diff } => (path.clone(), Some(diff.clone())),
+        ApprovalAction::McpCall { server, .. } => (server.clone(), None),
     };
     feed(
         app,

@@ -73,6 +73,14 @@ pub enum ApprovalAction {
         /// The sandbox state the run would get, e.g. `sandboxed`.
         sandbox: String,
     },
+    /// Call a tool of an MCP server with these arguments.
+    McpCall {
+        server: String,
+        /// The tool's name on the server.
+        tool: String,
+        /// The arguments as formatted JSON (shown sanitized by the front end).
+        arguments: String,
+    },
 }
 
 impl ApprovalAction {
@@ -112,6 +120,9 @@ impl ApprovalAction {
                     .collect();
                 format!("Undo: {}", names.join(", "))
             }
+            ApprovalAction::McpCall { server, tool, .. } => {
+                format!("Call {tool} of MCP server {server}")
+            }
         }
     }
 }
@@ -128,6 +139,16 @@ pub struct ApprovalRequest {
     pub allow_for_task: bool,
     #[serde(skip)]
     pub reply: oneshot::Sender<Decision>,
+}
+
+impl ApprovalRequest {
+    /// The tool as the user knows it: its name, or an MCP tool's full name.
+    pub fn tool_label(&self) -> String {
+        match &self.action {
+            ApprovalAction::McpCall { server, tool, .. } => format!("mcp__{server}__{tool}"),
+            _ => self.tool.as_str().to_string(),
+        }
+    }
 }
 
 #[cfg(test)]

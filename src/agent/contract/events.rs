@@ -211,6 +211,8 @@ pub enum AgentEvent {
         /// Estimated cost of the session so far, when prices were known.
         cost_usd: Option<f64>,
     },
+    /// An MCP server started, failed, or stopped; `tools` is what it offers now.
+    McpServer(crate::mcp::ServerReport),
 }
 
 /// One line of a restored conversation.

@@ -59,6 +59,7 @@ impl App {
                 usage,
                 cost_usd,
             } => self.session_restored(&session, &entries, (tasks, steps), usage, cost_usd),
+            E::McpServer(report) => self.mcp_server(report),
             E::ApprovalRequested(request) => self.approval_requested(request),
             e @ (E::ToolCallProposed { .. } | E::ToolRunning { .. } | E::ToolFinished { .. }) => {
                 self.calls_event(e)

@@ -1,5 +1,5 @@
 //! Slash commands typed in the input: `/help`, `/clear`, `/continue`,
-//! `/diff`, `/undo`, `/undo all`, `/compact`, `/revoke`, `/model NAME`, `/quit`. Commands
+//! `/diff`, `/undo`, `/undo all`, `/compact`, `/revoke`, `/model NAME`, `/mcp`, `/quit`. Commands
 //! that the core carries out run only while no task runs (the core handles
 //! one command at a time); otherwise they are refused with a message.
 
@@ -10,8 +10,7 @@ use crate::tui::panes::line_kind::Kind;
 use tokio_util::sync::CancellationToken;
 
 /// Every command, for `/help`-style messages.
-pub const COMMANDS: &str =
-    "/help, /diff, /undo, /undo all, /compact, /revoke, /model NAME, /continue, /clear or /quit";
+pub const COMMANDS: &str = "/help, /diff, /undo, /undo all, /compact, /revoke, /model NAME, /mcp, /continue, /clear or /quit";
 
 impl App {
     /// Carry out `/command` (the text after the slash).
@@ -38,6 +37,7 @@ impl App {
             ["model", name] => {
                 self.core_command("/model", Effect::SetModel((*name).to_string()));
             }
+            ["mcp"] => self.list_mcp(),
             ["quit" | "exit"] => self.quit_command(),
             _ => self.show_flash(format!(
                 "Unknown command /{} — try {COMMANDS}",

@@ -9,6 +9,7 @@ mod agent;
 mod commands;
 mod exit_summary;
 mod inspect;
+mod mcp;
 mod quit;
 mod restored;
 mod task;
@@ -194,6 +195,8 @@ pub struct App {
     pub(in crate::tui) picker: Option<crate::tui::input::picker::Picker>,
     /// Where the picker lists files from (`None`: no workspace to list).
     pub(in crate::tui) file_source: Option<crate::tui::input::picker::FileSource>,
+    /// The MCP servers as their last `McpServer` events described them (for `/mcp`).
+    mcp: Vec<crate::mcp::ServerReport>,
 }
 
 impl App {
@@ -243,6 +246,7 @@ impl App {
             effects: Vec::new(),
             picker: None,
             file_source: None,
+            mcp: Vec::new(),
         }
     }
 

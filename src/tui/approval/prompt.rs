@@ -138,7 +138,7 @@ impl App {
         let Some(request) = self.approvals.current() else {
             return;
         };
-        let tool = request.tool.as_str();
+        let tool = crate::tui::render::text::sanitize(&request.tool_label());
         if matches!(request.action, ApprovalAction::Undo { .. }) {
             return;
         }

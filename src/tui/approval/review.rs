@@ -104,7 +104,7 @@ impl Review {
                 files.iter().collect()
             }
             (ApprovalAction::Delete { diff, .. }, None) => vec![diff],
-            (ApprovalAction::RunTests { .. }, None) => Vec::new(),
+            (ApprovalAction::RunTests { .. } | ApprovalAction::McpCall { .. }, None) => Vec::new(),
         }
     }
 

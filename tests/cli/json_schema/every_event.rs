@@ -114,6 +114,11 @@ pub fn every_event() -> Vec<AgentEvent> {
             command: vec!["python3".into()],
             sandbox: "sandboxed".into(),
         }),
+        request(ApprovalAction::McpCall {
+            server: "t".into(),
+            tool: "echo".into(),
+            arguments: "{}".into(),
+        }),
         AgentEvent::ToolRunning {
             step: 1,
             call_id: "c".into(),
@@ -193,6 +198,12 @@ pub fn every_event() -> Vec<AgentEvent> {
             usage,
             cost_usd: None,
         },
+        AgentEvent::McpServer(stepwise::mcp::ServerReport {
+            server: "t".into(),
+            state: stepwise::mcp::ServerState::Running,
+            tools: vec!["mcp__t__echo".into()],
+            message: None,
+        }),
     ];
     for event in &events {
         match event {
@@ -223,6 +234,7 @@ pub fn every_event() -> Vec<AgentEvent> {
             | AgentEvent::Cost { .. }
             | AgentEvent::Compacted { .. }
             | AgentEvent::ModelChanged { .. } => {}
+            AgentEvent::McpServer(_) => {}
         }
     }
     events

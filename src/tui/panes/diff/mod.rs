@@ -8,6 +8,7 @@
 pub mod inline;
 pub mod live;
 pub mod live_patch;
+pub mod mcp_call;
 pub mod rows;
 pub mod test_run;
 pub mod view;
@@ -26,7 +27,10 @@ use ratatui::text::Line;
 /// The source of the diff pane for the current state.
 pub fn key(app: &App) -> DiffKey {
     if let Some(request) = app.approvals.current() {
-        if matches!(request.action, ApprovalAction::RunTests { .. }) {
+        if matches!(
+            request.action,
+            ApprovalAction::RunTests { .. } | ApprovalAction::McpCall { .. }
+        ) {
             return DiffKey::TestRun {
                 serial: app.approvals.serial(),
             };
@@ -168,6 +172,9 @@ fn title(app: &App, key: DiffKey) -> String {
             None => "Diff".into(),
         },
         DiffKey::TestRun { .. } => match app.approvals.current() {
+            Some(r) if matches!(r.action, ApprovalAction::McpCall { .. }) => {
+                format!("MCP call · step {} · what y allows", r.step)
+            }
             Some(r) => format!("Test run · step {} · what y allows", r.step),
             None => "Test run".into(),
         },

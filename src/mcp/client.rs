@@ -1,0 +1,208 @@
+//! One server's connection through `rmcp`: start the program as a child
+//! process (argument array, no shell, minimal environment, the workspace as
+//! its folder), run the `initialize` handshake, list its tools, and send
+//! calls, each bounded by the server's timeout.
+//!
+//! What must stay true: the child sees only the allowlisted variables (as
+//! test runs do) plus its configured `env`, never the API key; its stderr is
+//! kept (the last lines, for error messages), never shown raw; the server
+//! runs in its own process group, and dropping the connection kills that
+//! group at once (a hung server, or what `npx` started, never outlives the
+//! session).
+
+use crate::config::API_KEY_VAR;
+use crate::config::mcp::McpServerSettings;
+use crate::present::one_line;
+use crate::tools::sandbox::env::allowed;
+use rmcp::model::{
+    CallToolRequestParams, ClientRequest, JsonObject, ListToolsRequest, ServerResult,
+};
+use rmcp::service::{RoleClient, RunningService, ServiceExt};
+use rmcp::transport::TokioChildProcess;
+use serde_json::Value;
+use std::collections::VecDeque;
+use std::path::Path;
+use std::process::Stdio;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::io::{AsyncBufReadExt, BufReader};
+
+/// Lines of the server's stderr kept for error messages.
+const STDERR_LINES: usize = 5;
+
+/// A started server.
+pub struct Connection {
+    service: RunningService<RoleClient, ()>,
+    /// The server's process group (its pid).
+    group: Option<u32>,
+    stderr: Arc<Mutex<VecDeque<String>>>,
+    timeout: Duration,
+}
+
+/// Why a call got no answer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CallError {
+    /// The server did not answer in time (it may still be running).
+    Timeout(Duration),
+    /// The connection is gone: the server exited or broke the protocol.
+    Gone(String),
+    /// The server answered with a JSON-RPC error.
+    Refused(String),
+}
+
+impl Connection {
+    /// Start the server and shake hands, within its timeout.
+    pub async fn start(settings: &McpServerSettings, root: &Path) -> Result<Connection, String> {
+        let timeout = Duration::from_secs(settings.timeout_secs);
+        let (program, args) = settings
+            .command
+            .split_first()
+            .ok_or_else(|| "its command is empty".to_string())?;
+        let mut command = tokio::process::Command::new(program);
+        command
+            .args(args)
+            .current_dir(root)
+            .env_clear()
+            .process_group(0);
+        for (name, value) in std::env::vars_os() {
+            if name.to_str().is_some_and(|n| allowed(n, &[])) {
+                command.env(name, value);
+            }
+        }
+        for (name, value) in &settings.env {
+            if !name.eq_ignore_ascii_case(API_KEY_VAR) {
+                command.env(name, value);
+            }
+        }
+        let (transport, stderr) = TokioChildProcess::builder(command)
+            .stderr(Stdio::piped())
+            .spawn()
+            .map_err(|e| format!("cannot start {}: {e}", one_line(program)))?;
+        let group = transport.id();
+        let kept = Arc::new(Mutex::new(VecDeque::new()));
+        if let Some(stderr) = stderr {
+            tokio::spawn(keep_stderr(stderr, kept.clone()));
+        }
+        let service = match tokio::time::timeout(timeout, ().serve(transport)).await {
+            Ok(Ok(service)) => service,
+            Ok(Err(e)) => {
+                kill_group(group);
+                return Err(with_stderr(format!("the handshake failed: {e}"), &kept));
+            }
+            Err(_) => {
+                kill_group(group);
+                let what = format!(
+                    "it did not answer `initialize` within {}s",
+                    timeout.as_secs()
+                );
+                return Err(with_stderr(what, &kept));
+            }
+        };
+        Ok(Connection {
+            service,
+            group,
+            stderr: kept,
+            timeout,
+        })
+    }
+
+    /// The `tools` array of `tools/list` (first page), as JSON.
+    pub async fn list_tools(&self) -> Result<Vec<Value>, String> {
+        let request = ClientRequest::ListToolsRequest(ListToolsRequest::default());
+        let answer =
+            match tokio::time::timeout(self.timeout, self.service.send_request(request)).await {
+                Ok(Ok(answer)) => answer,
+                Ok(Err(e)) => return Err(self.with_stderr(format!("`tools/list` failed: {e}"))),
+                Err(_) => {
+                    let what = format!(
+                        "it did not answer `tools/list` within {}s",
+                        self.timeout.as_secs()
+                    );
+                    return Err(self.with_stderr(what));
+                }
+            };
+        let value = match answer {
+            ServerResult::ListToolsResult(list) => {
+                serde_json::to_value(list).unwrap_or(Value::Null)
+            }
+            ServerResult::CustomResult(raw) => raw.0,
+            _ => Value::Null,
+        };
+        match value.get("tools") {
+            Some(Value::Array(tools)) => Ok(tools.clone()),
+            _ => Err("its `tools/list` answer has no `tools` array".into()),
+        }
+    }
+
+    /// One `tools/call`; the answer as JSON.
+    pub async fn call(&self, tool: &str, arguments: JsonObject) -> Result<Value, CallError> {
+        let params = CallToolRequestParams::new(tool.to_string()).with_arguments(arguments);
+        let request = ClientRequest::CallToolRequest(rmcp::model::CallToolRequest::new(params));
+        match tokio::time::timeout(self.timeout, self.service.send_request(request)).await {
+            Err(_) => Err(CallError::Timeout(self.timeout)),
+            Ok(Ok(ServerResult::CallToolResult(result))) => {
+                Ok(serde_json::to_value(result).unwrap_or(Value::Null))
+            }
+            Ok(Ok(ServerResult::CustomResult(raw))) => Ok(raw.0),
+            Ok(Ok(_)) => Err(CallError::Refused(
+                "the server answered with something that is not a tool result".into(),
+            )),
+            Ok(Err(rmcp::ServiceError::McpError(e))) => {
+                Err(CallError::Refused(one_line(&e.message).into_owned()))
+            }
+            Ok(Err(e)) if self.is_closed() => Err(CallError::Gone(self.with_stderr(e.to_string()))),
+            Ok(Err(e)) => Err(CallError::Refused(one_line(&e.to_string()).into_owned())),
+        }
+    }
+
+    /// The server exited or its connection broke.
+    pub fn is_closed(&self) -> bool {
+        self.service.is_closed() || self.service.is_transport_closed()
+    }
+
+    /// A message with the server's last stderr line, if it wrote one.
+    pub fn with_stderr(&self, message: String) -> String {
+        with_stderr(message, &self.stderr)
+    }
+}
+
+impl Drop for Connection {
+    fn drop(&mut self) {
+        kill_group(self.group);
+    }
+}
+
+/// Kill a server's process group now (rmcp's own cleanup is a spawned task,
+/// which never runs when the process is exiting).
+fn kill_group(group: Option<u32>) {
+    let pid = group
+        .and_then(|g| i32::try_from(g).ok())
+        .and_then(rustix::process::Pid::from_raw);
+    if let Some(pid) = pid {
+        let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
+    }
+}
+
+fn with_stderr(message: String, kept: &Mutex<VecDeque<String>>) -> String {
+    let last = kept.lock().ok().and_then(|lines| lines.back().cloned());
+    match last {
+        Some(line) => format!("{message} (its stderr: {line})"),
+        None => message,
+    }
+}
+
+async fn keep_stderr(stderr: tokio::process::ChildStderr, kept: Arc<Mutex<VecDeque<String>>>) {
+    let mut lines = BufReader::new(stderr).lines();
+    while let Ok(Some(line)) = lines.next_line().await {
+        let line: String = one_line(line.trim()).chars().take(200).collect();
+        if line.is_empty() {
+            continue;
+        }
+        if let Ok(mut kept) = kept.lock() {
+            if kept.len() == STDERR_LINES {
+                kept.pop_front();
+            }
+            kept.push_back(line);
+        }
+    }
+}

@@ -1,0 +1,103 @@
+"""A small MCP server for the tests: newline-delimited JSON-RPC on stdio.
+
+Tools: echo, add, env_names (the names of its environment), hang (never
+answers), crash (exits mid-call), fail (answers with isError), picture (an
+image and a text block). Arguments: --marker PATH writes the server's pid
+to PATH at start (to prove it ran, and to find it afterwards); --garbage
+answers initialize with a line that is not JSON-RPC.
+"""
+
+import json
+import os
+import sys
+import time
+
+TOOLS = [
+    {"name": "echo", "description": "Echo the text back.",
+     "inputSchema": {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}},
+    {"name": "add", "description": "Add two numbers.",
+     "inputSchema": {"type": "object", "properties": {"a": {"type": "number"}, "b": {"type": "number"}}}},
+    {"name": "env_names", "description": "The names of the server's environment variables.",
+     "inputSchema": {"type": "object"}},
+    {"name": "hang", "description": "Never answers.", "inputSchema": {"type": "object"}},
+    {"name": "crash", "description": "Exits during the call.", "inputSchema": {"type": "object"}},
+    {"name": "fail", "description": "Answers with an error.", "inputSchema": {"type": "object"}},
+    {"name": "picture", "description": "An image and a caption.", "inputSchema": {"type": "object"}},
+    {"name": "bad name!", "description": "Not a valid name.", "inputSchema": {"type": "object"}},
+]
+
+
+def send(message):
+    sys.stdout.write(json.dumps(message) + "\n")
+    sys.stdout.flush()
+
+
+def text(t, is_error=False):
+    result = {"content": [{"type": "text", "text": t}]}
+    if is_error:
+        result["isError"] = True
+    return result
+
+
+def call(name, args):
+    if name == "echo":
+        return text(str(args.get("text", "")))
+    if name == "add":
+        return text(str(args.get("a", 0) + args.get("b", 0)))
+    if name == "env_names":
+        return text(" ".join(sorted(os.environ)))
+    if name == "hang":
+        while True:
+            time.sleep(60)
+    if name == "crash":
+        sys.stderr.write("crashing on purpose\n")
+        sys.stderr.flush()
+        os._exit(3)
+    if name == "fail":
+        return text("the thing failed", is_error=True)
+    if name == "picture":
+        return {"content": [{"type": "image", "data": "AAAA", "mimeType": "image/png"},
+                            {"type": "text", "text": "a caption"}]}
+    return None
+
+
+def main():
+    argv = sys.argv[1:]
+    if "--marker" in argv:
+        with open(argv[argv.index("--marker") + 1], "w") as f:
+            f.write(str(os.getpid()))
+    garbage = "--garbage" in argv
+    for line in sys.stdin:
+        line = line.strip()
+        if not line:
+            continue
+        message = json.loads(line)
+        if "id" not in message or "method" not in message:
+            continue
+        method, mid = message["method"], message["id"]
+        params = message.get("params") or {}
+        if method == "initialize":
+            if garbage:
+                sys.stdout.write("this is not json-rpc\n")
+                sys.stdout.flush()
+                continue
+            send({"jsonrpc": "2.0", "id": mid, "result": {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {"tools": {}},
+                "serverInfo": {"name": "test-server", "version": "1.0"}}})
+        elif method == "tools/list":
+            send({"jsonrpc": "2.0", "id": mid, "result": {"tools": TOOLS}})
+        elif method == "tools/call":
+            result = call(params.get("name"), params.get("arguments") or {})
+            if result is None:
+                send({"jsonrpc": "2.0", "id": mid, "error": {"code": -32602, "message": "unknown tool"}})
+            else:
+                send({"jsonrpc": "2.0", "id": mid, "result": result})
+        elif method == "ping":
+            send({"jsonrpc": "2.0", "id": mid, "result": {}})
+        else:
+            send({"jsonrpc": "2.0", "id": mid, "error": {"code": -32601, "message": "method not found"}})
+
+
+if __name__ == "__main__":
+    main()

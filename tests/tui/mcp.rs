@@ -1,0 +1,39 @@
+//! An MCP call's prompt shows the server, the tool and the arguments as
+//! formatted JSON (sanitized), and `a` offers that one tool by its full name.
+
+use crate::support::tui::*;
+use stepwise::agent::{ApprovalAction, Decision};
+use stepwise::tools::ToolName;
+
+#[test]
+fn an_mcp_prompt_shows_server_tool_and_arguments() {
+    let mut app = app();
+    explored(&mut app);
+    let arguments = "{\n  \"path\": \"notes\u{1b}]0;evil\u{7}\",\n  \"depth\": 2\n}".to_string();
+    let mut rx = propose(
+        &mut app,
+        5,
+        ToolName::Mcp,
+        ApprovalAction::McpCall {
+            server: "files".into(),
+            tool: "list_directory".into(),
+            arguments,
+        },
+    );
+    let shown = screen(&draw(&mut app, 120, 40));
+    for row in [
+        "MCP call · step 5",
+        "Server     files",
+        "Tool       list_directory",
+        "Arguments  {",
+        "\"depth\": 2",
+        "Call list_directory of MCP server files",
+        "yes to every mcp__files__list_directory this task",
+    ] {
+        assert!(shown.contains(row), "{row}:\n{shown}");
+    }
+    assert!(!shown.contains('\u{1b}'), "{shown}");
+    assert!(undecided(&mut rx));
+    press(&mut app, crossterm::event::KeyCode::Char('y'));
+    assert_eq!(rx.try_recv().ok(), Some(Decision::Approve));
+}
