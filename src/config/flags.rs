@@ -9,7 +9,8 @@
 
 use super::settings::SETTINGS;
 use super::{
-    ColorChoice, DEFAULT_BASE_URL, DEFAULT_MODEL, LogSetting, ModelSource, Protocol, ranges,
+    ColorChoice, DEFAULT_BASE_URL, DEFAULT_MODEL, LogSetting, ModelSource, Protocol, ThemeChoice,
+    ranges,
 };
 use clap::{Args, CommandFactory, Parser, Subcommand};
 use std::path::PathBuf;
@@ -97,6 +98,9 @@ pub struct Options {
     /// Colored output: auto (a terminal, unless NO_COLOR is set), always or never.
     #[arg(long, global = true, value_enum, value_name = "WHEN", default_value_t = ColorChoice::Auto)]
     pub color: ColorChoice,
+    /// The full-screen UI's palette: auto (asks the terminal its background), dark or light.
+    #[arg(long, global = true, value_enum, value_name = "THEME", default_value_t = ThemeChoice::Auto)]
+    pub theme: ThemeChoice,
 }
 
 /// The environment variables, for `--help`.

@@ -114,6 +114,7 @@ fn flag_only(options: &Options) -> Config {
         test_env: Vec::new(),
         deny_paths: Vec::new(),
         notify: true,
+        theme: crate::config::ThemeChoice::Auto,
     }
 }
 

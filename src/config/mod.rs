@@ -94,6 +94,27 @@ pub enum ColorChoice {
     Never,
 }
 
+/// The full-screen UI's palette (`--theme`).
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Default,
+    clap::ValueEnum,
+    serde::Serialize,
+    serde::Deserialize,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum ThemeChoice {
+    /// Ask the terminal its background colour at start-up (dark if it does not answer).
+    #[default]
+    Auto,
+    Dark,
+    Light,
+}
+
 /// Where the model's replies come from.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub enum ModelSource {
@@ -159,6 +180,8 @@ pub struct Config {
     /// Ring the bell / send a desktop notification when an approval waits
     /// while the terminal is not focused (`notify = false` turns it off).
     pub notify: bool,
+    /// The full-screen UI's palette (`--theme`, `theme`).
+    pub theme: ThemeChoice,
 }
 
 /// Where the session transcript goes.

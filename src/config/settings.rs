@@ -284,6 +284,16 @@ pub const SETTINGS: &[Setting] = &[
         // Only whether the terminal is told that an approval waits.
         guard: Guard::Open,
     },
+    Setting {
+        key: "theme",
+        flag: Some("theme"),
+        env: None,
+        set: |c, raw| put(&mut c.theme, raw.choice()),
+        fallback: Fallback::FlagDefault,
+        shown: Shown::Line(|c| format!("{:?}", c.theme).to_lowercase()),
+        // Only how the full-screen UI looks.
+        guard: Guard::Open,
+    },
 ];
 
 /// The row of a `stepwise.toml` key.

@@ -82,6 +82,7 @@ mod tests {
             test_env: Vec::new(),
             deny_paths: Vec::new(),
             notify: true,
+            theme: crate::config::ThemeChoice::Auto,
         }
     }
 

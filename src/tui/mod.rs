@@ -127,7 +127,8 @@ pub fn run(runtime: &tokio::runtime::Runtime, config: Config) -> i32 {
         };
         (inbox, agent)
     };
-    let (code, app) = runtime.block_on(run_app(app, agent, inbox));
+    let look = (config.theme, term::background::color_on(config.color));
+    let (code, app) = runtime.block_on(run_app(app, agent, inbox, look));
     drop(lock);
     if let Some(app) = app {
         // Back on the normal screen: what happened, for the scrollback.
@@ -185,11 +186,18 @@ async fn run_app(
     mut app: App,
     mut agent: Option<AgentHandle>,
     inbox: mpsc::UnboundedReceiver<AgentEvent>,
+    (theme, color): (crate::config::ThemeChoice, bool),
 ) -> (i32, Option<App>) {
     if let Err(e) = terminal::enter() {
         eprintln!("stepwise: cannot set up the terminal: {e}");
         return (EXIT_FAILURE, None);
     }
+    // In raw mode and before the event stream reads the terminal.
+    app.set_look(term::background::choose(
+        theme,
+        color,
+        term::background::query,
+    ));
     let guard = terminal::Guard;
     let code = match (
         Terminal::new(CrosstermBackend::new(std::io::stdout())),
