@@ -59,7 +59,7 @@ pub fn build_rows(files: &[&FileDiff], width: usize, headers: bool) -> Built {
         let w = max_no.to_string().len().max(2);
         for hunk in &diff.hunks {
             let start = out.rows.len();
-            hunk_rows(hunk, w, width, &mut word_pairs, &mut out.rows);
+            hunk_rows(&diff.path, hunk, w, width, &mut word_pairs, &mut out.rows);
             out.hunks.push(start..out.rows.len());
         }
     }
@@ -75,6 +75,7 @@ fn file_header(diff: &FileDiff, width: usize) -> Line<'static> {
 }
 
 fn hunk_rows(
+    path: &str,
     hunk: &Hunk,
     w: usize,
     width: usize,
@@ -87,6 +88,12 @@ fn hunk_rows(
     rows.push(Line::styled(format!("{label}{}", "─".repeat(fill)), HUNK));
     let texts: Vec<String> = hunk.lines.iter().map(|l| sanitize(&l.text)).collect();
     let words = word_ranges(hunk, &texts, word_pairs);
+    let context: Vec<bool> = hunk
+        .lines
+        .iter()
+        .map(|l| l.kind != LineKind::Removed)
+        .collect();
+    let syntax = crate::tui::render::highlight::hunk(path, &texts, &context);
     for (i, line) in hunk.lines.iter().enumerate() {
         let (sign, style, word) = match line.kind {
             LineKind::Added => ("+", ADDED, ADDED_WORD),
@@ -105,7 +112,14 @@ fn hunk_rows(
                 .into_iter()
                 .map(|(s, changed)| Span::styled(s, if changed { word } else { style }))
                 .collect(),
-            None => vec![Span::styled(texts[i].as_str(), style)],
+            // Context lines get syntax colours (still dim); changes keep theirs.
+            None => match (&syntax[i], line.kind) {
+                (Some(spans), LineKind::Context) => spans
+                    .iter()
+                    .map(|s| Span::styled(s.content.as_ref(), s.style.patch(CONTEXT)))
+                    .collect(),
+                _ => vec![Span::styled(texts[i].as_str(), style)],
+            },
         };
         rows.extend(wrap(&text, width, &first, &cont));
     }
