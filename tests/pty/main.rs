@@ -8,6 +8,7 @@
 mod support;
 
 mod keystrokes;
+mod looks;
 mod review;
 mod screens;
 mod trust;

@@ -11,6 +11,7 @@ mod support;
 mod exit;
 mod keystrokes;
 mod live_order;
+mod looks;
 mod panes;
 mod prompts;
 mod review;
