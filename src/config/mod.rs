@@ -164,7 +164,7 @@ pub struct Config {
     pub no_auto_approve: Vec<ToolName>,
     /// Paths whose edits always ask, even after "approve for the rest of the task".
     pub no_auto_approve_paths: Vec<globset::Glob>,
-    /// Colored output (`--color`); `exec` honours it today.
+    /// Colored output (`--color`), in `exec` and the full-screen UI.
     pub color: ColorChoice,
     /// How test runs are confined (the `[sandbox]` table).
     pub sandbox: SandboxSettings,
