@@ -11,7 +11,7 @@
 
 use crate::config::{ColorChoice, ThemeChoice};
 use crate::tui::render::theme::{self, DARK, LIGHT, Look};
-use std::io::{Read, Write};
+use std::io::Write;
 use std::time::{Duration, Instant};
 
 /// The longest start-up waits for the terminal's answer.
@@ -65,8 +65,10 @@ pub fn query() -> Option<(u8, u8, u8)> {
             Err(rustix::io::Errno::INTR) => continue,
             Err(_) => break,
         }
-        // Data is waiting, so this read does not block.
-        match stdin.lock().read(&mut chunk) {
+        // Data is waiting, so this read does not block. Straight from the
+        // file descriptor: std's buffered stdin would keep bytes the event
+        // stream (which reads the descriptor) then never sees.
+        match rustix::io::read(&stdin, &mut chunk[..]) {
             Ok(0) | Err(_) => break,
             Ok(n) => got.extend_from_slice(&chunk[..n]),
         }
