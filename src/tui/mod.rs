@@ -11,14 +11,16 @@
 //!   (`keymap`, rows in `bindings`) and the input box
 //! - `approval/`: the queue, the review of hunks, the prompt's keys and the
 //!   decisions that go back to the core
-//! - `panes/`: the conversation (+ markdown, receipt), the tool calls, the
+//! - `panes/`: the conversation (+ markdown via pulldown-cmark, receipt), the tool calls, the
 //!   diff pane (+ rows, word highlights, live previews) and `scroll`
 //! - `overlays/`: help, a tool call's detail, the session diff
-//! - `render/`: layout, chrome, header, prompt bar, view, text hygiene, and
-//!   `theme`, the only module that names colours
+//! - `render/`: layout, chrome, header, prompt bar, view, text hygiene,
+//!   syntax colours (`highlight`), and `theme`, the only module that names
+//!   colours (its palettes are resolved over each frame at the end of `draw`)
 //! - `run_loop/`: the loop, generic over backend, event stream and `Host`,
 //!   with one effect executor and one failure policy for the agent
-//! - `term/`: the real terminal (guard, signals, frame clock, editor hand-off)
+//! - `term/`: the real terminal (guard, signals, frame clock, editor hand-off,
+//!   the start-up question for its background colour)
 //!
 //! This file starts it all: checks the terminal and configuration, spawns the
 //! agent and runs the loop on the real terminal.
