@@ -276,38 +276,9 @@ impl Conversation {
     }
 }
 
-/// A markdown line: the entry's marker, then the line's own prefix.
-fn wrap_markdown(line: &Logical, md: &MdLine, width: usize) -> Vec<Line<'static>> {
-    if md.spans.is_empty() && md.prefix.is_empty() {
-        return vec![Line::default()];
-    }
-    let (marker, marker_style) = match line.kind {
-        Kind::Final => ("✓ ", theme::GOOD_BOLD),
-        _ => ("• ", theme::DIM),
-    };
-    let lead = match line.first && line.kind != Kind::Discarded {
-        true => marker,
-        false => "  ",
-    };
-    let mut first = vec![Span::styled(lead, marker_style)];
-    first.extend(md.prefix.iter().cloned());
-    let mut cont = vec![Span::raw("  ")];
-    cont.extend(md.cont.iter().cloned());
-    if line.kind == Kind::Discarded {
-        let struck = |spans: &[Span<'static>]| -> Vec<Span<'static>> {
-            spans
-                .iter()
-                .map(|s| Span::styled(s.content.clone(), theme::DISCARDED))
-                .collect()
-        };
-        return wrap(&struck(&md.spans), width, &first, &cont);
-    }
-    wrap(&md.spans, width, &first, &cont)
-}
-
 fn wrap_logical(line: &Logical, width: usize) -> Vec<Line<'static>> {
     if let Some(md) = &line.styled {
-        return wrap_markdown(line, md, width);
+        return markdown::rows(md, line.kind, line.first, width);
     }
     let dim = theme::DIM;
     let (marker, marker_style, text_style) = match line.kind {

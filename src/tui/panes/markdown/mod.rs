@@ -10,6 +10,7 @@
 //! is kept (the model's bytes are hostile), and a line's `text` is exactly
 //! what its prefix and spans show.
 
+mod rows;
 mod table;
 #[cfg(test)]
 mod tests;
@@ -21,29 +22,10 @@ use pulldown_cmark::{CodeBlockKind, Event, HeadingLevel, Options, Parser, Tag, T
 use ratatui::style::{Modifier, Style};
 use ratatui::text::Span;
 
+pub use rows::{MdLine, rows};
+
 /// The style of code (inline and in blocks without syntax colours).
 pub const CODE: Style = theme::ACCENT;
-
-/// One rendered line: what goes before it on its first row and on the rows
-/// it wraps to, and its own spans.
-#[derive(Debug, Clone, PartialEq)]
-pub struct MdLine {
-    pub kind: Kind,
-    pub prefix: Vec<Span<'static>>,
-    pub cont: Vec<Span<'static>>,
-    pub spans: Vec<Span<'static>>,
-}
-
-impl MdLine {
-    /// The line as plain text (prefix and spans).
-    pub fn text(&self) -> String {
-        self.prefix
-            .iter()
-            .chain(&self.spans)
-            .map(|s| s.content.as_ref())
-            .collect()
-    }
-}
 
 /// A block that puts something before each of its lines.
 #[derive(Debug)]
@@ -64,7 +46,7 @@ enum Container {
 /// (the conversation asks once a reply is complete, never while it streams).
 pub fn render(text: &str, colour_code: bool) -> Vec<MdLine> {
     let mut r = Renderer {
-        colour_code,
+        colour_lines: if colour_code { highlight::MAX_LINES } else { 0 },
         ..Renderer::default()
     };
     let options =
@@ -78,7 +60,8 @@ pub fn render(text: &str, colour_code: bool) -> Vec<MdLine> {
 
 #[derive(Default)]
 struct Renderer {
-    colour_code: bool,
+    /// Code lines this reply may still colour (all its blocks together).
+    colour_lines: usize,
     lines: Vec<MdLine>,
     cur: Vec<Span<'static>>,
     /// Inline styles, innermost last.
@@ -367,10 +350,13 @@ impl Renderer {
         }
         let code = code.strip_suffix('\n').unwrap_or(&code);
         let lines: Vec<String> = code.split('\n').map(sanitize).collect();
-        let coloured = match self.colour_code {
+        let coloured = match lines.len() <= self.colour_lines {
             true => highlight::lines(&lang, &lines),
             false => None,
         };
+        if coloured.is_some() {
+            self.colour_lines -= lines.len();
+        }
         let gutter = Span::styled("│ ", theme::DIM);
         match coloured {
             Some(rows) => {

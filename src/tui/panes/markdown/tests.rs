@@ -115,3 +115,26 @@ fn hostile_text_is_sanitized_everywhere() {
     }
     assert_eq!(texts("line one\nline two"), ["line one", "line two"]);
 }
+
+#[test]
+fn a_reply_colours_at_most_its_budget_of_code_lines() {
+    let block = format!("```py\n{}```\n\n", "x = 1\n".repeat(900));
+    let lines = render(&block.repeat(3), true);
+    let coloured = |from: usize| {
+        lines[from..]
+            .iter()
+            .filter(|l| l.kind == Kind::Code)
+            .take(900)
+    };
+    let code_starts: Vec<usize> = (0..lines.len())
+        .filter(|&i| lines[i].kind == Kind::Fence)
+        .map(|i| i + 1)
+        .collect();
+    assert_eq!(code_starts.len(), 3);
+    let has_colour = |from: usize| coloured(from).any(|l| l.spans.iter().any(|s| s.style != CODE));
+    assert!(has_colour(code_starts[0]) && has_colour(code_starts[1]));
+    assert!(
+        !has_colour(code_starts[2]),
+        "past 2,000 lines a reply's code stays plain"
+    );
+}
