@@ -3,8 +3,9 @@
 //! Run with `cargo bench --bench tui_frame`; prints the time per frame for a
 //! cold frame (everything wrapped once), idle redraws, redraws while text
 //! streams in, while scrolling the middle of the history, while reviewing an
-//! edit of 250 hunks, and while a 4,000-line write streams in as a live diff;
-//! then frames after resizes, and the same first frame and resizes for the
+//! edit of 250 hunks, while a 4,000-line write streams in as a live diff,
+//! and redraws of a reply holding a 500-line highlighted code block; then
+//! frames after resizes, and the same first frame and resizes for the
 //! conversation alone (no diff pane), which show the diff pane's share.
 
 // A benchmark may panic on what it sets up itself.
@@ -297,5 +298,35 @@ fn resizes(label: &str, app: &mut App) {
         (total / widths.len() as u32).as_secs_f64() * 1e6,
         worst.as_secs_f64() * 1e6,
         widths.len()
+    );
+
+    // A reply with a 500-line Rust block: highlighted once when it completes
+    // (the syntax set loads then, on first use), then frames redraw it.
+    let mut code = App::new("bench-model", "~/bench/workspace");
+    let block: String = (0..500)
+        .map(|i| format!("    let value_{i}: u64 = compute({i}, \"x\"); // step {i}\n"))
+        .collect();
+    let reply = format!("Here:\n\n```rust\nfn main() {{\n{block}}}\n```\n");
+    let highlight = Instant::now();
+    code.update(Msg::Agent(AgentEvent::AssistantDelta { text: reply }));
+    code.update(Msg::Agent(AgentEvent::AssistantMessage {
+        text: String::new(),
+    }));
+    println!(
+        "{:<44} {:>9.1} µs (500 lines, grammars loaded on first use)",
+        "highlighting a completed code block",
+        highlight.elapsed().as_secs_f64() * 1e6
+    );
+    code.scroll(
+        stepwise::tui::Focus::Conversation,
+        stepwise::tui::panes::scroll::ScrollMove::PageUp,
+    );
+    let mut code_term = Terminal::new(TestBackend::new(WIDTH, HEIGHT)).expect("terminal");
+    time_frames(
+        "idle redraw, 500-line highlighted code block",
+        500,
+        &mut code_term,
+        &mut code,
+        |_, _| {},
     );
 }

@@ -9,7 +9,8 @@
 
 use super::settings::SETTINGS;
 use super::{
-    ColorChoice, DEFAULT_MODEL, LogSetting, ModelSource, Protocol, Provider, ResumeFrom, ranges,
+    ColorChoice, DEFAULT_MODEL, LogSetting, ModelSource, Protocol, Provider, ResumeFrom,
+    ThemeChoice, ranges,
 };
 use clap::{Args, CommandFactory, Parser, Subcommand};
 use std::path::PathBuf;
@@ -106,6 +107,9 @@ pub struct Options {
     /// Continue the session of this name (see `stepwise resume` for the list).
     #[arg(long, global = true, value_name = "SESSION", conflicts_with_all = ["continue_last", "demo", "script"])]
     pub resume: Option<String>,
+    /// The full-screen UI's palette: auto (asks the terminal its background), dark or light.
+    #[arg(long, global = true, value_enum, value_name = "THEME", default_value_t = ThemeChoice::Auto)]
+    pub theme: ThemeChoice,
 }
 
 /// The environment variables, for `--help`.

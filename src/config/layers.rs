@@ -119,6 +119,7 @@ fn flag_only(options: &Options) -> Config {
         provider: Provider::default(),
         headers: Vec::new(),
         mcp: Default::default(),
+        theme: crate::config::ThemeChoice::Auto,
     }
 }
 
@@ -304,5 +305,26 @@ mod tests {
         let bad = file(&dir, "bad.toml", "no_auto_approve = [\"write-file\"]\n");
         let err = resolve_args(&[], &[bad]).err().unwrap_or_default();
         assert!(err.contains("unknown tool \"write-file\""), "{err}");
+    }
+
+    #[test]
+    fn the_theme_comes_from_a_file_or_the_flag_and_is_checked() {
+        use crate::config::ThemeChoice;
+        let dir = tempfile::tempdir().unwrap();
+        assert_eq!(
+            resolve_args(&[], &[]).unwrap().config.theme,
+            ThemeChoice::Auto
+        );
+        let light = file(&dir, "light.toml", "theme = \"light\"\n");
+        let r = resolve_args(&[], std::slice::from_ref(&light)).unwrap();
+        assert_eq!(r.config.theme, ThemeChoice::Light);
+        let r = resolve_args(&["--theme", "dark"], &[light]).unwrap();
+        assert_eq!(
+            (r.config.theme, source(&r, "theme")),
+            (ThemeChoice::Dark, "flag")
+        );
+        let bad = file(&dir, "bad.toml", "theme = \"purple\"\n");
+        let err = resolve_args(&[], &[bad]).err().unwrap_or_default();
+        assert!(err.contains("auto, dark, light"), "{err}");
     }
 }

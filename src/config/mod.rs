@@ -99,6 +99,27 @@ pub enum ColorChoice {
     Never,
 }
 
+/// The full-screen UI's palette (`--theme`).
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Default,
+    clap::ValueEnum,
+    serde::Serialize,
+    serde::Deserialize,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum ThemeChoice {
+    /// Ask the terminal its background colour at start-up (dark if it does not answer).
+    #[default]
+    Auto,
+    Dark,
+    Light,
+}
+
 /// Where the model's replies come from.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub enum ModelSource {
@@ -148,7 +169,7 @@ pub struct Config {
     pub no_auto_approve: Vec<ToolName>,
     /// Paths whose edits always ask, even after "approve for the rest of the task".
     pub no_auto_approve_paths: Vec<globset::Glob>,
-    /// Colored output (`--color`); `exec` honours it today.
+    /// Colored output (`--color`), in `exec` and the full-screen UI.
     pub color: ColorChoice,
     /// How test runs are confined (the `[sandbox]` table).
     pub sandbox: SandboxSettings,
@@ -164,6 +185,8 @@ pub struct Config {
     /// Ring the bell / send a desktop notification when an approval waits
     /// while the terminal is not focused (`notify = false` turns it off).
     pub notify: bool,
+    /// The full-screen UI's palette (`--theme`, `theme`).
+    pub theme: ThemeChoice,
     /// The `--provider` preset: base URL (unless `base_url` is set), key
     /// variable and wire API.
     pub provider: Provider,

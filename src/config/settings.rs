@@ -329,6 +329,16 @@ pub const SETTINGS: &[Setting] = &[
         // Each server is a program started on the user's machine.
         guard: Guard::Trusted("which programs run as MCP servers"),
     },
+    Setting {
+        key: "theme",
+        flag: Some("theme"),
+        env: None,
+        set: |c, raw| put(&mut c.theme, raw.choice()),
+        fallback: Fallback::FlagDefault,
+        shown: Shown::Line(|c| format!("{:?}", c.theme).to_lowercase()),
+        // Only how the full-screen UI looks.
+        guard: Guard::Open,
+    },
 ];
 
 /// The row of a `stepwise.toml` key.

@@ -92,6 +92,7 @@ mod tests {
             provider: Default::default(),
             headers: Vec::new(),
             mcp: Default::default(),
+            theme: crate::config::ThemeChoice::Auto,
         }
     }
 

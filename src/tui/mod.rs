@@ -11,14 +11,16 @@
 //!   (`keymap`, rows in `bindings`) and the input box
 //! - `approval/`: the queue, the review of hunks, the prompt's keys and the
 //!   decisions that go back to the core
-//! - `panes/`: the conversation (+ markdown, receipt), the tool calls, the
+//! - `panes/`: the conversation (+ markdown via pulldown-cmark, receipt), the tool calls, the
 //!   diff pane (+ rows, word highlights, live previews) and `scroll`
 //! - `overlays/`: help, a tool call's detail, the session diff
-//! - `render/`: layout, chrome, header, prompt bar, view, text hygiene, and
-//!   `theme`, the only module that names colours
+//! - `render/`: layout, chrome, header, prompt bar, view, text hygiene,
+//!   syntax colours (`highlight`), and `theme`, the only module that names
+//!   colours (its palettes are resolved over each frame at the end of `draw`)
 //! - `run_loop/`: the loop, generic over backend, event stream and `Host`,
 //!   with one effect executor and one failure policy for the agent
-//! - `term/`: the real terminal (guard, signals, frame clock, editor hand-off)
+//! - `term/`: the real terminal (guard, signals, frame clock, editor hand-off,
+//!   the start-up question for its background colour)
 //!
 //! This file starts it all: checks the terminal and configuration, spawns the
 //! agent and runs the loop on the real terminal.
@@ -138,7 +140,8 @@ pub fn run(runtime: &tokio::runtime::Runtime, config: Config) -> i32 {
         };
         (inbox, agent)
     };
-    let (code, app) = runtime.block_on(run_app(app, agent, inbox));
+    let look = (config.theme, term::background::color_on(config.color));
+    let (code, app) = runtime.block_on(run_app(app, agent, inbox, look));
     drop(lock);
     if let Some(app) = app {
         // Back on the normal screen: what happened, for the scrollback.
@@ -201,11 +204,18 @@ async fn run_app(
     mut app: App,
     mut agent: Option<AgentHandle>,
     inbox: mpsc::UnboundedReceiver<AgentEvent>,
+    (theme, color): (crate::config::ThemeChoice, bool),
 ) -> (i32, Option<App>) {
     if let Err(e) = terminal::enter() {
         eprintln!("stepwise: cannot set up the terminal: {e}");
         return (EXIT_FAILURE, None);
     }
+    // In raw mode and before the event stream reads the terminal.
+    app.set_look(term::background::choose(
+        theme,
+        color,
+        term::background::query,
+    ));
     let guard = terminal::Guard;
     let code = match (
         Terminal::new(CrosstermBackend::new(std::io::stdout())),

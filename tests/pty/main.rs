@@ -8,6 +8,7 @@
 mod support;
 
 mod keystrokes;
+mod looks;
 mod patch_review;
 mod picker;
 mod resume;

@@ -12,6 +12,7 @@ mod exit;
 mod keystrokes;
 mod live_order;
 mod live_patch;
+mod looks;
 mod mcp;
 mod model_switch;
 mod panes;

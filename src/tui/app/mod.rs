@@ -9,6 +9,7 @@ mod agent;
 mod commands;
 mod exit_summary;
 mod inspect;
+mod look;
 mod mcp;
 mod quit;
 mod restored;
@@ -166,6 +167,8 @@ pub struct App {
     notify: bool,
     /// The serial of the last request notified about (once per request).
     notified: u64,
+    /// The palette (or no colour) each frame is painted with.
+    look: crate::tui::render::theme::Look,
     /// `f` at a prompt: the diff takes the whole body.
     pub(in crate::tui) diff_full: bool,
     /// An `/undo` is waiting for the core.
@@ -231,6 +234,7 @@ impl App {
             focused: true,
             notify: false,
             notified: 0,
+            look: Default::default(),
             undo: None,
             retry_until: None,
             retried: false,

@@ -1,11 +1,14 @@
-//! The conversation pane: the transcript (tasks, streamed assistant text with
-//! light markdown, final answers, errors, gate refusals, notices) as logical
+//! The conversation pane: the transcript (tasks, streamed assistant text as
+//! markdown, final answers, errors, gate refusals, notices) as logical
 //! lines. Wrapping and scrolling are `wrap_cache`'s: only the lines around
 //! the view are ever wrapped, so appending, a width change and drawing cost
-//! what is visible, not the length of the session.
+//! what is visible, not the length of the session. The reply still
+//! streaming is one entry: re-rendered as a whole when a line of it
+//! completes or a frame is drawn (never per token), and given its syntax
+//! colours once, when it is complete.
 
 use crate::tui::panes::line_kind::Kind;
-use crate::tui::panes::markdown::{CODE, inline_markdown, markdown_kind};
+use crate::tui::panes::markdown::{self, CODE, MdLine};
 use crate::tui::panes::scroll::ScrollMove;
 use crate::tui::panes::wrap_cache::{Anchor, WrapCache};
 use crate::tui::render::text::{sanitize, wrap};
@@ -21,6 +24,41 @@ struct Logical {
     kind: Kind,
     /// First line of its entry (gets the entry's marker).
     first: bool,
+    /// Markdown's rendering of the line (replies and answers).
+    styled: Option<Box<MdLine>>,
+}
+
+impl Logical {
+    fn plain(text: &str, kind: Kind, first: bool) -> Self {
+        Logical {
+            text: sanitize(text),
+            kind,
+            first,
+            styled: None,
+        }
+    }
+}
+
+/// The lines of markdown `text`; its text lines get `kind`.
+fn markdown_lines(kind: Kind, text: &str, colour_code: bool) -> Vec<Logical> {
+    let lines: Vec<Logical> = markdown::render(text, colour_code)
+        .into_iter()
+        .enumerate()
+        .map(|(i, md)| Logical {
+            text: md.text(),
+            kind: if md.kind == Kind::Assistant {
+                kind
+            } else {
+                md.kind
+            },
+            first: i == 0,
+            styled: Some(Box::new(md)),
+        })
+        .collect();
+    if lines.is_empty() {
+        return vec![Logical::plain("", kind, true)];
+    }
+    lines
 }
 
 /// An assistant reply still streaming in.
@@ -28,12 +66,8 @@ struct Logical {
 struct OpenReply {
     /// Index of its first logical line, once it has one.
     start: Option<usize>,
-    /// Text after the last newline.
-    partial: String,
-    /// The partial line is shown as the last logical line.
-    tail: bool,
-    in_code: bool,
-    committed: usize,
+    /// Text arrived since the reply's lines were last rendered.
+    dirty: bool,
     text: String,
 }
 
@@ -68,14 +102,12 @@ impl Conversation {
     pub fn push_entry(&mut self, kind: Kind, text: &str) {
         self.close_reply();
         self.separate();
-        let mut in_code = false;
+        if matches!(kind, Kind::Assistant | Kind::Final) {
+            self.lines.extend(markdown_lines(kind, text, true));
+            return;
+        }
         for (i, line) in text.trim_end_matches('\n').split('\n').enumerate() {
-            let kind = markdown_kind(line, kind, &mut in_code);
-            self.lines.push(Logical {
-                text: sanitize(line),
-                kind,
-                first: i == 0,
-            });
+            self.lines.push(Logical::plain(line, kind, i == 0));
         }
     }
 
@@ -84,73 +116,48 @@ impl Conversation {
         self.close_reply();
         self.separate();
         for (i, (kind, text)) in lines.iter().enumerate() {
-            self.lines.push(Logical {
-                text: sanitize(text),
-                kind: *kind,
-                first: i == 0,
-            });
+            self.lines.push(Logical::plain(text, *kind, i == 0));
         }
     }
 
-    /// Append streamed assistant text.
+    /// Append streamed assistant text. Its lines are rendered again when a
+    /// line completes; a partial line waits for the next frame.
     pub fn delta(&mut self, text: &str) {
         let mut open = self.open.take().unwrap_or_default();
-        if open.tail {
-            self.lines.pop();
-            self.invalidate_from(self.lines.len());
-            open.tail = false;
-        }
         open.text.push_str(text);
-        open.partial.push_str(text);
-        if open.partial.contains('\n') {
-            let pending = std::mem::take(&mut open.partial);
-            let (complete, rest) = pending.rsplit_once('\n').unwrap_or(("", &pending));
-            for line in complete.split('\n') {
-                if open.start.is_none() && line.trim().is_empty() {
-                    continue;
-                }
-                let kind = markdown_kind(line, Kind::Assistant, &mut open.in_code);
-                self.push_reply_line(&mut open, line, kind);
-                open.committed += 1;
-            }
-            open.partial = rest.to_string();
-        }
-        if !open.partial.is_empty() && (open.start.is_some() || !open.partial.trim().is_empty()) {
-            let kind = if open.in_code {
-                Kind::Code
-            } else {
-                Kind::Assistant
-            };
-            let partial = std::mem::take(&mut open.partial);
-            self.push_reply_line(&mut open, &partial, kind);
-            open.partial = partial;
-            open.tail = true;
-        }
-        self.open = Some(open);
-    }
-
-    fn push_reply_line(&mut self, open: &mut OpenReply, line: &str, kind: Kind) {
-        if open.start.is_none() {
+        if open.start.is_none() && !open.text.trim().is_empty() {
             self.separate();
             open.start = Some(self.lines.len());
         }
-        self.lines.push(Logical {
-            text: sanitize(line),
-            kind,
-            first: open.committed == 0,
-        });
+        open.dirty = open.start.is_some();
+        self.open = Some(open);
+        if text.contains('\n') {
+            self.refresh_open();
+        }
     }
 
-    /// The streamed reply is complete.
+    /// Render the streaming reply's lines again if text came since.
+    fn refresh_open(&mut self) {
+        let Some(open) = self.open.as_mut().filter(|o| o.dirty) else {
+            return;
+        };
+        open.dirty = false;
+        let Some(start) = open.start else { return };
+        let lines = markdown_lines(Kind::Assistant, &open.text, false);
+        self.replace_from(start, lines);
+    }
+
+    fn replace_from(&mut self, start: usize, lines: Vec<Logical>) {
+        self.invalidate_from(start);
+        self.lines.truncate(start);
+        self.lines.extend(lines);
+    }
+
+    /// The streamed reply is complete: its final rendering, with syntax colours.
     pub fn close_reply(&mut self) {
         let Some(open) = self.open.take() else { return };
         let Some(start) = open.start else { return };
-        while self.lines.len() > start + 1
-            && self.lines.last().is_some_and(|l| l.text.trim().is_empty())
-        {
-            self.lines.pop();
-        }
-        self.invalidate_from(self.lines.len());
+        self.replace_from(start, markdown_lines(Kind::Assistant, &open.text, true));
         self.last_reply = Some((start, open.text));
     }
 
@@ -159,20 +166,18 @@ impl Conversation {
     /// can never become the final answer. Whether there was text to keep.
     pub fn discard_reply(&mut self) -> bool {
         let Some(OpenReply {
-            start: Some(start), ..
+            start: Some(start),
+            text,
+            ..
         }) = self.open.take()
         else {
             return false;
         };
-        while self.lines.len() > start + 1
-            && self.lines.last().is_some_and(|l| l.text.trim().is_empty())
-        {
-            self.lines.pop();
-        }
-        for line in &mut self.lines[start..] {
+        let mut lines = markdown_lines(Kind::Assistant, &text, false);
+        for line in &mut lines {
             line.kind = Kind::Discarded;
         }
-        self.invalidate_from(start);
+        self.replace_from(start, lines);
         true
     }
 
@@ -192,8 +197,8 @@ impl Conversation {
         self.close_reply();
         match self.last_reply.take() {
             Some((start, streamed)) if streamed.trim() == text.trim() => {
-                for line in &mut self.lines[start..] {
-                    if line.kind == Kind::Assistant {
+                for (i, line) in self.lines[start..].iter_mut().enumerate() {
+                    if line.kind == Kind::Assistant || (i == 0 && line.styled.is_some()) {
                         line.kind = Kind::Final;
                     }
                 }
@@ -205,11 +210,7 @@ impl Conversation {
 
     fn separate(&mut self) {
         if !self.lines.is_empty() {
-            self.lines.push(Logical {
-                text: String::new(),
-                kind: Kind::Blank,
-                first: true,
-            });
+            self.lines.push(Logical::plain("", Kind::Blank, true));
         }
     }
 
@@ -219,6 +220,7 @@ impl Conversation {
 
     /// Wrap what a viewport of `width` x `height` shows (and only that).
     pub fn ensure_wrapped(&mut self, width: usize, height: usize) {
+        self.refresh_open();
         self.cache.layout(&self.lines, &wrap_logical, width, height);
     }
 
@@ -254,6 +256,9 @@ impl Conversation {
 }
 
 fn wrap_logical(line: &Logical, width: usize) -> Vec<Line<'static>> {
+    if let Some(md) = &line.styled {
+        return markdown::rows(md, line.kind, line.first, width);
+    }
     let dim = theme::DIM;
     let (marker, marker_style, text_style) = match line.kind {
         Kind::User => (
@@ -292,11 +297,7 @@ fn wrap_logical(line: &Logical, width: usize) -> Vec<Line<'static>> {
         marker_style,
     )];
     let cont = [Span::raw("  ")];
-    let spans = if matches!(line.kind, Kind::Assistant | Kind::Final) {
-        inline_markdown(&line.text, text_style)
-    } else {
-        vec![Span::styled(line.text.clone(), text_style)]
-    };
+    let spans = vec![Span::styled(line.text.clone(), text_style)];
     wrap(&spans, width, &first, &cont)
 }
 
@@ -306,6 +307,7 @@ mod tests {
 
     /// Every row, wrapped directly (what the lazy cache must agree with).
     fn text(c: &mut Conversation, width: usize) -> Vec<String> {
+        c.refresh_open();
         c.lines
             .iter()
             .flat_map(|l| wrap_logical(l, width))
@@ -339,7 +341,8 @@ mod tests {
         c.final_answer("Done:\n```py\nx\t= 1\n```");
         assert_eq!(
             text(&mut c, 40),
-            ["✓ Done:", "  ```py", "  │ x   = 1", "  ```"]
+            ["✓ Done:", "", "  py", "  │ x   = 1"],
+            "no backtick lines: a label, then the code"
         );
         c.new_turn();
         c.final_answer("Other");

@@ -3,10 +3,16 @@
 //! (through the core's one sanitizer, so both front ends show the same), and
 //! `wrap` breaks styled text into rows of a given display width, with separate
 //! prefixes (gutters) for the first and the continuation rows.
+//!
+//! What must stay true: text is measured and cut by grapheme cluster, each
+//! as wide as `unicode-width` says the whole cluster is (a ZWJ family or a
+//! flag is one 2-column cell, never split), which is how ratatui's buffer
+//! places it; `width` is the one width function every pane uses.
 
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
-use unicode_width::UnicodeWidthChar;
+use unicode_segmentation::UnicodeSegmentation;
+use unicode_width::UnicodeWidthStr;
 
 /// Columns between tab stops when tabs are expanded.
 pub const TAB_WIDTH: usize = 4;
@@ -24,7 +30,12 @@ pub fn sanitized_lines(text: &str) -> impl Iterator<Item = String> + '_ {
 
 /// Display width of a string (sanitized text only).
 pub fn width(s: &str) -> usize {
-    s.chars().map(|c| c.width().unwrap_or(0)).sum()
+    s.graphemes(true).map(cluster_width).sum()
+}
+
+/// Columns one grapheme cluster takes.
+fn cluster_width(g: &str) -> usize {
+    g.width()
 }
 
 /// Cut `s` to at most `max` columns, ending with `…` when something was cut.
@@ -37,12 +48,12 @@ pub fn truncate(s: &str, max: usize) -> String {
     }
     let mut out = String::new();
     let mut used = 0;
-    for c in s.chars() {
-        let w = c.width().unwrap_or(0);
+    for g in s.graphemes(true) {
+        let w = cluster_width(g);
         if used + w > max - 1 {
             break;
         }
-        out.push(c);
+        out.push_str(g);
         used += w;
     }
     out.push('…');
@@ -57,18 +68,18 @@ pub fn truncate_left(s: &str, max: usize) -> String {
     if max == 0 {
         return String::new();
     }
-    let mut kept: Vec<char> = Vec::new();
+    let mut kept: Vec<&str> = Vec::new();
     let mut used = 0;
-    for c in s.chars().rev() {
-        let w = c.width().unwrap_or(0);
+    for g in s.graphemes(true).rev() {
+        let w = cluster_width(g);
         if used + w > max - 1 {
             break;
         }
-        kept.push(c);
+        kept.push(g);
         used += w;
     }
-    kept.push('…');
-    kept.iter().rev().collect()
+    kept.push("…");
+    kept.iter().rev().copied().collect()
 }
 
 /// Wrap styled (already sanitized) text to `width` columns. The first row
@@ -82,16 +93,16 @@ pub fn wrap(
 ) -> Vec<Line<'static>> {
     let prefix_w = first.iter().map(|s| s.width()).sum::<usize>();
     let avail = width.saturating_sub(prefix_w).max(1);
-    let mut rows: Vec<Vec<(char, Style)>> = Vec::new();
-    let mut row: Vec<(char, Style)> = Vec::new();
+    let mut rows: Vec<Vec<(&str, Style)>> = Vec::new();
+    let mut row: Vec<(&str, Style)> = Vec::new();
     let mut row_w = 0usize;
     // Index in `row` just after the last space, and the width up to it.
     let mut brk: Option<(usize, usize)> = None;
     for span in spans {
-        for c in span.content.chars() {
-            let w = c.width().unwrap_or(0);
+        for c in span.content.graphemes(true) {
+            let w = cluster_width(c);
             if row_w + w > avail && !row.is_empty() {
-                if c == ' ' {
+                if c == " " {
                     // Break at this space; it is not carried over.
                     rows.push(std::mem::take(&mut row));
                     row_w = 0;
@@ -102,7 +113,7 @@ pub fn wrap(
                     Some((at, at_w)) if at < row.len() => {
                         let rest = row.split_off(at);
                         let mut done = std::mem::replace(&mut row, rest);
-                        if done.last().is_some_and(|(c, _)| *c == ' ') {
+                        if done.last().is_some_and(|(c, _)| *c == " ") {
                             done.pop();
                         }
                         rows.push(done);
@@ -110,7 +121,7 @@ pub fn wrap(
                     }
                     _ => {
                         let mut done = std::mem::take(&mut row);
-                        while done.len() > 1 && done.last().is_some_and(|(c, _)| *c == ' ') {
+                        while done.len() > 1 && done.last().is_some_and(|(c, _)| *c == " ") {
                             done.pop();
                         }
                         rows.push(done);
@@ -121,7 +132,7 @@ pub fn wrap(
             }
             row.push((c, span.style));
             row_w += w;
-            if c == ' ' {
+            if c == " " {
                 brk = Some((row.len(), row_w));
             }
         }
@@ -141,8 +152,8 @@ pub fn wrap(
         .collect()
 }
 
-/// Turn styled characters back into as few spans as possible.
-fn merge(cells: Vec<(char, Style)>) -> Vec<Span<'static>> {
+/// Turn styled clusters back into as few spans as possible.
+fn merge(cells: Vec<(&str, Style)>) -> Vec<Span<'static>> {
     let mut out: Vec<Span<'static>> = Vec::new();
     let mut text = String::new();
     let mut style: Option<Style> = None;
@@ -154,7 +165,7 @@ fn merge(cells: Vec<(char, Style)>) -> Vec<Span<'static>> {
             ));
         }
         style = Some(s);
-        text.push(c);
+        text.push_str(c);
     }
     if let Some(s) = style {
         out.push(Span::styled(text, s));
@@ -215,5 +226,51 @@ mod tests {
         let rows = wrap(&[Span::raw("ab "), Span::styled("cd", red)], 3, &[], &[]);
         assert_eq!(plain(&rows), ["ab", "cd"]);
         assert_eq!(rows[1].spans[0].style, red);
+    }
+}
+
+#[cfg(test)]
+mod grapheme_tests {
+    use super::*;
+    use ratatui::buffer::Buffer;
+    use ratatui::layout::Rect;
+    use ratatui::widgets::{Block, Widget};
+
+    const FAMILY: &str = "👨\u{200d}👩\u{200d}👧\u{200d}👦";
+    const FLAG: &str = "🇩🇪";
+
+    #[test]
+    fn a_zwj_family_and_a_flag_are_one_cell_each() {
+        assert_eq!(width(FAMILY), 2);
+        assert_eq!(width(FLAG), 2);
+        assert_eq!(width(&format!("a{FAMILY}b{FLAG}")), 6);
+        let rows = wrap(&[Span::raw(format!("{FAMILY}{FAMILY}{FLAG}"))], 4, &[], &[]);
+        assert_eq!(rows.len(), 2, "{rows:?}");
+        assert_eq!(
+            rows[0].to_string(),
+            format!("{FAMILY}{FAMILY}"),
+            "never split"
+        );
+        assert_eq!(
+            truncate(&format!("{FAMILY}{FLAG}x"), 3),
+            format!("{FAMILY}…")
+        );
+        assert_eq!(
+            truncate_left(&format!("x{FLAG}{FAMILY}"), 3),
+            format!("…{FAMILY}")
+        );
+    }
+
+    #[test]
+    fn the_border_after_combined_emoji_stays_in_its_column() {
+        let area = Rect::new(0, 0, 12, 3);
+        let mut buf = Buffer::empty(area);
+        Block::bordered().render(area, &mut buf);
+        let text = format!("{FAMILY}{FLAG}abcdefgh");
+        let rows = wrap(&[Span::raw(text)], 10, &[], &[]);
+        assert_eq!(width(&rows[0].to_string()), 10);
+        buf.set_line(1, 1, &rows[0], 10);
+        assert_eq!(buf[(11, 1)].symbol(), "│", "{:?}", buf);
+        assert_eq!(buf[(10, 1)].symbol(), "f");
     }
 }

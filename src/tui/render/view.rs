@@ -22,6 +22,7 @@ use ratatui::widgets::Block;
 pub fn draw(frame: &mut Frame, app: &mut App) {
     relayout(app, frame.area());
     render(app, frame.area(), frame.buffer_mut());
+    theme::paint(frame.buffer_mut(), app.look());
 }
 
 /// Compute the panes for `area` and update the caches they show.

@@ -23,6 +23,9 @@ pub const REMOVED_WORD: Style = theme::REMOVED_WORD;
 pub const FILE: Style = theme::WARN_BOLD;
 /// Diffs with more changed line pairs than this get no word-level highlight.
 pub const MAX_WORD_PAIRS: usize = 5_000;
+/// Lines of a diff given syntax colours (whole hunks, first come); the rest
+/// stay plain, so a big diff or a live preview rebuilt as it streams stays cheap.
+pub const MAX_SYNTAX_LINES: usize = 300;
 
 /// Rows of some diffs and where each hunk's rows are.
 pub struct Built {
@@ -37,6 +40,7 @@ pub fn build_rows(files: &[&FileDiff], width: usize, headers: bool) -> Built {
         hunks: Vec::new(),
     };
     let mut word_pairs = MAX_WORD_PAIRS;
+    let mut syntax_lines = MAX_SYNTAX_LINES;
     for diff in files {
         if headers {
             out.rows.push(file_header(diff, width));
@@ -59,7 +63,14 @@ pub fn build_rows(files: &[&FileDiff], width: usize, headers: bool) -> Built {
         let w = max_no.to_string().len().max(2);
         for hunk in &diff.hunks {
             let start = out.rows.len();
-            hunk_rows(hunk, w, width, &mut word_pairs, &mut out.rows);
+            let path = match hunk.lines.len() <= syntax_lines {
+                true => {
+                    syntax_lines -= hunk.lines.len();
+                    diff.path.as_str()
+                }
+                false => "",
+            };
+            hunk_rows(path, hunk, w, width, &mut word_pairs, &mut out.rows);
             out.hunks.push(start..out.rows.len());
         }
     }
@@ -74,7 +85,9 @@ fn file_header(diff: &FileDiff, width: usize) -> Line<'static> {
     Line::styled(format!("{label}{}", "━".repeat(fill)), FILE)
 }
 
+/// `path` picks the syntax colours of context lines ("" for none).
 fn hunk_rows(
+    path: &str,
     hunk: &Hunk,
     w: usize,
     width: usize,
@@ -87,6 +100,12 @@ fn hunk_rows(
     rows.push(Line::styled(format!("{label}{}", "─".repeat(fill)), HUNK));
     let texts: Vec<String> = hunk.lines.iter().map(|l| sanitize(&l.text)).collect();
     let words = word_ranges(hunk, &texts, word_pairs);
+    let context: Vec<bool> = hunk
+        .lines
+        .iter()
+        .map(|l| l.kind != LineKind::Removed)
+        .collect();
+    let syntax = crate::tui::render::highlight::hunk(path, &texts, &context);
     for (i, line) in hunk.lines.iter().enumerate() {
         let (sign, style, word) = match line.kind {
             LineKind::Added => ("+", ADDED, ADDED_WORD),
@@ -105,7 +124,14 @@ fn hunk_rows(
                 .into_iter()
                 .map(|(s, changed)| Span::styled(s, if changed { word } else { style }))
                 .collect(),
-            None => vec![Span::styled(texts[i].as_str(), style)],
+            // Context lines get syntax colours (still dim); changes keep theirs.
+            None => match (&syntax[i], line.kind) {
+                (Some(spans), LineKind::Context) => spans
+                    .iter()
+                    .map(|s| Span::styled(s.content.as_ref(), s.style.patch(CONTEXT)))
+                    .collect(),
+                _ => vec![Span::styled(texts[i].as_str(), style)],
+            },
         };
         rows.extend(wrap(&text, width, &first, &cont));
     }
@@ -154,6 +180,40 @@ mod tests {
             .iter()
             .map(|l| l.to_string())
             .collect()
+    }
+
+    #[test]
+    fn context_lines_get_syntax_colours_within_a_budget() {
+        let styles = |d: &FileDiff| -> Vec<Style> {
+            let rows = build_rows(&[d], 80, false).rows;
+            rows.iter()
+                .flat_map(|r| r.spans.iter().map(|s| s.style))
+                .collect()
+        };
+        let keyword = theme::SYN_KEYWORD.patch(CONTEXT);
+        let small = FileDiff::compute(
+            "f.py",
+            Some("def f():\n    x = 1\n"),
+            "def f():\n    x = 2\n",
+        );
+        assert!(styles(&small).contains(&keyword), "context is coloured");
+        let old: String = (0..MAX_SYNTAX_LINES)
+            .map(|i| format!("def f{i}(): pass\n"))
+            .collect();
+        let new: String = old
+            .lines()
+            .enumerate()
+            .map(|(i, l)| {
+                if i % 4 == 0 {
+                    format!("{l} # changed\n")
+                } else {
+                    format!("{l}\n")
+                }
+            })
+            .collect();
+        let big = FileDiff::compute("f.py", Some(&old), &new);
+        assert!(big.hunks[0].lines.len() > MAX_SYNTAX_LINES, "one long hunk");
+        assert!(!styles(&big).contains(&keyword), "over the budget: plain");
     }
 
     #[test]

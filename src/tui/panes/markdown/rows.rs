@@ -1,0 +1,58 @@
+//! A rendered markdown line as screen rows: the entry's marker (`•`, `✓`
+//! for a final answer, none for a discarded reply), then the line's own
+//! prefix (quote bars, list markers, code gutter), wrapped with the hanging
+//! indent its container asks for.
+
+use crate::tui::panes::line_kind::Kind;
+use crate::tui::render::text::wrap;
+use crate::tui::render::theme;
+use ratatui::text::{Line, Span};
+
+/// One rendered line: what goes before it on its first row and on the rows
+/// it wraps to, and its own spans.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MdLine {
+    pub kind: Kind,
+    pub prefix: Vec<Span<'static>>,
+    pub cont: Vec<Span<'static>>,
+    pub spans: Vec<Span<'static>>,
+}
+
+impl MdLine {
+    /// The line as plain text (prefix and spans).
+    pub fn text(&self) -> String {
+        self.prefix
+            .iter()
+            .chain(&self.spans)
+            .map(|s| s.content.as_ref())
+            .collect()
+    }
+}
+
+/// The rows of `md`, a line of an entry of `kind`, at `width` columns.
+pub fn rows(md: &MdLine, kind: Kind, first_of_entry: bool, width: usize) -> Vec<Line<'static>> {
+    if md.spans.is_empty() && md.prefix.is_empty() {
+        return vec![Line::default()];
+    }
+    let (marker, marker_style) = match kind {
+        Kind::Final => ("✓ ", theme::GOOD_BOLD),
+        _ => ("• ", theme::DIM),
+    };
+    let lead = match first_of_entry && kind != Kind::Discarded {
+        true => marker,
+        false => "  ",
+    };
+    let mut first = vec![Span::styled(lead, marker_style)];
+    first.extend(md.prefix.iter().cloned());
+    let mut cont = vec![Span::raw("  ")];
+    cont.extend(md.cont.iter().cloned());
+    if kind == Kind::Discarded {
+        let struck: Vec<Span<'static>> = md
+            .spans
+            .iter()
+            .map(|s| Span::styled(s.content.clone(), theme::DISCARDED))
+            .collect();
+        return wrap(&struck, width, &first, &cont);
+    }
+    wrap(&md.spans, width, &first, &cont)
+}

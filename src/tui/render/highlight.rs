@@ -1,0 +1,201 @@
+//! Syntax colours for code blocks and diffs, with `syntect`'s grammars and
+//! its pure-Rust regex engine. Scopes map to a handful of theme slots
+//! (keyword, string, comment, number, type, function), so both palettes and
+//! `NO_COLOR` apply to code like to everything else.
+//!
+//! What must stay true: the grammars load on first use, never at start-up
+//! (the first frame stays fast); a caller highlights a block once and keeps
+//! the result with its lines, never per frame; blocks over [`MAX_LINES`] or
+//! [`MAX_BYTES`], unknown languages and any grammar error give `None` (the
+//! caller shows the code plain).
+
+use crate::tui::render::theme;
+use ratatui::style::Style;
+use ratatui::text::Span;
+use std::sync::OnceLock;
+use syntect::parsing::{ParseState, Scope, ScopeStack, SyntaxReference, SyntaxSet};
+
+/// Larger blocks are shown without colours (a frame stays cheap).
+pub const MAX_LINES: usize = 2_000;
+pub const MAX_BYTES: usize = 256 * 1024;
+
+fn syntaxes() -> &'static SyntaxSet {
+    static SET: OnceLock<SyntaxSet> = OnceLock::new();
+    SET.get_or_init(SyntaxSet::load_defaults_newlines)
+}
+
+/// Scope prefixes and the style each gets; the first match from the
+/// innermost scope outwards wins.
+fn rules() -> &'static [(Scope, Style)] {
+    static RULES: OnceLock<Vec<(Scope, Style)>> = OnceLock::new();
+    RULES.get_or_init(|| {
+        [
+            ("comment", theme::SYN_COMMENT),
+            ("string", theme::SYN_STRING),
+            ("constant.numeric", theme::SYN_NUMBER),
+            ("constant.language", theme::SYN_NUMBER),
+            ("constant.character", theme::SYN_STRING),
+            ("entity.name.function", theme::SYN_FUNCTION),
+            ("support.function", theme::SYN_FUNCTION),
+            ("variable.function", theme::SYN_FUNCTION),
+            ("entity.name.type", theme::SYN_TYPE),
+            ("entity.name.class", theme::SYN_TYPE),
+            ("entity.name.struct", theme::SYN_TYPE),
+            ("entity.name.enum", theme::SYN_TYPE),
+            ("support.type", theme::SYN_TYPE),
+            ("support.class", theme::SYN_TYPE),
+            ("storage.type", theme::SYN_KEYWORD),
+            ("storage.modifier", theme::SYN_KEYWORD),
+            ("keyword.operator", Style::new()),
+            ("keyword", theme::SYN_KEYWORD),
+            ("meta.tag.toml", theme::SYN_TYPE),
+            ("entity.name.tag", theme::SYN_TYPE),
+        ]
+        .iter()
+        .filter_map(|(name, style)| Scope::new(name).ok().map(|s| (s, *style)))
+        .collect()
+    })
+}
+
+/// The grammar for a fence's language name or a file's extension.
+fn syntax_for(lang: &str) -> Option<&'static SyntaxReference> {
+    let set = syntaxes();
+    let lang = lang.trim().to_ascii_lowercase();
+    let token = match lang.as_str() {
+        // No TypeScript grammar ships with syntect; JavaScript's is close.
+        "ts" | "tsx" | "typescript" | "mts" | "cts" | "jsx" => "js",
+        "shell" | "console" | "zsh" => "sh",
+        "golang" => "go",
+        "python3" | "py3" => "py",
+        other => other,
+    };
+    if token.is_empty() {
+        return None;
+    }
+    set.find_syntax_by_token(token)
+}
+
+/// The language a file's path calls for (its extension), for diffs.
+pub fn lang_of_path(path: &str) -> &str {
+    path.rsplit_once('.').map_or("", |(_, ext)| ext)
+}
+
+/// Syntax colours for a hunk's lines in a file at `path`: the new side
+/// (context and added lines) is read in order so that multi-line strings and
+/// comments carry over; `None` for removed lines, or for all when the file's
+/// language is unknown. `texts` are sanitized, `new_side[i]` says which.
+pub fn hunk(path: &str, texts: &[String], new_side: &[bool]) -> Vec<Option<Vec<Span<'static>>>> {
+    let picked: Vec<String> = texts
+        .iter()
+        .zip(new_side)
+        .filter(|(_, keep)| **keep)
+        .map(|(t, _)| t.clone())
+        .collect();
+    let mut coloured = lines(lang_of_path(path), &picked)
+        .unwrap_or_default()
+        .into_iter();
+    new_side
+        .iter()
+        .map(|keep| match keep {
+            true => coloured.next(),
+            false => None,
+        })
+        .collect()
+}
+
+/// Colour `lines` (one logical line each, sanitized) as `lang`.
+pub fn lines(lang: &str, lines: &[String]) -> Option<Vec<Vec<Span<'static>>>> {
+    if lines.len() > MAX_LINES || lines.iter().map(|l| l.len() + 1).sum::<usize>() > MAX_BYTES {
+        return None;
+    }
+    if lang.eq_ignore_ascii_case("toml") {
+        return Some(lines.iter().map(|l| toml_line(l)).collect());
+    }
+    let syntax = syntax_for(lang)?;
+    let set = syntaxes();
+    let mut state = ParseState::new(syntax);
+    let mut stack = ScopeStack::new();
+    let mut out = Vec::with_capacity(lines.len());
+    for line in lines {
+        let with_nl = format!("{line}\n");
+        let ops = state.parse_line(&with_nl, set).ok()?;
+        let mut spans: Vec<Span<'static>> = Vec::new();
+        let mut at = 0;
+        for (pos, op) in ops {
+            let pos = pos.min(line.len());
+            if pos > at {
+                push(&mut spans, &line[at..pos], style_of(&stack));
+                at = pos;
+            }
+            stack.apply(&op).ok()?;
+        }
+        if at < line.len() {
+            push(&mut spans, &line[at..], style_of(&stack));
+        }
+        out.push(spans);
+    }
+    Some(out)
+}
+
+fn style_of(stack: &ScopeStack) -> Style {
+    for scope in stack.as_slice().iter().rev() {
+        if let Some((_, style)) = rules().iter().find(|(p, _)| p.is_prefix_of(*scope)) {
+            return *style;
+        }
+    }
+    Style::new()
+}
+
+fn push(spans: &mut Vec<Span<'static>>, text: &str, style: Style) {
+    match spans.last_mut() {
+        Some(last) if last.style == style => last.content.to_mut().push_str(text),
+        _ => spans.push(Span::styled(text.to_string(), style)),
+    }
+}
+
+/// TOML has no grammar in syntect's set: tables, keys, strings, numbers,
+/// booleans and comments, one line at a time.
+fn toml_line(line: &str) -> Vec<Span<'static>> {
+    let mut spans = Vec::new();
+    let trimmed = line.trim_start();
+    if trimmed.starts_with('#') {
+        push(&mut spans, line, theme::SYN_COMMENT);
+        return spans;
+    }
+    if trimmed.starts_with('[') {
+        push(&mut spans, line, theme::SYN_TYPE);
+        return spans;
+    }
+    let Some((key, value)) = line.split_once('=') else {
+        push(&mut spans, line, Style::new());
+        return spans;
+    };
+    push(&mut spans, key, theme::SYN_FUNCTION);
+    push(&mut spans, "=", Style::new());
+    let (value, comment) = match value.find(" #") {
+        Some(i) if !value[..i].contains('"') || value[..i].matches('"').count() % 2 == 0 => {
+            value.split_at(i)
+        }
+        _ => (value, ""),
+    };
+    let v = value.trim();
+    let style = if v.starts_with(['"', '\'']) {
+        theme::SYN_STRING
+    } else if v == "true"
+        || v == "false"
+        || v.starts_with(|c: char| c.is_ascii_digit() || c == '-' || c == '+')
+    {
+        theme::SYN_NUMBER
+    } else {
+        Style::new()
+    };
+    push(&mut spans, value, style);
+    if !comment.is_empty() {
+        push(&mut spans, comment, theme::SYN_COMMENT);
+    }
+    spans
+}
+
+#[cfg(test)]
+#[path = "highlight_tests.rs"]
+mod tests;

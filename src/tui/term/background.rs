@@ -1,0 +1,161 @@
+//! Which palette the UI starts with: `--theme dark|light` decide; `auto`
+//! asks the terminal its background colour (the OSC 11 query) and picks the
+//! light palette on a light background. `--color`/`NO_COLOR` can turn colour
+//! off altogether.
+//!
+//! What must stay true: the query runs once, in raw mode, before the event
+//! stream starts reading the terminal, and never holds start-up longer than
+//! [`TIMEOUT`]. It also sends a primary device attributes request (which
+//! every terminal answers) so that a terminal that ignores OSC 11 is known at
+//! once, and its late reply cannot turn up as keystrokes. No reply means dark.
+
+use crate::config::{ColorChoice, ThemeChoice};
+use crate::tui::render::theme::{self, DARK, LIGHT, Look};
+use std::io::Write;
+use std::time::{Duration, Instant};
+
+/// The longest start-up waits for the terminal's answer.
+pub const TIMEOUT: Duration = Duration::from_millis(100);
+
+/// The look for these settings; `ask` queries the terminal (only for `auto`).
+pub fn choose(theme: ThemeChoice, color: bool, ask: impl FnOnce() -> Option<(u8, u8, u8)>) -> Look {
+    if !color {
+        return Look::Plain;
+    }
+    match theme {
+        ThemeChoice::Dark => Look::Colored(&DARK),
+        ThemeChoice::Light => Look::Colored(&LIGHT),
+        ThemeChoice::Auto => Look::Colored(ask().map_or(&DARK, theme::for_background)),
+    }
+}
+
+/// Whether the UI uses colour: the same rule as `exec` (`--color`,
+/// `NO_COLOR`, `TERM=dumb`); the UI always runs on a terminal.
+pub fn color_on(choice: ColorChoice) -> bool {
+    let no_color = std::env::var("NO_COLOR").ok();
+    let term = std::env::var("TERM").ok();
+    crate::headless::style::use_color(choice, true, no_color.as_deref(), term.as_deref())
+}
+
+/// Ask the terminal (stdin/stdout, already in raw mode) its background.
+pub fn query() -> Option<(u8, u8, u8)> {
+    let mut out = std::io::stdout();
+    out.write_all(b"\x1b]11;?\x1b\\\x1b[c").ok()?;
+    out.flush().ok()?;
+    let stdin = std::io::stdin();
+    let deadline = Instant::now() + TIMEOUT;
+    let mut got: Vec<u8> = Vec::new();
+    let mut chunk = [0u8; 256];
+    while !answered(&got) && got.len() < 4096 {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            break;
+        }
+        let wait = rustix::event::Timespec {
+            tv_sec: 0,
+            tv_nsec: i64::from(left.subsec_nanos()),
+        };
+        let mut fds = [rustix::event::PollFd::new(
+            &stdin,
+            rustix::event::PollFlags::IN,
+        )];
+        match rustix::event::poll(&mut fds, Some(&wait)) {
+            Ok(0) => break,
+            Ok(_) => {}
+            Err(rustix::io::Errno::INTR) => continue,
+            Err(_) => break,
+        }
+        // Data is waiting, so this read does not block. Straight from the
+        // file descriptor: std's buffered stdin would keep bytes the event
+        // stream (which reads the descriptor) then never sees.
+        match rustix::io::read(&stdin, &mut chunk[..]) {
+            Ok(0) | Err(_) => break,
+            Ok(n) => got.extend_from_slice(&chunk[..n]),
+        }
+    }
+    parse_reply(&got)
+}
+
+/// The device attributes reply (`ESC [ ? … c`) has arrived: nothing else will.
+fn answered(bytes: &[u8]) -> bool {
+    let Some(at) = find(bytes, b"\x1b[?") else {
+        return false;
+    };
+    bytes[at + 3..]
+        .iter()
+        .find(|b| !(b.is_ascii_digit() || **b == b';'))
+        .is_some_and(|b| *b == b'c')
+}
+
+fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
+    hay.windows(needle.len()).position(|w| w == needle)
+}
+
+/// The colour in an OSC 11 reply, `ESC ] 11 ; rgb:RRRR/GGGG/BBBB` ended by
+/// BEL or ST, anywhere in `bytes` (1 to 4 hex digits per channel).
+pub fn parse_reply(bytes: &[u8]) -> Option<(u8, u8, u8)> {
+    let start = find(bytes, b"\x1b]11;")? + 5;
+    let rest = &bytes[start..];
+    let end = rest.iter().position(|b| *b == 0x07 || *b == 0x1b)?;
+    let body = std::str::from_utf8(&rest[..end]).ok()?;
+    let body = body
+        .strip_prefix("rgb:")
+        .or_else(|| body.strip_prefix("rgba:"))?;
+    let mut channels = body.split('/').map(channel);
+    let rgb = (channels.next()??, channels.next()??, channels.next()??);
+    Some(rgb)
+}
+
+/// One channel, scaled from its digits' range to 0–255.
+fn channel(hex: &str) -> Option<u8> {
+    if hex.is_empty() || hex.len() > 4 {
+        return None;
+    }
+    let v = u32::from_str_radix(hex, 16).ok()?;
+    let max = (1u32 << (4 * hex.len())) - 1;
+    u8::try_from((v * 255 + max / 2) / max).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn replies_in_both_terminators_and_digit_counts_parse() {
+        assert_eq!(
+            parse_reply(b"\x1b]11;rgb:ffff/ffff/ffff\x1b\\"),
+            Some((255, 255, 255))
+        );
+        assert_eq!(
+            parse_reply(b"\x1b]11;rgb:1e1e/1e1e/2e2e\x07\x1b[?62;22c"),
+            Some((30, 30, 46))
+        );
+        assert_eq!(parse_reply(b"\x1b]11;rgb:f/8/0\x07"), Some((255, 136, 0)));
+        assert_eq!(parse_reply(b"\x1b[?1;2c"), None, "only device attributes");
+        assert_eq!(parse_reply(b"\x1b]11;rgb:zz/00/00\x07"), None);
+        assert_eq!(parse_reply(b"\x1b]11;rgb:ffff/ffff"), None, "cut off");
+        assert!(answered(b"\x1b]11;rgb:0/0/0\x07\x1b[?64;1;2c"));
+        assert!(!answered(b"\x1b[?64;1"));
+    }
+
+    #[test]
+    fn the_reply_decides_auto_and_no_reply_or_no_colour_decide_too() {
+        let white = || parse_reply(b"\x1b]11;rgb:ffff/ffff/ffff\x1b\\");
+        let black = || parse_reply(b"\x1b]11;rgb:0000/0000/0000\x07");
+        assert_eq!(
+            choose(ThemeChoice::Auto, true, white),
+            Look::Colored(&LIGHT)
+        );
+        assert_eq!(choose(ThemeChoice::Auto, true, black), Look::Colored(&DARK));
+        assert_eq!(
+            choose(ThemeChoice::Auto, true, || None),
+            Look::Colored(&DARK)
+        );
+        let never = || -> Option<(u8, u8, u8)> { panic!("asked for a fixed theme") };
+        assert_eq!(
+            choose(ThemeChoice::Light, true, never),
+            Look::Colored(&LIGHT)
+        );
+        assert_eq!(choose(ThemeChoice::Auto, false, never), Look::Plain);
+    }
+}
