@@ -263,6 +263,36 @@ fn main() {
         |_, _| {},
     );
 
+    // A reply with a 500-line Rust block: highlighted once when it completes
+    // (the syntax set loads then, on first use), then frames redraw it.
+    let mut code = App::new("bench-model", "~/bench/workspace");
+    let block: String = (0..500)
+        .map(|i| format!("    let value_{i}: u64 = compute({i}, \"x\"); // step {i}\n"))
+        .collect();
+    let reply = format!("Here:\n\n```rust\nfn main() {{\n{block}}}\n```\n");
+    let highlight = Instant::now();
+    code.update(Msg::Agent(AgentEvent::AssistantDelta { text: reply }));
+    code.update(Msg::Agent(AgentEvent::AssistantMessage {
+        text: String::new(),
+    }));
+    println!(
+        "{:<44} {:>9.1} µs (500 lines, grammars loaded on first use)",
+        "highlighting a completed code block",
+        highlight.elapsed().as_secs_f64() * 1e6
+    );
+    code.scroll(
+        stepwise::tui::Focus::Conversation,
+        stepwise::tui::panes::scroll::ScrollMove::PageUp,
+    );
+    let mut code_term = Terminal::new(TestBackend::new(WIDTH, HEIGHT)).expect("terminal");
+    time_frames(
+        "idle redraw, 500-line highlighted code block",
+        500,
+        &mut code_term,
+        &mut code,
+        |_, _| {},
+    );
+
     // Resizes: only the lines in view are wrapped again (the diff pane
     // rebuilds its rows at the new width).
     resizes("frame after a resize", &mut app);
@@ -300,33 +330,4 @@ fn resizes(label: &str, app: &mut App) {
         widths.len()
     );
 
-    // A reply with a 500-line Rust block: highlighted once when it completes
-    // (the syntax set loads then, on first use), then frames redraw it.
-    let mut code = App::new("bench-model", "~/bench/workspace");
-    let block: String = (0..500)
-        .map(|i| format!("    let value_{i}: u64 = compute({i}, \"x\"); // step {i}\n"))
-        .collect();
-    let reply = format!("Here:\n\n```rust\nfn main() {{\n{block}}}\n```\n");
-    let highlight = Instant::now();
-    code.update(Msg::Agent(AgentEvent::AssistantDelta { text: reply }));
-    code.update(Msg::Agent(AgentEvent::AssistantMessage {
-        text: String::new(),
-    }));
-    println!(
-        "{:<44} {:>9.1} µs (500 lines, grammars loaded on first use)",
-        "highlighting a completed code block",
-        highlight.elapsed().as_secs_f64() * 1e6
-    );
-    code.scroll(
-        stepwise::tui::Focus::Conversation,
-        stepwise::tui::panes::scroll::ScrollMove::PageUp,
-    );
-    let mut code_term = Terminal::new(TestBackend::new(WIDTH, HEIGHT)).expect("terminal");
-    time_frames(
-        "idle redraw, 500-line highlighted code block",
-        500,
-        &mut code_term,
-        &mut code,
-        |_, _| {},
-    );
 }
