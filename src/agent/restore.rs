@@ -28,6 +28,7 @@ impl Session {
             tasks: self.tasks,
             steps: self.saved.steps,
             outcome: self.saved.outcome.clone(),
+            model: self.saved.model.clone(),
         }
     }
 

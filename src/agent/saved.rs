@@ -29,6 +29,9 @@ pub struct SavedState {
     pub steps: u32,
     /// How the last task ended, in a word (`answered`, `cancelled`, ...).
     pub outcome: Option<String>,
+    /// The model `/model` switched to (`None`: the one the session started
+    /// with, which the transcript already names).
+    pub model: Option<String>,
 }
 
 impl SavedState {
@@ -130,6 +133,8 @@ pub(super) struct Bookkeeping {
     pub(super) sink: Option<CheckpointSink>,
     /// The transcript this session was restored from (its name).
     pub(super) restored_from: Option<String>,
+    /// The model `/model` switched to, if it did.
+    pub(super) model: Option<String>,
 }
 
 #[cfg(test)]
@@ -158,6 +163,7 @@ mod tests {
             tasks: 1,
             steps: 2,
             outcome: None,
+            model: None,
         };
         let (values, declined) = state.messages_json();
         assert_eq!(declined, vec![3]);

@@ -36,6 +36,7 @@ impl Session {
             return;
         };
         self.model = next;
+        self.saved.model = Some(name.to_string());
         self.settings.pricing = self.settings.model_table.lookup(name).cloned();
         let _ = events.send(AgentEvent::ModelChanged {
             model: name.to_string(),

@@ -137,6 +137,7 @@ mod tests {
                 tasks: 1,
                 steps: 4,
                 outcome: Some("answered".into()),
+                model: None,
             },
             cut_off: false,
         }

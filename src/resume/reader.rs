@@ -158,6 +158,7 @@ impl Building {
             tasks: count("tasks")?,
             steps: count("steps")?,
             outcome: body["outcome"].as_str().map(str::to_string),
+            model: None,
         };
         let text = |key: &str| {
             body[key]

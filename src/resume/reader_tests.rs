@@ -55,6 +55,7 @@ fn state(messages: &[&str], changes: &[(&str, Option<&str>, Option<&str>)]) -> S
         tasks: 1,
         steps: 3,
         outcome: Some("answered".into()),
+        model: None,
     }
 }
 
@@ -194,4 +195,16 @@ fn only_a_regular_file_is_read_and_a_large_one_is_refused() {
         super::reader::read_capped(&cap, "big.jsonl").unwrap_err(),
         LoadError::TooLarge
     );
+}
+
+#[test]
+fn a_model_switched_with_slash_model_is_the_one_a_resume_uses() {
+    let mut f = fixture();
+    f.writer.write(&state(&["the task"], &[]));
+    let switched = SavedState {
+        model: Some("other-model".into()),
+        ..state(&["the task", "next"], &[])
+    };
+    f.writer.write(&switched);
+    assert_eq!(f.read().unwrap().model, "other-model");
 }

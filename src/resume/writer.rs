@@ -101,6 +101,9 @@ impl Checkpoints {
     /// Append what changed since the last checkpoint (nothing when nothing
     /// did); true when a checkpoint was written.
     pub fn write(&mut self, state: &SavedState) -> bool {
+        if let Some(model) = &state.model {
+            self.model.clone_from(model);
+        }
         let (messages, declined) = state.messages_json();
         let messages = scrubbed(messages);
         let changes = scrubbed(state.changes_json());

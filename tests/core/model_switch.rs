@@ -27,7 +27,13 @@ async fn next_event(
 async fn set_model_switches_the_next_request_and_says_so() {
     let model = MockModel::start(vec![text("first"), text("second")]).await;
     let ws = copy_workspace();
-    let session = session_on(&model, ws.path(), LoopSettings::default());
+    let mut session = session_on(&model, ws.path(), LoopSettings::default());
+    // The model each checkpoint names, for a later resume.
+    let saved = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let sink = saved.clone();
+    session.on_checkpoint(Box::new(move |s| {
+        sink.lock().unwrap().push(s.model.clone())
+    }));
     let (tx, from_core) = tokio::sync::mpsc::unbounded_channel();
     // Through the transcript tee, as the UI runs it.
     let logs = tempfile::tempdir().unwrap();
@@ -59,6 +65,11 @@ async fn set_model_switches_the_next_request_and_says_so() {
         .map(|r| r["model"].clone())
         .collect();
     assert_eq!(models, ["mock-model", "other-model"]);
+    assert_eq!(
+        saved.lock().unwrap().last().cloned().flatten().as_deref(),
+        Some("other-model"),
+        "a resume goes on with the switched model"
+    );
     let recorded = std::fs::read_to_string(&transcript).unwrap();
     let line = recorded
         .lines()
