@@ -4,7 +4,10 @@
 //! the readable chain of a `reqwest` error.
 //!
 //! What must stay true: a loopback base URL never goes through a proxy; a
-//! secret-looking header value is hidden from all output before it is sent.
+//! secret-looking header value is hidden from all output before it is sent;
+//! redirects are never followed (reqwest drops only `Authorization` on a
+//! redirect to another host, so `x-api-key` and `[headers]` would go along):
+//! a 3xx is an error naming where it pointed.
 
 use super::LlmError;
 use super::errors;
@@ -22,6 +25,7 @@ pub const USER_AGENT: &str = concat!("stepwise/", env!("CARGO_PKG_VERSION"));
 pub(super) fn http_client(base_url: &str) -> Result<reqwest::Client, LlmError> {
     let mut builder = reqwest::Client::builder()
         .connect_timeout(Duration::from_secs(15))
+        .redirect(reqwest::redirect::Policy::none())
         .user_agent(USER_AGENT);
     if crate::config::is_local_url(base_url).unwrap_or(false) {
         builder = builder.no_proxy();
@@ -57,6 +61,20 @@ pub(super) async fn response_error(
 ) -> LlmError {
     let status = response.status().as_u16();
     let retry_after = errors::retry_after(response.headers(), SystemTime::now());
+    if response.status().is_redirection() {
+        let location = (response.headers().get(reqwest::header::LOCATION))
+            .and_then(|l| l.to_str().ok())
+            .map(|l| l.chars().filter(|c| !c.is_control()).take(200).collect())
+            .unwrap_or_default();
+        let location: String = location;
+        return LlmError::Http {
+            status,
+            message: format!(
+                "the server redirected to {location:?}; stepwise does not follow redirects, so the key never goes to another address: set the base URL to the address that answers"
+            ),
+            retry_after: None,
+        };
+    }
     let body = tokio::time::timeout(idle_timeout, response.text())
         .await
         .ok()

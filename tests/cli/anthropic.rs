@@ -261,3 +261,25 @@ async fn the_json_protocol_works_over_the_messages_api() {
         .unwrap();
     assert_eq!(answer["text"], "Nothing to change.");
 }
+
+#[tokio::test]
+async fn a_redirect_is_never_followed_so_the_key_stays_with_the_chosen_server() {
+    // A gateway that answers 302 to another host: reqwest would resend
+    // `x-api-key` there (it drops only `Authorization`).
+    let elsewhere = MockApi::messages(vec![api::text("should never be asked")]).await;
+    let to = format!("{}/v1/messages", elsewhere.uri());
+    let gateway = MockApi::messages(vec![Reply::Custom(
+        wiremock::ResponseTemplate::new(302).insert_header("location", to.as_str()),
+    )])
+    .await;
+    let ws = copy_workspace();
+    let out = exec(&gateway.uri(), ws.path(), &["--max-retries", "0", "hi"]).await;
+    let shown = all_output(&out);
+    assert_eq!(out.status.code(), Some(1), "{shown}");
+    assert!(shown.contains("redirected"), "{shown}");
+    assert!(
+        elsewhere.requests().await.is_empty(),
+        "the redirect target saw a request"
+    );
+    assert!(!shown.contains(ANT_KEY));
+}
