@@ -12,6 +12,7 @@
 
 use crate::config::API_KEY_VAR;
 use crate::config::mcp::McpServerSettings;
+use crate::config::providers::is_key_var;
 use crate::present::one_line;
 use crate::tools::sandbox::env::allowed;
 use rmcp::model::{
@@ -25,7 +26,7 @@ use std::path::Path;
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, BufReader};
 
 /// Lines of the server's stderr kept for error messages.
 const STDERR_LINES: usize = 5;
@@ -70,7 +71,8 @@ impl Connection {
             }
         }
         for (name, value) in &settings.env {
-            if !name.eq_ignore_ascii_case(API_KEY_VAR) {
+            // No provider's key, whatever the configuration names.
+            if !name.eq_ignore_ascii_case(API_KEY_VAR) && !is_key_var(name) {
                 command.env(name, value);
             }
         }
@@ -191,18 +193,115 @@ fn with_stderr(message: String, kept: &Mutex<VecDeque<String>>) -> String {
     }
 }
 
-async fn keep_stderr(stderr: tokio::process::ChildStderr, kept: Arc<Mutex<VecDeque<String>>>) {
-    let mut lines = BufReader::new(stderr).lines();
-    while let Ok(Some(line)) = lines.next_line().await {
-        let line: String = one_line(line.trim()).chars().take(200).collect();
-        if line.is_empty() {
-            continue;
-        }
-        if let Ok(mut kept) = kept.lock() {
-            if kept.len() == STDERR_LINES {
-                kept.pop_front();
+async fn keep_stderr(
+    stderr: impl tokio::io::AsyncRead + Unpin,
+    kept: Arc<Mutex<VecDeque<String>>>,
+) {
+    let mut reader = BufReader::new(stderr);
+    let mut line = Vec::new();
+    loop {
+        // At most STDERR_LINE_BYTES of a line are kept: a server that never
+        // writes a newline cannot grow it without bound.
+        let room = (STDERR_LINE_BYTES + 1).saturating_sub(line.len()) as u64;
+        let mut part = Vec::new();
+        let read = (&mut reader).take(room).read_until(b'\n', &mut part).await;
+        let Ok(n) = read else { return };
+        let ended = part.last() == Some(&b'\n');
+        line.extend_from_slice(&part);
+        if n == 0 || ended || line.len() > STDERR_LINE_BYTES {
+            keep_line(&String::from_utf8_lossy(&line), &kept);
+            line.clear();
+            if !ended && n > 0 {
+                skip_to_newline(&mut reader).await;
             }
-            kept.push_back(line);
         }
+        if n == 0 {
+            return;
+        }
+    }
+}
+
+/// Longest part of a stderr line read.
+const STDERR_LINE_BYTES: usize = 4096;
+
+async fn skip_to_newline(reader: &mut (impl AsyncBufReadExt + Unpin)) {
+    loop {
+        let Ok(buf) = reader.fill_buf().await else {
+            return;
+        };
+        if buf.is_empty() {
+            return;
+        }
+        match buf.iter().position(|b| *b == b'\n') {
+            Some(at) => return reader.consume(at + 1),
+            None => {
+                let all = buf.len();
+                reader.consume(all);
+            }
+        }
+    }
+}
+
+fn keep_line(line: &str, kept: &Mutex<VecDeque<String>>) {
+    let line: String = one_line(line.trim()).chars().take(200).collect();
+    if line.is_empty() {
+        return;
+    }
+    if let Ok(mut kept) = kept.lock() {
+        if kept.len() == STDERR_LINES {
+            kept.pop_front();
+        }
+        kept.push_back(line);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::pin::Pin;
+    use std::task::{Context, Poll};
+    use tokio::io::ReadBuf;
+
+    /// `x` without end and never a newline, yielding between reads.
+    struct Endless(u64);
+
+    impl tokio::io::AsyncRead for Endless {
+        fn poll_read(
+            mut self: Pin<&mut Self>,
+            cx: &mut Context<'_>,
+            buf: &mut ReadBuf<'_>,
+        ) -> Poll<std::io::Result<()>> {
+            self.0 += 1;
+            if self.0 % 2 == 0 {
+                cx.waker().wake_by_ref();
+                return Poll::Pending;
+            }
+            let len = buf.remaining().min(1024);
+            buf.put_slice(&vec![b'x'; len]);
+            Poll::Ready(Ok(()))
+        }
+    }
+
+    #[tokio::test]
+    async fn a_stderr_line_that_never_ends_is_kept_cut_instead_of_growing() {
+        let kept = Arc::new(Mutex::new(VecDeque::new()));
+        let task = tokio::spawn(keep_stderr(Endless(0), kept.clone()));
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        task.abort();
+        let kept = kept.lock().unwrap().clone();
+        assert_eq!(kept.len(), 1, "the first part is kept at once");
+        assert_eq!(kept[0].len(), 200);
+    }
+
+    #[tokio::test]
+    async fn after_a_cut_line_the_next_line_is_kept_whole() {
+        let mut input = vec![b'y'; 10_000];
+        input.extend_from_slice(b" tail\nnext line\nlast");
+        let kept = Arc::new(Mutex::new(VecDeque::new()));
+        keep_stderr(&input[..], kept.clone()).await;
+        let kept: Vec<String> = kept.lock().unwrap().iter().cloned().collect();
+        assert_eq!(kept.len(), 3, "{kept:?}");
+        assert!(kept[0].starts_with("yyy") && kept[0].len() == 200);
+        assert_eq!(kept[1..], ["next line", "last"]);
     }
 }

@@ -126,7 +126,12 @@ async fn a_call_waits_for_approval_and_without_yes_is_declined() {
 #[tokio::test(flavor = "multi_thread")]
 async fn approved_results_reach_the_model_and_read_only_tools_run_unasked() {
     let setup = Setup::new("");
-    let config = server_table(&setup.marker(), &[], "read_only = [\"env_names\"]\n");
+    // A provider's key named in the server's own `env` is left out too.
+    let config = server_table(
+        &setup.marker(),
+        &[],
+        "read_only = [\"env_names\"]\nenv = { ANTHROPIC_API_KEY = \"sk-ant-planted\", SERVER_OPTION = \"1\" }\n",
+    );
     std::fs::write(
         setup.home.path().join(".config/stepwise/stepwise.toml"),
         config,
@@ -143,8 +148,11 @@ async fn approved_results_reach_the_model_and_read_only_tools_run_unasked() {
     assert_eq!(out.status.code(), Some(0), "{err}");
     let requests = model.requests().await;
     let names = last_result(&requests[1]);
-    assert!(names.contains("PATH"), "{names}");
-    for hidden in ["OPENAI_API_KEY", "MY_SECRET_TOKEN"] {
+    assert!(
+        names.contains("PATH") && names.contains("SERVER_OPTION"),
+        "{names}"
+    );
+    for hidden in ["OPENAI_API_KEY", "MY_SECRET_TOKEN", "ANTHROPIC_API_KEY"] {
         assert!(
             !names.contains(hidden),
             "{hidden} reached the server: {names}"
