@@ -208,3 +208,29 @@ fn a_model_switched_with_slash_model_is_the_one_a_resume_uses() {
     f.writer.write(&switched);
     assert_eq!(f.read().unwrap().model, "other-model");
 }
+
+#[test]
+fn a_file_holding_a_credential_is_withheld_from_the_transcript_not_scrubbed_into_it() {
+    let mut f = fixture();
+    let s = state(
+        &["the task"],
+        &[
+            ("a.py", Some("x = 1\n"), Some("x = 2\n")),
+            (
+                "conf.py",
+                Some("n = 1\n"),
+                Some("password = \"hunter2-long\"\n"),
+            ),
+        ],
+    );
+    f.writer.write(&s);
+    let written = f.lines().join("\n");
+    assert!(!written.contains("hunter2"), "{written}");
+    let loaded = f.read().unwrap();
+    let changes = &loaded.state.changes;
+    assert_eq!(changes.len(), 2);
+    assert_eq!(changes[0]["path"], "a.py");
+    assert!(changes[0].get("withheld").is_none());
+    assert_eq!(changes[1]["withheld"], true);
+    assert!(SavedState::changes_from_json(changes).is_ok());
+}
