@@ -179,7 +179,7 @@ fn prepare_session(config: &Config) -> Result<Prepared, String> {
     let workspace = open(&copy)?.with_deny_paths(&config.deny_paths)?;
     let (lock, audit) = claim(config, workspace.root())?;
     let mut session = Session::new(settings, model, workspace);
-    let audit = audit.map(|log| sign_checkpoints(&mut session, log, SCRIPTED_LABEL, None).0);
+    let audit = audit.map(|log| sign_checkpoints(&mut session, log, SCRIPTED_LABEL, None, &copy).0);
     Ok(Prepared {
         audit,
         lock,

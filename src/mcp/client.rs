@@ -272,7 +272,7 @@ mod tests {
             buf: &mut ReadBuf<'_>,
         ) -> Poll<std::io::Result<()>> {
             self.0 += 1;
-            if self.0 % 2 == 0 {
+            if self.0.is_multiple_of(2) {
                 cx.waker().wake_by_ref();
                 return Poll::Pending;
             }

@@ -18,9 +18,11 @@ type HmacSha256 = Hmac<Sha256>;
 /// The key file's name in the user's config folder.
 pub const KEY_FILE: &str = "transcript.key";
 
-/// A loaded signing key.
+/// A loaded signing key, bound to one workspace: a checkpoint signed for
+/// one workspace does not verify in another (a shared `--log-dir` holds
+/// sessions of several), so it is never listed or resumed there.
 #[derive(Clone)]
-pub struct SigningKey([u8; 32]);
+pub struct SigningKey([u8; 32], Vec<u8>);
 
 impl std::fmt::Debug for SigningKey {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -40,6 +42,18 @@ impl SigningKey {
         Self::load_or_create(&path)
     }
 
+    /// This user's key, bound to the workspace at `root` (its real path).
+    pub fn for_workspace(root: &Path) -> Result<SigningKey, String> {
+        Ok(Self::for_user()?.bound_to(root))
+    }
+
+    /// The same key, bound to the workspace at `root` instead.
+    pub fn bound_to(mut self, root: &Path) -> SigningKey {
+        let real = std::fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf());
+        self.1 = real.as_os_str().as_encoded_bytes().to_vec();
+        self
+    }
+
     /// The key in `path`, created (mode 0600) when the file does not exist.
     pub fn load_or_create(path: &Path) -> Result<SigningKey, String> {
         match std::fs::read_to_string(path) {
@@ -52,7 +66,7 @@ impl SigningKey {
 
     fn parse(hex_text: &str) -> Option<SigningKey> {
         let bytes = hex::decode(hex_text).ok()?;
-        Some(SigningKey(bytes.try_into().ok()?))
+        Some(SigningKey(bytes.try_into().ok()?, Vec::new()))
     }
 
     fn create(path: &Path) -> Result<SigningKey, String> {
@@ -72,7 +86,7 @@ impl SigningKey {
             Ok(mut file) => {
                 writeln!(file, "{}", hex::encode(bytes))
                     .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
-                Ok(SigningKey(bytes))
+                Ok(SigningKey(bytes, Vec::new()))
             }
             // Another stepwise made it first: use theirs.
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Self::load_or_create(path),
@@ -82,7 +96,12 @@ impl SigningKey {
 
     fn mac(&self) -> HmacSha256 {
         // HMAC takes a key of any length: this cannot fail.
-        <HmacSha256 as Mac>::new_from_slice(&self.0).unwrap_or_else(|_| unreachable!())
+        let mut mac =
+            <HmacSha256 as Mac>::new_from_slice(&self.0).unwrap_or_else(|_| unreachable!());
+        // The workspace first, length-prefixed, so no text can pose as it.
+        mac.update(&(self.1.len() as u64).to_le_bytes());
+        mac.update(&self.1);
+        mac
     }
 
     /// The MAC of `text`, in hex.

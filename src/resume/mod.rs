@@ -69,7 +69,7 @@ impl LoadError {
                 "session {name} was written by a newer stepwise (transcript version {v}; this one reads version {VERSION}): update stepwise to resume it"
             ),
             LoadError::Untrusted => format!(
-                "session {name} was not written by your stepwise (its checkpoints are not signed with your key, e.g. it came with the repository, or it was edited): it is not resumed"
+                "session {name} was not written by your stepwise for this workspace (its checkpoints are not signed with your key for this folder: it came with the repository, was edited, or belongs to another workspace sharing the log folder): it is not resumed"
             ),
             LoadError::Damaged(what) => {
                 format!("session {name} is damaged ({what}): it is not resumed")
@@ -155,9 +155,10 @@ pub fn exec_command(name: &str, locating: &str) -> String {
 pub fn find(
     (dir, shown): &(cap_std::fs::Dir, std::path::PathBuf),
     from: &crate::config::ResumeFrom,
+    workspace: &std::path::Path,
 ) -> Result<Loaded, String> {
     use crate::config::ResumeFrom;
-    let key = key::SigningKey::for_user()?;
+    let key = key::SigningKey::for_workspace(workspace)?;
     match from {
         ResumeFrom::Named(given) => list::load(dir, &check_name(given)?, &key),
         ResumeFrom::Newest => {

@@ -24,7 +24,11 @@ pub(super) fn prepare_http(config: &Config, settings: LoopSettings) -> Result<Pr
     let state = StateDir::open(workspace.root())?;
     let lock = WorkspaceLock::acquire(&state)?;
     let loaded = match &config.resume {
-        Some(from) => Some(crate::resume::find(&sessions_dir(config, &state)?, from)?),
+        Some(from) => Some(crate::resume::find(
+            &sessions_dir(config, &state)?,
+            from,
+            &config.workspace,
+        )?),
         None => None,
     };
     // A resumed session goes on with the model it used (and its prices).
@@ -51,7 +55,13 @@ pub(super) fn prepare_http(config: &Config, settings: LoopSettings) -> Result<Pr
         .and_then(|log| Some(log.path().file_stem()?.to_string_lossy().into_owned()));
     let mut resume_name = None;
     let audit = audit.map(|log| {
-        let (shared, written) = sign_checkpoints(&mut session, log, &config.model, loaded.as_ref());
+        let (shared, written) = sign_checkpoints(
+            &mut session,
+            log,
+            &config.model,
+            loaded.as_ref(),
+            &config.workspace,
+        );
         resume_name = stem.map(|name| ResumeName { name, written });
         shared
     });
@@ -74,13 +84,14 @@ pub(super) fn sign_checkpoints(
     log: AuditLog,
     model: &str,
     loaded: Option<&crate::resume::Loaded>,
+    workspace: &Path,
 ) -> (SharedLog, Arc<AtomicBool>) {
     use crate::resume::{key::SigningKey, writer::Checkpoints};
     let shared: SharedLog = Arc::new(std::sync::Mutex::new(log));
     // A resumed session can be resumed again at once; a new one after its first checkpoint.
     let written = Arc::new(AtomicBool::new(loaded.is_some()));
     let flag = written.clone();
-    let writer = SigningKey::for_user().and_then(|key| match loaded {
+    let writer = SigningKey::for_workspace(workspace).and_then(|key| match loaded {
         Some(l) => Ok(Checkpoints::resume(shared.clone(), key, l, model)),
         None => Checkpoints::start(shared.clone(), key, model),
     });
@@ -167,7 +178,7 @@ pub fn pick_session(config: &Config) -> Result<Option<String>, String> {
     check_workspace_choice(config)?;
     let state = StateDir::open(&config.workspace)?;
     let (dir, _) = sessions_dir(config, &state)?;
-    let key = crate::resume::key::SigningKey::for_user()?;
+    let key = crate::resume::key::SigningKey::for_workspace(&config.workspace)?;
     let found = crate::resume::list::sessions(&dir, &key);
     let stdin = std::io::stdin();
     crate::resume::list::pick(&found, &mut stdin.lock(), &mut std::io::stdout())

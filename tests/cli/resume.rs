@@ -307,3 +307,57 @@ async fn transcripts_not_signed_with_this_users_key_are_never_resumed() {
     }
     assert!(model.requests().await.is_empty(), "nothing was sent");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_shared_log_folder_never_resumes_another_workspaces_session() {
+    let (a, b, home, logs) = (
+        copy_workspace(),
+        copy_workspace(),
+        tempfile::tempdir().unwrap(),
+        tempfile::tempdir().unwrap(),
+    );
+    let log_dir = logs.path().to_string_lossy().into_owned();
+    let model = MockModel::start(vec![text("Done in A.")]).await;
+    let out = exec(
+        &model,
+        a.path(),
+        home.path(),
+        &["--log-dir", &log_dir],
+        "task in A",
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    // The same user, the same log folder, another workspace.
+    let model = MockModel::start(vec![text("never asked")]).await;
+    let out = exec(
+        &model,
+        b.path(),
+        home.path(),
+        &["--log-dir", &log_dir, "--continue"],
+        "go on in B",
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("no session to continue"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(
+        model.requests().await.is_empty(),
+        "A's session went to B's model"
+    );
+    // In A it still resumes.
+    let model = MockModel::start(vec![text("Back in A.")]).await;
+    let out = exec(
+        &model,
+        a.path(),
+        home.path(),
+        &["--log-dir", &log_dir, "--continue"],
+        "go on in A",
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let sent = serde_json::to_string(&model.requests().await).unwrap();
+    assert!(sent.contains("task in A"), "{sent}");
+}
