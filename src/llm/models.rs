@@ -30,12 +30,27 @@ pub async fn fetch(
     if !response.status().is_success() {
         return Err(response_error(response, idle_timeout, key_var).await);
     }
-    let body = tokio::time::timeout(idle_timeout, response.text())
-        .await
-        .map_err(|_| LlmError::IdleTimeout(idle_timeout.as_secs()))?
-        .map_err(|e| LlmError::Stream(error_chain(&e)))?;
-    names(&body)
+    let mut response = response;
+    let mut body = Vec::new();
+    loop {
+        let chunk = tokio::time::timeout(idle_timeout, response.chunk())
+            .await
+            .map_err(|_| LlmError::IdleTimeout(idle_timeout.as_secs()))?
+            .map_err(|e| LlmError::Stream(error_chain(&e)))?;
+        let Some(chunk) = chunk else { break };
+        if body.len() + chunk.len() > MAX_LIST_BYTES {
+            return Err(LlmError::Decode(format!(
+                "the model list is larger than {} MiB",
+                MAX_LIST_BYTES / 1024 / 1024
+            )));
+        }
+        body.extend_from_slice(&chunk);
+    }
+    names(&String::from_utf8_lossy(&body))
 }
+
+/// Largest model list read (a server could otherwise send without end).
+const MAX_LIST_BYTES: usize = 8 * 1024 * 1024;
 
 /// The sorted, unique `data[].id` of a models answer.
 pub fn names(body: &str) -> Result<Vec<String>, LlmError> {

@@ -242,6 +242,21 @@ async fn models_fails_in_one_line_on_a_bad_key_or_a_dead_endpoint() {
     );
 }
 
+#[tokio::test]
+async fn models_refuses_a_list_larger_than_its_cap_in_one_line() {
+    let ws = copy_workspace();
+    // 9 MiB of models: a server that would send without end is cut off.
+    let ids: Vec<String> = (0..300_000).map(|i| format!("model-{i:024}")).collect();
+    let body = serde_json::json!({"data": ids.iter().map(|id| serde_json::json!({"id": id})).collect::<Vec<_>>()});
+    let huge = MockApi::models(&[], Some(Reply::Json(body))).await;
+    let base = format!("{}/v1", huge.uri());
+    let out = stepwise(ws.path(), &["models", "--base-url", &base]).await;
+    let (shown, err) = text(&out);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(shown.is_empty());
+    assert!(err.contains("larger than 8 MiB"), "{err}");
+}
+
 fn text_reply() -> Reply {
     crate::support::text("Nothing to change.")
 }
