@@ -73,9 +73,11 @@ impl McpSettings {
             .map_err(|e: toml::de::Error| format!("is not valid: {}", e.message()))?;
         let mut servers = Vec::new();
         for (name, server) in raw.servers {
-            if !valid_name(&name, MAX_SERVER_NAME) || name.contains("__") {
+            // No `__` and no `_` at the end: `mcp__<server>__<tool>` then
+            // names one server's tool only (`a_` + `b` would meet `a` + `_b`).
+            if !valid_name(&name, MAX_SERVER_NAME) || name.contains("__") || name.ends_with('_') {
                 return Err(format!(
-                    "has a server named {name:?}: use 1 to {MAX_SERVER_NAME} letters, digits, `-` or `_` (no `__`)"
+                    "has a server named {name:?}: use 1 to {MAX_SERVER_NAME} letters, digits, `-` or `_` (no `__`, not ending in `_`)"
                 ));
             }
             if server.command.first().is_none_or(|p| p.trim().is_empty()) {
@@ -152,6 +154,8 @@ mod tests {
             "[servers.t]\ncommand = []\n",
             "[servers.\"a b\"]\ncommand = [\"x\"]\n",
             "[servers.a__b]\ncommand = [\"x\"]\n",
+            // `a_` + tool `b` would read as `a` + tool `_b`.
+            "[servers.a_]\ncommand = [\"x\"]\n",
             "[servers.t]\ncommand = [\"x\"]\ntimeout_secs = 0\n",
             "[servers.t]\ncommand = [\"x\"]\nshell = true\n",
         ] {

@@ -71,7 +71,11 @@ pub fn offered_tools(
             continue;
         };
         let full_name = format!("{PREFIX}{server}__{name}");
-        if !valid_name(name, MAX_TOOL_NAME) || full_name.len() > MAX_TOOL_NAME {
+        // A leading `_` would make `mcp__a___b` ambiguous (server `a`, tool `_b`).
+        if !valid_name(name, MAX_TOOL_NAME)
+            || name.starts_with('_')
+            || full_name.len() > MAX_TOOL_NAME
+        {
             notes.push(format!(
                 "tool {} was left out: its name is not 1 to {} letters, digits, `-` or `_`",
                 one_line(&truncate(name, 80)),
@@ -155,6 +159,7 @@ mod tests {
             json!({"name": "huge", "inputSchema": big}),
             json!({"name": "echo"}),
             json!({"description": "nameless"}),
+            json!({"name": "_b", "inputSchema": {}}),
         ];
         let (offered, notes) = offered_tools("t", &["list".to_string()], &tools);
         let names: Vec<&str> = offered.iter().map(|t| t.full_name.as_str()).collect();
@@ -167,7 +172,7 @@ mod tests {
             offered[0].description
         );
         assert!(offered[0].description.starts_with("Echo "));
-        assert_eq!(notes.len(), 4, "{notes:?}");
+        assert_eq!(notes.len(), 5, "{notes:?}");
         assert_eq!(split_full_name("mcp__t__echo"), Some(("t", "echo")));
         assert_eq!(split_full_name("read_file"), None);
         let many: Vec<Value> = (0..MAX_TOOLS + 5)
