@@ -24,8 +24,10 @@ pub struct Selected {
 }
 
 /// Keep the hunks `accepted(path)` names (indices into that file's diff
-/// hunks) of every file. A file with no hunks at all follows the patch.
-/// `Ok(None)` when nothing at all is left to write.
+/// hunks) of every file. A file with no hunks at all (an empty file made or
+/// deleted) follows the rest: it is kept when some hunk was accepted, or
+/// when the patch has no hunk at all. `Ok(None)` when nothing at all is left
+/// to write.
 pub fn select_hunks(
     patch: &PreparedPatch,
     accepted: impl Fn(&str) -> Vec<usize>,
@@ -72,6 +74,15 @@ pub fn select_hunks(
         } else {
             out.untouched.push(delete.diff.path.clone());
         }
+    }
+    let hunks = |d: &FileDiff| !d.hunks.is_empty();
+    let any_hunk =
+        patch.edits.iter().any(|e| hunks(&e.diff)) || patch.deletes.iter().any(|d| hunks(&d.diff));
+    let accepted_hunk = out.patch.edits.iter().any(|e| hunks(&e.diff))
+        || out.patch.deletes.iter().any(|d| hunks(&d.diff));
+    if any_hunk && !accepted_hunk {
+        // Every hunk rejected: the empty files do not go in on their own.
+        return Ok(None);
     }
     let nothing = out.patch.edits.is_empty() && out.patch.deletes.is_empty();
     Ok((!nothing).then_some(out))
@@ -132,6 +143,29 @@ mod tests {
             }],
             warnings: Vec::new(),
         }
+    }
+
+    #[test]
+    fn an_empty_new_file_is_not_written_when_every_hunk_was_rejected() {
+        let mut patch = two_files();
+        patch.edits.push(edit_new("empty.txt"));
+        assert_eq!(select_hunks(&patch, |_| vec![]).unwrap(), None);
+        let some = select_hunks(&patch, |p| if p == "a.txt" { vec![0] } else { vec![] })
+            .unwrap()
+            .unwrap();
+        assert!(some.patch.edits.iter().any(|e| e.diff.path == "empty.txt"));
+        // A patch of nothing but an empty file goes in as approved.
+        let only = PreparedPatch {
+            edits: vec![edit_new("empty.txt")],
+            deletes: Vec::new(),
+            warnings: Vec::new(),
+        };
+        assert!(select_hunks(&only, |_| vec![]).unwrap().is_some());
+    }
+
+    fn edit_new(path: &str) -> PreparedEdit {
+        let rel = Workspace::check(path).unwrap();
+        prepare_edit(rel, None, String::new()).unwrap()
     }
 
     #[test]
