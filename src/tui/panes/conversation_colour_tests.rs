@@ -31,7 +31,11 @@ fn a_big_block_is_not_coloured_until_drawn_then_within_bounded_frames() {
     let before = coloured_lines();
     c.delta(&rust_block(500));
     c.close_reply();
-    assert_eq!(coloured_lines(), before, "completing a reply colours nothing");
+    assert_eq!(
+        coloured_lines(),
+        before,
+        "completing a reply colours nothing"
+    );
     assert_eq!(coloured(&c), 0);
     // In view: a slice per frame (no time budget: MIN_LINES a frame).
     let mut frames = 0;
@@ -63,7 +67,11 @@ fn frames_colour_what_is_in_view_and_ask_for_more() {
     }
     let before = coloured_lines();
     c.ensure_wrapped(80, 20);
-    assert_eq!(coloured_lines(), before, "following the bottom: block not in view");
+    assert_eq!(
+        coloured_lines(),
+        before,
+        "following the bottom: block not in view"
+    );
     assert!(!c.colouring_due());
     c.scroll_by(ScrollMove::Top, 20);
     let mut frames = 0;
@@ -94,7 +102,10 @@ fn pushing_400_entries_with_code_colours_nothing() {
         frames += 1;
     }
     let work = coloured_lines() - before;
-    assert!(work > 0 && work <= 100, "only the blocks in view: {work} lines");
+    assert!(
+        work > 0 && work <= 100,
+        "only the blocks in view: {work} lines"
+    );
 }
 
 #[test]
@@ -106,7 +117,11 @@ fn coloured_rows_match_colouring_at_once() {
         c.ensure_wrapped(60, 20);
     }
     let eager: Vec<MdLine> = markdown::render(md, true);
-    let lazy: Vec<MdLine> = c.lines.iter().filter_map(|l| l.styled.as_deref().cloned()).collect();
+    let lazy: Vec<MdLine> = c
+        .lines
+        .iter()
+        .filter_map(|l| l.styled.as_deref().cloned())
+        .collect();
     assert_eq!(lazy, eager);
 }
 
