@@ -40,11 +40,11 @@ fn a_big_block_is_not_coloured_until_drawn_then_within_bounded_frames() {
     // In view: a slice per frame (no time budget: MIN_LINES a frame).
     let mut frames = 0;
     c.ensure_wrapped(80, 30);
-    while c.colours.len() > 0 {
+    while c.colours.waiting() > 0 {
         frames += 1;
         let visible = 0..c.lines.len();
         let done = c.colours.step_with(visible, Duration::ZERO);
-        assert!(done.is_empty() || c.colours.len() == 0);
+        assert!(done.is_empty() || c.colours.waiting() == 0);
         assert!(frames <= 500 / markdown::pending::MIN_LINES + 1, "bounded");
         for (line, rows) in done {
             for (l, spans) in c.lines.iter_mut().skip(line).zip(rows) {

@@ -120,7 +120,7 @@ impl Pending {
     }
 
     /// Blocks not coloured yet (in view or not).
-    pub fn len(&self) -> usize {
+    pub fn waiting(&self) -> usize {
         self.groups.iter().map(|g| g.jobs.len()).sum()
     }
 
