@@ -118,10 +118,16 @@ fn time_frames(
 fn main() {
     let build = Instant::now();
     let mut app = session();
+    let built = build.elapsed();
     println!(
         "session: {} conversation lines, a {DIFF_LINES}+ line diff, {WIDTH}x{HEIGHT} (built in {:?})",
         app.conversation().line_count(),
-        build.elapsed()
+        built
+    );
+    println!(
+        "{:<44} {:>9.1} µs (20,000 lines, 400 code blocks, none coloured yet)",
+        "building the session",
+        built.as_secs_f64() * 1e6
     );
     let mut term = Terminal::new(TestBackend::new(WIDTH, HEIGHT)).expect("terminal");
 
@@ -276,15 +282,37 @@ fn main() {
         text: String::new(),
     }));
     println!(
-        "{:<44} {:>9.1} µs (500 lines, grammars loaded on first use)",
+        "{:<44} {:>9.1} µs (500 lines, coloured later, when drawn)",
         "highlighting a completed code block",
         highlight.elapsed().as_secs_f64() * 1e6
+    );
+    let mut code_term = Terminal::new(TestBackend::new(WIDTH, HEIGHT)).expect("terminal");
+    let first = Instant::now();
+    code_term.draw(|f| draw(f, &mut code)).expect("draw");
+    let first = first.elapsed();
+    println!(
+        "{:<44} {:>9.1} µs (a slice of its colours)",
+        "first frame showing a 500-line block",
+        first.as_secs_f64() * 1e6
+    );
+    let (mut frames, mut worst, colour) = (1, first, Instant::now());
+    while code.colouring_due() {
+        let one = Instant::now();
+        code_term.draw(|f| draw(f, &mut code)).expect("draw");
+        worst = worst.max(one.elapsed());
+        frames += 1;
+    }
+    println!(
+        "{:<44} {:>9} frames ({:.1} ms drawing, worst frame {:.1} µs)",
+        "frames until the 500-line block is coloured",
+        frames,
+        (first + colour.elapsed()).as_secs_f64() * 1e3,
+        worst.as_secs_f64() * 1e6
     );
     code.scroll(
         stepwise::tui::Focus::Conversation,
         stepwise::tui::panes::scroll::ScrollMove::PageUp,
     );
-    let mut code_term = Terminal::new(TestBackend::new(WIDTH, HEIGHT)).expect("terminal");
     time_frames(
         "idle redraw, 500-line highlighted code block",
         500,

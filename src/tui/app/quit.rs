@@ -2,7 +2,8 @@
 //! recalls it), interrupts a running task, and quits only when there is
 //! nothing to lose; quitting while a task runs or an approval waits takes a
 //! second Ctrl+C / Ctrl+D (or `/quit`) within `CONFIRM_WINDOW`. Also the App's next
-//! timed change (`wake_at`), so the run loop redraws when it happens.
+//! timed change (`wake_at`), so the run loop redraws when it happens, and
+//! whether colouring in view wants another frame (`colouring_due`).
 //!
 //! What must stay true: no single key press throws away a draft, a running
 //! task or a pending approval without saying how to get it back or asking.
@@ -80,6 +81,12 @@ impl App {
         let retry = self.retry_until.filter(|until| self.now < *until);
         let arming = self.approvals.arming_until(self.now);
         [quit, retry, arming].into_iter().flatten().min()
+    }
+
+    /// Code in view still waits for its syntax colours: the frame after
+    /// this one should be drawn too (each colours a slice).
+    pub fn colouring_due(&self) -> bool {
+        self.conversation.colouring_due()
     }
 
     /// Time passed: a quit confirmation that ran out takes its message along.

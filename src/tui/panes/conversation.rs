@@ -3,12 +3,18 @@
 //! lines. Wrapping and scrolling are `wrap_cache`'s: only the lines around
 //! the view are ever wrapped, so appending, a width change and drawing cost
 //! what is visible, not the length of the session. The reply still
-//! streaming is one entry: re-rendered as a whole when a line of it
-//! completes or a frame is drawn (never per token), and given its syntax
-//! colours once, when it is complete.
+//! streaming is one entry: rendered again when a line of it completes or a
+//! frame is drawn (never per token), and then only from its last cut
+//! (`markdown::last_cut`), so the cost stays that of its last blocks; it is
+//! rendered whole once, when complete.
+//!
+//! Syntax colours never cost an entry's push: its code shows plain and its
+//! blocks queue in `markdown::pending`, which colours those in view a slice
+//! per frame (`ensure_wrapped`); `colouring_due` asks for the next frame.
 
 use crate::tui::panes::line_kind::Kind;
-use crate::tui::panes::markdown::{self, CODE, MdLine};
+use crate::tui::panes::markdown::pending::Pending;
+use crate::tui::panes::markdown::{self, CODE, CodeBlock, MdLine};
 use crate::tui::panes::scroll::ScrollMove;
 use crate::tui::panes::wrap_cache::{Anchor, WrapCache};
 use crate::tui::render::text::{sanitize, wrap};
@@ -39,26 +45,46 @@ impl Logical {
     }
 }
 
-/// The lines of markdown `text`; its text lines get `kind`.
-fn markdown_lines(kind: Kind, text: &str, colour_code: bool) -> Vec<Logical> {
-    let lines: Vec<Logical> = markdown::render(text, colour_code)
-        .into_iter()
-        .enumerate()
-        .map(|(i, md)| Logical {
-            text: md.text(),
-            kind: if md.kind == Kind::Assistant {
-                kind
-            } else {
-                md.kind
-            },
-            first: i == 0,
-            styled: Some(Box::new(md)),
-        })
-        .collect();
-    if lines.is_empty() {
-        return vec![Logical::plain("", kind, true)];
+/// The lines of markdown `text`; its text lines get `kind`. `after`: the
+/// text continues lines already shown (no entry marker, a blank line first).
+fn markdown_part(kind: Kind, text: &str, after: bool) -> (Vec<Logical>, Vec<CodeBlock>) {
+    let (rendered, mut blocks) = markdown::render_deferred(text);
+    let mut lines = Vec::with_capacity(rendered.len() + 1);
+    if after && !rendered.is_empty() {
+        let blank = MdLine {
+            kind: Kind::Blank,
+            prefix: Vec::new(),
+            cont: Vec::new(),
+            spans: Vec::new(),
+        };
+        lines.push(Logical {
+            text: String::new(),
+            kind: Kind::Blank,
+            first: false,
+            styled: Some(Box::new(blank)),
+        });
+        blocks.iter_mut().for_each(|b| b.at += 1);
     }
-    lines
+    lines.extend(rendered.into_iter().enumerate().map(|(i, md)| Logical {
+        text: md.text(),
+        kind: if md.kind == Kind::Assistant {
+            kind
+        } else {
+            md.kind
+        },
+        first: i == 0 && !after,
+        styled: Some(Box::new(md)),
+    }));
+    (lines, blocks)
+}
+
+/// The lines of a whole markdown entry (at least one) and its code blocks.
+fn markdown_lines(kind: Kind, text: &str) -> (Vec<Logical>, Vec<CodeBlock>) {
+    let (mut lines, blocks) = markdown_part(kind, text, false);
+    if lines.is_empty() {
+        lines.push(Logical::plain("", kind, true));
+    }
+    (lines, blocks)
 }
 
 /// An assistant reply still streaming in.
@@ -69,6 +95,10 @@ struct OpenReply {
     /// Text arrived since the reply's lines were last rendered.
     dirty: bool,
     text: String,
+    /// `text[..kept]` ends at a cut and its lines are kept as rendered.
+    kept: usize,
+    /// How many lines `text[..kept]` rendered to.
+    kept_lines: usize,
 }
 
 #[derive(Debug, Default)]
@@ -78,6 +108,8 @@ pub struct Conversation {
     /// The reply closed last in this turn: its first line and full text.
     last_reply: Option<(usize, String)>,
     cache: WrapCache,
+    /// Code blocks waiting for their colours.
+    colours: Pending,
 }
 
 impl Conversation {
@@ -103,7 +135,9 @@ impl Conversation {
         self.close_reply();
         self.separate();
         if matches!(kind, Kind::Assistant | Kind::Final) {
-            self.lines.extend(markdown_lines(kind, text, true));
+            let (lines, blocks) = markdown_lines(kind, text);
+            self.colours.add(self.lines.len(), blocks);
+            self.lines.extend(lines);
             return;
         }
         for (i, line) in text.trim_end_matches('\n').split('\n').enumerate() {
@@ -143,11 +177,25 @@ impl Conversation {
         };
         open.dirty = false;
         let Some(start) = open.start else { return };
-        let lines = markdown_lines(Kind::Assistant, &open.text, false);
-        self.replace_from(start, lines);
+        let kind = Kind::Assistant;
+        let cut = markdown::last_cut(&open.text, open.kept);
+        let (mut lines, _) = match cut > open.kept {
+            true => markdown_part(kind, &open.text[open.kept..cut], open.kept_lines > 0),
+            false => (Vec::new(), Vec::new()),
+        };
+        let from = start + open.kept_lines;
+        open.kept = cut;
+        open.kept_lines += lines.len();
+        let tail = open.text.get(cut..).unwrap_or_default();
+        lines.extend(markdown_part(kind, tail, open.kept_lines > 0).0);
+        if open.kept_lines == 0 && lines.is_empty() {
+            lines.push(Logical::plain("", kind, true));
+        }
+        self.replace_from(from, lines);
     }
 
     fn replace_from(&mut self, start: usize, lines: Vec<Logical>) {
+        self.colours.drop_from(start);
         self.invalidate_from(start);
         self.lines.truncate(start);
         self.lines.extend(lines);
@@ -157,7 +205,9 @@ impl Conversation {
     pub fn close_reply(&mut self) {
         let Some(open) = self.open.take() else { return };
         let Some(start) = open.start else { return };
-        self.replace_from(start, markdown_lines(Kind::Assistant, &open.text, true));
+        let (lines, blocks) = markdown_lines(Kind::Assistant, &open.text);
+        self.replace_from(start, lines);
+        self.colours.add(start, blocks);
         self.last_reply = Some((start, open.text));
     }
 
@@ -173,7 +223,7 @@ impl Conversation {
         else {
             return false;
         };
-        let mut lines = markdown_lines(Kind::Assistant, &text, false);
+        let (mut lines, _) = markdown_lines(Kind::Assistant, &text);
         for line in &mut lines {
             line.kind = Kind::Discarded;
         }
@@ -219,9 +269,28 @@ impl Conversation {
     }
 
     /// Wrap what a viewport of `width` x `height` shows (and only that).
+    /// Blocks in view get a slice of their colours (see `colouring_due`).
     pub fn ensure_wrapped(&mut self, width: usize, height: usize) {
         self.refresh_open();
+        let visible = self.cache.layout(&self.lines, &wrap_logical, width, height);
+        let done = self.colours.step(visible);
+        let Some(first) = done.iter().map(|(line, _)| *line).min() else {
+            return;
+        };
+        for (line, rows) in done {
+            for (l, spans) in self.lines.iter_mut().skip(line).zip(rows) {
+                if let Some(md) = l.styled.as_mut() {
+                    md.spans = spans;
+                }
+            }
+        }
+        self.invalidate_from(first);
         self.cache.layout(&self.lines, &wrap_logical, width, height);
+    }
+
+    /// Whether code in view still waits for colours (draw another frame).
+    pub fn colouring_due(&self) -> bool {
+        self.colours.is_due()
     }
 
     /// Show the newest rows again, and keep following them.
@@ -302,81 +371,9 @@ fn wrap_logical(line: &Logical, width: usize) -> Vec<Line<'static>> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
+#[path = "conversation_tests.rs"]
+mod tests;
 
-    /// Every row, wrapped directly (what the lazy cache must agree with).
-    fn text(c: &mut Conversation, width: usize) -> Vec<String> {
-        c.refresh_open();
-        c.lines
-            .iter()
-            .flat_map(|l| wrap_logical(l, width))
-            .map(|l| l.to_string())
-            .collect()
-    }
-
-    #[test]
-    fn streamed_lines_commit_and_partial_line_shows() {
-        let mut c = Conversation::new();
-        c.push_entry(Kind::User, "do it");
-        c.delta("Hel");
-        assert_eq!(text(&mut c, 40), ["❯ do it", "", "• Hel"]);
-        c.delta("lo\nsecond `x` li");
-        assert_eq!(
-            text(&mut c, 40),
-            ["❯ do it", "", "• Hello", "  second x li"]
-        );
-        c.delta("ne\n");
-        c.close_reply();
-        assert_eq!(
-            text(&mut c, 40),
-            ["❯ do it", "", "• Hello", "  second x line"]
-        );
-    }
-
-    #[test]
-    fn code_blocks_are_set_apart_and_final_answer_is_not_repeated() {
-        let mut c = Conversation::new();
-        c.delta("Done:\n```py\nx\t= 1\n```\n");
-        c.final_answer("Done:\n```py\nx\t= 1\n```");
-        assert_eq!(
-            text(&mut c, 40),
-            ["✓ Done:", "", "  py", "  │ x   = 1"],
-            "no backtick lines: a label, then the code"
-        );
-        c.new_turn();
-        c.final_answer("Other");
-        assert_eq!(text(&mut c, 40).last().map(String::as_str), Some("✓ Other"));
-    }
-
-    #[test]
-    fn a_retried_reply_stays_marked_as_discarded() {
-        let mut c = Conversation::new();
-        c.push_entry(Kind::User, "task");
-        c.delta("partial answ");
-        assert!(c.discard_reply());
-        assert_eq!(text(&mut c, 40), ["❯ task", "", "  partial answ"]);
-        assert_eq!(c.lines.last().map(|l| l.kind), Some(Kind::Discarded));
-        c.final_answer("Other");
-        assert_eq!(
-            text(&mut c, 40).last().map(String::as_str),
-            Some("✓ Other"),
-            "a discarded reply is never the final answer"
-        );
-    }
-
-    #[test]
-    fn appending_does_not_rewrap_earlier_lines() {
-        let mut c = Conversation::new();
-        for i in 0..100 {
-            c.push_entry(Kind::Notice, &format!("notice {i}"));
-        }
-        c.ensure_wrapped(30, 500);
-        let before = c.cache.known();
-        c.push_entry(Kind::Error, "boom");
-        assert_eq!(c.cache.known(), before, "cache kept");
-        c.ensure_wrapped(30, 500);
-        assert_eq!(c.cache.known(), before + 2, "only the new lines wrapped");
-        assert_eq!(text(&mut c, 30).last().map(String::as_str), Some("✗ boom"));
-    }
-}
+#[cfg(test)]
+#[path = "conversation_colour_tests.rs"]
+mod colour_tests;

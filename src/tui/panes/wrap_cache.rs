@@ -95,8 +95,15 @@ impl WrapCache {
     }
 
     /// Lay out a viewport of `width` x `height`: find the top row and wrap
-    /// the visible lines (and only what finding the top needed).
-    pub fn layout<T>(&mut self, lines: &[T], wrap: WrapFn<'_, T>, width: usize, height: usize) {
+    /// the visible lines (and only what finding the top needed). The
+    /// logical lines in view.
+    pub fn layout<T>(
+        &mut self,
+        lines: &[T],
+        wrap: WrapFn<'_, T>,
+        width: usize,
+        height: usize,
+    ) -> std::ops::Range<usize> {
         if width != self.width {
             self.width = width;
             self.heights.iter_mut().for_each(|h| *h = UNKNOWN);
@@ -124,6 +131,7 @@ impl WrapCache {
             skip = 0;
             i += 1;
         }
+        top.line..i
     }
 
     /// Scroll by `m` in a viewport of `height` rows (at the last laid-out width).

@@ -5,7 +5,8 @@
 //!
 //! What must stay true: the grammars load on first use, never at start-up
 //! (the first frame stays fast); a caller highlights a block once and keeps
-//! the result with its lines, never per frame; blocks over [`MAX_LINES`] or
+//! the result with its lines, never per frame (a [`Highlighter`] lets it
+//! spread one block over several frames); blocks over [`MAX_LINES`] or
 //! [`MAX_BYTES`], unknown languages and any grammar error give `None` (the
 //! caller shows the code plain).
 
@@ -103,38 +104,85 @@ pub fn hunk(path: &str, texts: &[String], new_side: &[bool]) -> Vec<Option<Vec<S
         .collect()
 }
 
+/// Whether a block of `lines` is small enough to colour at all.
+pub fn fits(lines: &[String]) -> bool {
+    lines.len() <= MAX_LINES && lines.iter().map(|l| l.len() + 1).sum::<usize>() <= MAX_BYTES
+}
+
+/// Whether `lang` has colours (loads the grammars on first use).
+pub fn known(lang: &str) -> bool {
+    lang.eq_ignore_ascii_case("toml") || syntax_for(lang).is_some()
+}
+
 /// Colour `lines` (one logical line each, sanitized) as `lang`.
 pub fn lines(lang: &str, lines: &[String]) -> Option<Vec<Vec<Span<'static>>>> {
-    if lines.len() > MAX_LINES || lines.iter().map(|l| l.len() + 1).sum::<usize>() > MAX_BYTES {
+    if !fits(lines) {
         return None;
     }
-    if lang.eq_ignore_ascii_case("toml") {
-        return Some(lines.iter().map(|l| toml_line(l)).collect());
+    let mut h = Highlighter::new(lang)?;
+    lines.iter().map(|l| h.line(l)).collect()
+}
+
+/// A block coloured one line at a time, so the work can be spread over
+/// frames: the parser's state carries from each line to the next.
+pub struct Highlighter {
+    state: Option<(ParseState, ScopeStack)>,
+}
+
+impl std::fmt::Debug for Highlighter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Highlighter").finish_non_exhaustive()
     }
-    let syntax = syntax_for(lang)?;
-    let set = syntaxes();
-    let mut state = ParseState::new(syntax);
-    let mut stack = ScopeStack::new();
-    let mut out = Vec::with_capacity(lines.len());
-    for line in lines {
+}
+
+impl Highlighter {
+    /// `None` for a language without colours.
+    pub fn new(lang: &str) -> Option<Self> {
+        if lang.eq_ignore_ascii_case("toml") {
+            return Some(Highlighter { state: None });
+        }
+        let syntax = syntax_for(lang)?;
+        Some(Highlighter {
+            state: Some((ParseState::new(syntax), ScopeStack::new())),
+        })
+    }
+
+    /// The next line's spans; `None` on a grammar error (show the block plain).
+    pub fn line(&mut self, line: &str) -> Option<Vec<Span<'static>>> {
+        #[cfg(test)]
+        COLOURED.with(|c| c.set(c.get() + 1));
+        let Some((state, stack)) = &mut self.state else {
+            return Some(toml_line(line));
+        };
         let with_nl = format!("{line}\n");
-        let ops = state.parse_line(&with_nl, set).ok()?;
+        let ops = state.parse_line(&with_nl, syntaxes()).ok()?;
         let mut spans: Vec<Span<'static>> = Vec::new();
         let mut at = 0;
         for (pos, op) in ops {
             let pos = pos.min(line.len());
             if pos > at {
-                push(&mut spans, &line[at..pos], style_of(&stack));
+                push(&mut spans, &line[at..pos], style_of(stack));
                 at = pos;
             }
             stack.apply(&op).ok()?;
         }
         if at < line.len() {
-            push(&mut spans, &line[at..], style_of(&stack));
+            push(&mut spans, &line[at..], style_of(stack));
         }
-        out.push(spans);
+        Some(spans)
     }
-    Some(out)
+}
+
+#[cfg(test)]
+thread_local! {
+    /// Lines coloured on this thread (tests count work, not time).
+    static COLOURED: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+/// Lines coloured so far on this thread.
+#[cfg(test)]
+pub fn coloured_lines() -> usize {
+    COLOURED.with(|c| c.get())
 }
 
 fn style_of(stack: &ScopeStack) -> Style {

@@ -103,6 +103,9 @@ where
                 app.set_now(Instant::now());
                 term.draw(|frame| draw(frame, app)).map_err(|e| format!("cannot draw: {e}"))?;
                 frames.drawn(Instant::now());
+                if app.colouring_due() {
+                    frames.request();
+                }
             }
             joined = async {
                 match agent.as_deref_mut() {

@@ -36,7 +36,20 @@ pub fn edited(app: &mut App, serial: u64, result: Result<String, String>) {
 pub fn draw(app: &mut App, width: u16, height: u16) -> Terminal<TestBackend> {
     let mut term = Terminal::new(TestBackend::new(width, height)).expect("test terminal");
     term.draw(|f| stepwise::tui::draw(f, app)).expect("draw");
+    drain_colouring(app, &mut term);
     term
+}
+
+/// Draw frames while code in view still waits for its syntax colours, as
+/// the run loop does (each frame colours a slice), so a screen is settled.
+pub fn drain_colouring(app: &mut App, term: &mut Terminal<TestBackend>) {
+    for _ in 0..10_000 {
+        if !app.colouring_due() {
+            return;
+        }
+        term.draw(|f| stepwise::tui::draw(f, app)).expect("draw");
+    }
+    panic!("colouring did not finish in 10,000 frames");
 }
 
 /// The screen as text, one line per row.

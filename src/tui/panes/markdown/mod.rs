@@ -6,10 +6,17 @@
 //! blocks (no backtick lines: a dim language label, then the code, with
 //! syntax colours when asked for).
 //!
+//! Colouring is separate from rendering: [`render_deferred`] shows code
+//! plain and hands back its blocks, which `pending` colours later, when they
+//! are drawn; [`render`] colours at once (the same result, for callers that
+//! want it now).
+//!
 //! What must stay true: every piece of text goes through `sanitize` before it
 //! is kept (the model's bytes are hostile), and a line's `text` is exactly
-//! what its prefix and spans show.
+//! what its prefix and spans show (colours change spans' styles, never text).
 
+mod boundary;
+pub mod pending;
 mod rows;
 mod table;
 #[cfg(test)]
@@ -22,6 +29,7 @@ use pulldown_cmark::{CodeBlockKind, Event, HeadingLevel, Options, Parser, Tag, T
 use ratatui::style::{Modifier, Style};
 use ratatui::text::Span;
 
+pub use boundary::last_cut;
 pub use rows::{MdLine, rows};
 
 /// The style of code (inline and in blocks without syntax colours).
@@ -42,26 +50,58 @@ enum Container {
     },
 }
 
+/// A fenced block that could get syntax colours: the index of its first
+/// code line in the rendered lines, its language and its (sanitized) lines.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CodeBlock {
+    pub at: usize,
+    pub lang: String,
+    pub lines: Vec<String>,
+}
+
 /// Render markdown `text` as lines; `colour_code` asks for syntax colours
-/// (the conversation asks once a reply is complete, never while it streams).
+/// now, a reply's blocks sharing a budget of [`highlight::MAX_LINES`] lines.
 pub fn render(text: &str, colour_code: bool) -> Vec<MdLine> {
-    let mut r = Renderer {
-        colour_lines: if colour_code { highlight::MAX_LINES } else { 0 },
-        ..Renderer::default()
-    };
+    let (mut lines, blocks) = render_deferred(text);
+    if colour_code {
+        let mut left = highlight::MAX_LINES;
+        for block in blocks {
+            if block.lines.len() > left {
+                continue;
+            }
+            if let Some(rows) = highlight::lines(&block.lang, &block.lines) {
+                left -= block.lines.len();
+                colour(&mut lines, block.at, rows);
+            }
+        }
+    }
+    lines
+}
+
+/// Render markdown `text` with its code plain, and the blocks that may be
+/// coloured later (none of them is parsed for colours here).
+pub fn render_deferred(text: &str) -> (Vec<MdLine>, Vec<CodeBlock>) {
+    let mut r = Renderer::default();
     let options =
         Options::ENABLE_TABLES | Options::ENABLE_STRIKETHROUGH | Options::ENABLE_TASKLISTS;
     for event in Parser::new_ext(text, options) {
         r.event(event);
     }
     r.flush();
-    r.lines
+    (r.lines, r.blocks)
+}
+
+/// Give the code lines from `at` on the spans of `rows` (same text).
+pub fn colour(lines: &mut [MdLine], at: usize, rows: Vec<Vec<Span<'static>>>) {
+    for (line, spans) in lines.iter_mut().skip(at).zip(rows) {
+        line.spans = spans;
+    }
 }
 
 #[derive(Default)]
 struct Renderer {
-    /// Code lines this reply may still colour (all its blocks together).
-    colour_lines: usize,
+    /// Blocks that may get colours, in order.
+    blocks: Vec<CodeBlock>,
     lines: Vec<MdLine>,
     cur: Vec<Span<'static>>,
     /// Inline styles, innermost last.
@@ -350,25 +390,16 @@ impl Renderer {
         }
         let code = code.strip_suffix('\n').unwrap_or(&code);
         let lines: Vec<String> = code.split('\n').map(sanitize).collect();
-        let coloured = match lines.len() <= self.colour_lines {
-            true => highlight::lines(&lang, &lines),
-            false => None,
-        };
-        if coloured.is_some() {
-            self.colour_lines -= lines.len();
+        if !lang.is_empty() && highlight::fits(&lines) {
+            self.blocks.push(CodeBlock {
+                at: self.lines.len(),
+                lang,
+                lines: lines.clone(),
+            });
         }
         let gutter = Span::styled("│ ", theme::DIM);
-        match coloured {
-            Some(rows) => {
-                for spans in rows {
-                    self.code_line(gutter.clone(), spans);
-                }
-            }
-            None => {
-                for line in lines {
-                    self.code_line(gutter.clone(), vec![Span::styled(line, CODE)]);
-                }
-            }
+        for line in lines {
+            self.code_line(gutter.clone(), vec![Span::styled(line, CODE)]);
         }
         self.gap = true;
     }
