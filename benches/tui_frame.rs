@@ -329,5 +329,4 @@ fn resizes(label: &str, app: &mut App) {
         worst.as_secs_f64() * 1e6,
         widths.len()
     );
-
 }
