@@ -126,7 +126,7 @@ fn hunks_are_styled_once_and_only_when_shown() {
     // A toggle is painted over the rows: nothing is styled again.
     press(&mut app, KeyCode::Char(' '));
     let term = draw(&mut app, 120, 40);
-    assert_eq!(app.approvals().review().accepted[0], false);
+    assert!(!app.approvals().review().accepted[0]);
     assert_eq!(app.diff().stylings(), styled);
     let shown = screen(&term);
     let cell = |needle: &str| {
