@@ -19,9 +19,9 @@ use std::ops::Range;
 
 pub use crate::tui::panes::diff::rows::{
     ADDED, ADDED_WORD, CONTEXT, FILE, GUTTER, HUNK, MAX_WORD_PAIRS, REMOVED, REMOVED_WORD,
-    build_rows,
 };
 use crate::tui::panes::diff::source::Source;
+pub use crate::tui::panes::diff::source::build_rows;
 
 /// Which diff the pane shows; a new key starts a new layout (and scroll).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
