@@ -322,7 +322,7 @@ fn main() {
     );
 
     // Resizes: only the lines in view are wrapped again (the diff pane
-    // rebuilds its rows at the new width).
+    // re-counts its rows and wraps the lines in view; hunks stay styled).
     resizes("frame after a resize", &mut app);
 
     // The conversation alone: its first frame and resizes.

@@ -8,6 +8,7 @@
 #[path = "../support/mod.rs"]
 mod support;
 
+mod diff_lazy;
 mod exit;
 mod keystrokes;
 mod live_order;

@@ -35,6 +35,14 @@ impl Scroll {
         }
     }
 
+    /// A pane scrolled to row `offset` (not following).
+    pub fn at(offset: usize) -> Self {
+        Scroll {
+            offset,
+            follow: false,
+        }
+    }
+
     /// A pane that starts at its top (e.g. a diff).
     pub fn at_top() -> Self {
         Scroll {

@@ -10,6 +10,7 @@ pub mod live;
 pub mod live_patch;
 pub mod mcp_call;
 pub mod rows;
+pub mod source;
 pub mod test_run;
 pub mod view;
 
@@ -91,8 +92,9 @@ pub fn ensure(app: &mut App, width: usize, height: usize) {
             && app.live.shown().is_some_and(|c| c.tool == "apply_patch");
     // The view is a field of the app; the diffs are borrowed from others.
     let mut view = std::mem::take(&mut app.diff);
-    view.ensure(key, || files(app, key), width, headers);
+    view.ensure(key, || files(app, key), width, height, headers);
     view.settle(height);
+    view.materialize(height);
     app.diff = view;
 }
 

@@ -1,7 +1,10 @@
-//! The diff pane's view: the rows of one or more `FileDiff`s (built by
-//! `rows`) cached per (source, width), its scroll position, and the hunk
-//! review marks (cursor, rejected hunks) painted over the visible rows at
-//! render time, so moving between hunks or toggling one costs nothing extra.
+//! The diff pane's view: one or more `FileDiff`s as width-free items
+//! (`source`), where each item's rows start at the current width (a count,
+//! no wrapping, for lines that fit), the rows of the items in view wrapped
+//! lazily, its scroll position, and the hunk review marks (cursor, rejected
+//! hunks) painted over the visible rows at render time, so moving between
+//! hunks or toggling one restyles nothing. A resize keeps the same diff line
+//! (and row within it) at the top, and costs a count per line plus what is in view.
 
 use crate::diff::FileDiff;
 use crate::tui::panes::scroll::{Scroll, ScrollMove};
@@ -11,12 +14,14 @@ use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::style::Modifier;
 use ratatui::text::Line;
+use std::collections::HashMap;
 use std::ops::Range;
 
 pub use crate::tui::panes::diff::rows::{
     ADDED, ADDED_WORD, CONTEXT, FILE, GUTTER, HUNK, MAX_WORD_PAIRS, REMOVED, REMOVED_WORD,
-    build_rows,
 };
+use crate::tui::panes::diff::source::Source;
+pub use crate::tui::panes::diff::source::build_rows;
 
 /// Which diff the pane shows; a new key starts a new layout (and scroll).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -56,22 +61,29 @@ pub struct Marks<'a> {
 #[derive(Debug)]
 pub struct DiffView {
     key: DiffKey,
-    width: usize,
-    rows: Vec<Line<'static>>,
-    /// Rows of each hunk (its separator row first), in order.
-    hunks: Vec<Range<usize>>,
+    source: Source,
+    /// The width the rows are counted at (`None`: not yet).
+    width: Option<usize>,
+    /// First row of each item at `width`, then the total.
+    starts: Vec<usize>,
+    /// Rows of the items shown lately, at `width`.
+    wrapped: HashMap<usize, Vec<Line<'static>>>,
     /// A hunk to scroll into view at the next layout.
     reveal: Option<usize>,
     scroll: Scroll,
 }
 
+/// Items kept wrapped at most; past this the cache starts again.
+const MAX_WRAPPED: usize = 2_048;
+
 impl Default for DiffView {
     fn default() -> Self {
         DiffView {
             key: DiffKey::None,
-            width: 0,
-            rows: Vec::new(),
-            hunks: Vec::new(),
+            source: Source::default(),
+            width: None,
+            starts: vec![0],
+            wrapped: HashMap::new(),
             reveal: None,
             scroll: Scroll::at_top(),
         }
@@ -79,16 +91,20 @@ impl Default for DiffView {
 }
 
 impl DiffView {
-    /// Lay out the diffs of `key` at `width` unless already done, with a
-    /// header row per file when `headers`. A new source starts at its top (a
-    /// live preview follows its newest rows, and says it is still streaming).
+    /// Take the diffs of `key` unless already done (a new source starts at
+    /// its top; a live preview follows its newest rows, and says it is still
+    /// streaming), with a header row per file when `headers`; count rows at
+    /// `width` when it changed, keeping the same diff line at the top of a
+    /// viewport of `height` rows.
     pub fn ensure<'a>(
         &mut self,
         key: DiffKey,
         files: impl FnOnce() -> Vec<&'a FileDiff>,
         width: usize,
+        height: usize,
         headers: bool,
     ) {
+        let mut anchor = None;
         if key != self.key {
             if !key.same_source(self.key) {
                 self.scroll = match key {
@@ -97,20 +113,79 @@ impl DiffView {
                 };
             }
             self.key = key;
-            self.width = 0;
-        }
-        if width != self.width {
-            self.width = width;
             let files = files();
-            let built = build_rows(&files, width, headers || files.len() > 1);
-            self.rows = built.rows;
-            self.hunks = built.hunks;
+            self.source = Source::new(&files, headers || files.len() > 1);
             if matches!(key, DiffKey::Live { .. }) {
-                self.rows.push(Line::styled(
+                self.source.push_note(Line::styled(
                     " ⋯ the model is still writing this edit",
                     theme::STREAMING,
                 ));
             }
+            self.width = None;
+        } else if self.width != Some(width) && !self.scroll.is_following() {
+            anchor = self.anchor(height);
+        }
+        if self.width != Some(width) {
+            self.width = Some(width);
+            self.count_rows(width);
+            if let Some((item, row)) = anchor {
+                let rows = self.item_rows(item);
+                let top = self.starts.get(item).copied().unwrap_or(0);
+                self.scroll = Scroll::at(top + row.min(rows.len().saturating_sub(1)));
+            }
+        }
+    }
+
+    /// The item at the top of the view and the row within it.
+    fn anchor(&self, height: usize) -> Option<(usize, usize)> {
+        let top = self.scroll.top(self.total_rows(), height);
+        let item = self.item_at(top)?;
+        Some((item, top - self.starts[item]))
+    }
+
+    /// The item row `row` belongs to.
+    fn item_at(&self, row: usize) -> Option<usize> {
+        let item = self.starts.partition_point(|&s| s <= row).checked_sub(1)?;
+        (item < self.source.len()).then_some(item)
+    }
+
+    fn item_rows(&self, item: usize) -> Range<usize> {
+        match (self.starts.get(item), self.starts.get(item + 1)) {
+            (Some(&a), Some(&b)) => a..b,
+            _ => 0..0,
+        }
+    }
+
+    fn count_rows(&mut self, width: usize) {
+        self.wrapped.clear();
+        self.starts.clear();
+        let mut total = 0;
+        for i in 0..self.source.len() {
+            self.starts.push(total);
+            total += self.source.row_count(i, width);
+        }
+        self.starts.push(total);
+    }
+
+    /// Wrap (and style, the first time) the items in view in a viewport of
+    /// `height` rows, for `render`.
+    pub fn materialize(&mut self, height: usize) {
+        let (Some(width), top) = (self.width, self.scroll.top(self.total_rows(), height)) else {
+            return;
+        };
+        let Some(first) = self.item_at(top) else {
+            return;
+        };
+        if self.wrapped.len() > MAX_WRAPPED {
+            self.wrapped.clear();
+        }
+        let mut item = first;
+        while item < self.source.len() && self.starts[item] < top + height {
+            if !self.wrapped.contains_key(&item) {
+                let rows = self.source.rows(item, width);
+                self.wrapped.insert(item, rows);
+            }
+            item += 1;
         }
     }
 
@@ -122,9 +197,11 @@ impl DiffView {
     /// Carry out a pending reveal for a viewport of `height` rows.
     pub fn settle(&mut self, height: usize) {
         if let Some(i) = self.reveal.take()
-            && let Some(r) = self.hunks.get(i)
+            && let Some(r) = self.source.hunk_items().get(i)
         {
-            self.scroll.reveal(r.start, r.end, self.rows.len(), height);
+            let (start, end) = (self.starts[r.start], self.starts[r.end]);
+            let total = self.total_rows();
+            self.scroll.reveal(start, end, total, height);
         }
     }
 
@@ -132,8 +209,9 @@ impl DiffView {
         self.key
     }
 
+    /// Rows at the width last laid out (exact: every line's rows are counted).
     pub fn total_rows(&self) -> usize {
-        self.rows.len()
+        self.starts.last().copied().unwrap_or(0)
     }
 
     /// Where the view is scrolled to.
@@ -147,39 +225,61 @@ impl DiffView {
         self.scroll.apply(m, total, height);
     }
 
-    pub fn hunk_rows(&self) -> &[Range<usize>] {
-        &self.hunks
+    /// Rows of each hunk (its separator row first), at the current width.
+    pub fn hunk_rows(&self) -> Vec<Range<usize>> {
+        let rows = |r: &Range<usize>| self.starts[r.start]..self.starts[r.end];
+        self.source.hunk_items().iter().map(rows).collect()
+    }
+
+    /// How many times a hunk's spans were built for this diff (each hunk
+    /// at most once, whatever the widths, scrolling or hunk marks).
+    pub fn stylings(&self) -> usize {
+        self.source.stylings()
     }
 
     pub fn render(&self, area: Rect, buf: &mut Buffer, marks: Option<Marks<'_>>) {
         let height = area.height as usize;
-        let top = self.scroll.top(self.rows.len(), height);
-        for (i, row) in self.rows.iter().skip(top).take(height).enumerate() {
+        let top = self.scroll.top(self.total_rows(), height);
+        let Some(first) = self.item_at(top) else {
+            return;
+        };
+        let rows = (first..self.source.len()).flat_map(|item| {
+            let skip = top.saturating_sub(self.starts[item]);
+            let rows = self.wrapped.get(&item).map_or(&[][..], |r| r.as_slice());
+            let n = self.item_rows(item).len();
+            rows.iter().take(n).skip(skip).map(Some).chain(
+                // A row counted but not wrapped (never expected): left blank.
+                std::iter::repeat_n(None, n.saturating_sub(rows.len().max(skip))),
+            )
+        });
+        for (i, row) in rows.take(height).enumerate() {
             let y = area.y + i as u16;
-            buf.set_line(area.x, y, row, area.width);
+            if let Some(row) = row {
+                buf.set_line(area.x, y, row, area.width);
+            }
             if let Some(m) = marks {
-                self.mark(
-                    top + i,
-                    Rect {
-                        y,
-                        height: 1,
-                        ..area
-                    },
-                    buf,
-                    m,
-                );
+                let line = Rect {
+                    y,
+                    height: 1,
+                    ..area
+                };
+                self.mark(top + i, line, buf, m);
             }
         }
     }
 
     /// Paint the review marks of row `row` (drawn at `line`).
     fn mark(&self, row: usize, line: Rect, buf: &mut Buffer, m: Marks<'_>) {
-        let h = self.hunks.partition_point(|r| r.end <= row);
-        if !self.hunks.get(h).is_some_and(|r| r.contains(&row)) {
+        let Some(item) = self.item_at(row) else {
             return;
-        }
+        };
+        let hunks = self.source.hunk_items();
+        let h = hunks.partition_point(|r| r.end <= item);
+        let Some(items) = hunks.get(h).filter(|r| r.contains(&item)) else {
+            return;
+        };
         let accepted = m.accepted.get(h).copied().unwrap_or(true);
-        let header = self.hunks[h].start == row;
+        let header = self.starts[items.start] == row;
         if !accepted && !header {
             let text = Rect {
                 x: line.x + 1,
