@@ -11,6 +11,7 @@ mod exit_summary;
 mod inspect;
 mod look;
 mod mcp;
+mod notify;
 mod quit;
 mod restored;
 mod task;
@@ -267,29 +268,6 @@ impl App {
     /// The timeout a test run gets (from the configuration), for its prompt.
     pub fn set_test_timeout(&mut self, timeout: Duration) {
         self.test_timeout = Some(timeout);
-    }
-
-    /// Whether to ring the bell when an approval waits unfocused.
-    pub fn set_notify(&mut self, on: bool) {
-        self.notify = on;
-    }
-
-    /// An approval waits and the terminal is not focused: ask for attention,
-    /// once per request.
-    pub(in crate::tui) fn maybe_notify(&mut self) {
-        let serial = self.approvals.serial();
-        if !self.notify || self.focused || serial == self.notified {
-            return;
-        }
-        let Some(request) = self.approvals.current() else {
-            return;
-        };
-        let text = crate::tui::render::text::sanitize(&format!(
-            "stepwise: approval waiting: {}",
-            request.action.prompt()
-        ));
-        self.notified = serial;
-        self.effect(Effect::Notify(text));
     }
 
     /// Show a configuration problem; tasks are refused until it is fixed.

@@ -1,6 +1,8 @@
 //! The markdown renderer: each construct as the conversation shows it.
 
 use super::*;
+use crate::tui::panes::line_kind::Kind;
+use ratatui::style::Modifier;
 
 fn texts(md: &str) -> Vec<String> {
     render(md, false).iter().map(MdLine::text).collect()
