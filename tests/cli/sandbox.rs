@@ -19,7 +19,11 @@ pub(crate) fn setup(test_body: &str, config: &str) -> Setup {
     let ws = tempfile::tempdir().unwrap();
     let home = tempfile::tempdir().unwrap();
     let source = format!(
-        "import os, sys, unittest\nclass T(unittest.TestCase):\n    def test_escape(self):\n{}\n",
+        // `print` writes each line whole: stdout and stderr are read from two
+        // pipes, so a line written in pieces can be split by unittest's output.
+        "import os, sys, unittest\n\
+         def print(*args, **_):\n    sys.stdout.write(' '.join(map(str, args)) + '\\n')\n    sys.stdout.flush()\n\
+         class T(unittest.TestCase):\n    def test_escape(self):\n{}\n",
         test_body
             .lines()
             .map(|l| format!("        {l}"))

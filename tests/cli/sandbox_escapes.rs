@@ -43,7 +43,7 @@ async fn unix_sockets_are_refused_but_socketpairs_work() {
          b.close()\n\
          r, w = multiprocessing.Pipe()\n\
          w.send('pipe')\n\
-         print('PIPE', r.recv())\n",
+         print('PIPE', r.recv(), flush=True)\n",
         path = path.display().to_string()
     );
     let s = setup(&body, "");
