@@ -20,7 +20,9 @@
 //!    `agent::contract` (events out, commands in, decisions, receipts; an
 //!    approval is a request carrying a `oneshot` reply). [`present`] turns
 //!    events into English for both front ends, and owns the one sanitizer
-//!    every untrusted string passes before any front end shows it.
+//!    every untrusted string passes before any front end shows it. [`mcp`]
+//!    runs the configured MCP servers over stdio and hands their checked
+//!    tools to the agent (each call still waits for approval).
 //! 4. **Plumbing**: [`setup`] builds a session from the configuration,
 //!    [`audit`] tees events into the JSONL transcript, [`resume`] writes
 //!    and reads its signed checkpoints, [`lock`] and [`state_dir`] own
