@@ -62,11 +62,10 @@ pub(super) async fn response_error(
     let status = response.status().as_u16();
     let retry_after = errors::retry_after(response.headers(), SystemTime::now());
     if response.status().is_redirection() {
-        let location = (response.headers().get(reqwest::header::LOCATION))
+        let location: String = (response.headers().get(reqwest::header::LOCATION))
             .and_then(|l| l.to_str().ok())
             .map(|l| l.chars().filter(|c| !c.is_control()).take(200).collect())
             .unwrap_or_default();
-        let location: String = location;
         return LlmError::Http {
             status,
             message: format!(
