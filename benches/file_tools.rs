@@ -5,6 +5,10 @@
 //! Targets: `list_files` under 50 ms, `search_text` under 300 ms. Also the
 //! test-run snapshot of a 10,000-file tree: the first one of a session
 //! (every file read) and a later one (nothing changed, nothing read).
+//!
+//! Creating 100,000 files can take a minute on a busy file system; with
+//! `FILE_TOOLS_TREE=DIR` the big tree is generated into `DIR` once and
+//! reused by later runs (delete `DIR` to start again).
 
 // A benchmark may panic on what it sets up itself.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -68,13 +72,23 @@ fn time(what: &str, mut run: impl FnMut()) {
 
 fn main() {
     let tmp = tempfile::tempdir().unwrap();
+    let kept = std::env::var_os("FILE_TOOLS_TREE").map(std::path::PathBuf::from);
+    let big = kept.unwrap_or_else(|| tmp.path().to_path_buf());
+    let done = big.join(".generated");
     let started = Instant::now();
-    let files = generate(tmp.path(), 10);
+    let files = if done.exists() {
+        println!("reusing the tree in {}", big.display());
+        10 * 10 * 10 * FILES_PER_FOLDER
+    } else {
+        let n = generate(&big, 10);
+        std::fs::write(&done, "").unwrap();
+        n
+    };
     println!(
-        "generated {files} files in {:.1} s",
+        "{files} files ready in {:.1} s",
         started.elapsed().as_secs_f64()
     );
-    let ws = Workspace::open(tmp.path()).unwrap();
+    let ws = Workspace::open(&big).unwrap();
 
     let listed = list_files(&ws, ".");
     assert!(listed.success, "{:?}", listed.body);
