@@ -1,9 +1,10 @@
 //! `list_files {path, depth?}`: an overview of a folder that stays useful on
 //! a tree of any size. Breadth first, a folder is opened while everything
 //! fits in [`MAX_LIST_ENTRIES`]; a folder that does not fit stays one entry
-//! with its count (`src/components/ (1,234 files)`). Only the folders the
-//! overview may open are listed; a closed folder is only counted, by a walk
-//! that keeps nothing per file.
+//! with its count (`src/components/ (1,234 files)`). The whole tree is
+//! counted first, by walks that keep nothing per file (the tree cut into
+//! parts, one thread each); then only the folders the overview opens are
+//! listed by name.
 //!
 //! A folder's count is the number of files below it the model could open
 //! with `read_file`'s path rules: regular files (not symlinks) outside hidden,
@@ -15,7 +16,7 @@
 //! entries are those a full walk of the folder would give.
 
 use super::ToolOutput;
-use super::walk::{count_files, entries, in_parallel};
+use super::walk::{SPLIT_LEVELS, Surveyed, entries, in_parallel, parts, survey};
 use super::workspace::{PathError, Workspace};
 use crate::present::numbers::thousands;
 use serde_json::json;
@@ -31,8 +32,11 @@ struct Folder {
     path: PathBuf,
     parent: usize,
     depth: usize,
+    /// Its files, by name: only for a folder the overview opens.
     files: Vec<PathBuf>,
     folders: Vec<usize>,
+    /// Files directly in it.
+    direct: usize,
     /// Files anywhere below it.
     count: usize,
 }
@@ -116,10 +120,8 @@ fn list(ws: &Workspace, path: &str, depth: Option<u64>) -> Result<ToolOutput, Pa
     Ok(ToolOutput::ok(summary, payload))
 }
 
-/// The folders `list_files` looks at: every folder the overview may open is
-/// listed (its direct entries read), level by level; a folder shown closed
-/// is only counted. Index 0 is the start folder; children come after their
-/// parents.
+/// The folders under the start folder, as `list_files` sees them. Index 0
+/// is the start folder; children come after their parents.
 struct Tree {
     folders: Vec<Folder>,
     open: Vec<bool>,
@@ -127,12 +129,11 @@ struct Tree {
     cut: bool,
 }
 
-/// Build the tree under `start`: breadth first, opening a folder while its
-/// entries fit in [`MAX_LIST_ENTRIES`], then count what stays closed. Each
-/// folder is read once: by its listing, or by the count of a closed folder
-/// above it. Listings of one level and the counts run on every core.
+/// Build the tree under `start`: every folder's files are counted (by the
+/// walks of [`survey`], on every core), the folders that fit in
+/// [`MAX_LIST_ENTRIES`] are opened breadth first, and only the open folders'
+/// files are listed by name.
 fn walk(ws: &Workspace, start: &Path, max_depth: usize) -> Tree {
-    let (deny, root) = (ws.deny(), ws.root());
     let mut tree = Tree {
         folders: vec![Folder {
             path: start.to_path_buf(),
@@ -141,10 +142,8 @@ fn walk(ws: &Workspace, start: &Path, max_depth: usize) -> Tree {
         open: vec![true],
         cut: false,
     };
-    let mut listed = vec![true];
-    let (files, dirs) = entries(deny, root, start);
-    adopt(&mut tree, &mut listed, 0, files, dirs);
-    let size = |f: &Folder| f.files.len() + f.folders.len();
+    count_all(ws, &mut tree);
+    let size = |f: &Folder| f.direct + f.folders.len();
     tree.cut = size(&tree.folders[0]) > MAX_LIST_ENTRIES;
     let mut count = size(&tree.folders[0]).min(MAX_LIST_ENTRIES);
     let mut frontier = if tree.cut {
@@ -153,19 +152,6 @@ fn walk(ws: &Workspace, start: &Path, max_depth: usize) -> Tree {
         sorted_folders(&tree.folders, 0)
     };
     while !frontier.is_empty() {
-        let to_list: Vec<usize> = frontier
-            .iter()
-            .copied()
-            .filter(|&id| tree.folders[id].depth < max_depth)
-            .collect();
-        let paths: Vec<&Path> = to_list
-            .iter()
-            .map(|&id| tree.folders[id].path.as_path())
-            .collect();
-        let found = in_parallel(&paths, |dir| entries(deny, root, dir));
-        for (id, (files, dirs)) in to_list.into_iter().zip(found) {
-            adopt(&mut tree, &mut listed, id, files, dirs);
-        }
         let mut next = Vec::new();
         for id in frontier {
             let folder = &tree.folders[id];
@@ -180,67 +166,94 @@ fn walk(ws: &Workspace, start: &Path, max_depth: usize) -> Tree {
         }
         frontier = next;
     }
-    count_closed(ws, &mut tree, &listed);
+    name_open_files(ws, &mut tree);
     tree
 }
 
-/// Record the listing of folder `id`: its files, and its folders as new
-/// (not yet listed) entries of the tree.
-fn adopt(
-    tree: &mut Tree,
-    listed: &mut Vec<bool>,
-    id: usize,
-    files: Vec<PathBuf>,
-    dirs: Vec<PathBuf>,
-) {
-    listed[id] = true;
-    let depth = tree.folders[id].depth + 1;
-    for path in dirs {
-        let child = tree.folders.len();
+/// Count the files of every folder under the start folder: the upper
+/// levels a level at a time until there are parts enough for every core,
+/// then each part in one walk. Each folder is read once.
+fn count_all(ws: &Workspace, tree: &mut Tree) {
+    let (deny, root) = (ws.deny(), ws.root());
+    let top = survey(deny, root, &tree.folders[0].path, Some(1));
+    let mut leaves = graft(tree, 0, top);
+    for _ in 0..SPLIT_LEVELS {
+        if leaves.len() >= parts() {
+            break;
+        }
+        leaves = survey_each(ws, tree, &leaves, Some(1));
+    }
+    survey_each(ws, tree, &leaves, None);
+    // Children come after their parents: add counts up from the leaves.
+    for folder in tree.folders.iter_mut() {
+        folder.count = folder.direct;
+    }
+    for id in (1..tree.folders.len()).rev() {
+        let parent = tree.folders[id].parent;
+        tree.folders[parent].count += tree.folders[id].count;
+    }
+}
+
+/// Survey the folders `ids` of the tree in parallel, each to `depth`, and
+/// graft what was found; returns the folders found but not yet surveyed.
+fn survey_each(ws: &Workspace, tree: &mut Tree, ids: &[usize], depth: Option<usize>) -> Vec<usize> {
+    let (deny, root) = (ws.deny(), ws.root());
+    let paths: Vec<&Path> = ids
+        .iter()
+        .map(|&id| tree.folders[id].path.as_path())
+        .collect();
+    let found = in_parallel(&paths, |dir| survey(deny, root, dir, depth));
+    let mut leaves = Vec::new();
+    for (&id, surveyed) in ids.iter().zip(found) {
+        leaves.extend(graft(tree, id, surveyed));
+    }
+    if depth.is_none() { Vec::new() } else { leaves }
+}
+
+/// Add what a survey of folder `id` found to the tree (the survey's first
+/// folder is `id` itself); returns the new folders a depth-limited survey
+/// did not enter.
+fn graft(tree: &mut Tree, id: usize, surveyed: Vec<Surveyed>) -> Vec<usize> {
+    let base = tree.folders[id].depth;
+    let mut ids = Vec::with_capacity(surveyed.len());
+    let mut leaves = Vec::new();
+    for (i, s) in surveyed.into_iter().enumerate() {
+        if i == 0 {
+            tree.folders[id].direct = s.files;
+            ids.push(id);
+            continue;
+        }
+        let (new, parent) = (tree.folders.len(), ids[s.parent]);
         tree.folders.push(Folder {
-            path,
-            parent: id,
-            depth,
+            path: s.path,
+            parent,
+            depth: base + s.depth,
+            direct: s.files,
             ..Folder::default()
         });
         tree.open.push(false);
-        listed.push(false);
-        tree.folders[id].folders.push(child);
+        tree.folders[parent].folders.push(new);
+        ids.push(new);
+        if !s.entered {
+            leaves.push(new);
+        }
     }
-    tree.folders[id].files = files;
+    leaves
 }
 
-/// Give every folder its count of files below it. A closed folder that was
-/// listed and holds no folders is its own file count; any other closed
-/// folder under an open one is counted by a walk; an open folder adds up
-/// its files and its folders.
-fn count_closed(ws: &Workspace, tree: &mut Tree, listed: &[bool]) {
-    let folders = &tree.folders;
-    let open = &tree.open;
-    let walked: Vec<usize> = (0..folders.len())
-        .filter(|&id| {
-            !open[id]
-                && (id == 0 || open[folders[id].parent])
-                && !(listed[id] && folders[id].folders.is_empty())
-        })
+/// Name the files of the open folders (their direct files), in parallel.
+fn name_open_files(ws: &Workspace, tree: &mut Tree) {
+    let (deny, root) = (ws.deny(), ws.root());
+    let ids: Vec<usize> = (0..tree.folders.len())
+        .filter(|&id| tree.open[id] && tree.folders[id].direct > 0)
         .collect();
-    let paths: Vec<&Path> = walked
+    let paths: Vec<&Path> = ids
         .iter()
-        .map(|&id| folders[id].path.as_path())
+        .map(|&id| tree.folders[id].path.as_path())
         .collect();
-    let counts = in_parallel(&paths, |dir| count_files(ws.deny(), ws.root(), dir));
-    for folder in tree.folders.iter_mut() {
-        folder.count = folder.files.len();
-    }
-    for (id, n) in walked.into_iter().zip(counts) {
-        tree.folders[id].count = n;
-    }
-    // Children come after their parents: add counts up from the leaves.
-    for id in (1..tree.folders.len()).rev() {
-        let parent = tree.folders[id].parent;
-        if tree.open[parent] {
-            tree.folders[parent].count += tree.folders[id].count;
-        }
+    let named = in_parallel(&paths, |dir| entries(deny, root, dir).0);
+    for (id, files) in ids.into_iter().zip(named) {
+        tree.folders[id].files = files;
     }
 }
 

@@ -1,8 +1,8 @@
 //! `search_text {pattern, path, glob?, ignore_case}`: a regular expression
 //! (the `regex` crate's syntax) searched line by line in the text files
 //! under a folder, with the walk of `list_files` (same skips) and the deny
-//! list. A first pass over the tree, in parallel, only counts matching lines
-//! per file; a second pass re-reads the few files whose lines are shown,
+//! list. A first pass over the tree, on every core, only counts matching
+//! lines per file; a second pass re-reads the few files whose lines are shown,
 //! through the workspace's full checks, and redacts credentials there on the
 //! whole file, exactly as `read_file` would show them.
 //!
@@ -13,15 +13,14 @@
 use super::ToolOutput;
 use super::redact::{redact, redact_range};
 use super::text::{MAX_SCAN_BYTES, decode_text, to_lf};
-use super::walk::{denied, relative_to, threads, walker};
+use super::walk::{in_parallel_with, parts, relative_to, split, walker};
 use super::workspace::{PathError, RelPath, Workspace};
+use cap_std::fs::Dir;
 use globset::GlobMatcher;
 use regex::{Regex, RegexBuilder};
 use serde_json::{Value, json};
 use std::io::Read;
-use std::path::Path;
-use std::sync::Mutex;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::path::{Path, PathBuf};
 
 /// Most matches returned.
 pub const MAX_MATCHES: usize = 200;
@@ -41,13 +40,21 @@ pub fn search_text(ws: &Workspace, args: &SearchArgs) -> ToolOutput {
     search(ws, args).unwrap_or_else(|e| ToolOutput::error(e.0))
 }
 
-/// What the first pass found.
+/// What the first pass found, in one part of the tree or in all of it.
 #[derive(Default)]
 struct Tally {
     /// Files with matches and their count of matching lines.
-    hits: Mutex<Vec<(String, usize)>>,
-    searched: AtomicUsize,
-    skipped: AtomicUsize,
+    hits: Vec<(String, usize)>,
+    searched: usize,
+    skipped: usize,
+}
+
+impl Tally {
+    fn add(&mut self, other: Tally) {
+        self.hits.extend(other.hits);
+        self.searched += other.searched;
+        self.skipped += other.skipped;
+    }
 }
 
 fn search(ws: &Workspace, args: &SearchArgs) -> Result<ToolOutput, PathError> {
@@ -79,14 +86,19 @@ fn search(ws: &Workspace, args: &SearchArgs) -> Result<ToolOutput, PathError> {
             rel.display()
         )));
     }
-    let start = if ws.metadata(&rel)?.is_some_and(|m| m.is_dir()) {
-        ws.real_dir(&rel)?
+    let tally = if ws.metadata(&rel)?.is_some_and(|m| m.is_dir()) {
+        first_pass(ws, &ws.real_dir(&rel)?, &regex, glob.as_ref())
     } else {
-        ws.root().join(rel.as_path())
+        let mut one = Tally::default();
+        let search = Search::new(ws, &regex, glob.as_ref());
+        search.look(
+            &ws.root().join(rel.as_path()),
+            &mut Reader::default(),
+            &mut one,
+        );
+        one
     };
-    let tally = Tally::default();
-    first_pass(ws, &start, &regex, glob.as_ref(), &tally);
-    let mut hits = tally.hits.into_inner().unwrap_or_else(|e| e.into_inner());
+    let mut hits = tally.hits;
     hits.sort();
     let total: usize = hits.iter().map(|(_, n)| n).sum();
     let mut matches: Vec<Value> = Vec::new();
@@ -101,7 +113,7 @@ fn search(ws: &Workspace, args: &SearchArgs) -> Result<ToolOutput, PathError> {
     }
     matches.truncate(MAX_MATCHES);
     let truncated = total > matches.len();
-    let searched = tally.searched.load(Ordering::Relaxed);
+    let searched = tally.searched;
     let summary = match total {
         0 => format!("no matches in {searched} files"),
         1 => "1 match".into(),
@@ -123,7 +135,7 @@ fn search(ws: &Workspace, args: &SearchArgs) -> Result<ToolOutput, PathError> {
             matches.len()
         ));
     }
-    let skipped = tally.skipped.load(Ordering::Relaxed);
+    let skipped = tally.skipped;
     if skipped > 0 {
         payload["skipped_files"] = json!(skipped);
     }
@@ -133,109 +145,154 @@ fn search(ws: &Workspace, args: &SearchArgs) -> Result<ToolOutput, PathError> {
 /// Bytes read at a time; a NUL byte in one stops the read (the file is binary).
 const BLOCK: usize = 64 * 1024;
 
-/// What one walking thread counted, added to the tally when it is done.
-struct Counted<'a> {
-    searched: usize,
-    skipped: usize,
-    tally: &'a Tally,
+/// Upper-level files searched per job.
+const FILES_PER_JOB: usize = 256;
+
+/// One job of the first pass: some files of the upper folders, or a folder
+/// walked whole.
+enum Part<'a> {
+    Files(&'a [PathBuf]),
+    Tree(&'a Path),
 }
 
-impl Drop for Counted<'_> {
-    fn drop(&mut self) {
-        self.tally
-            .searched
-            .fetch_add(self.searched, Ordering::Relaxed);
-        self.tally
-            .skipped
-            .fetch_add(self.skipped, Ordering::Relaxed);
-    }
+/// What every job needs to look at a file.
+struct Search<'a> {
+    ws: &'a Workspace,
+    regex: &'a Regex,
+    glob: Option<&'a GlobMatcher>,
+    /// The glob names a path (it holds a `/`), not a file name.
+    by_path: bool,
 }
 
-/// Count matching lines in every searchable file under `start`, in parallel.
-/// Each thread reads every file into one buffer it reuses.
-fn first_pass(
-    ws: &Workspace,
-    start: &Path,
-    regex: &Regex,
-    glob: Option<&GlobMatcher>,
-    tally: &Tally,
-) {
-    let by_path = glob.is_some_and(|g| g.glob().glob().contains('/'));
-    walker(start).threads(threads()).build_parallel().run(|| {
-        let mut buffer = Vec::new();
-        let mut counted = Counted {
-            searched: 0,
-            skipped: 0,
-            tally,
-        };
-        Box::new(move |entry| {
-            // The whole tally moves into the closure (not its fields), so
-            // that it is added up when the thread drops it.
-            let counted = &mut counted;
-            let Ok(entry) = entry else {
-                return ignore::WalkState::Continue;
-            };
-            if !entry.file_type().is_some_and(|t| t.is_file()) {
-                return ignore::WalkState::Continue;
-            }
-            let relative = relative_to(ws.root(), entry.path());
-            let selected = glob.is_none_or(|g| {
-                if by_path {
-                    g.is_match(relative)
-                } else {
-                    g.is_match(entry.file_name())
+/// Count matching lines in every searchable file under the folder `start`,
+/// on every core: the tree is cut into parts (see [`split`]), each walked
+/// by one thread with one read buffer it reuses.
+fn first_pass(ws: &Workspace, start: &Path, regex: &Regex, glob: Option<&GlobMatcher>) -> Tally {
+    let search = Search::new(ws, regex, glob);
+    let mut tally = Tally::default();
+    let cut = split(ws.deny(), ws.root(), start, parts());
+    let parts: Vec<Part> = cut
+        .files
+        .chunks(FILES_PER_JOB)
+        .map(Part::Files)
+        .chain(cut.folders.iter().map(|f| Part::Tree(f)))
+        .collect();
+    let done = in_parallel_with(&parts, Reader::default, |reader, part| {
+        let mut found = Tally::default();
+        match part {
+            Part::Files(files) => {
+                for file in *files {
+                    search.look(file, reader, &mut found);
                 }
-            });
-            if !selected || denied(ws.deny(), ws.root(), &entry) {
-                return ignore::WalkState::Continue;
             }
-            match scan(ws, relative, &mut buffer) {
-                Some(text) => {
-                    counted.searched += 1;
-                    let n = count_lines(regex, text);
-                    if n > 0 {
-                        let path = relative.to_string_lossy().into_owned();
-                        if let Ok(mut hits) = tally.hits.lock() {
-                            hits.push((path, n));
-                        }
+            Part::Tree(folder) => {
+                for entry in walker(folder).build().flatten() {
+                    if entry.file_type().is_some_and(|t| t.is_file()) {
+                        search.look(entry.path(), reader, &mut found);
                     }
                 }
-                None => counted.skipped += 1,
             }
-            ignore::WalkState::Continue
-        })
+        }
+        found
     });
+    for found in done {
+        tally.add(found);
+    }
+    tally
 }
 
-/// The text of a file the walk found, if it is a searchable text file, read
-/// into `buffer`: at most the size the file had when it was opened (so no
-/// read is spent finding the end), and no further than the first block that
-/// holds a NUL byte.
-fn scan<'b>(ws: &Workspace, relative: &Path, buffer: &'b mut Vec<u8>) -> Option<&'b str> {
-    let (mut file, size) = ws.open_for_scan(relative)?;
-    if size > MAX_SCAN_BYTES {
-        return None;
+impl<'a> Search<'a> {
+    fn new(ws: &'a Workspace, regex: &'a Regex, glob: Option<&'a GlobMatcher>) -> Self {
+        Search {
+            ws,
+            regex,
+            glob,
+            by_path: glob.is_some_and(|g| g.glob().glob().contains('/')),
+        }
     }
-    // An empty size may still be a file that something is writing.
-    let want = if size == 0 { BLOCK } else { size as usize };
-    if buffer.len() < want {
-        buffer.resize(want, 0);
+
+    /// Count the matching lines of the file at `path` (found by a walk) if
+    /// the glob selects it and it is a searchable text file.
+    fn look(&self, path: &Path, reader: &mut Reader, found: &mut Tally) {
+        let relative = relative_to(self.ws.root(), path);
+        let name = path.file_name().unwrap_or_default();
+        let selected = self.glob.is_none_or(|g| {
+            if self.by_path {
+                g.is_match(relative)
+            } else {
+                g.is_match(name)
+            }
+        });
+        if !selected
+            || self
+                .ws
+                .deny()
+                .denies_walked(relative, &name.to_string_lossy())
+        {
+            return;
+        }
+        match reader.scan(self.ws, relative) {
+            Some(text) => {
+                found.searched += 1;
+                let n = count_lines(self.regex, text);
+                if n > 0 {
+                    found
+                        .hits
+                        .push((relative.to_string_lossy().into_owned(), n));
+                }
+            }
+            None => found.skipped += 1,
+        }
     }
-    let mut filled = 0;
-    while filled < want {
-        let end = want.min(filled + BLOCK);
-        let n = match file.read(&mut buffer[filled..end]) {
-            Ok(0) => break,
-            Ok(n) => n,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-            Err(_) => return None,
-        };
-        if memchr::memchr(0, &buffer[filled..filled + n]).is_some() {
+}
+
+/// What one thread keeps from file to file: its read buffer, and the
+/// folder it opened last (a walk finds the files of one folder together).
+#[derive(Default)]
+struct Reader {
+    buffer: Vec<u8>,
+    /// The folder (relative to the root) and its handle, if it opened.
+    folder: Option<(PathBuf, Option<Dir>)>,
+}
+
+impl Reader {
+    /// The text of a file the walk found (`relative` to the root), if it is
+    /// a searchable text file, read into the buffer: at most the size the
+    /// file had when it was opened (so no read is spent finding the end),
+    /// and no further than the first block that holds a NUL byte.
+    fn scan(&mut self, ws: &Workspace, relative: &Path) -> Option<&str> {
+        let parent = relative.parent().unwrap_or(Path::new(""));
+        let name = Path::new(relative.file_name()?);
+        if self.folder.as_ref().is_none_or(|(p, _)| p != parent) {
+            self.folder = Some((parent.to_path_buf(), ws.open_folder_for_scan(parent)));
+        }
+        let folder = self.folder.as_ref().and_then(|(_, dir)| dir.as_ref())?;
+        let (mut file, size) = Workspace::open_for_scan(folder, name)?;
+        if size > MAX_SCAN_BYTES {
             return None;
         }
-        filled += n;
+        // An empty size may still be a file that something is writing.
+        let want = if size == 0 { BLOCK } else { size as usize };
+        let buffer = &mut self.buffer;
+        if buffer.len() < want {
+            buffer.resize(want, 0);
+        }
+        let mut filled = 0;
+        while filled < want {
+            let end = want.min(filled + BLOCK);
+            let n = match file.read(&mut buffer[filled..end]) {
+                Ok(0) => break,
+                Ok(n) => n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(_) => return None,
+            };
+            if memchr::memchr(0, &buffer[filled..filled + n]).is_some() {
+                return None;
+            }
+            filled += n;
+        }
+        std::str::from_utf8(&buffer[..filled]).ok()
     }
-    std::str::from_utf8(&buffer[..filled]).ok()
 }
 
 /// How many lines of `text` hold a match.

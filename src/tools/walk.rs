@@ -2,8 +2,11 @@
 //! test-run snapshot share: hidden entries, `.gitignore`d paths and the
 //! cache and tool folders of [`SKIPPED_DIRS`] are never entered, and
 //! symlinks are never followed. Also the cheap pieces built on it: the
-//! direct entries of one folder, the count of files below one, and a small
-//! pool that runs such jobs on every core.
+//! direct entries of one folder, a survey of the folders below one (each
+//! with its file count), a split of a tree into parts that can be walked on
+//! their own, and a small pool that runs such jobs on every core.
+//! (`ignore`'s own parallel walk hands every entry from thread to thread;
+//! walking whole parts, one thread each, costs about half as much.)
 //!
 //! What must stay true: every walk starts from [`walker`], so a folder walked
 //! on its own (with the `.gitignore` files of the folders above it, which
@@ -86,34 +89,128 @@ pub fn entries(deny: &DenyList, root: &Path, dir: &Path) -> (Vec<PathBuf>, Vec<P
     (files, folders)
 }
 
-/// How many files the deny list allows anywhere below `dir`, as the walk sees
-/// them (no symlink, nothing hidden, ignored or skipped). Nothing is kept
-/// per file.
-pub fn count_files(deny: &DenyList, root: &Path, dir: &Path) -> usize {
-    walker(dir)
-        .build()
-        .flatten()
-        .filter(|e| e.file_type().is_some_and(|t| t.is_file()) && !denied(deny, root, e))
-        .count()
+/// One folder a [`survey`] found.
+#[derive(Debug)]
+pub struct Surveyed {
+    pub path: PathBuf,
+    /// The index of its parent in the survey (0 for the first folder, the
+    /// one surveyed, which is its own parent).
+    pub parent: usize,
+    /// Levels below the folder surveyed.
+    pub depth: usize,
+    /// The files directly in it that the deny list allows.
+    pub files: usize,
+    /// Whether the survey looked inside it (not, past a depth limit).
+    pub entered: bool,
 }
+
+/// The folders below `dir` (to `depth` levels, or all), each with the count
+/// of its own files, as the walk sees them (no symlink, nothing hidden,
+/// ignored or skipped); parents come before their children, `dir` first.
+/// Nothing is kept per file.
+pub fn survey(deny: &DenyList, root: &Path, dir: &Path, depth: Option<usize>) -> Vec<Surveyed> {
+    let folder = |path, parent, depth| Surveyed {
+        path,
+        parent,
+        depth,
+        files: 0,
+        entered: true,
+    };
+    let mut found = vec![folder(dir.to_path_buf(), 0, 0)];
+    // The folder at each depth of the walk's current path (a walk yields a
+    // folder before what it holds).
+    let mut path = vec![0];
+    for entry in walker(dir).max_depth(depth).build().flatten() {
+        let at = entry.depth();
+        let Some(parent) = at.checked_sub(1).and_then(|up| path.get(up).copied()) else {
+            continue;
+        };
+        match entry.file_type() {
+            Some(t) if t.is_dir() => {
+                path.truncate(at);
+                path.push(found.len());
+                let mut new = folder(entry.into_path(), parent, at);
+                new.entered = depth.is_none_or(|d| at < d);
+                found.push(new);
+            }
+            Some(t) if t.is_file() && !denied(deny, root, &entry) => found[parent].files += 1,
+            _ => {}
+        }
+    }
+    found
+}
+
+/// How many parts a tree is cut into, where it has them, to walk it on
+/// every core.
+pub fn parts() -> usize {
+    4 * threads()
+}
+
+/// A tree cut into parts for [`in_parallel`]: the files of its upper
+/// folders (as [`entries`] gives them) and the folders below them, each to
+/// be walked whole. Together they are exactly what a walk of the tree finds.
+#[derive(Debug, Default)]
+pub struct Split {
+    pub files: Vec<PathBuf>,
+    pub folders: Vec<PathBuf>,
+}
+
+/// Cut the tree under `start` into at least `parts` folders where it has
+/// that many, by listing it level by level (at most [`SPLIT_LEVELS`]).
+pub fn split(deny: &DenyList, root: &Path, start: &Path, parts: usize) -> Split {
+    let mut split = Split {
+        files: Vec::new(),
+        folders: vec![start.to_path_buf()],
+    };
+    for _ in 0..SPLIT_LEVELS {
+        if split.folders.len() >= parts {
+            break;
+        }
+        let listed = in_parallel(&split.folders, |dir| entries(deny, root, dir));
+        split.folders.clear();
+        for (files, folders) in listed {
+            split.files.extend(files);
+            split.folders.extend(folders);
+        }
+        if split.folders.is_empty() {
+            break;
+        }
+    }
+    split
+}
+
+/// Levels [`split`] lists at most before it walks what is left whole.
+pub const SPLIT_LEVELS: usize = 3;
 
 /// `job` run on every item, spread over [`threads`] threads; the results
 /// in the order of `items`.
 pub fn in_parallel<T: Sync, R: Send>(items: &[T], job: impl Fn(&T) -> R + Sync) -> Vec<R> {
+    in_parallel_with(items, || (), |(), item| job(item))
+}
+
+/// [`in_parallel`] where each thread first makes its own `state` (a buffer
+/// it reuses, say) and hands it to every job it runs.
+pub fn in_parallel_with<T: Sync, S, R: Send>(
+    items: &[T],
+    state: impl Fn() -> S + Sync,
+    job: impl Fn(&mut S, &T) -> R + Sync,
+) -> Vec<R> {
     let workers = threads().min(items.len());
     if workers <= 1 {
-        return items.iter().map(job).collect();
+        let mut mine = state();
+        return items.iter().map(|item| job(&mut mine, item)).collect();
     }
     let next = AtomicUsize::new(0);
     let done: Mutex<Vec<(usize, R)>> = Mutex::new(Vec::with_capacity(items.len()));
     std::thread::scope(|scope| {
         for _ in 0..workers {
             scope.spawn(|| {
+                let mut own = state();
                 let mut mine = Vec::new();
                 loop {
                     let i = next.fetch_add(1, Ordering::Relaxed);
                     let Some(item) = items.get(i) else { break };
-                    mine.push((i, job(item)));
+                    mine.push((i, job(&mut own, item)));
                 }
                 if let Ok(mut done) = done.lock() {
                     done.append(&mut mine);
@@ -145,5 +242,127 @@ mod tests {
                 "{path}"
             );
         }
+    }
+
+    /// The files of a walk: `split`'s upper files plus a walk of each of
+    /// its folders, as `search_text` reads them.
+    fn files_of(split: &Split, deny: &DenyList, root: &Path) -> Vec<PathBuf> {
+        let mut all = split.files.clone();
+        for folder in &split.folders {
+            all.extend(
+                walker(folder)
+                    .build()
+                    .flatten()
+                    .filter(|e| e.file_type().is_some_and(|t| t.is_file()))
+                    .filter(|e| !denied(deny, root, e))
+                    .map(ignore::DirEntry::into_path),
+            );
+        }
+        all.sort();
+        all
+    }
+
+    /// A tree with nested `.gitignore` files (one re-including a file),
+    /// hidden, ignored and skipped folders, and denied names.
+    fn awkward_tree() -> (tempfile::TempDir, PathBuf) {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().canonicalize().unwrap();
+        for (path, text) in [
+            (".gitignore", "*.log\nbuild/\n"),
+            ("top.rs", ""),
+            ("top.log", ""),
+            (".env", "KEY=1"),
+            ("a/one.rs", ""),
+            ("a/b/.gitignore", "!keep.log\nsecret*\n"),
+            ("a/b/keep.log", ""),
+            ("a/b/secret.rs", ""),
+            ("a/b/c/d/e/deep.rs", ""),
+            ("a/b/c/d/e/deeper.log", ""),
+            ("a/b/c/d/e/f/g/deepest.rs", ""),
+            ("a/build/out.rs", ""),
+            ("a/.hidden/h.rs", ""),
+            ("node_modules/m.js", ""),
+            ("x/y/id_rsa", ""),
+            ("x/y/z.py", ""),
+            ("x/y/secret/kept.rs", ""),
+        ] {
+            let file = root.join(path);
+            std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+            std::fs::write(file, text).unwrap();
+        }
+        (tmp, root)
+    }
+
+    #[test]
+    fn a_split_tree_holds_exactly_the_files_of_one_walk() {
+        let (_tmp, root) = awkward_tree();
+        let deny = DenyList::new(&[]).unwrap();
+        let whole = files_of(
+            &Split {
+                files: Vec::new(),
+                folders: vec![root.clone()],
+            },
+            &deny,
+            &root,
+        );
+        let shown: Vec<_> = whole.iter().map(|p| relative_to(&root, p)).collect();
+        assert_eq!(
+            shown,
+            [
+                "a/b/c/d/e/deep.rs",
+                "a/b/c/d/e/f/g/deepest.rs",
+                "a/b/keep.log",
+                "a/one.rs",
+                "top.rs",
+                "x/y/secret/kept.rs",
+                "x/y/z.py",
+            ]
+            .map(Path::new)
+        );
+        for parts in [1, 2, 3, 8, 100] {
+            let cut = split(&deny, &root, &root, parts);
+            assert_eq!(files_of(&cut, &deny, &root), whole, "{parts} parts");
+            if parts == 100 {
+                assert!(cut.files.len() > 1 && cut.folders.len() > 1, "{cut:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_survey_counts_each_folder_as_its_own_listing_does() {
+        let (_tmp, root) = awkward_tree();
+        let deny = DenyList::new(&[]).unwrap();
+        let whole = survey(&deny, &root, &root, None);
+        let mut folders: Vec<_> = whole.iter().map(|f| f.path.clone()).collect();
+        folders.sort();
+        let mut walked: Vec<_> = walker(&root)
+            .build()
+            .flatten()
+            .filter(|e| e.file_type().is_some_and(|t| t.is_dir()))
+            .map(ignore::DirEntry::into_path)
+            .collect();
+        walked.sort();
+        assert_eq!(folders, walked);
+        for (i, folder) in whole.iter().enumerate() {
+            let (files, _) = entries(&deny, &root, &folder.path);
+            assert_eq!(folder.files, files.len(), "{:?}", folder.path);
+            assert!(folder.entered);
+            if i > 0 {
+                let parent = &whole[folder.parent];
+                assert_eq!(folder.path.parent(), Some(parent.path.as_path()));
+                assert_eq!(folder.depth, parent.depth + 1);
+                assert!(folder.parent < i, "parents come first");
+            }
+        }
+        assert_eq!(whole.iter().map(|f| f.files).sum::<usize>(), 7);
+        // One level: the same count for the folder, its folders not entered.
+        let top = survey(&deny, &root, &root, Some(1));
+        assert_eq!(top[0].files, whole[0].files);
+        let names: Vec<_> = top[1..]
+            .iter()
+            .map(|f| relative_to(&root, &f.path))
+            .collect();
+        assert_eq!(names.len(), 2, "{names:?}");
+        assert!(top[1..].iter().all(|f| !f.entered && f.files == 0));
     }
 }

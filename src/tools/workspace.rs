@@ -192,11 +192,29 @@ impl Workspace {
         Ok(Some((file, meta)))
     }
 
-    /// Open a file a walk found (`relative` to the root, already checked
-    /// against the deny list) for a search: confined, not following a
-    /// symlink, without blocking, and only a regular file with one name.
-    /// Returns it with its size; `None` for anything else.
-    pub fn open_for_scan(&self, relative: &Path) -> Option<(File, u64)> {
+    /// Open a folder a walk found (`relative` to the root; empty for the
+    /// root itself) to open the files in it with [`Workspace::open_for_scan`]:
+    /// confined, following a symlink only inside the root, as the path of
+    /// a file opened from the root would.
+    pub fn open_folder_for_scan(&self, relative: &Path) -> Option<Dir> {
+        if relative.as_os_str().is_empty() {
+            return self.dir.try_clone().ok();
+        }
+        let mut options = OpenOptions::new();
+        options
+            .read(true)
+            .custom_flags(rustix::fs::OFlags::DIRECTORY.bits() as i32);
+        let folder = self.dir.open_with(relative, &options).ok()?;
+        Some(Dir::from_std_file(folder.into_std()))
+    }
+
+    /// Open a file a walk found (`name`, in a `folder` opened by
+    /// [`Workspace::open_folder_for_scan`], already checked against the deny
+    /// list) for a search: confined, not following a symlink, without
+    /// blocking, and only a regular file with one name. Returns it with its
+    /// size; `None` for anything else. Opening it from its folder spares
+    /// the kernel a walk of the whole path for every file.
+    pub fn open_for_scan(folder: &Dir, name: &Path) -> Option<(File, u64)> {
         let mut options = OpenOptions::new();
         options.read(true).custom_flags(
             (rustix::fs::OFlags::NONBLOCK
@@ -204,7 +222,7 @@ impl Workspace {
                 | rustix::fs::OFlags::NOFOLLOW)
                 .bits() as i32,
         );
-        let file = self.dir.open_with(relative, &options).ok()?;
+        let file = folder.open_with(name, &options).ok()?;
         let stat = rustix::fs::fstat(&file).ok()?;
         let regular = FileType::from_raw_mode(stat.st_mode) == FileType::RegularFile;
         (regular && stat.st_nlink == 1).then(|| (file, stat.st_size.max(0) as u64))
