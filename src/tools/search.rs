@@ -6,16 +6,17 @@
 //! through the workspace's full checks, and redacts credentials there on the
 //! whole file, exactly as `read_file` would show them.
 //!
-//! What must stay true: a denied, binary, non-UTF-8, special or multiply
-//! linked file is never searched; no line reaches the model unredacted; at
+//! What must stay true: a denied, binary, non-UTF-8 or special file is never
+//! searched, and a multiply linked one never matches (it reads as text
+//! without a match, whatever it holds, so the counts tell nothing of it); no line reaches the model unredacted; at
 //! most [`MAX_MATCHES`] matches of at most [`MAX_LINE_CHARS`] characters.
 
 use super::ToolOutput;
 use super::redact::{redact, redact_range};
 use super::text::{MAX_SCAN_BYTES, decode_text, to_lf};
 use super::walk::{in_parallel_with, parts, relative_to, split, walker};
-use super::workspace::{PathError, RelPath, Workspace};
-use cap_std::fs::Dir;
+use super::workspace::{PathError, RelPath, ScanCheck, Workspace};
+use cap_std::fs::{Dir, File};
 use globset::GlobMatcher;
 use regex::{Regex, RegexBuilder};
 use serde_json::{Value, json};
@@ -231,17 +232,16 @@ impl<'a> Search<'a> {
         {
             return;
         }
-        match reader.scan(self.ws, relative) {
-            Some(text) => {
+        match reader.count(self.ws, relative, self.regex) {
+            Looked::Searched(n) => {
                 found.searched += 1;
-                let n = count_lines(self.regex, text);
                 if n > 0 {
                     found
                         .hits
                         .push((relative.to_string_lossy().into_owned(), n));
                 }
             }
-            None => found.skipped += 1,
+            Looked::Skipped => found.skipped += 1,
         }
     }
 }
@@ -255,43 +255,90 @@ struct Reader {
     folder: Option<(PathBuf, Option<Dir>)>,
 }
 
+/// What the first pass makes of one file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Looked {
+    /// A text file, with this many matching lines.
+    Searched(usize),
+    /// Binary, not UTF-8, too big, unreadable or not a regular file.
+    Skipped,
+}
+
 impl Reader {
-    /// The text of a file the walk found (`relative` to the root), if it is
-    /// a searchable text file, read into the buffer: at most the size the
-    /// file had when it was opened (so no read is spent finding the end),
-    /// and no further than the first block that holds a NUL byte.
-    fn scan(&mut self, ws: &Workspace, relative: &Path) -> Option<&str> {
+    /// Read a file the walk found (`relative` to the root) into the buffer
+    /// and count its matching lines: it is read to the end (a short read
+    /// is the end of a regular file, so a small file costs one read), or
+    /// to the first block that holds a NUL byte.
+    ///
+    /// Whether it is a regular file with one name is asked only where the
+    /// answer matters: before a second block is read (a big file) and
+    /// before anything but "text, no match" is reported. So a multiply
+    /// linked file always reads as text without a match, whatever it holds.
+    fn count(&mut self, ws: &Workspace, relative: &Path, regex: &Regex) -> Looked {
+        let Some(mut file) = self.open(ws, relative) else {
+            return Looked::Skipped;
+        };
+        let mut checked = None;
+        let mut filled = 0;
+        loop {
+            if self.buffer.len() < filled + BLOCK {
+                self.buffer.resize(filled + BLOCK, 0);
+            }
+            let n = match file.read(&mut self.buffer[filled..filled + BLOCK]) {
+                Ok(n) => n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(_) => return unless_linked(&file, checked, Looked::Skipped),
+            };
+            if memchr::memchr(0, &self.buffer[filled..filled + n]).is_some() {
+                return unless_linked(&file, checked, Looked::Skipped);
+            }
+            filled += n;
+            if n < BLOCK {
+                break;
+            }
+            if checked.is_none() {
+                let what = Workspace::scan_check(&file);
+                match what {
+                    ScanCheck::Single(size) if size <= MAX_SCAN_BYTES => {}
+                    ScanCheck::Linked => return Looked::Searched(0),
+                    _ => return Looked::Skipped,
+                }
+                checked = Some(what);
+            }
+            if filled as u64 > MAX_SCAN_BYTES {
+                return Looked::Skipped;
+            }
+        }
+        match std::str::from_utf8(&self.buffer[..filled]) {
+            Ok(text) => match count_lines(regex, text) {
+                0 => Looked::Searched(0),
+                n => unless_linked(&file, checked, Looked::Searched(n)),
+            },
+            Err(_) => unless_linked(&file, checked, Looked::Skipped),
+        }
+    }
+
+    /// Open the file through the handle of its folder, kept for the next
+    /// file of the same folder.
+    fn open(&mut self, ws: &Workspace, relative: &Path) -> Option<File> {
         let parent = relative.parent().unwrap_or(Path::new(""));
         let name = Path::new(relative.file_name()?);
         if self.folder.as_ref().is_none_or(|(p, _)| p != parent) {
             self.folder = Some((parent.to_path_buf(), ws.open_folder_for_scan(parent)));
         }
         let folder = self.folder.as_ref().and_then(|(_, dir)| dir.as_ref())?;
-        let (mut file, size) = Workspace::open_for_scan(folder, name)?;
-        if size > MAX_SCAN_BYTES {
-            return None;
-        }
-        // An empty size may still be a file that something is writing.
-        let want = if size == 0 { BLOCK } else { size as usize };
-        let buffer = &mut self.buffer;
-        if buffer.len() < want {
-            buffer.resize(want, 0);
-        }
-        let mut filled = 0;
-        while filled < want {
-            let end = want.min(filled + BLOCK);
-            let n = match file.read(&mut buffer[filled..end]) {
-                Ok(0) => break,
-                Ok(n) => n,
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-                Err(_) => return None,
-            };
-            if memchr::memchr(0, &buffer[filled..filled + n]).is_some() {
-                return None;
-            }
-            filled += n;
-        }
-        std::str::from_utf8(&buffer[..filled]).ok()
+        Workspace::open_for_scan(folder, name)
+    }
+}
+
+/// `outcome`, for a regular file with one name; a multiply linked file
+/// reads as text without a match (the same whatever it holds), anything
+/// else as skipped.
+fn unless_linked(file: &File, checked: Option<ScanCheck>, outcome: Looked) -> Looked {
+    match checked.unwrap_or_else(|| Workspace::scan_check(file)) {
+        ScanCheck::Single(_) => outcome,
+        ScanCheck::Linked => Looked::Searched(0),
+        ScanCheck::Other => Looked::Skipped,
     }
 }
 

@@ -22,6 +22,17 @@ use std::path::{Component, Path, PathBuf};
 /// stepwise's own folder in the workspace (lock file, session logs).
 pub const PRIVATE_DIR: &str = ".stepwise";
 
+/// What [`Workspace::scan_check`] found a file to be.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ScanCheck {
+    /// A regular file with one name, of this size.
+    Single(u64),
+    /// A regular file with more than one name: never searched.
+    Linked,
+    /// Not a regular file (or not one that could be looked at).
+    Other,
+}
+
 /// The workspace folder, opened once as a capability.
 pub struct Workspace {
     root: PathBuf,
@@ -211,10 +222,10 @@ impl Workspace {
     /// Open a file a walk found (`name`, in a `folder` opened by
     /// [`Workspace::open_folder_for_scan`], already checked against the deny
     /// list) for a search: confined, not following a symlink, without
-    /// blocking, and only a regular file with one name. Returns it with its
-    /// size; `None` for anything else. Opening it from its folder spares
-    /// the kernel a walk of the whole path for every file.
-    pub fn open_for_scan(folder: &Dir, name: &Path) -> Option<(File, u64)> {
+    /// blocking. Opening it from its folder spares the kernel a walk of the
+    /// whole path for every file. What it is, the caller asks
+    /// [`Workspace::scan_check`] before anything read from it is used.
+    pub fn open_for_scan(folder: &Dir, name: &Path) -> Option<File> {
         let mut options = OpenOptions::new();
         options.read(true).custom_flags(
             (rustix::fs::OFlags::NONBLOCK
@@ -222,10 +233,19 @@ impl Workspace {
                 | rustix::fs::OFlags::NOFOLLOW)
                 .bits() as i32,
         );
-        let file = folder.open_with(name, &options).ok()?;
-        let stat = rustix::fs::fstat(&file).ok()?;
-        let regular = FileType::from_raw_mode(stat.st_mode) == FileType::RegularFile;
-        (regular && stat.st_nlink == 1).then(|| (file, stat.st_size.max(0) as u64))
+        folder.open_with(name, &options).ok()
+    }
+
+    /// What a file opened by [`Workspace::open_for_scan`] is.
+    pub fn scan_check(file: &File) -> ScanCheck {
+        match rustix::fs::fstat(file) {
+            Ok(stat) if FileType::from_raw_mode(stat.st_mode) != FileType::RegularFile => {
+                ScanCheck::Other
+            }
+            Ok(stat) if stat.st_nlink != 1 => ScanCheck::Linked,
+            Ok(stat) => ScanCheck::Single(stat.st_size.max(0) as u64),
+            Err(_) => ScanCheck::Other,
+        }
     }
 
     /// Read at most `limit` bytes; `Ok(None)` when the file does not exist.

@@ -1,7 +1,9 @@
 //! `search_text`'s first pass, read into one buffer per thread: every text
 //! file is searched to its last byte, a binary or non-UTF-8 file is skipped
 //! (also when its NUL byte lies past the first block read), and the counts
-//! of files searched and skipped are those of the whole walk.
+//! of files searched and skipped are those of the whole walk. A file with
+//! more than one name (a hard link) never matches, and the counts are the
+//! same whatever it holds.
 
 use serde_json::json;
 use stepwise::tools::Workspace;
@@ -69,4 +71,50 @@ fn many_matches_keep_the_first_by_path_and_line_and_count_them_all() {
         json!({"path": "f09.txt", "line": 20, "text": "hit 9 19"})
     );
     assert_eq!(out.body["files_searched"], 30);
+}
+
+#[test]
+fn a_file_of_exactly_one_block_is_read_to_its_end() {
+    let tmp = tempfile::tempdir().unwrap();
+    for size in [64 * 1024 - 1, 64 * 1024, 64 * 1024 + 1, 128 * 1024] {
+        let mut text = "x".repeat(size - "\nend needle".len());
+        text.push_str("\nend needle");
+        assert_eq!(text.len(), size);
+        std::fs::write(tmp.path().join(format!("f{size}.txt")), text).unwrap();
+    }
+    let ws = Workspace::open(tmp.path()).unwrap();
+    let out = search_text(&ws, &args("end needle$"));
+    assert_eq!(out.body["total"], 4, "{:?}", out.body);
+    assert_eq!(out.body["files_searched"], 4);
+}
+
+#[test]
+fn hard_links_never_match_and_their_counts_tell_nothing_of_what_they_hold() {
+    let tmp = tempfile::tempdir().unwrap();
+    let p = tmp.path();
+    let big_secret = format!("{}token=hunter2\n", "padding line\n".repeat(10_000));
+    for (name, body) in [
+        ("secret.txt", b"token=hunter2\n".to_vec()),
+        ("binary.bin", b"hunter2\0\x01".to_vec()),
+        ("latin1.txt", b"hunter2 \xe9\n".to_vec()),
+        ("big.txt", big_secret.into_bytes()),
+    ] {
+        std::fs::write(p.join(name), body).unwrap();
+        std::fs::hard_link(p.join(name), p.join(format!("alias-{name}"))).unwrap();
+    }
+    std::fs::write(p.join("plain.txt"), "hunter2 in the open\n").unwrap();
+    let ws = Workspace::open(p).unwrap();
+    let counts = |pattern: &str| {
+        let out = search_text(&ws, &args(pattern));
+        (
+            out.body["total"].clone(),
+            out.body["files_searched"].clone(),
+            out.body["skipped_files"].clone(),
+        )
+    };
+    // Only the single-named file matches; every linked one reads as text
+    // without a match, binary or not, big or small.
+    assert_eq!(counts("hunter2"), (json!(1), json!(9), json!(null)));
+    assert_eq!(counts("no such text"), (json!(0), json!(9), json!(null)));
+    assert_eq!(counts(r"\x00"), (json!(0), json!(9), json!(null)));
 }
