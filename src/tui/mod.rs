@@ -96,6 +96,7 @@ pub fn run(runtime: &tokio::runtime::Runtime, config: Config) -> i32 {
         matches!(config.model_source, crate::config::ModelSource::Demo).then(|| workspace.clone());
     let mut app = App::new(model_label, display_path(&workspace));
     app.set_test_timeout(config.test_timeout);
+    app.set_grammars_off_thread();
     app.set_notify(config.notify);
     // The `@` picker lists files through the same confinement and deny list.
     match crate::tools::Workspace::open(&workspace)
