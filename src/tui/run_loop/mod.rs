@@ -14,6 +14,8 @@
 //! and the App refuses tasks), commands are dropped.
 
 #[cfg(test)]
+mod grammar_tests;
+#[cfg(test)]
 mod tests;
 
 use crate::agent::{AgentCommand, AgentEvent, AgentHandle};
