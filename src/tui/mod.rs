@@ -96,6 +96,7 @@ pub fn run(runtime: &tokio::runtime::Runtime, config: Config) -> i32 {
         matches!(config.model_source, crate::config::ModelSource::Demo).then(|| workspace.clone());
     let mut app = App::new(model_label, display_path(&workspace));
     app.set_test_timeout(config.test_timeout);
+    app.set_grammars_off_thread();
     app.set_notify(config.notify);
     // The `@` picker lists files through the same confinement and deny list.
     match crate::tools::Workspace::open(&workspace)
@@ -210,12 +211,18 @@ async fn run_app(
         eprintln!("stepwise: cannot set up the terminal: {e}");
         return (EXIT_FAILURE, None);
     }
-    // In raw mode and before the event stream reads the terminal.
-    app.set_look(term::background::choose(
-        theme,
-        color,
-        term::background::query,
-    ));
+    // In raw mode and before the event stream reads the terminal; keys
+    // typed while it waited reach the App first, as if the stream read them.
+    let mut typed = Vec::new();
+    app.set_look(term::background::choose(theme, color, || {
+        let (colour, keys) = term::background::query();
+        typed = keys;
+        colour
+    }));
+    app.set_now(std::time::Instant::now());
+    for event in term::typed::events(&typed) {
+        app.update(Msg::Terminal(event));
+    }
     let guard = terminal::Guard;
     let code = match (
         Terminal::new(CrosstermBackend::new(std::io::stdout())),

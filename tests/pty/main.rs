@@ -14,4 +14,5 @@ mod picker;
 mod resume;
 mod review;
 mod screens;
+mod startup_keys;
 mod trust;

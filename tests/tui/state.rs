@@ -38,6 +38,7 @@ fn effects(app: &mut App) -> Vec<String> {
             Effect::Notify(text) => format!("notify {text}"),
             Effect::SetModel(name) => format!("model {name}"),
             Effect::ListFiles(_) => "list files".to_string(),
+            Effect::WarmGrammar { lang, .. } => format!("warm {lang}"),
         })
         .collect()
 }

@@ -8,6 +8,7 @@
 mod agent;
 mod commands;
 mod exit_summary;
+mod grammars;
 mod inspect;
 mod look;
 mod mcp;
@@ -120,6 +121,12 @@ pub enum Effect {
     /// List the workspace's files for the `@` picker, off the UI thread
     /// (the answer comes back as `Msg::Files`).
     ListFiles(crate::tui::input::picker::FileSource),
+    /// Make `lang`'s grammar ready off the UI thread, compiled by colouring
+    /// `sample` (the answer comes back as `Msg::GrammarReady`).
+    WarmGrammar {
+        lang: String,
+        sample: Vec<String>,
+    },
 }
 
 /// An `/undo` on its way: the state to go back to, and whether it was declined.
@@ -291,6 +298,7 @@ impl App {
 
     /// Everything the run loop must do, oldest first.
     pub fn take_effects(&mut self) -> Vec<Effect> {
+        self.queue_warm_ups();
         std::mem::take(&mut self.effects)
     }
 

@@ -1,5 +1,6 @@
 //! The one way into the App: `update(Msg)`. A message is a terminal event, a
-//! core event, or the result of the editor hand-off; `update` routes it to
+//! core event, or the result of work done off the loop (the editor hand-off,
+//! the file list, a grammar made ready); `update` routes it to
 //! the components that own what it changes. What the run loop must do comes
 //! back through `take_effects` (in order), never by touching the terminal.
 
@@ -21,6 +22,8 @@ pub enum Msg {
     },
     /// The workspace's files for the `@` picker (`more`: the list was capped).
     Files { files: Vec<String>, more: bool },
+    /// `lang`'s grammar is ready (`known`: it has colours at all).
+    GrammarReady { lang: String, known: bool },
 }
 
 impl From<Event> for Msg {
@@ -49,6 +52,7 @@ impl App {
             Msg::Agent(event) => self.on_agent(event),
             Msg::Edited { serial, result } => self.edit_finished(serial, result),
             Msg::Files { files, more } => self.files_listed(files, more),
+            Msg::GrammarReady { lang, known } => self.conversation.grammars().ready(&lang, known),
         }
         self.timers_passed();
         self.maybe_notify();

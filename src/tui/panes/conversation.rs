@@ -17,6 +17,7 @@ use crate::tui::panes::markdown::pending::Pending;
 use crate::tui::panes::markdown::{self, CODE, CodeBlock, MdLine};
 use crate::tui::panes::scroll::ScrollMove;
 use crate::tui::panes::wrap_cache::{Anchor, WrapCache};
+use crate::tui::render::highlight_warm::Grammars;
 use crate::tui::render::text::{sanitize, wrap};
 use crate::tui::render::theme;
 use ratatui::buffer::Buffer;
@@ -118,7 +119,14 @@ impl Conversation {
     }
 
     pub fn clear(&mut self) {
+        let grammars = std::mem::take(&mut self.colours.grammars);
         *self = Conversation::new();
+        self.colours.grammars = grammars;
+    }
+
+    /// The grammars its code blocks may use (see `highlight_warm`).
+    pub fn grammars(&mut self) -> &mut Grammars {
+        &mut self.colours.grammars
     }
 
     pub fn line_count(&self) -> usize {
@@ -179,10 +187,12 @@ impl Conversation {
         let Some(start) = open.start else { return };
         let kind = Kind::Assistant;
         let cut = markdown::last_cut(&open.text, open.kept);
-        let (mut lines, _) = match cut > open.kept {
+        let (mut lines, blocks) = match cut > open.kept {
             true => markdown_part(kind, &open.text[open.kept..cut], open.kept_lines > 0),
             false => (Vec::new(), Vec::new()),
         };
+        // A block's grammar gets ready while the rest of the reply streams.
+        self.colours.want(&blocks);
         let from = start + open.kept_lines;
         open.kept = cut;
         open.kept_lines += lines.len();

@@ -4,7 +4,8 @@
 //! `NO_COLOR` apply to code like to everything else.
 //!
 //! What must stay true: the grammars load on first use, never at start-up
-//! (the first frame stays fast); a caller highlights a block once and keeps
+//! (the first frame stays fast), and in the real app on a worker, never on
+//! the UI thread, for code blocks (`highlight_warm`); a caller highlights a block once and keeps
 //! the result with its lines, never per frame (a [`Highlighter`] lets it
 //! spread one block over several frames); blocks over [`MAX_LINES`] or
 //! [`MAX_BYTES`], unknown languages and any grammar error give `None` (the
@@ -58,22 +59,28 @@ fn rules() -> &'static [(Scope, Style)] {
     })
 }
 
-/// The grammar for a fence's language name or a file's extension.
-fn syntax_for(lang: &str) -> Option<&'static SyntaxReference> {
-    let set = syntaxes();
+/// The name a language's grammar is known by (a fence's language or a
+/// file's extension, any case, aliases folded), without loading anything.
+pub fn key(lang: &str) -> String {
     let lang = lang.trim().to_ascii_lowercase();
-    let token = match lang.as_str() {
+    let folded = match lang.as_str() {
         // No TypeScript grammar ships with syntect; JavaScript's is close.
         "ts" | "tsx" | "typescript" | "mts" | "cts" | "jsx" => "js",
         "shell" | "console" | "zsh" => "sh",
         "golang" => "go",
         "python3" | "py3" => "py",
-        other => other,
+        _ => return lang,
     };
+    folded.to_string()
+}
+
+/// The grammar for a fence's language name or a file's extension.
+fn syntax_for(lang: &str) -> Option<&'static SyntaxReference> {
+    let token = key(lang);
     if token.is_empty() {
         return None;
     }
-    set.find_syntax_by_token(token)
+    syntaxes().find_syntax_by_token(&token)
 }
 
 /// The language a file's path calls for (its extension), for diffs.

@@ -14,6 +14,8 @@
 //! and the App refuses tasks), commands are dropped.
 
 #[cfg(test)]
+mod grammar_tests;
+#[cfg(test)]
 mod tests;
 
 use crate::agent::{AgentCommand, AgentEvent, AgentHandle};
@@ -90,7 +92,7 @@ where
     clock.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
     let mut inbox_open = true;
     let mut frames = FrameClock::new(FRAME_INTERVAL, Instant::now());
-    // Results of work done off the loop (the `@` picker's file list).
+    // Results of work done off the loop (the `@` picker's file list, grammars).
     let (files, mut listed) = mpsc::unbounded_channel::<Msg>();
     loop {
         let agent_alive = agent.is_some();
@@ -242,10 +244,23 @@ where
             list_files(source, files.clone());
             return Ok(Next::Continue);
         }
+        Effect::WarmGrammar { lang, sample } => {
+            warm_grammar(lang, sample, files.clone());
+            return Ok(Next::Continue);
+        }
         Effect::Quit => return Ok(Next::Exit(EXIT_OK)),
     };
     send(app, agent, command);
     Ok(Next::Continue)
+}
+
+/// Compile a grammar on a blocking thread; its answer comes back into the
+/// loop as a `Msg` (which asks for a frame), so no frame waits for it.
+fn warm_grammar(lang: String, sample: Vec<String>, to_loop: mpsc::UnboundedSender<Msg>) {
+    tokio::task::spawn_blocking(move || {
+        let known = crate::tui::render::highlight_warm::warm(&lang, &sample);
+        let _ = to_loop.send(Msg::GrammarReady { lang, known });
+    });
 }
 
 /// Walk the workspace for the `@` picker on a blocking thread; the list

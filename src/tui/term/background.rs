@@ -8,6 +8,8 @@
 //! [`TIMEOUT`]. It also sends a primary device attributes request (which
 //! every terminal answers) so that a terminal that ignores OSC 11 is known at
 //! once, and its late reply cannot turn up as keystrokes. No reply means dark.
+//! Keys typed while it waits are not lost: what it read besides the two
+//! replies is handed back, for `typed` to turn into events.
 
 use crate::config::{ColorChoice, ThemeChoice};
 use crate::tui::render::theme::{self, DARK, LIGHT, Look};
@@ -37,11 +39,14 @@ pub fn color_on(choice: ColorChoice) -> bool {
     crate::headless::style::use_color(choice, true, no_color.as_deref(), term.as_deref())
 }
 
-/// Ask the terminal (stdin/stdout, already in raw mode) its background.
-pub fn query() -> Option<(u8, u8, u8)> {
+/// Ask the terminal (stdin/stdout, already in raw mode) its background:
+/// the colour, and the bytes read that were not part of the replies (keys
+/// typed meanwhile).
+pub fn query() -> (Option<(u8, u8, u8)>, Vec<u8>) {
     let mut out = std::io::stdout();
-    out.write_all(b"\x1b]11;?\x1b\\\x1b[c").ok()?;
-    out.flush().ok()?;
+    if out.write_all(b"\x1b]11;?\x1b\\\x1b[c").is_err() || out.flush().is_err() {
+        return (None, Vec::new());
+    }
     let stdin = std::io::stdin();
     let deadline = Instant::now() + TIMEOUT;
     let mut got: Vec<u8> = Vec::new();
@@ -73,7 +78,35 @@ pub fn query() -> Option<(u8, u8, u8)> {
             Ok(n) => got.extend_from_slice(&chunk[..n]),
         }
     }
-    parse_reply(&got)
+    (parse_reply(&got), without_replies(&got))
+}
+
+/// `bytes` without the OSC 11 reply and the device attributes reply (each
+/// also when cut off at the end): what is left was typed.
+pub fn without_replies(bytes: &[u8]) -> Vec<u8> {
+    let mut left = bytes.to_vec();
+    if let Some(at) = find(&left, b"\x1b]11;") {
+        let body = &left[at + 5..];
+        let end = match body.iter().position(|b| *b == 0x07 || *b == 0x1b) {
+            Some(i) if body[i] == 0x1b => at + 5 + i + 2,
+            Some(i) => at + 5 + i + 1,
+            None => left.len(),
+        };
+        left.drain(at..end.min(left.len()));
+    }
+    if let Some(at) = find(&left, b"\x1b[?") {
+        let body = &left[at + 3..];
+        let end = match body
+            .iter()
+            .position(|b| !(b.is_ascii_digit() || *b == b';'))
+        {
+            Some(i) if body[i] == b'c' => at + 3 + i + 1,
+            Some(_) => at,
+            None => left.len(),
+        };
+        left.drain(at..end);
+    }
+    left
 }
 
 /// The device attributes reply (`ESC [ ? … c`) has arrived: nothing else will.
@@ -136,6 +169,16 @@ mod tests {
         assert_eq!(parse_reply(b"\x1b]11;rgb:ffff/ffff"), None, "cut off");
         assert!(answered(b"\x1b]11;rgb:0/0/0\x07\x1b[?64;1;2c"));
         assert!(!answered(b"\x1b[?64;1"));
+    }
+
+    #[test]
+    fn keys_typed_around_the_replies_are_kept_and_the_replies_are_not() {
+        let got = b"ab\x1b]11;rgb:0/0/0\x1b\\c\x1b[?62;22cd\x1b[A";
+        assert_eq!(without_replies(got), b"abcd\x1b[A");
+        assert_eq!(without_replies(b"x\x1b]11;rgb:0/0/0\x07\x1b[?1;2c"), b"x");
+        assert_eq!(without_replies(b"hi\x1b]11;rgb:ff"), b"hi", "cut off");
+        assert_eq!(without_replies(b"hi\x1b[?6"), b"hi", "cut off");
+        assert_eq!(without_replies(b"hi"), b"hi", "no reply at all");
     }
 
     #[test]

@@ -1,5 +1,7 @@
 //! The real terminal: setup and restore (`terminal`), signals, the frame
-//! clock, and handing the terminal to the user's editor (`editor`).
+//! clock, and handing the terminal to the user's editor (`editor`); the
+//! start-up question for its background (`background`) and the keys typed
+//! while it waited for the answer (`typed`).
 
 pub mod background;
 pub mod editor;
@@ -7,3 +9,4 @@ pub mod frame;
 pub mod host;
 pub mod signals;
 pub mod terminal;
+pub mod typed;

@@ -8,6 +8,9 @@
 //! about [`SLICE`] of it (and always at least [`MIN_LINES`] lines, so a
 //! block finishes in a bounded number of frames however slow the machine).
 //! Pushing an entry, restoring a session and streaming never colour.
+//! In the real app a block's grammar is made ready off the UI thread
+//! (`highlight_warm`): a block whose language has no answer yet is left
+//! plain and asks for no frame; the answer's message brings the next one.
 //!
 //! What must stay true: a block is shown plain until all of it is coloured,
 //! then all at once (a grammar error leaves it plain, as before); the blocks
@@ -18,6 +21,7 @@
 
 use super::CodeBlock;
 use crate::tui::render::highlight::{self, Highlighter};
+use crate::tui::render::highlight_warm::Grammars;
 use ratatui::text::Span;
 use std::ops::Range;
 use std::time::{Duration, Instant};
@@ -59,17 +63,26 @@ impl Group {
         start..self.jobs.last().map_or(0, |j| j.span().end)
     }
 
-    /// Keep the blocks the budget allows (known language, in order).
-    fn pick(&mut self) {
+    /// Keep the blocks the budget allows (known language, in order);
+    /// false, and nothing picked, while a language waits for its grammar.
+    fn pick(&mut self, grammars: &mut Grammars) -> bool {
+        let answers: Vec<Option<bool>> = (self.jobs.iter())
+            .map(|j| grammars.known(&j.lang, &j.lines))
+            .collect();
+        if answers.contains(&None) {
+            return false;
+        }
         self.picked = true;
         let mut left = highlight::MAX_LINES;
+        let mut answers = answers.into_iter();
         self.jobs.retain(|j| {
-            let keep = j.lines.len() <= left && highlight::known(&j.lang);
+            let keep = answers.next() == Some(Some(true)) && j.lines.len() <= left;
             if keep {
                 left -= j.lines.len();
             }
             keep
         });
+        true
     }
 }
 
@@ -78,6 +91,8 @@ pub struct Pending {
     groups: Vec<Group>,
     /// The last step stopped with visible work left (a frame should follow).
     due: bool,
+    /// The grammars that may be used, and the warm-ups wanted.
+    pub grammars: Grammars,
 }
 
 fn overlaps(a: &Range<usize>, b: &Range<usize>) -> bool {
@@ -90,6 +105,7 @@ impl Pending {
         if blocks.is_empty() {
             return;
         }
+        self.want(&blocks);
         let jobs = blocks
             .into_iter()
             .map(|b| Job {
@@ -103,6 +119,14 @@ impl Pending {
             jobs,
             picked: false,
         });
+    }
+
+    /// Blocks that appeared (maybe still streaming): their grammars will
+    /// be wanted soon.
+    pub fn want(&mut self, blocks: &[CodeBlock]) {
+        for b in blocks {
+            self.grammars.want(&b.lang, &b.lines);
+        }
     }
 
     /// Lines from `line` on were replaced: forget their blocks.
@@ -140,8 +164,8 @@ impl Pending {
             if !overlaps(&g.span(), &visible) {
                 continue;
             }
-            if !g.picked {
-                g.pick();
+            if !g.picked && !g.pick(&mut self.grammars) {
+                continue;
             }
             let mut i = 0;
             while i < g.jobs.len() {
