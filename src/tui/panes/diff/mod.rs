@@ -11,6 +11,8 @@ pub mod live_patch;
 pub mod mcp_call;
 pub mod rows;
 pub mod source;
+#[cfg(test)]
+mod style_tests;
 pub mod test_run;
 pub mod view;
 

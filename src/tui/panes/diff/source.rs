@@ -1,17 +1,19 @@
 //! A diff as items that do not depend on the width: one per file header,
 //! hunk separator, note and diff line. Each line's sanitized text and its
 //! width are measured once; its spans (syntax colours, changed words) are
-//! built the first time a line of its hunk is shown, for the whole hunk, and
-//! kept. So a new width only re-counts rows (a comparison per line that fits
-//! on one row), and a frame styles only hunks it shows. The syntax and word
+//! built the first time it is shown, and kept (a hunk's syntax colours for
+//! the whole hunk at once, since a grammar reads it in order; changed words
+//! line by line, so a 5,000-line hunk costs only the lines in view). So a
+//! new width only re-counts rows (a comparison per line that fits on one
+//! row), and a frame styles only lines it shows. The syntax and word
 //! budgets are shared out between hunks in diff order up front, so every
 //! hunk gets exactly what building the whole diff at once would give it.
 //! `build_rows` lays out a whole diff at once, for views that show it all.
 
-use crate::diff::{FileDiff, Hunk, LineKind};
+use crate::diff::{DiffLine, FileDiff, Hunk, LineKind};
 use crate::tui::panes::diff::rows::{
-    CONTEXT, FILE, HUNK, MAX_SYNTAX_LINES, MAX_WORD_PAIRS, Styled, file_label, hunk_label, rule,
-    style_hunk, word_pairs,
+    CONTEXT, FILE, HUNK, HunkStyle, MAX_SYNTAX_LINES, MAX_WORD_PAIRS, Styled, file_label,
+    hunk_label, rule, word_pairs,
 };
 use crate::tui::render::text::{sanitize, width as text_width, wrap};
 use ratatui::style::Style;
@@ -37,7 +39,8 @@ enum Item {
     },
 }
 
-/// One hunk: a copy of it, its lines sanitized, and its share of the budgets.
+/// One hunk: a copy of it (its lines without their text), its lines
+/// sanitized, and its share of the budgets.
 #[derive(Debug)]
 struct HunkSource {
     hunk: Hunk,
@@ -59,8 +62,9 @@ pub struct Source {
     hunks: Vec<HunkSource>,
     /// Items of each hunk (its separator first), in order.
     hunk_items: Vec<Range<usize>>,
-    /// Each hunk's spans, once shown.
-    styled: Vec<Option<Vec<Styled>>>,
+    /// Each hunk's styling, once one of its lines is shown, and the spans
+    /// of its lines shown so far.
+    styled: Vec<Option<(HunkStyle, Vec<Option<Styled>>)>>,
     /// How many times a hunk was styled (each at most once).
     stylings: usize,
 }
@@ -130,10 +134,18 @@ impl Source {
         }
         self.hunk_items.push(start..self.items.len());
         let blank = format!(" {:w$} {:w$} │ ", "", "");
+        // The text is kept once, sanitized, in `texts`.
+        let lines = hunk.lines.iter().map(|l| DiffLine {
+            text: String::new(),
+            ..*l
+        });
         self.hunks.push(HunkSource {
             prefix: text_width(&blank),
             blank,
-            hunk: hunk.clone(),
+            hunk: Hunk {
+                lines: lines.collect(),
+                ..*hunk
+            },
             texts,
             path,
             w,
@@ -203,11 +215,16 @@ impl Source {
     fn styled_line(&mut self, hunk: usize, line: usize) -> Option<&Styled> {
         let h = self.hunks.get(hunk)?;
         let slot = self.styled.get_mut(hunk)?;
-        if slot.is_none() {
-            *slot = Some(style_hunk(&h.path, &h.hunk, &h.texts, h.w, h.words));
+        let (style, lines) = slot.get_or_insert_with(|| {
             self.stylings += 1;
+            let style = HunkStyle::new(&h.path, &h.hunk, &h.texts, h.w, h.words);
+            (style, vec![None; h.texts.len()])
+        });
+        let spans = lines.get_mut(line)?;
+        if spans.is_none() {
+            *spans = style.line(&h.hunk, &h.texts, line);
         }
-        slot.as_ref()?.get(line)
+        spans.as_ref()
     }
 }
 
