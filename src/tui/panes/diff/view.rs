@@ -75,6 +75,19 @@ pub struct DiffView {
 
 /// Items kept wrapped at most; past this the cache starts again.
 const MAX_WRAPPED: usize = 2_048;
+/// A replaced source of more items than this is freed on another thread.
+const RETIRE_ITEMS: usize = 1_000;
+
+/// Free a replaced source: a large one on a thread of its own, since freeing
+/// the strings of a 5,000-line diff takes milliseconds no frame should wait
+/// for (were the thread refused, it is freed here).
+fn retire(old: Source) {
+    if old.len() > RETIRE_ITEMS {
+        let _ = std::thread::Builder::new()
+            .name("diff-free".into())
+            .spawn(move || drop(old));
+    }
+}
 
 impl Default for DiffView {
     fn default() -> Self {
@@ -114,7 +127,8 @@ impl DiffView {
             }
             self.key = key;
             let files = files();
-            self.source = Source::new(&files, headers || files.len() > 1);
+            let new = Source::new(&files, headers || files.len() > 1);
+            retire(std::mem::replace(&mut self.source, new));
             if matches!(key, DiffKey::Live { .. }) {
                 self.source.push_note(Line::styled(
                     " ⋯ the model is still writing this edit",
