@@ -15,6 +15,8 @@ pub mod source;
 mod style_tests;
 pub mod test_run;
 pub mod view;
+#[cfg(test)]
+mod live_tests;
 
 use crate::agent::ApprovalAction;
 use crate::diff::FileDiff;
