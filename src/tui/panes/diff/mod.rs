@@ -8,15 +8,16 @@
 pub mod inline;
 pub mod live;
 pub mod live_patch;
+#[cfg(test)]
+mod live_tests;
 pub mod mcp_call;
 pub mod rows;
 pub mod source;
 #[cfg(test)]
 mod style_tests;
+pub mod syntax_jobs;
 pub mod test_run;
 pub mod view;
-#[cfg(test)]
-mod live_tests;
 
 use crate::agent::ApprovalAction;
 use crate::diff::FileDiff;

@@ -96,10 +96,7 @@ impl HunkStyle {
         let kinds: Vec<LineKind> = hunk.lines.iter().map(|l| l.kind).collect();
         let syntax = match path.is_empty() {
             true => Vec::new(),
-            false => {
-                let context: Vec<bool> = kinds.iter().map(|k| *k != LineKind::Removed).collect();
-                crate::tui::render::highlight::hunk(path, texts, &context)
-            }
+            false => crate::tui::render::highlight::hunk(path, texts, &Self::new_side(hunk)),
         };
         HunkStyle {
             partners: partners(&kinds, word_pairs),
@@ -107,6 +104,19 @@ impl HunkStyle {
             w,
             blank_gutter: format!(" {:w$} {:w$} │", "", ""),
         }
+    }
+
+    /// Which lines are read for syntax colours (the new side, in order).
+    pub fn new_side(hunk: &Hunk) -> Vec<bool> {
+        hunk.lines
+            .iter()
+            .map(|l| l.kind != LineKind::Removed)
+            .collect()
+    }
+
+    /// Give the hunk its syntax colours (computed elsewhere, as `new` does).
+    pub fn set_syntax(&mut self, syntax: Vec<Option<Vec<Span<'static>>>>) {
+        self.syntax = syntax;
     }
 
     /// The spans of line `i` of `hunk` (`texts` sanitized, as given to `new`).

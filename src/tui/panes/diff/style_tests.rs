@@ -98,3 +98,38 @@ fn a_source_shown_out_of_order_equals_the_diff_built_at_once() {
     assert_eq!(lazy, built);
     assert_eq!(source.stylings(), diff.hunks.len(), "each hunk styled once");
 }
+
+#[test]
+fn colours_computed_on_threads_end_as_those_computed_here() {
+    // Small hunks with syntax colours (under the diff's syntax budget).
+    let (old, new) = edit(40);
+    let old = old.replace("'x')\n", "'x')\n\n\n\n\n");
+    let new = new.replace("'x')\n", "'x')\n\n\n\n\n");
+    let diff = FileDiff::compute("f.py", Some(&old), &new);
+    assert!(diff.hunks.len() > 3, "several hunks");
+    let width = 40;
+    let here = build_rows(&[&diff], width, false).rows;
+    let mut source = Source::new(&[&diff], false).colour_on_threads();
+    let n = source.len();
+    let mut rows: Vec<Vec<_>> = (0..n).map(|i| source.rows(i, width)).collect();
+    // Until they arrive, hunks are plain; the text is the same.
+    let plain = |r: &[ratatui::text::Line<'_>]| r.iter().map(|l| l.to_string()).collect::<Vec<_>>();
+    assert_eq!(plain(&rows.concat()), plain(&here));
+    let mut coloured = Vec::new();
+    for _ in 0..10_000 {
+        coloured.extend(source.take_coloured());
+        if !source.colouring_due() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+    assert!(!source.colouring_due(), "the colours never arrived");
+    assert_eq!(coloured.len(), diff.hunks.len(), "each hunk coloured once");
+    for h in coloured {
+        for i in source.hunk_items()[h].clone() {
+            rows[i] = source.rows(i, width);
+        }
+    }
+    assert_eq!(rows.concat(), here, "the same colours as computed here");
+    assert_eq!(source.stylings(), diff.hunks.len());
+}
