@@ -84,9 +84,10 @@ impl App {
     }
 
     /// Code in view still waits for its syntax colours: the frame after
-    /// this one should be drawn too (each colours a slice).
+    /// this one should be drawn too (each colours a slice, or picks up a
+    /// diff hunk's colours computed on a thread).
     pub fn colouring_due(&self) -> bool {
-        self.conversation.colouring_due()
+        self.conversation.colouring_due() || self.diff.colouring_due()
     }
 
     /// Time passed: a quit confirmation that ran out takes its message along.

@@ -28,8 +28,12 @@ pub fn sanitized_lines(text: &str) -> impl Iterator<Item = String> + '_ {
     text.split('\n').map(sanitize)
 }
 
-/// Display width of a string (sanitized text only).
+/// Display width of a string (sanitized text only). Printable ASCII (most
+/// code) is one column a byte, without segmenting it into clusters.
 pub fn width(s: &str) -> usize {
+    if s.bytes().all(|b| (0x20..0x7f).contains(&b)) {
+        return s.len();
+    }
     s.graphemes(true).map(cluster_width).sum()
 }
 
@@ -176,6 +180,21 @@ fn merge(cells: Vec<(&str, Style)>) -> Vec<Span<'static>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_ascii_shortcut_measures_as_clusters_do() {
+        let all: String = (0x20u8..0x7f).map(char::from).collect();
+        for s in [
+            all.as_str(),
+            "",
+            "x = compute(1, 'y')  # changed",
+            "a\u{301}",
+            "é 👨‍👩‍👧 ｗ",
+        ] {
+            let slow: usize = s.graphemes(true).map(cluster_width).sum();
+            assert_eq!(width(s), slow, "{s:?}");
+        }
+    }
 
     fn plain(lines: &[Line<'_>]) -> Vec<String> {
         lines.iter().map(|l| l.to_string()).collect()

@@ -5,16 +5,31 @@
 //! `replace_text`) against the file's content sent by the core, or the
 //! `patch` of an `apply_patch` read as a diff by itself (`live_patch`). The final
 //! proposal (or a new request, or a retry) replaces the previews.
+//!
+//! A preview of more than `INLINE_PREVIEW_BYTES` is computed on a thread of
+//! its own from a copy of the arguments and the file, so no frame waits for
+//! a diff of thousands of lines; its result is picked up by the first
+//! refresh after it is ready (`next_refresh` asks for one every `POLL`
+//! meanwhile). What must stay true: the preview shown is always the
+//! from-scratch preview of some arguments received, the newest once the
+//! stream stops (one computation at a time per call; fragments that arrive
+//! meanwhile mark it dirty for the next); rendering never waits or locks.
 
 use crate::agent::live::partial_field;
 use crate::diff::{FileDiff, LineKind};
 use crate::tui::panes::diff::live_patch::partial_patch;
+use std::sync::mpsc::{Receiver, TryRecvError};
 use std::time::{Duration, Instant};
 
 /// Shortest time between two recomputations of one preview.
 pub const REFRESH: Duration = Duration::from_millis(100);
 /// Arguments plus file content above this get no live preview.
 pub const MAX_PREVIEW_BYTES: usize = 2 * 1024 * 1024;
+/// Previews of up to this much (arguments plus file content) are computed
+/// on the frame, well under a millisecond; larger ones on a thread.
+pub const INLINE_PREVIEW_BYTES: usize = 64 * 1024;
+/// How often a frame looks for a preview computed on a thread.
+pub const POLL: Duration = Duration::from_millis(8);
 /// Tools whose arguments are previewed.
 const PREVIEWED: [&str; 3] = ["write_file", "replace_text", PATCH];
 /// The tool previewed from its arguments alone (see `live_patch`).
@@ -37,7 +52,12 @@ pub struct LiveCall {
     pub note: Option<&'static str>,
     /// Grows with each recomputed preview.
     pub generation: u64,
+    /// A preview being computed on a thread, and when a frame last looked.
+    job: Option<(Receiver<Computed>, Instant)>,
 }
+
+/// A preview diff, or why there is none yet.
+type Computed = (Option<FileDiff>, Option<&'static str>);
 
 impl LiveCall {
     pub fn path(&self) -> Option<&str> {
@@ -94,6 +114,7 @@ impl LivePreviews {
                     files: Vec::new(),
                     note: None,
                     generation: 0,
+                    job: None,
                 });
                 self.calls.len() - 1
             }
@@ -112,10 +133,29 @@ impl LivePreviews {
     }
 
     /// Recompute the previews that changed, unless one was computed less
-    /// than `REFRESH` ago. Returns whether any preview changed.
+    /// than `REFRESH` ago (a large one is started on a thread, and picked up
+    /// by a later refresh). Returns whether any preview changed.
     pub fn refresh(&mut self, now: Instant) -> bool {
         let mut changed = false;
         for call in &mut self.calls {
+            if let Some((job, polled)) = &mut call.job {
+                match job.try_recv() {
+                    Ok(computed) => {
+                        call.job = None;
+                        changed |= call.show(computed);
+                    }
+                    Err(TryRecvError::Empty) => {
+                        *polled = now;
+                        continue;
+                    }
+                    // The thread is gone without a result: compute again.
+                    Err(TryRecvError::Disconnected) => {
+                        call.job = None;
+                        call.dirty = true;
+                        call.computed_at = None;
+                    }
+                }
+            }
             let due = call
                 .computed_at
                 .is_none_or(|at| now.saturating_duration_since(at) >= REFRESH);
@@ -126,24 +166,61 @@ impl LivePreviews {
             call.computed_at = Some(now);
             if call.tool == PATCH {
                 (call.files, call.note) = compute_patch(call);
-            } else {
-                let (preview, note) = compute(call);
-                call.preview = preview;
-                call.note = note;
+                call.generation += 1;
+                changed = true;
+                continue;
             }
-            call.generation += 1;
-            changed = true;
+            let size = call.args.len()
+                + call
+                    .base
+                    .as_ref()
+                    .map_or(0, |(_, o)| o.as_ref().map_or(0, String::len));
+            if size > INLINE_PREVIEW_BYTES && size <= MAX_PREVIEW_BYTES {
+                let (tool, args, base) = (call.tool.clone(), call.args.clone(), call.base.clone());
+                let (tx, rx) = std::sync::mpsc::channel();
+                let spawned = std::thread::Builder::new()
+                    .name("live-preview".into())
+                    .spawn(move || tx.send(compute(&tool, &args, base.as_ref())));
+                if spawned.is_ok() {
+                    call.job = Some((rx, now));
+                    continue;
+                }
+            }
+            let computed = compute(&call.tool, &call.args, call.base.as_ref());
+            changed |= call.show(computed);
         }
         changed
     }
 
-    /// When a throttled preview is due to be recomputed, if one is waiting.
+    /// When a frame should refresh the previews next: a throttled preview
+    /// is due, or a frame should look for one computed on a thread.
     pub fn next_refresh(&self) -> Option<Instant> {
-        self.calls
+        let throttled = self
+            .calls
             .iter()
-            .filter(|c| c.dirty && c.ready())
-            .filter_map(|c| c.computed_at.map(|at| at + REFRESH))
-            .min()
+            .filter(|c| c.dirty && c.ready() && c.job.is_none())
+            .filter_map(|c| c.computed_at.map(|at| at + REFRESH));
+        let polls = self
+            .calls
+            .iter()
+            .filter_map(|c| c.job.as_ref())
+            .map(|(_, at)| *at + POLL);
+        throttled.chain(polls).min()
+    }
+
+    /// Whether a preview is being computed on a thread.
+    pub fn computing(&self) -> bool {
+        self.calls.iter().any(|c| c.job.is_some())
+    }
+}
+
+impl LiveCall {
+    /// Show a computed preview; always a change.
+    fn show(&mut self, (preview, note): Computed) -> bool {
+        self.preview = preview;
+        self.note = note;
+        self.generation += 1;
+        true
     }
 }
 
@@ -160,18 +237,19 @@ fn compute_patch(call: &LiveCall) -> (Vec<FileDiff>, Option<&'static str>) {
     (files, note)
 }
 
-/// The preview diff of a call, or why there is none yet.
-fn compute(call: &LiveCall) -> (Option<FileDiff>, Option<&'static str>) {
-    let Some((path, old)) = &call.base else {
+/// The preview diff of a call of `tool` with arguments `args` so far
+/// against `base` (the file's path and content), or why there is none yet.
+fn compute(tool: &str, args: &str, base: Option<&(String, Option<String>)>) -> Computed {
+    let Some((path, old)) = base else {
         return (None, None);
     };
-    if call.args.len() + old.as_ref().map_or(0, String::len) > MAX_PREVIEW_BYTES {
+    if args.len() + old.as_ref().map_or(0, String::len) > MAX_PREVIEW_BYTES {
         return (None, Some("too large to preview while it streams"));
     }
     let old_lf = old.as_ref().map(|o| o.replace("\r\n", "\n"));
-    match call.tool.as_str() {
+    match tool {
         "write_file" => {
-            let Some(content) = partial_field(&call.args, "content") else {
+            let Some(content) = partial_field(args, "content") else {
                 return (None, Some("waiting for the new content…"));
             };
             let mut diff = FileDiff::compute(path, old_lf.as_deref(), &content.value);
@@ -184,13 +262,13 @@ fn compute(call: &LiveCall) -> (Option<FileDiff>, Option<&'static str>) {
             let Some(base) = old_lf else {
                 return (None, Some("the file does not exist"));
             };
-            match partial_field(&call.args, "old") {
+            match partial_field(args, "old") {
                 Some(f) if f.complete => {
                     let found = base.match_indices(f.value.as_str()).count();
                     if f.value.is_empty() || found != 1 {
                         return (None, Some("the text to replace is not found exactly once"));
                     }
-                    let new = partial_field(&call.args, "new").map_or(String::new(), |n| n.value);
+                    let new = partial_field(args, "new").map_or(String::new(), |n| n.value);
                     let preview = base.replacen(f.value.as_str(), &new, 1);
                     (Some(FileDiff::compute(path, Some(&base), &preview)), None)
                 }

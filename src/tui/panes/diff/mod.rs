@@ -8,9 +8,14 @@
 pub mod inline;
 pub mod live;
 pub mod live_patch;
+#[cfg(test)]
+mod live_tests;
 pub mod mcp_call;
 pub mod rows;
 pub mod source;
+#[cfg(test)]
+mod style_tests;
+pub mod syntax_jobs;
 pub mod test_run;
 pub mod view;
 

@@ -6,7 +6,7 @@
 //! styles each hunk once and wraps them per width.
 
 use crate::diff::{FileDiff, Hunk, LineKind};
-use crate::tui::panes::diff::inline::{Ranges, changed_ranges, segments};
+use crate::tui::panes::diff::inline::{changed_ranges, segments};
 use crate::tui::render::text::{sanitize, width as text_width, wrap};
 use crate::tui::render::theme;
 use ratatui::style::{Modifier, Style};
@@ -29,7 +29,7 @@ pub const MAX_SYNTAX_LINES: usize = 300;
 
 /// One diff line's spans, whatever the width: the prefix of its first row
 /// (gutter and sign), of its continuation rows, and its text.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Styled {
     pub first: [Span<'static>; 2],
     pub cont: [Span<'static>; 2],
@@ -68,15 +68,62 @@ pub fn style_hunk(
     hunk: &Hunk,
     texts: &[String],
     w: usize,
-    mut word_pairs: usize,
+    word_pairs: usize,
 ) -> Vec<Styled> {
-    let blank_gutter = format!(" {:w$} {:w$} │", "", "");
-    let kinds: Vec<LineKind> = hunk.lines.iter().map(|l| l.kind).collect();
-    let words = word_ranges(&kinds, texts, &mut word_pairs);
-    let context: Vec<bool> = kinds.iter().map(|k| *k != LineKind::Removed).collect();
-    let syntax = crate::tui::render::highlight::hunk(path, texts, &context);
-    let mut out = Vec::with_capacity(hunk.lines.len());
-    for (i, line) in hunk.lines.iter().enumerate() {
+    let style = HunkStyle::new(path, hunk, texts, w, word_pairs);
+    (0..hunk.lines.len())
+        .filter_map(|i| style.line(hunk, texts, i))
+        .collect()
+}
+
+/// What styling a hunk's lines one at a time needs, in any order: each
+/// changed line's word-highlight partner (within the hunk's budget) and, for
+/// a hunk given syntax colours, those colours (a grammar reads the hunk in
+/// order, so they are computed for all its lines at once; the syntax budget
+/// keeps such hunks small). A line styled alone equals the same line of
+/// `style_hunk` (test below).
+#[derive(Debug)]
+pub struct HunkStyle {
+    partners: Vec<Option<usize>>,
+    /// Empty: no syntax colours.
+    syntax: Vec<Option<Vec<Span<'static>>>>,
+    w: usize,
+    blank_gutter: String,
+}
+
+impl HunkStyle {
+    pub fn new(path: &str, hunk: &Hunk, texts: &[String], w: usize, word_pairs: usize) -> Self {
+        let kinds: Vec<LineKind> = hunk.lines.iter().map(|l| l.kind).collect();
+        let syntax = match path.is_empty() {
+            true => Vec::new(),
+            false => crate::tui::render::highlight::hunk(path, texts, &Self::new_side(hunk)),
+        };
+        HunkStyle {
+            partners: partners(&kinds, word_pairs),
+            syntax,
+            w,
+            blank_gutter: format!(" {:w$} {:w$} │", "", ""),
+        }
+    }
+
+    /// Which lines are read for syntax colours (the new side, in order).
+    pub fn new_side(hunk: &Hunk) -> Vec<bool> {
+        hunk.lines
+            .iter()
+            .map(|l| l.kind != LineKind::Removed)
+            .collect()
+    }
+
+    /// Give the hunk its syntax colours (computed elsewhere, as `new` does).
+    pub fn set_syntax(&mut self, syntax: Vec<Option<Vec<Span<'static>>>>) {
+        self.syntax = syntax;
+    }
+
+    /// The spans of line `i` of `hunk` (`texts` sanitized, as given to `new`).
+    pub fn line(&self, hunk: &Hunk, texts: &[String], i: usize) -> Option<Styled> {
+        let line = hunk.lines.get(i)?;
+        let text = texts.get(i)?;
+        let w = self.w;
         let (sign, style, word) = match line.kind {
             LineKind::Added => ("+", ADDED, ADDED_WORD),
             LineKind::Removed => ("-", REMOVED, REMOVED_WORD),
@@ -84,30 +131,39 @@ pub fn style_hunk(
         };
         let no = |n: Option<usize>| n.map_or(String::new(), |n| n.to_string());
         let gutter = format!(" {:>w$} {:>w$} │", no(line.old_no), no(line.new_no));
-        let text: Vec<Span<'static>> = match &words[i] {
-            Some(ranges) => segments(&texts[i], ranges)
+        let ranges = self.partners.get(i).copied().flatten().and_then(|p| {
+            let other = texts.get(p)?;
+            match line.kind {
+                LineKind::Removed => changed_ranges(text, other).map(|(old, _)| old),
+                _ => changed_ranges(other, text).map(|(_, new)| new),
+            }
+        });
+        let text: Vec<Span<'static>> = match ranges {
+            Some(ranges) => segments(text, &ranges)
                 .into_iter()
                 .map(|(s, changed)| Span::styled(s.to_string(), if changed { word } else { style }))
                 .collect(),
             // Context lines get syntax colours (still dim); changes keep theirs.
-            None => match (&syntax[i], line.kind) {
-                (Some(spans), LineKind::Context) => spans
+            None => match (self.syntax.get(i), line.kind) {
+                (Some(Some(spans)), LineKind::Context) => spans
                     .iter()
                     .map(|s| Span::styled(s.content.to_string(), s.style.patch(CONTEXT)))
                     .collect(),
-                _ => vec![Span::styled(texts[i].clone(), style)],
+                _ => vec![Span::styled(text.clone(), style)],
             },
         };
-        out.push(Styled {
+        Some(Styled {
             first: [
                 Span::styled(gutter, GUTTER),
                 Span::styled(sign, style.add_modifier(Modifier::BOLD)),
             ],
-            cont: [Span::styled(blank_gutter.clone(), GUTTER), Span::raw(" ")],
+            cont: [
+                Span::styled(self.blank_gutter.clone(), GUTTER),
+                Span::raw(" "),
+            ],
             text,
-        });
+        })
     }
-    out
 }
 
 /// Removed/added line pairs a hunk offers the word highlight (what
@@ -135,9 +191,10 @@ fn run(kinds: &[LineKind], from: usize, kind: LineKind) -> usize {
         .unwrap_or(kinds.len())
 }
 
-/// Changed character ranges per line: each run of removed lines followed by
-/// added lines is paired line by line.
-fn word_ranges(kinds: &[LineKind], texts: &[String], budget: &mut usize) -> Vec<Option<Ranges>> {
+/// Each changed line's partner for the word highlight: each run of removed
+/// lines followed by added lines is paired line by line, in order, while
+/// `budget` pairs last.
+fn partners(kinds: &[LineKind], mut budget: usize) -> Vec<Option<usize>> {
     let mut out = vec![None; kinds.len()];
     let mut i = 0;
     while i < kinds.len() {
@@ -148,14 +205,12 @@ fn word_ranges(kinds: &[LineKind], texts: &[String], budget: &mut usize) -> Vec<
         let removed = i..run(kinds, i, LineKind::Removed);
         let added = removed.end..run(kinds, removed.end, LineKind::Added);
         for (r, a) in removed.clone().zip(added.clone()) {
-            if *budget == 0 {
+            if budget == 0 {
                 return out;
             }
-            *budget -= 1;
-            if let Some((old, new)) = changed_ranges(&texts[r], &texts[a]) {
-                out[r] = Some(old);
-                out[a] = Some(new);
-            }
+            budget -= 1;
+            out[r] = Some(a);
+            out[a] = Some(r);
         }
         i = added.end.max(removed.end);
     }

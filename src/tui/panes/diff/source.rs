@@ -1,18 +1,21 @@
 //! A diff as items that do not depend on the width: one per file header,
 //! hunk separator, note and diff line. Each line's sanitized text and its
 //! width are measured once; its spans (syntax colours, changed words) are
-//! built the first time a line of its hunk is shown, for the whole hunk, and
-//! kept. So a new width only re-counts rows (a comparison per line that fits
-//! on one row), and a frame styles only hunks it shows. The syntax and word
+//! built the first time it is shown, and kept (a hunk's syntax colours for
+//! the whole hunk at once, since a grammar reads it in order; changed words
+//! line by line, so a 5,000-line hunk costs only the lines in view). So a
+//! new width only re-counts rows (a comparison per line that fits on one
+//! row), and a frame styles only lines it shows. The syntax and word
 //! budgets are shared out between hunks in diff order up front, so every
 //! hunk gets exactly what building the whole diff at once would give it.
 //! `build_rows` lays out a whole diff at once, for views that show it all.
 
-use crate::diff::{FileDiff, Hunk, LineKind};
+use crate::diff::{DiffLine, FileDiff, Hunk, LineKind};
 use crate::tui::panes::diff::rows::{
-    CONTEXT, FILE, HUNK, MAX_SYNTAX_LINES, MAX_WORD_PAIRS, Styled, file_label, hunk_label, rule,
-    style_hunk, word_pairs,
+    CONTEXT, FILE, HUNK, HunkStyle, MAX_SYNTAX_LINES, MAX_WORD_PAIRS, Styled, file_label,
+    hunk_label, rule, word_pairs,
 };
+use crate::tui::panes::diff::syntax_jobs::SyntaxJobs;
 use crate::tui::render::text::{sanitize, width as text_width, wrap};
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
@@ -37,7 +40,8 @@ enum Item {
     },
 }
 
-/// One hunk: a copy of it, its lines sanitized, and its share of the budgets.
+/// One hunk: a copy of it (its lines without their text), its lines
+/// sanitized, and its share of the budgets.
 #[derive(Debug)]
 struct HunkSource {
     hunk: Hunk,
@@ -59,10 +63,13 @@ pub struct Source {
     hunks: Vec<HunkSource>,
     /// Items of each hunk (its separator first), in order.
     hunk_items: Vec<Range<usize>>,
-    /// Each hunk's spans, once shown.
-    styled: Vec<Option<Vec<Styled>>>,
+    /// Each hunk's styling, once one of its lines is shown, and the spans
+    /// of its lines shown so far.
+    styled: Vec<Option<(HunkStyle, Vec<Option<Styled>>)>>,
     /// How many times a hunk was styled (each at most once).
     stylings: usize,
+    /// Syntax colours computed on threads (`None`: here, when first shown).
+    jobs: Option<SyntaxJobs>,
 }
 
 impl Source {
@@ -111,6 +118,35 @@ impl Source {
         s
     }
 
+    /// Colour hunks on threads from now on: a hunk is shown plain until
+    /// its colours arrive (see `take_coloured`).
+    pub fn colour_on_threads(mut self) -> Source {
+        self.jobs = Some(SyntaxJobs::default());
+        self
+    }
+
+    /// Hunks whose syntax colours arrived: their lines are styled again
+    /// (the caller wraps their rows again; the row counts do not change).
+    pub fn take_coloured(&mut self) -> Vec<usize> {
+        let Some(jobs) = &mut self.jobs else {
+            return Vec::new();
+        };
+        let mut hunks = Vec::new();
+        for (h, colours) in jobs.finished() {
+            if let Some(Some((style, lines))) = self.styled.get_mut(h) {
+                style.set_syntax(colours);
+                lines.fill(None);
+                hunks.push(h);
+            }
+        }
+        hunks
+    }
+
+    /// Whether a hunk shown still waits for its syntax colours.
+    pub fn colouring_due(&self) -> bool {
+        self.jobs.as_ref().is_some_and(SyntaxJobs::pending)
+    }
+
     fn push_hunk(&mut self, hunk: &Hunk, path: String, w: usize, words: usize) {
         let h = self.hunks.len();
         let start = self.items.len();
@@ -130,10 +166,18 @@ impl Source {
         }
         self.hunk_items.push(start..self.items.len());
         let blank = format!(" {:w$} {:w$} │ ", "", "");
+        // The text is kept once, sanitized, in `texts`.
+        let lines = hunk.lines.iter().map(|l| DiffLine {
+            text: String::new(),
+            ..*l
+        });
         self.hunks.push(HunkSource {
             prefix: text_width(&blank),
             blank,
-            hunk: hunk.clone(),
+            hunk: Hunk {
+                lines: lines.collect(),
+                ..*hunk
+            },
             texts,
             path,
             w,
@@ -203,11 +247,27 @@ impl Source {
     fn styled_line(&mut self, hunk: usize, line: usize) -> Option<&Styled> {
         let h = self.hunks.get(hunk)?;
         let slot = self.styled.get_mut(hunk)?;
-        if slot.is_none() {
-            *slot = Some(style_hunk(&h.path, &h.hunk, &h.texts, h.w, h.words));
+        let (style, lines) = slot.get_or_insert_with(|| {
             self.stylings += 1;
+            let path = match &mut self.jobs {
+                Some(jobs) if !h.path.is_empty() => {
+                    let side = HunkStyle::new_side(&h.hunk);
+                    match jobs.start(hunk, &h.path, &h.texts, side) {
+                        // Plain for now; the colours arrive later.
+                        None => "",
+                        Some(_) => h.path.as_str(),
+                    }
+                }
+                _ => h.path.as_str(),
+            };
+            let style = HunkStyle::new(path, &h.hunk, &h.texts, h.w, h.words);
+            (style, vec![None; h.texts.len()])
+        });
+        let spans = lines.get_mut(line)?;
+        if spans.is_none() {
+            *spans = style.line(&h.hunk, &h.texts, line);
         }
-        slot.as_ref()?.get(line)
+        spans.as_ref()
     }
 }
 
@@ -240,107 +300,5 @@ pub fn build_rows(files: &[&FileDiff], width: usize, headers: bool) -> Built {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::tui::panes::diff::rows::{ADDED, ADDED_WORD, REMOVED_WORD};
-    use crate::tui::render::theme;
-
-    fn plain(d: &FileDiff, width: usize) -> Vec<String> {
-        build_rows(&[d], width, false)
-            .rows
-            .iter()
-            .map(|l| l.to_string())
-            .collect()
-    }
-
-    #[test]
-    fn context_lines_get_syntax_colours_within_a_budget() {
-        let styles = |d: &FileDiff| -> Vec<Style> {
-            let rows = build_rows(&[d], 80, false).rows;
-            rows.iter()
-                .flat_map(|r| r.spans.iter().map(|s| s.style))
-                .collect()
-        };
-        let keyword = theme::SYN_KEYWORD.patch(CONTEXT);
-        let small = FileDiff::compute(
-            "f.py",
-            Some("def f():\n    x = 1\n"),
-            "def f():\n    x = 2\n",
-        );
-        assert!(styles(&small).contains(&keyword), "context is coloured");
-        let old: String = (0..MAX_SYNTAX_LINES)
-            .map(|i| format!("def f{i}(): pass\n"))
-            .collect();
-        let new: String = old
-            .lines()
-            .enumerate()
-            .map(|(i, l)| {
-                if i % 4 == 0 {
-                    format!("{l} # changed\n")
-                } else {
-                    format!("{l}\n")
-                }
-            })
-            .collect();
-        let big = FileDiff::compute("f.py", Some(&old), &new);
-        assert!(big.hunks[0].lines.len() > MAX_SYNTAX_LINES, "one long hunk");
-        assert!(!styles(&big).contains(&keyword), "over the budget: plain");
-    }
-
-    #[test]
-    fn gutters_signs_and_continuation_rows() {
-        let old = "a\nb\n";
-        let new = "a\nb\nthis line is much too long to fit\n";
-        let d = FileDiff::compute("f.py", Some(old), new);
-        let rows = plain(&d, 25);
-        assert_eq!(rows[0], "       ├─ @@ -1,2 +1,3 @@ ");
-        assert_eq!(rows[1], "  1  1 │ a");
-        assert_eq!(rows[3], "     3 │+this line is");
-        assert_eq!(rows[4], "       │ much too long to");
-        assert_eq!(rows[5], "       │ fit");
-        let styled = build_rows(&[&d], 25, false).rows;
-        assert_eq!(styled[3].spans.last().map(|s| s.style), Some(ADDED));
-    }
-
-    #[test]
-    fn changed_words_are_highlighted_in_paired_lines() {
-        let d = FileDiff::compute(
-            "f.py",
-            Some("x = compute(1, 'x')\n"),
-            "x = compute(1, 'y')\n",
-        );
-        let rows = build_rows(&[&d], 60, false).rows;
-        let styled = |row: &Line<'_>, style: Style| -> String {
-            row.spans
-                .iter()
-                .filter(|s| s.style == style)
-                .map(|s| s.content.as_ref())
-                .collect()
-        };
-        assert_eq!(styled(&rows[1], REMOVED_WORD), "x");
-        assert_eq!(styled(&rows[2], ADDED_WORD), "y");
-        assert_eq!(styled(&rows[2], ADDED), "x = compute(1, '')");
-    }
-
-    #[test]
-    fn hunk_rows_are_recorded_and_files_get_headers() {
-        let old: String = (1..=30).map(|i| format!("line {i}\n")).collect();
-        let new = old
-            .replace("line 2\n", "line two\n")
-            .replace("line 28\n", "");
-        let d = FileDiff::compute("f.txt", Some(&old), &new);
-        let created = FileDiff::compute("g.txt", None, "g\n");
-        let built = build_rows(&[&d, &created], 60, true);
-        assert_eq!(built.hunks.len(), 3);
-        assert!(built.rows[0].to_string().contains("f.txt  +1 −2"));
-        for r in &built.hunks {
-            assert!(built.rows[r.start].to_string().contains("@@"));
-        }
-        let g = built.hunks[2].start - 1;
-        assert!(
-            built.rows[g]
-                .to_string()
-                .contains("g.txt  +1 −0 (new file)")
-        );
-    }
-}
+#[path = "source_tests.rs"]
+mod tests;

@@ -75,6 +75,19 @@ pub struct DiffView {
 
 /// Items kept wrapped at most; past this the cache starts again.
 const MAX_WRAPPED: usize = 2_048;
+/// A replaced source of more items than this is freed on another thread.
+const RETIRE_ITEMS: usize = 1_000;
+
+/// Free a replaced source: a large one on a thread of its own, since freeing
+/// the strings of a 5,000-line diff takes milliseconds no frame should wait
+/// for (were the thread refused, it is freed here).
+fn retire(old: Source) {
+    if old.len() > RETIRE_ITEMS {
+        let _ = std::thread::Builder::new()
+            .name("diff-free".into())
+            .spawn(move || drop(old));
+    }
+}
 
 impl Default for DiffView {
     fn default() -> Self {
@@ -114,7 +127,8 @@ impl DiffView {
             }
             self.key = key;
             let files = files();
-            self.source = Source::new(&files, headers || files.len() > 1);
+            let new = Source::new(&files, headers || files.len() > 1).colour_on_threads();
+            retire(std::mem::replace(&mut self.source, new));
             if matches!(key, DiffKey::Live { .. }) {
                 self.source.push_note(Line::styled(
                     " ⋯ the model is still writing this edit",
@@ -173,6 +187,11 @@ impl DiffView {
         let (Some(width), top) = (self.width, self.scroll.top(self.total_rows(), height)) else {
             return;
         };
+        for h in self.source.take_coloured() {
+            for item in self.source.hunk_items().get(h).cloned().unwrap_or_default() {
+                self.wrapped.remove(&item);
+            }
+        }
         let Some(first) = self.item_at(top) else {
             return;
         };
@@ -229,6 +248,12 @@ impl DiffView {
     pub fn hunk_rows(&self) -> Vec<Range<usize>> {
         let rows = |r: &Range<usize>| self.starts[r.start]..self.starts[r.end];
         self.source.hunk_items().iter().map(rows).collect()
+    }
+
+    /// Whether a hunk in view still waits for its syntax colours (the next
+    /// frames pick them up).
+    pub fn colouring_due(&self) -> bool {
+        self.source.colouring_due()
     }
 
     /// How many times a hunk's spans were built for this diff (each hunk

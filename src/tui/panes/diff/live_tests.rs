@@ -1,0 +1,101 @@
+//! A large live preview, computed on its own thread while the arguments
+//! stream in split anywhere, ends equal to the diff computed from scratch.
+
+use crate::diff::FileDiff;
+use crate::tui::panes::diff::live::{INLINE_PREVIEW_BYTES, LivePreviews, REFRESH};
+use std::time::{Duration, Instant};
+
+/// A 3,000-line file, and a version with every fifth line changed.
+fn big() -> (String, String) {
+    let old: String = (0..3_000)
+        .map(|i| format!("value_{i} = compute({i}, 'x')\n"))
+        .collect();
+    let new: String = old
+        .lines()
+        .enumerate()
+        .map(|(i, l)| match i % 5 {
+            0 => format!("{l} # ünïcode {i}\n"),
+            _ => format!("{l}\n"),
+        })
+        .collect();
+    (old, new)
+}
+
+/// Refresh until no preview is computing (a thread may take a while on a
+/// busy machine; the bound only keeps a broken build from hanging).
+fn settle(live: &mut LivePreviews, now: &mut Instant) {
+    for _ in 0..20_000 {
+        *now += REFRESH;
+        live.refresh(*now);
+        if !live.computing() {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    panic!("the preview never arrived");
+}
+
+#[test]
+fn a_large_preview_streamed_in_random_pieces_ends_as_the_full_diff() {
+    let (old, new) = big();
+    let args = serde_json::json!({"path": "big.py", "content": new}).to_string();
+    assert!(
+        args.len() + old.len() > INLINE_PREVIEW_BYTES,
+        "takes the threaded path"
+    );
+    let expected = FileDiff::compute("big.py", Some(&old), &new);
+    let chars: Vec<char> = args.chars().collect();
+    // A small linear congruential generator: the same splits every run.
+    let mut seed: u64 = 0x5eed;
+    for _ in 0..4 {
+        let mut live = LivePreviews::default();
+        live.base(0, "write_file", "big.py".into(), Some(old.clone()));
+        let mut now = Instant::now();
+        let mut at = 0;
+        let mut seen = 0;
+        while at < chars.len() {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let n = 1 + (seed >> 33) as usize % 9_000;
+            let piece: String = chars[at..(at + n).min(chars.len())].iter().collect();
+            at += n;
+            live.fragment(0, "write_file", &piece);
+            // Frames come faster than the throttle, or slower.
+            now += Duration::from_millis((seed >> 40) % 150);
+            live.refresh(now);
+            let generation = live.shown().map_or(0, |c| c.generation);
+            assert!(generation >= seen, "previews only move forward");
+            seen = generation;
+        }
+        settle(&mut live, &mut now);
+        let shown = live.shown().and_then(|c| c.preview.clone());
+        assert_eq!(
+            shown.as_ref(),
+            Some(&expected),
+            "the last preview is the real diff"
+        );
+        assert_eq!(live.next_refresh(), None, "nothing left to do");
+    }
+}
+
+#[test]
+fn a_frame_does_not_wait_for_a_large_preview() {
+    let (old, new) = big();
+    let args = serde_json::json!({"path": "big.py", "content": new}).to_string();
+    let mut live = LivePreviews::default();
+    live.base(0, "write_file", "big.py".into(), Some(old));
+    live.fragment(0, "write_file", &args);
+    let t0 = Instant::now();
+    live.refresh(t0);
+    // Started on a thread: the pane shows the earlier state until it is
+    // ready, and a refresh is asked for to pick it up.
+    assert!(live.computing());
+    assert!(live.next_refresh().is_some());
+    let mut now = t0;
+    settle(&mut live, &mut now);
+    assert!(
+        live.shown()
+            .is_some_and(|c| c.preview.is_some() && c.generation == 1)
+    );
+}

@@ -1,0 +1,135 @@
+//! Styling a diff lazily, line by line and in any order, gives the same rows
+//! as styling every hunk at once from scratch, word budget included.
+
+use crate::diff::FileDiff;
+use crate::tui::panes::diff::rows::{ADDED_WORD, HunkStyle, REMOVED_WORD, Styled, style_hunk};
+use crate::tui::panes::diff::source::{Source, build_rows};
+use crate::tui::render::text::sanitize;
+
+/// A file and a version with every third line changed and a line added.
+fn edit(lines: usize) -> (String, String) {
+    let old: String = (0..lines)
+        .map(|i| format!("v{i} = f({i}, 'x')\n"))
+        .collect();
+    let new: String = (0..lines)
+        .map(|i| match i % 3 {
+            0 => format!("v{i} = f({i}, 'y')\n\tw{i} = {i}\n"),
+            _ => format!("v{i} = f({i}, 'x')\n"),
+        })
+        .collect();
+    (old, new)
+}
+
+fn word_styled(s: &Styled) -> bool {
+    s.text
+        .iter()
+        .any(|sp| sp.style == ADDED_WORD || sp.style == REMOVED_WORD)
+}
+
+#[test]
+fn lines_styled_in_any_order_equal_the_whole_hunk() {
+    let (old, new) = edit(60);
+    let diff = FileDiff::compute("f.py", Some(&old), &new);
+    for (path, budget) in [("f.py", 1_000), ("", 1_000), ("", 3), ("f.py", 0)] {
+        for hunk in &diff.hunks {
+            let texts: Vec<String> = hunk.lines.iter().map(|l| sanitize(&l.text)).collect();
+            let whole = style_hunk(path, hunk, &texts, 2, budget);
+            let style = HunkStyle::new(path, hunk, &texts, 2, budget);
+            // Backwards, then every other line: no line depends on another styled first.
+            let n = texts.len();
+            let order = (0..n).rev().chain((0..n).step_by(2));
+            for i in order {
+                assert_eq!(
+                    style.line(hunk, &texts, i).as_ref(),
+                    whole.get(i),
+                    "line {i}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn the_word_budget_is_spent_in_order() {
+    let (old, new) = edit(30);
+    // One hunk: every line is within three lines of a change.
+    let diff = FileDiff::compute("f.txt", Some(&old), &new);
+    assert_eq!(diff.hunks.len(), 1);
+    let hunk = &diff.hunks[0];
+    let texts: Vec<String> = hunk.lines.iter().map(|l| sanitize(&l.text)).collect();
+    let highlighted = |budget| -> usize {
+        style_hunk("", hunk, &texts, 2, budget)
+            .iter()
+            .filter(|s| word_styled(s))
+            .count()
+    };
+    // Each pair highlights both its lines; the budget counts pairs.
+    assert_eq!(highlighted(3), 6);
+    assert_eq!(highlighted(0), 0);
+    let all = highlighted(1_000);
+    assert_eq!(all, 20, "ten pairs");
+    let style = HunkStyle::new("", hunk, &texts, 2, 3);
+    let first_six: Vec<usize> = (0..texts.len())
+        .filter(|&i| style.line(hunk, &texts, i).is_some_and(|s| word_styled(&s)))
+        .collect();
+    let whole = style_hunk("", hunk, &texts, 2, 1_000);
+    let expected: Vec<usize> = (0..texts.len())
+        .filter(|&i| word_styled(&whole[i]))
+        .take(6)
+        .collect();
+    assert_eq!(first_six, expected, "the first three pairs, in diff order");
+}
+
+#[test]
+fn a_source_shown_out_of_order_equals_the_diff_built_at_once() {
+    let (old, new) = edit(400);
+    let diff = FileDiff::compute("f.py", Some(&old), &new);
+    let width = 30;
+    let built = build_rows(&[&diff], width, false).rows;
+    let mut source = Source::new(&[&diff], false);
+    let mut rows = vec![Vec::new(); source.len()];
+    // The middle first, then the end, then the start: as a scrolled view asks.
+    let n = source.len();
+    for i in (n / 2..n).chain((0..n / 2).rev()) {
+        rows[i] = source.rows(i, width);
+        assert_eq!(source.row_count(i, width), rows[i].len(), "item {i}");
+    }
+    let lazy: Vec<_> = rows.into_iter().flatten().collect();
+    assert_eq!(lazy, built);
+    assert_eq!(source.stylings(), diff.hunks.len(), "each hunk styled once");
+}
+
+#[test]
+fn colours_computed_on_threads_end_as_those_computed_here() {
+    // Small hunks with syntax colours (under the diff's syntax budget).
+    let (old, new) = edit(40);
+    let old = old.replace("'x')\n", "'x')\n\n\n\n\n");
+    let new = new.replace("'x')\n", "'x')\n\n\n\n\n");
+    let diff = FileDiff::compute("f.py", Some(&old), &new);
+    assert!(diff.hunks.len() > 3, "several hunks");
+    let width = 40;
+    let here = build_rows(&[&diff], width, false).rows;
+    let mut source = Source::new(&[&diff], false).colour_on_threads();
+    let n = source.len();
+    let mut rows: Vec<Vec<_>> = (0..n).map(|i| source.rows(i, width)).collect();
+    // Until they arrive, hunks are plain; the text is the same.
+    let plain = |r: &[ratatui::text::Line<'_>]| r.iter().map(|l| l.to_string()).collect::<Vec<_>>();
+    assert_eq!(plain(&rows.concat()), plain(&here));
+    let mut coloured = Vec::new();
+    for _ in 0..10_000 {
+        coloured.extend(source.take_coloured());
+        if !source.colouring_due() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+    assert!(!source.colouring_due(), "the colours never arrived");
+    assert_eq!(coloured.len(), diff.hunks.len(), "each hunk coloured once");
+    for h in coloured {
+        for i in source.hunk_items()[h].clone() {
+            rows[i] = source.rows(i, width);
+        }
+    }
+    assert_eq!(rows.concat(), here, "the same colours as computed here");
+    assert_eq!(source.stylings(), diff.hunks.len());
+}

@@ -1,0 +1,66 @@
+//! Syntax colours of diff hunks computed on threads of their own, so that
+//! no frame waits for a grammar (the first lines of a language can take
+//! tens of milliseconds while its patterns compile). A hunk is shown plain
+//! until its colours arrive; the view picks them up at its next layout.
+//!
+//! What must stay true: the colours a hunk gets are exactly
+//! `highlight::hunk` of its lines (the same function, only elsewhere);
+//! nothing here blocks: results are taken with `try_recv`.
+
+use crate::tui::render::highlight;
+use ratatui::text::Span;
+use std::sync::mpsc::{Receiver, TryRecvError};
+
+/// Each line's syntax spans (`None`: plain), as `highlight::hunk` gives them.
+pub type Colours = Vec<Option<Vec<Span<'static>>>>;
+
+#[derive(Debug, Default)]
+pub struct SyntaxJobs {
+    pending: Vec<(usize, Receiver<Colours>)>,
+}
+
+impl SyntaxJobs {
+    /// Colour hunk `hunk` (lines `texts` of a file at `path`, `new_side`
+    /// as `highlight::hunk` takes it) on a thread; when no thread can be
+    /// started, the colours are computed here and returned.
+    pub fn start(
+        &mut self,
+        hunk: usize,
+        path: &str,
+        texts: &[String],
+        new_side: Vec<bool>,
+    ) -> Option<Colours> {
+        let (tx, rx) = std::sync::mpsc::channel();
+        let (p, t, n) = (path.to_string(), texts.to_vec(), new_side.clone());
+        let spawned = std::thread::Builder::new()
+            .name("diff-colours".into())
+            .spawn(move || tx.send(highlight::hunk(&p, &t, &n)));
+        match spawned {
+            Ok(_) => {
+                self.pending.push((hunk, rx));
+                None
+            }
+            Err(_) => Some(highlight::hunk(path, texts, &new_side)),
+        }
+    }
+
+    /// The hunks whose colours arrived since the last call, with them.
+    pub fn finished(&mut self) -> Vec<(usize, Colours)> {
+        let mut done = Vec::new();
+        self.pending.retain(|(hunk, rx)| match rx.try_recv() {
+            Ok(colours) => {
+                done.push((*hunk, colours));
+                false
+            }
+            Err(TryRecvError::Empty) => true,
+            // The thread is gone without a result: the hunk stays plain.
+            Err(TryRecvError::Disconnected) => false,
+        });
+        done
+    }
+
+    /// Whether some hunk still waits for its colours.
+    pub fn pending(&self) -> bool {
+        !self.pending.is_empty()
+    }
+}
