@@ -188,3 +188,55 @@ fn a_live_preview_is_rebuilt_no_more_often_than_its_throttle() {
     assert_ne!(app.diff().key(), key);
     assert!(shown.contains("+line 4"), "{shown}");
 }
+
+/// A diff pane that goes away (here a retried stream clears the live
+/// preview) while its hunks' colours are still being computed asks for no
+/// more frames: nothing in view waits for them.
+#[test]
+fn colours_pending_for_a_diff_no_longer_shown_ask_for_no_frames() {
+    let mut app = app();
+    submit(&mut app, "task");
+    let old: String = (0..40)
+        .map(|i| format!("def f{i}():\n    return {i}\n"))
+        .collect();
+    app.update(Msg::Agent(AgentEvent::LiveEditBase {
+        index: 0,
+        tool: "write_file".into(),
+        path: "f.py".into(),
+        old: Some(old.clone()),
+    }));
+    let new = old.replacen("return 20", "return 21", 1);
+    let args = serde_json::json!({"path": "f.py", "content": new}).to_string();
+    app.update(Msg::Agent(AgentEvent::ToolCallStreaming {
+        index: 0,
+        tool: "write_file".into(),
+        fragment: args,
+    }));
+    // One frame, as the run loop draws it: the hunk's colours are started
+    // on a thread and picked up by a later frame.
+    let mut term = ratatui::Terminal::new(ratatui::backend::TestBackend::new(80, 24)).unwrap();
+    let frame = |app: &mut App, term: &mut ratatui::Terminal<_>| {
+        term.draw(|f| stepwise::tui::draw(f, app)).unwrap();
+    };
+    frame(&mut app, &mut term);
+    assert!(app.colouring_due(), "the hunk's colours are on their way");
+    app.update(Msg::Agent(AgentEvent::Retrying {
+        retry: 1,
+        max_retries: 3,
+        delay_ms: 500,
+        error: "the model stream broke: reset".into(),
+    }));
+    for _ in 0..50 {
+        frame(&mut app, &mut term);
+        if !app.colouring_due() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    let shown = screen(&term);
+    assert!(!shown.contains("Diff"), "{shown}");
+    assert!(
+        !app.colouring_due(),
+        "frames asked for a diff that is not shown"
+    );
+}

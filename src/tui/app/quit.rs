@@ -86,8 +86,15 @@ impl App {
     /// Code in view still waits for its syntax colours: the frame after
     /// this one should be drawn too (each colours a slice, or picks up a
     /// diff hunk's colours computed on a thread).
+    /// Only panes on screen count: one that is not laid out (hidden by
+    /// the layout, or the terminal too small) would never pick up its
+    /// colours, and the frames would never stop.
     pub fn colouring_due(&self) -> bool {
-        self.conversation.colouring_due() || self.diff.colouring_due()
+        if self.panes.too_small {
+            return false;
+        }
+        self.conversation.colouring_due()
+            || (self.panes.diff.is_some() && self.diff.colouring_due())
     }
 
     /// Time passed: a quit confirmation that ran out takes its message along.
