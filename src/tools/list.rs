@@ -16,7 +16,9 @@
 //! entries are those a full walk of the folder would give.
 
 use super::ToolOutput;
-use super::walk::{SPLIT_LEVELS, Surveyed, entries, in_parallel, parts, survey};
+use super::walk::{
+    SPLIT_LEVELS, Surveyed, entries, groups, in_parallel, parts, survey, survey_all,
+};
 use super::workspace::{PathError, Workspace};
 use crate::present::numbers::thousands;
 use serde_json::json;
@@ -198,13 +200,15 @@ fn count_all(ws: &Workspace, tree: &mut Tree) {
 /// graft what was found; returns the folders found but not yet surveyed.
 fn survey_each(ws: &Workspace, tree: &mut Tree, ids: &[usize], depth: Option<usize>) -> Vec<usize> {
     let (deny, root) = (ws.deny(), ws.root());
-    let paths: Vec<&Path> = ids
+    let paths: Vec<PathBuf> = ids
         .iter()
-        .map(|&id| tree.folders[id].path.as_path())
+        .map(|&id| tree.folders[id].path.clone())
         .collect();
-    let found = in_parallel(&paths, |dir| survey(deny, root, dir, depth));
+    let found = in_parallel(&groups(&paths), |group| {
+        survey_all(deny, root, group, depth)
+    });
     let mut leaves = Vec::new();
-    for (&id, surveyed) in ids.iter().zip(found) {
+    for (&id, surveyed) in ids.iter().zip(found.into_iter().flatten()) {
         leaves.extend(graft(tree, id, surveyed));
     }
     if depth.is_none() { Vec::new() } else { leaves }

@@ -14,7 +14,7 @@
 use super::ToolOutput;
 use super::redact::{redact, redact_range};
 use super::text::{MAX_SCAN_BYTES, decode_text, to_lf};
-use super::walk::{in_parallel_with, parts, relative_to, split, walker};
+use super::walk::{groups, in_parallel_with, parts, relative_to, split, walker_of};
 use super::workspace::{PathError, RelPath, ScanCheck, Workspace};
 use cap_std::fs::{Dir, File};
 use globset::GlobMatcher;
@@ -149,11 +149,11 @@ const BLOCK: usize = 64 * 1024;
 /// Upper-level files searched per job.
 const FILES_PER_JOB: usize = 256;
 
-/// One job of the first pass: some files of the upper folders, or a folder
-/// walked whole.
+/// One job of the first pass: some files of the upper folders, or some
+/// folders walked whole.
 enum Part<'a> {
     Files(&'a [PathBuf]),
-    Tree(&'a Path),
+    Tree(&'a [PathBuf]),
 }
 
 /// What every job needs to look at a file.
@@ -176,7 +176,7 @@ fn first_pass(ws: &Workspace, start: &Path, regex: &Regex, glob: Option<&GlobMat
         .files
         .chunks(FILES_PER_JOB)
         .map(Part::Files)
-        .chain(cut.folders.iter().map(|f| Part::Tree(f)))
+        .chain(groups(&cut.folders).into_iter().map(Part::Tree))
         .collect();
     let done = in_parallel_with(&parts, Reader::default, |reader, part| {
         let mut found = Tally::default();
@@ -186,8 +186,11 @@ fn first_pass(ws: &Workspace, start: &Path, regex: &Regex, glob: Option<&GlobMat
                     search.look(file, reader, &mut found);
                 }
             }
-            Part::Tree(folder) => {
-                for entry in walker(folder).build().flatten() {
+            Part::Tree(folders) => {
+                for entry in walker_of(folders)
+                    .into_iter()
+                    .flat_map(|w| w.build().flatten())
+                {
                     if entry.file_type().is_some_and(|t| t.is_file()) {
                         search.look(entry.path(), reader, &mut found);
                     }

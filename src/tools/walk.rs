@@ -109,6 +109,20 @@ pub struct Surveyed {
 /// ignored or skipped); parents come before their children, `dir` first.
 /// Nothing is kept per file.
 pub fn survey(deny: &DenyList, root: &Path, dir: &Path, depth: Option<usize>) -> Vec<Surveyed> {
+    let dirs = [dir.to_path_buf()];
+    survey_all(deny, root, &dirs, depth)
+        .pop()
+        .unwrap_or_default()
+}
+
+/// [`survey`] of each of `dirs`, in one walk (one set of ignore rules read
+/// for all of them, however many there are).
+pub fn survey_all(
+    deny: &DenyList,
+    root: &Path,
+    dirs: &[PathBuf],
+    depth: Option<usize>,
+) -> Vec<Vec<Surveyed>> {
     let folder = |path, parent, depth| Surveyed {
         path,
         parent,
@@ -116,12 +130,30 @@ pub fn survey(deny: &DenyList, root: &Path, dir: &Path, depth: Option<usize>) ->
         files: 0,
         entered: true,
     };
-    let mut found = vec![folder(dir.to_path_buf(), 0, 0)];
+    let mut all: Vec<Vec<Surveyed>> = dirs.iter().map(|d| vec![folder(d.clone(), 0, 0)]).collect();
+    let Some(mut walk) = walker_of(dirs) else {
+        return all;
+    };
+    let (mut at_dir, mut next) = (None, 0);
     // The folder at each depth of the walk's current path (a walk yields a
     // folder before what it holds).
     let mut path = vec![0];
-    for entry in walker(dir).max_depth(depth).build().flatten() {
+    for entry in walk.max_depth(depth).build().flatten() {
         let at = entry.depth();
+        if at == 0 {
+            // The next folder surveyed, in order (one that cannot be read
+            // is left out).
+            at_dir = dirs[next..]
+                .iter()
+                .position(|d| d == entry.path())
+                .map(|i| next + i);
+            next = at_dir.map_or(next, |i| i + 1);
+            path = vec![0];
+            continue;
+        }
+        let Some(found) = at_dir.and_then(|i| all.get_mut(i)) else {
+            continue;
+        };
         let Some(parent) = at.checked_sub(1).and_then(|up| path.get(up).copied()) else {
             continue;
         };
@@ -137,7 +169,30 @@ pub fn survey(deny: &DenyList, root: &Path, dir: &Path, depth: Option<usize>) ->
             _ => {}
         }
     }
-    found
+    all
+}
+
+/// Most walks one job of [`in_parallel`] makes on its own: past that many
+/// folders, folders are walked in groups (see [`groups`]).
+pub const MAX_JOBS: usize = 64;
+
+/// `folders` cut into at most [`MAX_JOBS`] groups of neighbours, each to be
+/// walked by one [`walker_of`].
+pub fn groups(folders: &[PathBuf]) -> Vec<&[PathBuf]> {
+    folders
+        .chunks(folders.len().div_ceil(MAX_JOBS).max(1))
+        .collect()
+}
+
+/// One walk of several folders (none: no walk), each filtered as a walk of
+/// it alone.
+pub fn walker_of(folders: &[PathBuf]) -> Option<ignore::WalkBuilder> {
+    let (first, rest) = folders.split_first()?;
+    let mut builder = walker(first);
+    for folder in rest {
+        builder.add(folder);
+    }
+    Some(builder)
 }
 
 /// How many parts a tree is cut into, where it has them, to walk it on
@@ -364,5 +419,38 @@ mod tests {
             .collect();
         assert_eq!(names.len(), 2, "{names:?}");
         assert!(top[1..].iter().all(|f| !f.entered && f.files == 0));
+    }
+
+    #[test]
+    fn folders_surveyed_in_one_walk_are_surveyed_as_each_alone() {
+        let (_tmp, root) = awkward_tree();
+        let deny = DenyList::new(&[]).unwrap();
+        let dirs: Vec<PathBuf> = ["a", "a/b", "missing", "x", "a/b/c"]
+            .iter()
+            .map(|d| root.join(d))
+            .collect();
+        let together = survey_all(&deny, &root, &dirs, None);
+        assert_eq!(together.len(), dirs.len());
+        for (dir, found) in dirs.iter().zip(&together) {
+            let alone = survey(&deny, &root, dir, None);
+            let shown = |s: &[Surveyed]| -> Vec<_> {
+                s.iter()
+                    .map(|f| (f.path.clone(), f.parent, f.depth, f.files))
+                    .collect()
+            };
+            assert_eq!(shown(found), shown(&alone), "{dir:?}");
+        }
+        assert_eq!(together[1].iter().map(|f| f.files).sum::<usize>(), 3);
+    }
+
+    #[test]
+    fn groups_keep_every_folder_in_order_in_at_most_max_jobs() {
+        for n in [0, 1, 63, 64, 65, 1_000] {
+            let folders: Vec<PathBuf> = (0..n).map(|i| PathBuf::from(format!("d{i}"))).collect();
+            let cut = groups(&folders);
+            assert!(cut.len() <= MAX_JOBS, "{n}: {}", cut.len());
+            assert!(cut.iter().all(|g| !g.is_empty()));
+            assert_eq!(cut.concat(), folders, "{n}");
+        }
     }
 }

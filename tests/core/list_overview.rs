@@ -143,3 +143,44 @@ fn closed_and_open_folders_count_the_same_files() {
     let sub = list_files(&ws, "big/sub");
     assert_eq!(sub.body["files"], json!(["big/sub/y.txt"]));
 }
+
+/// A wide tree (more folders than walks are made, so folders are walked in
+/// groups) is counted as a walk of each folder alone would count it.
+#[test]
+fn a_wide_tree_is_counted_folder_by_folder() {
+    let mut files = Vec::new();
+    for a in 0..3 {
+        for b in 0..40 {
+            files.push(format!("a{a}/b{b:02}/one.txt"));
+            files.push(format!("a{a}/b{b:02}/two.txt"));
+            files.push(format!("a{a}/b{b:02}/deep/three.txt"));
+            files.push(format!("a{a}/b{b:02}/.hidden/no.txt"));
+        }
+    }
+    let (tmp, ws) = tree(&files);
+    std::fs::write(tmp.path().join("a1/.gitignore"), "two.txt\n").unwrap();
+    let out = list_files(&ws, ".");
+    assert_eq!(out.body["total_files"], 3 * 40 * 3 - 40, "{:?}", out.body);
+    let shown: Vec<&str> = out.body["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|e| e.as_str())
+        .collect();
+    // a0's folders open (their entries fit in 200); a1's and a2's stay
+    // closed, each with its own count.
+    assert_eq!(shown.len(), 200);
+    assert!(shown.contains(&"a0/b39/deep/three.txt"));
+    assert!(shown.contains(&"a1/b00/ (2 files)"));
+    assert!(shown.contains(&"a2/b39/ (3 files)"));
+    let depth = list_files_depth(&ws, ".", Some(1));
+    assert_eq!(
+        depth.body["files"],
+        json!(["a0/ (120 files)", "a1/ (80 files)", "a2/ (120 files)"])
+    );
+    let one = list_files(&ws, "a1/b07");
+    assert_eq!(
+        one.body["files"],
+        json!(["a1/b07/deep/three.txt", "a1/b07/one.txt"])
+    );
+}
