@@ -94,9 +94,15 @@ fn escape(bytes: &[u8]) -> (Option<Event>, usize) {
             None => (None, 2),
         },
         Some(_) => {
-            // Alt and a character: ESC, then the character's own bytes.
+            // Alt and a character: ESC, then the character's own bytes
+            // (only continuation bytes: a broken one is left to be read on).
             let mut one = Vec::new();
-            let len = utf8_len(bytes[1]).min(bytes.len() - 1);
+            let continued = bytes[2..]
+                .iter()
+                .take(utf8_len(bytes[1]) - 1)
+                .take_while(|b| (0x80..=0xbf).contains(*b))
+                .count();
+            let len = 1 + continued;
             text(&bytes[1..1 + len], &mut one);
             let event = one.pop().and_then(|e| match e {
                 Event::Key(k) => Some(key(k.code, k.modifiers | KeyModifiers::ALT)),
@@ -188,6 +194,17 @@ fn unicode(n: u32) -> Option<KeyCode> {
         9 => KeyCode::Tab,
         27 => KeyCode::Esc,
         127 | 8 => KeyCode::Backspace,
+        // The keypad's keys, as the keyboard protocol numbers them.
+        57399..=57408 => KeyCode::Char(char::from_digit(n - 57399, 10)?),
+        57409 => KeyCode::Char('.'),
+        57410 => KeyCode::Char('/'),
+        57411 => KeyCode::Char('*'),
+        57412 => KeyCode::Char('-'),
+        57413 => KeyCode::Char('+'),
+        57414 => KeyCode::Enter,
+        57415 => KeyCode::Char('='),
+        // Its other functional keys (private-use code points) type nothing.
+        57344..=63743 => return None,
         n => KeyCode::Char(char::from_u32(n).filter(|c| !c.is_control())?),
     })
 }

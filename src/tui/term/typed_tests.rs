@@ -54,3 +54,30 @@ fn pastes_and_focus_come_through_and_reports_never_become_text() {
         vec![k(KeyCode::Char('a')), k(KeyCode::Char('b'))]
     );
 }
+
+#[test]
+fn keypad_keys_of_the_keyboard_protocol_type_what_they_show() {
+    assert_eq!(
+        events(b"\x1b[57399u\x1b[57408u\x1b[57409u\x1b[57413u\x1b[57414u\x1b[57428u"),
+        vec![
+            k(KeyCode::Char('0')),
+            k(KeyCode::Char('9')),
+            k(KeyCode::Char('.')),
+            k(KeyCode::Char('+')),
+            k(KeyCode::Enter),
+        ],
+        "a media key (57428) types nothing"
+    );
+}
+
+#[test]
+fn alt_with_a_broken_character_keeps_the_key_after_it() {
+    assert_eq!(
+        events(b"\x1b\xc3\ra\x1b\xc3\xa9"),
+        vec![
+            k(KeyCode::Enter),
+            k(KeyCode::Char('a')),
+            key(KeyCode::Char('é'), KeyModifiers::ALT),
+        ]
+    );
+}
