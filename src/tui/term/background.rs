@@ -48,10 +48,10 @@ pub fn query() -> (Option<(u8, u8, u8)>, Vec<u8>) {
         return (None, Vec::new());
     }
     let stdin = std::io::stdin();
-    let deadline = Instant::now() + TIMEOUT;
+    let mut deadline = Instant::now() + TIMEOUT;
     let mut got: Vec<u8> = Vec::new();
     let mut chunk = [0u8; 256];
-    while !answered(&got) && got.len() < 4096 {
+    while keep_reading(&got) {
         let left = deadline.saturating_duration_since(Instant::now());
         if left.is_zero() {
             break;
@@ -75,7 +75,14 @@ pub fn query() -> (Option<(u8, u8, u8)>, Vec<u8>) {
         // stream (which reads the descriptor) then never sees.
         match rustix::io::read(&stdin, &mut chunk[..]) {
             Ok(0) | Err(_) => break,
-            Ok(n) => got.extend_from_slice(&chunk[..n]),
+            Ok(n) => {
+                got.extend_from_slice(&chunk[..n]);
+                if in_paste(&got) {
+                    // A paste goes on arriving: wait for its end marker, so
+                    // that its text is one paste and not keystrokes.
+                    deadline = Instant::now() + TIMEOUT;
+                }
+            }
         }
     }
     (parse_reply(&got), without_replies(&got))
@@ -107,6 +114,27 @@ pub fn without_replies(bytes: &[u8]) -> Vec<u8> {
         left.drain(at..end);
     }
     left
+}
+
+/// Most bytes read while waiting for the replies, and while a paste that
+/// began meanwhile goes on.
+const MAX_WAITING: usize = 4096;
+const MAX_PASTE: usize = 1 << 20;
+
+/// Whether the query should read on: the replies have not arrived, or a
+/// bracketed paste typed meanwhile has not ended (within bounds).
+fn keep_reading(got: &[u8]) -> bool {
+    (!answered(got) && got.len() < MAX_WAITING) || (in_paste(got) && got.len() < MAX_PASTE)
+}
+
+/// A bracketed paste has started and not yet ended.
+fn in_paste(bytes: &[u8]) -> bool {
+    let last = |marker: &[u8]| bytes.windows(marker.len()).rposition(|w| w == marker);
+    match (last(b"\x1b[200~"), last(b"\x1b[201~")) {
+        (Some(start), Some(end)) => start > end,
+        (Some(_), None) => true,
+        _ => false,
+    }
 }
 
 /// The device attributes reply (`ESC [ ? … c`) has arrived: nothing else will.
@@ -152,6 +180,25 @@ fn channel(hex: &str) -> Option<u8> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_paste_begun_while_waiting_is_read_to_its_end() {
+        let answered_then = |rest: &[u8]| [b"\x1b[?62;22c".as_slice(), rest].concat();
+        assert!(keep_reading(b""), "nothing yet");
+        assert!(!keep_reading(&answered_then(b"typed")));
+        assert!(keep_reading(&answered_then(b"\x1b[200~half a pas")));
+        assert!(!keep_reading(&answered_then(b"\x1b[200~all\r\x1b[201~")));
+        assert!(keep_reading(&answered_then(
+            b"\x1b[200~a\x1b[201~\x1b[200~b"
+        )));
+        // Without a paste, only so much is read while waiting.
+        assert!(!keep_reading(&vec![b'x'; MAX_WAITING]));
+        let mut long = b"\x1b[200~".to_vec();
+        long.resize(MAX_WAITING * 2, b'x');
+        assert!(keep_reading(&long));
+        long.resize(MAX_PASTE, b'x');
+        assert!(!keep_reading(&long), "bounded");
+    }
 
     #[test]
     fn replies_in_both_terminators_and_digit_counts_parse() {
