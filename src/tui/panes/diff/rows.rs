@@ -114,6 +114,11 @@ impl HunkStyle {
             .collect()
     }
 
+    /// Its syntax colours, a line each (empty: none).
+    pub fn syntax(&self) -> &[Option<Vec<Span<'static>>>] {
+        &self.syntax
+    }
+
     /// Give the hunk its syntax colours (computed elsewhere, as `new` does).
     pub fn set_syntax(&mut self, syntax: Vec<Option<Vec<Span<'static>>>>) {
         self.syntax = syntax;

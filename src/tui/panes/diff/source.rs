@@ -15,7 +15,7 @@ use crate::tui::panes::diff::rows::{
     CONTEXT, FILE, HUNK, HunkStyle, MAX_SYNTAX_LINES, MAX_WORD_PAIRS, Styled, file_label,
     hunk_label, rule, word_pairs,
 };
-use crate::tui::panes::diff::syntax_jobs::SyntaxJobs;
+use crate::tui::panes::diff::syntax_jobs::{Colours, SyntaxJobs};
 use crate::tui::render::text::{sanitize, width as text_width, wrap};
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
@@ -70,6 +70,9 @@ pub struct Source {
     stylings: usize,
     /// Syntax colours computed on threads (`None`: here, when first shown).
     jobs: Option<SyntaxJobs>,
+    /// Colours taken over from the diff this one replaces, per hunk: the
+    /// lines it shares with a hunk of that diff from its start.
+    inherited: Vec<Option<Colours>>,
 }
 
 impl Source {
@@ -123,6 +126,36 @@ impl Source {
     pub fn colour_on_threads(mut self) -> Source {
         self.jobs = Some(SyntaxJobs::default());
         self
+    }
+
+    /// Take over the syntax colours `old` has for the same lines: a hunk
+    /// of the same file at the same place keeps the colours of the lines
+    /// it shares with it from its start (a line's colours depend only on
+    /// the lines above it), so a live preview that grows is not drawn
+    /// plain while its new colours are computed.
+    pub fn inherit(&mut self, old: &Source) {
+        self.inherited = (0..self.hunks.len())
+            .map(|i| {
+                let (new, was) = (self.hunks.get(i)?, old.hunks.get(i)?);
+                let (style, _) = old.styled.get(i)?.as_ref()?;
+                let colours = style.syntax();
+                if new.path.is_empty() || new.path != was.path || colours.is_empty() {
+                    return None;
+                }
+                let (new_side, was_side) = (
+                    HunkStyle::new_side(&new.hunk),
+                    HunkStyle::new_side(&was.hunk),
+                );
+                let shared = (new.texts.iter().zip(&new_side))
+                    .zip(was.texts.iter().zip(&was_side))
+                    .take_while(|(a, b)| a == b)
+                    .count()
+                    .min(colours.len());
+                let mut kept: Colours = colours[..shared].to_vec();
+                kept.resize(new.texts.len(), None);
+                (shared > 0).then_some(kept)
+            })
+            .collect();
     }
 
     /// Hunks whose syntax colours arrived: their lines are styled again
@@ -260,7 +293,12 @@ impl Source {
                 }
                 _ => h.path.as_str(),
             };
-            let style = HunkStyle::new(path, &h.hunk, &h.texts, h.w, h.words);
+            let mut style = HunkStyle::new(path, &h.hunk, &h.texts, h.w, h.words);
+            if path.is_empty()
+                && let Some(Some(kept)) = self.inherited.get_mut(hunk)
+            {
+                style.set_syntax(std::mem::take(kept));
+            }
             (style, vec![None; h.texts.len()])
         });
         let spans = lines.get_mut(line)?;

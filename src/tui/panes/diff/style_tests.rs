@@ -133,3 +133,55 @@ fn colours_computed_on_threads_end_as_those_computed_here() {
     assert_eq!(rows.concat(), here, "the same colours as computed here");
     assert_eq!(source.stylings(), diff.hunks.len());
 }
+
+/// Wait until the colours computed on threads have all arrived.
+fn settle(source: &mut Source) {
+    for _ in 0..10_000 {
+        source.take_coloured();
+        if !source.colouring_due() {
+            return;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+    panic!("colours never arrived");
+}
+
+#[test]
+fn a_grown_preview_keeps_the_colours_of_the_lines_it_shares_with_the_last() {
+    let old: String = (0..30)
+        .map(|i| format!("def f{i}(x):\n    return x + {i}\n"))
+        .collect();
+    let part = format!("{old}def g(y):\n    return y\n");
+    let more = format!("{part}def h(z):\n    return z * 2\n");
+    let before = FileDiff::compute("f.py", Some(&old), &part);
+    let after = FileDiff::compute("f.py", Some(&old), &more);
+    let width = 60;
+    let mut last = Source::new(&[&before], false).colour_on_threads();
+    for i in 0..last.len() {
+        last.rows(i, width);
+    }
+    settle(&mut last);
+    let mut here = Source::new(&[&after], false);
+    let mut plain = Source::new(&[&after], false).colour_on_threads();
+    let mut grown = Source::new(&[&after], false).colour_on_threads();
+    grown.inherit(&last);
+    // The hunk's rule, then the lines shared with the last preview: three
+    // of context and two added.
+    let shared = 1..6;
+    assert!(
+        shared
+            .clone()
+            .any(|i| plain.rows(i, width) != here.rows(i, width)),
+        "without colours the shared lines look different"
+    );
+    for i in shared {
+        assert_eq!(grown.rows(i, width), here.rows(i, width), "line {i}");
+    }
+    for i in 6..grown.len() {
+        grown.rows(i, width);
+    }
+    settle(&mut grown);
+    for i in 0..grown.len() {
+        assert_eq!(grown.rows(i, width), here.rows(i, width), "item {i}");
+    }
+}

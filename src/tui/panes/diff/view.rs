@@ -127,7 +127,8 @@ impl DiffView {
             }
             self.key = key;
             let files = files();
-            let new = Source::new(&files, headers || files.len() > 1).colour_on_threads();
+            let mut new = Source::new(&files, headers || files.len() > 1).colour_on_threads();
+            new.inherit(&self.source);
             retire(std::mem::replace(&mut self.source, new));
             if matches!(key, DiffKey::Live { .. }) {
                 self.source.push_note(Line::styled(
