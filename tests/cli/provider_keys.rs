@@ -45,26 +45,29 @@ fn project_file(ws: &Path, body: &str) {
     std::fs::write(ws.join(".stepwise/stepwise.toml"), body).unwrap();
 }
 
-#[tokio::test]
-async fn a_preset_sends_its_own_key_and_no_other_providers() {
+/// One `exec` task with `--provider PROVIDER` against the mock server:
+/// the requests it made (the run must succeed).
+async fn run_with(provider: &str) -> Vec<wiremock::Request> {
     let model = MockModel::start(vec![text_reply()]).await;
     let ws = copy_workspace();
     let base = model.base_url();
-    let out = stepwise(
-        ws.path(),
-        &[
-            "exec",
-            "--yes",
-            "--provider",
-            "groq",
-            "--base-url",
-            &base,
-            "check",
-        ],
-    )
-    .await;
+    let args = [
+        "exec",
+        "--yes",
+        "--provider",
+        provider,
+        "--base-url",
+        &base,
+        "check",
+    ];
+    let out = stepwise(ws.path(), &args).await;
     assert_eq!(out.status.code(), Some(0), "{:?}", text(&out));
-    let requests = model.raw_requests().await;
+    model.raw_requests().await
+}
+
+#[tokio::test]
+async fn a_preset_sends_its_own_key_and_no_other_providers() {
+    let requests = run_with("groq").await;
     let auth = header(&requests[0], "authorization");
     assert_eq!(auth, Some(format!("Bearer {GROQ_KEY}")));
     for r in &requests {
@@ -75,24 +78,7 @@ async fn a_preset_sends_its_own_key_and_no_other_providers() {
 
 #[tokio::test]
 async fn ollama_sends_no_key_at_all() {
-    let model = MockModel::start(vec![text_reply()]).await;
-    let ws = copy_workspace();
-    let base = model.base_url();
-    let out = stepwise(
-        ws.path(),
-        &[
-            "exec",
-            "--yes",
-            "--provider",
-            "ollama",
-            "--base-url",
-            &base,
-            "check",
-        ],
-    )
-    .await;
-    assert_eq!(out.status.code(), Some(0), "{:?}", text(&out));
-    let requests = model.raw_requests().await;
+    let requests = run_with("ollama").await;
     assert_eq!(header(&requests[0], "authorization"), None);
 }
 
