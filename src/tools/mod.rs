@@ -21,6 +21,7 @@ pub mod sandbox;
 mod schema;
 pub mod scrub;
 pub mod search;
+mod search_read;
 pub mod snapshot;
 pub mod test_commands;
 pub mod test_run;
