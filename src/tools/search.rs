@@ -8,8 +8,9 @@
 //!
 //! What must stay true: a denied, binary, non-UTF-8 or special file is never
 //! searched, and a multiply linked one never matches (it reads as text
-//! without a match, whatever it holds, so the counts tell nothing of it); no line reaches the model unredacted; at
-//! most [`MAX_MATCHES`] matches of at most [`MAX_LINE_CHARS`] characters.
+//! without a match, whatever it holds, so the counts tell nothing of it);
+//! no line reaches the model unredacted; at most [`MAX_MATCHES`] matches of
+//! at most [`MAX_LINE_CHARS`] characters.
 
 use super::ToolOutput;
 use super::redact::{redact, redact_range};
