@@ -51,7 +51,10 @@ pub fn query() -> (Option<(u8, u8, u8)>, Vec<u8>) {
     let mut deadline = Instant::now() + TIMEOUT;
     let mut got: Vec<u8> = Vec::new();
     let mut chunk = [0u8; 256];
-    while keep_reading(&got) {
+    // Where a paste typed meanwhile starts, while it has not ended; kept
+    // up to date from each read's bytes alone.
+    let mut paste = None;
+    while reading_on(&got, paste.is_some()) {
         let left = deadline.saturating_duration_since(Instant::now());
         if left.is_zero() {
             break;
@@ -76,8 +79,11 @@ pub fn query() -> (Option<(u8, u8, u8)>, Vec<u8>) {
         match rustix::io::read(&stdin, &mut chunk[..]) {
             Ok(0) | Err(_) => break,
             Ok(n) => {
+                // A marker may begin in the last bytes read before.
+                let from = got.len().saturating_sub(PASTE_START.len() - 1);
                 got.extend_from_slice(&chunk[..n]);
-                if in_paste(&got) {
+                paste = open_paste(paste, &got, from);
+                if paste.is_some() {
                     // A paste goes on arriving: wait for its end marker, so
                     // that its text is one paste and not keystrokes.
                     deadline = Instant::now() + TIMEOUT;
@@ -123,17 +129,37 @@ const MAX_PASTE: usize = 1 << 20;
 
 /// Whether the query should read on: the replies have not arrived, or a
 /// bracketed paste typed meanwhile has not ended (within bounds).
-fn keep_reading(got: &[u8]) -> bool {
-    (!answered(got) && got.len() < MAX_WAITING) || (in_paste(got) && got.len() < MAX_PASTE)
+fn reading_on(got: &[u8], in_paste: bool) -> bool {
+    (got.len() < MAX_WAITING && !answered(got)) || (in_paste && got.len() < MAX_PASTE)
 }
 
-/// A bracketed paste has started and not yet ended.
-fn in_paste(bytes: &[u8]) -> bool {
-    let last = |marker: &[u8]| bytes.windows(marker.len()).rposition(|w| w == marker);
-    match (last(b"\x1b[200~"), last(b"\x1b[201~")) {
-        (Some(start), Some(end)) => start > end,
-        (Some(_), None) => true,
-        _ => false,
+/// [`reading_on`], the paste's state found from all of `got`.
+#[cfg(test)]
+fn keep_reading(got: &[u8]) -> bool {
+    reading_on(got, open_paste(None, got, 0).is_some())
+}
+
+const PASTE_START: &[u8] = b"\x1b[200~";
+const PASTE_END: &[u8] = b"\x1b[201~";
+
+/// Where the bracketed paste still open in `got` starts, if one is: `open`
+/// is what was known up to `from`, and only the bytes from there are read.
+fn open_paste(mut open: Option<usize>, got: &[u8], from: usize) -> Option<usize> {
+    let mut at = from;
+    loop {
+        let marker = if open.is_some() {
+            PASTE_END
+        } else {
+            PASTE_START
+        };
+        let Some(i) = find(&got[at.min(got.len())..], marker) else {
+            return open;
+        };
+        open = match open {
+            None => Some(at + i),
+            Some(_) => None,
+        };
+        at += i + marker.len();
     }
 }
 
@@ -180,6 +206,21 @@ fn channel(hex: &str) -> Option<u8> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_paste_followed_read_by_read_is_where_a_scan_of_all_finds_it() {
+        let stream = b"ab\x1b[200~one\r\x1b[201~cd\x1b[200~two\x1b[201~\x1b[200~three";
+        for size in 1..=stream.len() {
+            let (mut got, mut open) = (Vec::new(), None);
+            for chunk in stream.chunks(size) {
+                let from = got.len().saturating_sub(PASTE_START.len() - 1);
+                got.extend_from_slice(chunk);
+                open = open_paste(open, &got, from);
+                assert_eq!(open, open_paste(None, &got, 0), "{size}: {got:?}");
+            }
+            assert_eq!(open, Some(stream.len() - b"\x1b[200~three".len()));
+        }
+    }
 
     #[test]
     fn a_paste_begun_while_waiting_is_read_to_its_end() {
