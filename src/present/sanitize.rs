@@ -87,6 +87,14 @@ pub fn one_line(text: &str) -> Cow<'_, str> {
 pub fn screen_line(line: &str, tab_width: usize) -> String {
     let line = line.strip_suffix('\r').unwrap_or(line);
     let tab_width = tab_width.max(1);
+    // Most code is printable ASCII and tabs: a byte is a column, nothing
+    // shows differently, and only tabs need expanding.
+    if line
+        .bytes()
+        .all(|b| (0x20..0x7f).contains(&b) || b == b'\t')
+    {
+        return expand_ascii_tabs(line, tab_width);
+    }
     let mut out = String::with_capacity(line.len());
     let mut col = 0usize;
     for c in line.chars() {
@@ -100,6 +108,21 @@ pub fn screen_line(line: &str, tab_width: usize) -> String {
         out.push(shown);
         col += shown.width().unwrap_or(0);
     }
+    out
+}
+
+/// `screen_line` of a line of printable ASCII and tabs, where each byte is
+/// one column: copied, with each tab expanded by the byte count so far.
+fn expand_ascii_tabs(line: &str, tab_width: usize) -> String {
+    let mut out = String::with_capacity(line.len());
+    let mut rest = line;
+    while let Some(tab) = rest.find('\t') {
+        out.push_str(&rest[..tab]);
+        let n = tab_width - out.len() % tab_width;
+        out.extend(std::iter::repeat_n(' ', n));
+        rest = &rest[tab + 1..];
+    }
+    out.push_str(rest);
     out
 }
 
@@ -170,6 +193,49 @@ mod tests {
         assert_eq!(screen_line("\tx\ty", 4), "    x   y");
         assert_eq!(screen_line("a\x1bb\r", 4), "a␛b");
         assert_eq!(screen_line("\u{202e}z", 4), "\u{fffd}z");
+    }
+
+    /// `screen_line` character by character, as it works on any line.
+    fn screen_line_slowly(line: &str, tab_width: usize) -> String {
+        let line = line.strip_suffix('\r').unwrap_or(line);
+        let mut out = String::new();
+        let mut col = 0;
+        for c in line.chars() {
+            if c == '\t' {
+                let n = tab_width - col % tab_width;
+                out.extend(std::iter::repeat_n(' ', n));
+                col += n;
+                continue;
+            }
+            let shown = visible(c).unwrap_or(c);
+            out.push(shown);
+            col += shown.width().unwrap_or(0);
+        }
+        out
+    }
+
+    #[test]
+    fn ascii_lines_take_the_short_way_to_the_same_result() {
+        let lines = [
+            "",
+            "plain code();",
+            "\tindented\tand\t\ttabbed\t",
+            "a\tb\r",
+            "x\r\r",
+            "~ all printable: !\"#$%&'()*+,-./09:;<=>?@AZ[\\]^_`az{|}",
+            "del\x7f and esc\x1b[2J and cr\rinside",
+            "tab after wide 日本\tx",
+            "\u{202e}\tbidi",
+        ];
+        for line in lines {
+            for tab in [1, 2, 4, 8] {
+                assert_eq!(
+                    screen_line(line, tab),
+                    screen_line_slowly(line, tab),
+                    "{line:?}"
+                );
+            }
+        }
     }
 
     #[test]
