@@ -149,3 +149,31 @@ fn streaming_renders_again_only_after_the_last_cut() {
     assert_eq!(streamed, whole_text);
     assert_eq!(rows, whole_rows, "the pieces render as the whole does");
 }
+
+#[test]
+fn with_grammars_off_thread_blocks_in_view_are_coloured_on_the_worker() {
+    let mut c = Conversation::new();
+    c.grammars().set_off_thread();
+    c.grammars().ready("rust", true);
+    c.push_entry(Kind::Final, &rust_block(300));
+    let md = rust_block(300);
+    let before = coloured_lines();
+    let waited = std::time::Instant::now();
+    loop {
+        c.ensure_wrapped(80, 400);
+        if !c.colouring_due() {
+            break;
+        }
+        assert!(waited.elapsed() < Duration::from_secs(20), "never coloured");
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    assert_eq!(coloured_lines(), before, "no line coloured on this thread");
+    assert_eq!(coloured(&c), 300);
+    let eager: Vec<MdLine> = markdown::render(&md, true);
+    let lazy: Vec<MdLine> = c
+        .lines
+        .iter()
+        .filter_map(|l| l.styled.as_deref().cloned())
+        .collect();
+    assert_eq!(lazy, eager, "the colours the UI thread would give");
+}

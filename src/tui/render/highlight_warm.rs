@@ -52,6 +52,11 @@ impl Grammars {
         self.off_thread = true;
     }
 
+    /// Whether grammars (and so code blocks' colours) are off the UI thread.
+    pub fn is_off_thread(&self) -> bool {
+        self.off_thread
+    }
+
     /// A block of `lang` appeared: ask for its grammar (once per language).
     pub fn want(&mut self, lang: &str, lines: &[String]) {
         if !self.off_thread || lang.trim().is_empty() {

@@ -2,7 +2,8 @@
 //! `header` and `prompt_bar` are the chrome around the panes, and `text`
 //! sanitizes and wraps untrusted text for every pane; `highlight` gives code
 //! its syntax colours (`highlight_warm` readies their grammars off the UI
-//! thread) and `theme` names every colour.
+//! thread) and `theme` names every colour; `worker` is the one thread that
+//! computes what drawing needs but no frame should wait for.
 
 pub mod chrome;
 pub mod header;
@@ -13,3 +14,4 @@ pub mod prompt_bar;
 pub mod text;
 pub mod theme;
 pub mod view;
+pub mod worker;

@@ -6,8 +6,8 @@
 //! `patch` of an `apply_patch` read as a diff by itself (`live_patch`). The final
 //! proposal (or a new request, or a retry) replaces the previews.
 //!
-//! A preview of more than `INLINE_PREVIEW_BYTES` is computed on a thread of
-//! its own from a copy of the arguments and the file, so no frame waits for
+//! A preview of more than `INLINE_PREVIEW_BYTES` is computed on the UI's
+//! worker from a copy of the arguments and the file, so no frame waits for
 //! a diff of thousands of lines; its result is picked up by the first
 //! refresh after it is ready (`next_refresh` asks for one every `POLL`
 //! meanwhile). What must stay true: the preview shown is always the
@@ -18,6 +18,7 @@
 use crate::agent::live::partial_field;
 use crate::diff::{FileDiff, LineKind};
 use crate::tui::panes::diff::live_patch::partial_patch;
+use crate::tui::render::worker;
 use std::sync::mpsc::{Receiver, TryRecvError};
 use std::time::{Duration, Instant};
 
@@ -26,9 +27,9 @@ pub const REFRESH: Duration = Duration::from_millis(100);
 /// Arguments plus file content above this get no live preview.
 pub const MAX_PREVIEW_BYTES: usize = 2 * 1024 * 1024;
 /// Previews of up to this much (arguments plus file content) are computed
-/// on the frame, well under a millisecond; larger ones on a thread.
+/// on the frame, well under a millisecond; larger ones on the UI's worker.
 pub const INLINE_PREVIEW_BYTES: usize = 64 * 1024;
-/// How often a frame looks for a preview computed on a thread.
+/// How often a frame looks for a preview computed on the worker.
 pub const POLL: Duration = Duration::from_millis(8);
 /// Tools whose arguments are previewed.
 const PREVIEWED: [&str; 3] = ["write_file", "replace_text", PATCH];
@@ -52,7 +53,7 @@ pub struct LiveCall {
     pub note: Option<&'static str>,
     /// Grows with each recomputed preview.
     pub generation: u64,
-    /// A preview being computed on a thread, and when a frame last looked.
+    /// A preview being computed on the worker, and when a frame last looked.
     job: Option<(Receiver<Computed>, Instant)>,
 }
 
@@ -133,7 +134,7 @@ impl LivePreviews {
     }
 
     /// Recompute the previews that changed, unless one was computed less
-    /// than `REFRESH` ago (a large one is started on a thread, and picked up
+    /// than `REFRESH` ago (a large one is queued on the worker, and picked up
     /// by a later refresh). Returns whether any preview changed.
     pub fn refresh(&mut self, now: Instant) -> bool {
         let mut changed = false;
@@ -148,7 +149,7 @@ impl LivePreviews {
                         *polled = now;
                         continue;
                     }
-                    // The thread is gone without a result: compute again.
+                    // The job is gone without a result: compute again.
                     Err(TryRecvError::Disconnected) => {
                         call.job = None;
                         call.dirty = true;
@@ -177,11 +178,7 @@ impl LivePreviews {
                     .map_or(0, |(_, o)| o.as_ref().map_or(0, String::len));
             if size > INLINE_PREVIEW_BYTES && size <= MAX_PREVIEW_BYTES {
                 let (tool, args, base) = (call.tool.clone(), call.args.clone(), call.base.clone());
-                let (tx, rx) = std::sync::mpsc::channel();
-                let spawned = std::thread::Builder::new()
-                    .name("live-preview".into())
-                    .spawn(move || tx.send(compute(&tool, &args, base.as_ref())));
-                if spawned.is_ok() {
+                if let Some(rx) = worker::compute(move || compute(&tool, &args, base.as_ref())) {
                     call.job = Some((rx, now));
                     continue;
                 }
@@ -193,7 +190,7 @@ impl LivePreviews {
     }
 
     /// When a frame should refresh the previews next: a throttled preview
-    /// is due, or a frame should look for one computed on a thread.
+    /// is due, or a frame should look for one computed on the worker.
     pub fn next_refresh(&self) -> Option<Instant> {
         let throttled = self
             .calls
@@ -208,7 +205,7 @@ impl LivePreviews {
         throttled.chain(polls).min()
     }
 
-    /// Whether a preview is being computed on a thread.
+    /// Whether a preview is being computed on the worker.
     pub fn computing(&self) -> bool {
         self.calls.iter().any(|c| c.job.is_some())
     }

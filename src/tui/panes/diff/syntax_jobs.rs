@@ -1,4 +1,4 @@
-//! Syntax colours of diff hunks computed on threads of their own, so that
+//! Syntax colours of diff hunks computed on the UI's worker, so that
 //! no frame waits for a grammar (the first lines of a language can take
 //! tens of milliseconds while its patterns compile). A hunk is shown plain
 //! until its colours arrive; the view picks them up at its next layout.
@@ -7,7 +7,7 @@
 //! `highlight::hunk` of its lines (the same function, only elsewhere);
 //! nothing here blocks: results are taken with `try_recv`.
 
-use crate::tui::render::highlight;
+use crate::tui::render::{highlight, worker};
 use ratatui::text::Span;
 use std::sync::mpsc::{Receiver, TryRecvError};
 
@@ -21,8 +21,8 @@ pub struct SyntaxJobs {
 
 impl SyntaxJobs {
     /// Colour hunk `hunk` (lines `texts` of a file at `path`, `new_side`
-    /// as `highlight::hunk` takes it) on a thread; when no thread can be
-    /// started, the colours are computed here and returned.
+    /// as `highlight::hunk` takes it) on the worker; when it has no thread,
+    /// the colours are computed here and returned.
     pub fn start(
         &mut self,
         hunk: usize,
@@ -30,17 +30,13 @@ impl SyntaxJobs {
         texts: &[String],
         new_side: Vec<bool>,
     ) -> Option<Colours> {
-        let (tx, rx) = std::sync::mpsc::channel();
         let (p, t, n) = (path.to_string(), texts.to_vec(), new_side.clone());
-        let spawned = std::thread::Builder::new()
-            .name("diff-colours".into())
-            .spawn(move || tx.send(highlight::hunk(&p, &t, &n)));
-        match spawned {
-            Ok(_) => {
+        match worker::compute(move || highlight::hunk(&p, &t, &n)) {
+            Some(rx) => {
                 self.pending.push((hunk, rx));
                 None
             }
-            Err(_) => Some(highlight::hunk(path, texts, &new_side)),
+            None => Some(highlight::hunk(path, texts, &new_side)),
         }
     }
 

@@ -9,7 +9,7 @@
 use crate::diff::FileDiff;
 use crate::tui::panes::scroll::{Scroll, ScrollMove};
 use crate::tui::render::text::width as text_width;
-use crate::tui::render::theme;
+use crate::tui::render::{theme, worker};
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::style::Modifier;
@@ -78,14 +78,12 @@ const MAX_WRAPPED: usize = 2_048;
 /// A replaced source of more items than this is freed on another thread.
 const RETIRE_ITEMS: usize = 1_000;
 
-/// Free a replaced source: a large one on a thread of its own, since freeing
+/// Free a replaced source: a large one on the UI's worker, since freeing
 /// the strings of a 5,000-line diff takes milliseconds no frame should wait
-/// for (were the thread refused, it is freed here).
+/// for (without a worker thread, it is freed here).
 fn retire(old: Source) {
     if old.len() > RETIRE_ITEMS {
-        let _ = std::thread::Builder::new()
-            .name("diff-free".into())
-            .spawn(move || drop(old));
+        let _ = worker::queue(Box::new(move || drop(old)));
     }
 }
 

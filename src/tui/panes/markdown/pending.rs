@@ -1,16 +1,17 @@
 //! Syntax colours that wait for a frame: the code blocks of rendered
 //! entries, coloured only once their lines are in view, a slice per frame.
 //!
-//! Why on the UI thread and not off it: colouring a block needs nothing but
-//! its lines and a parser state, so slicing it is simple and deterministic,
-//! and the result lands straight in the conversation's lines without a
-//! message round trip or a copy of the block per job; a frame pays at most
-//! about [`SLICE`] of it (and always at least [`MIN_LINES`] lines, so a
-//! block finishes in a bounded number of frames however slow the machine).
-//! Pushing an entry, restoring a session and streaming never colour.
-//! In the real app a block's grammar is made ready off the UI thread
-//! (`highlight_warm`): a block whose language has no answer yet is left
-//! plain and asks for no frame; the answer's message brings the next one.
+//! In the real app (grammars off the UI thread, `highlight_warm`) a block
+//! in view whose grammar is ready is coloured whole on the UI's `worker`:
+//! a frame only hands its lines over and later takes the result, so no
+//! frame pays for colouring (the patterns a grammar compiles on the lines
+//! its warm-up did not reach included). A block whose language has no
+//! answer yet is left plain and asks for no frame; the answer's message
+//! brings the next one. Otherwise (tests, or no worker thread), a frame
+//! colours about [`SLICE`] of the blocks in view, and always at least
+//! [`MIN_LINES`] lines, so a block finishes in a bounded number of frames
+//! however slow the machine. Pushing an entry, restoring a session and
+//! streaming never colour.
 //!
 //! What must stay true: a block is shown plain until all of it is coloured,
 //! then all at once (a grammar error leaves it plain, as before); the blocks
@@ -22,8 +23,11 @@
 use super::CodeBlock;
 use crate::tui::render::highlight::{self, Highlighter};
 use crate::tui::render::highlight_warm::Grammars;
+use crate::tui::render::worker;
 use ratatui::text::Span;
 use std::ops::Range;
+use std::sync::Arc;
+use std::sync::mpsc::{Receiver, TryRecvError};
 use std::time::{Duration, Instant};
 
 /// About how long one frame may spend colouring.
@@ -39,8 +43,11 @@ struct Job {
     /// Index of the block's first code line in the conversation.
     line: usize,
     lang: String,
-    lines: Vec<String>,
+    /// Its lines (shared with the worker when it colours them).
+    lines: Arc<[String]>,
     run: Option<(Highlighter, Vec<Vec<Span<'static>>>)>,
+    /// Its colours on the way from the worker (`None` in them: a grammar error).
+    sent: Option<Receiver<Option<Vec<Vec<Span<'static>>>>>>,
 }
 
 impl Job {
@@ -111,8 +118,9 @@ impl Pending {
             .map(|b| Job {
                 line: base + b.at,
                 lang: b.lang,
-                lines: b.lines,
+                lines: b.lines.into(),
                 run: None,
+                sent: None,
             })
             .collect();
         self.groups.push(Group {
@@ -178,7 +186,13 @@ impl Pending {
                     self.due = true;
                     break;
                 }
-                match advance(job, &mut lines, started, slice) {
+                let progress = match self.grammars.is_off_thread() {
+                    true => {
+                        on_worker(job).unwrap_or_else(|| advance(job, &mut lines, started, slice))
+                    }
+                    false => advance(job, &mut lines, started, slice),
+                };
+                match progress {
                     Progress::More => {
                         self.due = true;
                         i += 1;
@@ -202,6 +216,34 @@ enum Progress {
     More,
     Done(Vec<Vec<Span<'static>>>),
     Failed,
+}
+
+/// Colour `job` on the worker: hand it over the first time, then see
+/// whether its colours came; `None` when there is no worker thread (colour
+/// it here).
+fn on_worker(job: &mut Job) -> Option<Progress> {
+    let Some(sent) = &job.sent else {
+        if job.run.is_some() {
+            return None;
+        }
+        let (lang, lines) = (job.lang.clone(), Arc::clone(&job.lines));
+        let (tx, rx) = std::sync::mpsc::channel();
+        let colour = move || {
+            let mut h = Highlighter::new(&lang);
+            let rows = lines.iter().map(|l| h.as_mut()?.line(l)).collect();
+            let _ = tx.send(rows);
+        };
+        if worker::queue(Box::new(colour)).is_err() {
+            return None;
+        }
+        job.sent = Some(rx);
+        return Some(Progress::More);
+    };
+    Some(match sent.try_recv() {
+        Ok(Some(rows)) => Progress::Done(rows),
+        Ok(None) | Err(TryRecvError::Disconnected) => Progress::Failed,
+        Err(TryRecvError::Empty) => Progress::More,
+    })
 }
 
 /// Colour lines of `job` until it is done or the frame's budget is spent.
