@@ -95,6 +95,44 @@ pub fn wrap(
     first: &[Span<'static>],
     cont: &[Span<'static>],
 ) -> Vec<Line<'static>> {
+    // Printable ASCII (most code and prose) is a column a byte and a cluster
+    // a byte: no segmenting, and text that fits is one row as it is.
+    let ascii = spans.iter().all(|s| is_printable_ascii(&s.content));
+    if ascii {
+        let prefix_w = first.iter().map(|s| s.width()).sum::<usize>();
+        let avail = width.saturating_sub(prefix_w).max(1);
+        if spans.iter().map(|s| s.content.len()).sum::<usize>() <= avail {
+            let mut out = first.to_vec();
+            let pieces = spans.iter().map(|s| (s.content.as_ref(), s.style));
+            out.extend(merge(pieces.filter(|(text, _)| !text.is_empty())));
+            return vec![Line::from(out)];
+        }
+    }
+    wrap_clusters(spans, width, first, cont, ascii)
+}
+
+fn is_printable_ascii(s: &str) -> bool {
+    s.bytes().all(|b| (0x20..0x7f).contains(&b))
+}
+
+/// The clusters of `s`: its bytes when it is printable ASCII (`ascii`),
+/// else its extended grapheme clusters.
+fn clusters(s: &str, ascii: bool) -> impl Iterator<Item = &str> {
+    let bytes = (0..s.len())
+        .filter(move |_| ascii)
+        .map(move |i| &s[i..i + 1]);
+    let graphemes = (!ascii).then(|| s.graphemes(true)).into_iter().flatten();
+    bytes.chain(graphemes)
+}
+
+/// `wrap`, cluster by cluster.
+fn wrap_clusters(
+    spans: &[Span<'_>],
+    width: usize,
+    first: &[Span<'static>],
+    cont: &[Span<'static>],
+    ascii: bool,
+) -> Vec<Line<'static>> {
     let prefix_w = first.iter().map(|s| s.width()).sum::<usize>();
     let avail = width.saturating_sub(prefix_w).max(1);
     let mut rows: Vec<Vec<(&str, Style)>> = Vec::new();
@@ -103,8 +141,8 @@ pub fn wrap(
     // Index in `row` just after the last space, and the width up to it.
     let mut brk: Option<(usize, usize)> = None;
     for span in spans {
-        for c in span.content.graphemes(true) {
-            let w = cluster_width(c);
+        for c in clusters(&span.content, ascii) {
+            let w = if ascii { 1 } else { cluster_width(c) };
             if row_w + w > avail && !row.is_empty() {
                 if c == " " {
                     // Break at this space; it is not carried over.
@@ -150,14 +188,14 @@ pub fn wrap(
             } else {
                 cont.to_vec()
             };
-            out.extend(merge(cells));
+            out.extend(merge(cells.into_iter()));
             Line::from(out)
         })
         .collect()
 }
 
-/// Turn styled clusters back into as few spans as possible.
-fn merge(cells: Vec<(&str, Style)>) -> Vec<Span<'static>> {
+/// Turn styled clusters (or pieces of text) back into as few spans as possible.
+fn merge<'a>(cells: impl Iterator<Item = (&'a str, Style)>) -> Vec<Span<'static>> {
     let mut out: Vec<Span<'static>> = Vec::new();
     let mut text = String::new();
     let mut style: Option<Style> = None;
@@ -193,6 +231,38 @@ mod tests {
         ] {
             let slow: usize = s.graphemes(true).map(cluster_width).sum();
             assert_eq!(width(s), slow, "{s:?}");
+        }
+    }
+
+    #[test]
+    fn ascii_text_wraps_as_its_clusters_do() {
+        let bold = Style::new().add_modifier(ratatui::style::Modifier::BOLD);
+        let first = [Span::raw("> ")];
+        let cont = [Span::raw("  ")];
+        let texts = [
+            vec![Span::raw("")],
+            vec![Span::raw("short")],
+            vec![Span::raw("a"), Span::styled("", bold), Span::raw("b")],
+            vec![Span::raw("two  words"), Span::styled(" and bold", bold)],
+            vec![Span::raw(
+                "a line long enough to wrap at most of these widths, twice",
+            )],
+            vec![Span::raw(
+                "nospacesatallinthislongwordthatmustbecutanywhere",
+            )],
+            vec![
+                Span::raw("trailing spaces     "),
+                Span::styled("   x", bold),
+            ],
+        ];
+        for spans in &texts {
+            for width in [1, 3, 4, 8, 12, 20, 80] {
+                assert_eq!(
+                    wrap(spans, width, &first, &cont),
+                    wrap_clusters(spans, width, &first, &cont, false),
+                    "{spans:?} at {width}"
+                );
+            }
         }
     }
 
