@@ -8,7 +8,8 @@
 //!
 //! A preview of more than `INLINE_PREVIEW_BYTES` is computed on the UI's
 //! worker from a copy of the arguments and the file, so no frame waits for
-//! a diff of thousands of lines; its result is picked up by the first
+//! a diff of thousands of lines (nor for the diff pane's items of it: the
+//! worker builds those too, `take_prepared`); its result is picked up by the first
 //! refresh after it is ready (`next_refresh` asks for one every `POLL`
 //! meanwhile). What must stay true: the preview shown is always the
 //! from-scratch preview of some arguments received, the newest once the
@@ -18,6 +19,8 @@
 use crate::agent::live::partial_field;
 use crate::diff::{FileDiff, LineKind};
 use crate::tui::panes::diff::live_patch::partial_patch;
+use crate::tui::panes::diff::source::Source;
+use crate::tui::panes::diff::view::DiffKey;
 use crate::tui::render::worker;
 use std::sync::mpsc::{Receiver, TryRecvError};
 use std::time::{Duration, Instant};
@@ -54,11 +57,16 @@ pub struct LiveCall {
     /// Grows with each recomputed preview.
     pub generation: u64,
     /// A preview being computed on the worker, and when a frame last looked.
-    job: Option<(Receiver<Computed>, Instant)>,
+    job: Option<(Receiver<Prepared>, Instant)>,
+    /// The diff pane's items for `preview`, built with it on the worker
+    /// (taken by the pane when it shows this generation).
+    prepared: Option<Source>,
 }
 
 /// A preview diff, or why there is none yet.
 type Computed = (Option<FileDiff>, Option<&'static str>);
+/// A preview computed on the worker, with the diff pane's items for it.
+type Prepared = (Computed, Option<Source>);
 
 impl LiveCall {
     pub fn path(&self) -> Option<&str> {
@@ -116,6 +124,7 @@ impl LivePreviews {
                     note: None,
                     generation: 0,
                     job: None,
+                    prepared: None,
                 });
                 self.calls.len() - 1
             }
@@ -141,9 +150,10 @@ impl LivePreviews {
         for call in &mut self.calls {
             if let Some((job, polled)) = &mut call.job {
                 match job.try_recv() {
-                    Ok(computed) => {
+                    Ok((computed, prepared)) => {
                         call.job = None;
                         changed |= call.show(computed);
+                        call.prepared = prepared;
                     }
                     Err(TryRecvError::Empty) => {
                         *polled = now;
@@ -178,7 +188,12 @@ impl LivePreviews {
                     .map_or(0, |(_, o)| o.as_ref().map_or(0, String::len));
             if size > INLINE_PREVIEW_BYTES && size <= MAX_PREVIEW_BYTES {
                 let (tool, args, base) = (call.tool.clone(), call.args.clone(), call.base.clone());
-                if let Some(rx) = worker::compute(move || compute(&tool, &args, base.as_ref())) {
+                let job = move || {
+                    let computed = compute(&tool, &args, base.as_ref());
+                    let prepared = computed.0.as_ref().map(|d| Source::new(&[d], false));
+                    (computed, prepared)
+                };
+                if let Some(rx) = worker::compute(job) {
                     call.job = Some((rx, now));
                     continue;
                 }
@@ -205,6 +220,17 @@ impl LivePreviews {
         throttled.chain(polls).min()
     }
 
+    /// The diff pane's items for the preview `key` names, when the worker
+    /// built them with it (a diff of one file, without headers).
+    pub fn take_prepared(&mut self, key: DiffKey) -> Option<Source> {
+        let DiffKey::Live { index, generation } = key else {
+            return None;
+        };
+        let call = self.calls.iter_mut().find(|c| c.index == index)?;
+        let prepared = call.prepared.take()?;
+        (call.generation == generation && call.files.is_empty()).then_some(prepared)
+    }
+
     /// Whether a preview is being computed on the worker.
     pub fn computing(&self) -> bool {
         self.calls.iter().any(|c| c.job.is_some())
@@ -214,6 +240,7 @@ impl LivePreviews {
 impl LiveCall {
     /// Show a computed preview; always a change.
     fn show(&mut self, (preview, note): Computed) -> bool {
+        self.prepared = None;
         self.preview = preview;
         self.note = note;
         self.generation += 1;

@@ -99,3 +99,51 @@ fn a_frame_does_not_wait_for_a_large_preview() {
             .is_some_and(|c| c.preview.is_some() && c.generation == 1)
     );
 }
+
+#[test]
+fn the_pane_takes_a_large_preview_with_its_items_built_off_the_ui_thread() {
+    use crate::agent::AgentEvent;
+    use crate::tui::panes::diff::source::{build_rows, built};
+    use crate::tui::{App, Msg};
+    let (old, new) = big();
+    let args = serde_json::json!({"path": "big.py", "content": new}).to_string();
+    let mut app = App::new("model", "~/ws");
+    app.update(Msg::Agent(AgentEvent::ModelRequest { steps_done: 0 }));
+    app.update(Msg::Agent(AgentEvent::LiveEditBase {
+        index: 0,
+        tool: "write_file".into(),
+        path: "big.py".into(),
+        old: Some(old.clone()),
+    }));
+    app.update(Msg::Agent(AgentEvent::ToolCallStreaming {
+        index: 0,
+        tool: "write_file".into(),
+        fragment: args,
+    }));
+    let area = ratatui::layout::Rect::new(0, 0, 200, 60);
+    let mut now = Instant::now();
+    app.set_now(now);
+    // Its first frame: no preview yet (an empty diff), its job queued.
+    crate::tui::render::view::relayout(&mut app, area);
+    assert!(app.live().computing());
+    let before = built();
+    for _ in 0..20_000 {
+        now += REFRESH;
+        app.set_now(now);
+        crate::tui::render::view::relayout(&mut app, area);
+        if app.live().shown().is_some_and(|c| c.preview.is_some()) && !app.live().computing() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    crate::tui::render::view::relayout(&mut app, area);
+    assert_eq!(built(), before, "no diff items built on the UI thread");
+    let width = app.panes.diff.expect("a diff pane").inner().width as usize;
+    let whole = FileDiff::compute("big.py", Some(&old), &new);
+    let rows = build_rows(&[&whole], width, false).rows.len();
+    assert_eq!(
+        app.diff.total_rows(),
+        rows + 1,
+        "its rows and the streaming note"
+    );
+}

@@ -23,6 +23,7 @@ use crate::agent::ApprovalAction;
 use crate::diff::FileDiff;
 use crate::present::numbers::thousands;
 use crate::tui::app::{App, Focus};
+use crate::tui::panes::diff::source::Source;
 use crate::tui::panes::diff::view::{DiffKey, Marks};
 use crate::tui::render::layout::Pane;
 use crate::tui::render::text::sanitize;
@@ -95,9 +96,21 @@ pub fn ensure(app: &mut App, width: usize, height: usize) {
     let headers = headers
         || matches!(key, DiffKey::Live { .. })
             && app.live.shown().is_some_and(|c| c.tool == "apply_patch");
+    // A new preview's items may have been built with it, off this thread.
+    let prepared = match key != app.diff.key() {
+        true => app.live.take_prepared(key),
+        false => None,
+    };
     // The view is a field of the app; the diffs are borrowed from others.
     let mut view = std::mem::take(&mut app.diff);
-    view.ensure(key, || files(app, key), width, height, headers);
+    let source = || match prepared {
+        Some(items) if !headers => items,
+        _ => {
+            let files = files(app, key);
+            Source::new(&files, headers || files.len() > 1)
+        }
+    };
+    view.ensure(key, source, width, height);
     view.settle(height);
     view.materialize(height);
     app.diff = view;

@@ -78,6 +78,8 @@ pub struct Source {
 impl Source {
     /// The items of `files`, with a header per file when `headers`.
     pub fn new(files: &[&FileDiff], headers: bool) -> Source {
+        #[cfg(test)]
+        BUILT.with(|n| n.set(n.get() + 1));
         let mut s = Source::default();
         let (mut syntax_lines, mut words) = (MAX_SYNTAX_LINES, MAX_WORD_PAIRS);
         for diff in files {
@@ -307,6 +309,18 @@ impl Source {
         }
         spans.as_ref()
     }
+}
+
+#[cfg(test)]
+thread_local! {
+    /// Sources built on this thread (tests count work, not time).
+    static BUILT: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+/// Sources built so far on this thread.
+#[cfg(test)]
+pub fn built() -> usize {
+    BUILT.with(|n| n.get())
 }
 
 /// Rows of some diffs and where each hunk's rows are.

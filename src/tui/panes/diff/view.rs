@@ -6,7 +6,6 @@
 //! hunks or toggling one restyles nothing. A resize keeps the same diff line
 //! (and row within it) at the top, and costs a count per line plus what is in view.
 
-use crate::diff::FileDiff;
 use crate::tui::panes::scroll::{Scroll, ScrollMove};
 use crate::tui::render::text::width as text_width;
 use crate::tui::render::{theme, worker};
@@ -67,7 +66,7 @@ pub struct DiffView {
     /// First row of each item at `width`, then the total.
     starts: Vec<usize>,
     /// Rows of the items shown lately, at `width`.
-    wrapped: HashMap<usize, Vec<Line<'static>>>,
+    wrapped: Wrapped,
     /// A hunk to scroll into view at the next layout.
     reveal: Option<usize>,
     scroll: Scroll,
@@ -78,12 +77,16 @@ const MAX_WRAPPED: usize = 2_048;
 /// A replaced source of more items than this is freed on another thread.
 const RETIRE_ITEMS: usize = 1_000;
 
-/// Free a replaced source: a large one on the UI's worker, since freeing
-/// the strings of a 5,000-line diff takes milliseconds no frame should wait
-/// for (without a worker thread, it is freed here).
-fn retire(old: Source) {
-    if old.len() > RETIRE_ITEMS {
-        let _ = worker::queue(Box::new(move || drop(old)));
+/// Rows wrapped at the current width, by item.
+type Wrapped = HashMap<usize, Vec<Line<'static>>>;
+
+/// Free a replaced source and rows wrapped from it: large ones on the UI's
+/// worker, since freeing the strings of a 5,000-line diff, or of the 2,000
+/// items a long scroll wrapped, takes milliseconds no frame should wait for
+/// (without a worker thread, they are freed here).
+fn retire(old: Source, rows: Wrapped) {
+    if old.len() > RETIRE_ITEMS || rows.len() > RETIRE_ITEMS {
+        let _ = worker::queue(Box::new(move || drop((old, rows))));
     }
 }
 
@@ -102,18 +105,17 @@ impl Default for DiffView {
 }
 
 impl DiffView {
-    /// Take the diffs of `key` unless already done (a new source starts at
+    /// Take the items of `key` unless already done (a new source starts at
     /// its top; a live preview follows its newest rows, and says it is still
-    /// streaming), with a header row per file when `headers`; count rows at
-    /// `width` when it changed, keeping the same diff line at the top of a
-    /// viewport of `height` rows.
-    pub fn ensure<'a>(
+    /// streaming): `source` gives them; count rows at `width` when it
+    /// changed, keeping the same diff line at the top of a viewport of
+    /// `height` rows.
+    pub fn ensure(
         &mut self,
         key: DiffKey,
-        files: impl FnOnce() -> Vec<&'a FileDiff>,
+        source: impl FnOnce() -> Source,
         width: usize,
         height: usize,
-        headers: bool,
     ) {
         let mut anchor = None;
         if key != self.key {
@@ -124,10 +126,10 @@ impl DiffView {
                 };
             }
             self.key = key;
-            let files = files();
-            let mut new = Source::new(&files, headers || files.len() > 1).colour_on_threads();
+            let mut new = source().colour_on_threads();
             new.inherit(&self.source);
-            retire(std::mem::replace(&mut self.source, new));
+            let rows = std::mem::take(&mut self.wrapped);
+            retire(std::mem::replace(&mut self.source, new), rows);
             if matches!(key, DiffKey::Live { .. }) {
                 self.source.push_note(Line::styled(
                     " ⋯ the model is still writing this edit",
@@ -170,7 +172,7 @@ impl DiffView {
     }
 
     fn count_rows(&mut self, width: usize) {
-        self.wrapped.clear();
+        retire(Source::default(), std::mem::take(&mut self.wrapped));
         self.starts.clear();
         let mut total = 0;
         for i in 0..self.source.len() {
@@ -195,7 +197,7 @@ impl DiffView {
             return;
         };
         if self.wrapped.len() > MAX_WRAPPED {
-            self.wrapped.clear();
+            retire(Source::default(), std::mem::take(&mut self.wrapped));
         }
         let mut item = first;
         while item < self.source.len() && self.starts[item] < top + height {
