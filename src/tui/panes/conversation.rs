@@ -284,17 +284,18 @@ impl Conversation {
         self.refresh_open();
         let visible = self.cache.layout(&self.lines, &wrap_logical, width, height);
         let done = self.colours.step(visible);
-        let Some(first) = done.iter().map(|(line, _)| *line).min() else {
+        if done.is_empty() {
             return;
-        };
+        }
         for (line, rows) in done {
+            let n = rows.len();
             for (l, spans) in self.lines.iter_mut().skip(line).zip(rows) {
                 if let Some(md) = l.styled.as_mut() {
                     md.spans = spans;
                 }
             }
+            self.cache.restyled(line..line + n);
         }
-        self.invalidate_from(first);
         self.cache.layout(&self.lines, &wrap_logical, width, height);
     }
 

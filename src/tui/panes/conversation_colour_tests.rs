@@ -177,3 +177,35 @@ fn with_grammars_off_thread_blocks_in_view_are_coloured_on_the_worker() {
         .collect();
     assert_eq!(lazy, eager, "the colours the UI thread would give");
 }
+
+#[test]
+fn colours_arriving_rewrap_only_their_block_and_draw_as_a_fresh_wrap() {
+    let mut c = Conversation::new();
+    for i in 0..5 {
+        c.push_entry(Kind::Notice, &format!("before {i}"));
+    }
+    c.push_entry(Kind::Final, &rust_block(30));
+    for i in 0..300 {
+        c.push_entry(Kind::Notice, &format!("after {i}"));
+    }
+    c.ensure_wrapped(60, 20);
+    c.scroll_by(ScrollMove::Top, 20);
+    c.ensure_wrapped(60, 20);
+    let known = c.cache.known();
+    for _ in 0..100 {
+        if !c.colouring_due() {
+            break;
+        }
+        c.ensure_wrapped(60, 20);
+    }
+    assert_eq!(coloured(&c), 30, "the block is coloured");
+    assert!(c.cache.known() >= known, "no height forgotten");
+    let area = Rect::new(0, 0, 60, 20);
+    let mut lazy = Buffer::empty(area);
+    c.render(area, &mut lazy);
+    c.invalidate_from(0);
+    c.ensure_wrapped(60, 20);
+    let mut fresh = Buffer::empty(area);
+    c.render(area, &mut fresh);
+    assert_eq!(lazy, fresh, "drawn as wrapping every line again draws it");
+}

@@ -89,6 +89,15 @@ impl WrapCache {
         }
     }
 
+    /// Lines `lines` got new styles but kept their text (their colours
+    /// came): forget their rows, keep their heights (wrapping looks at the
+    /// characters only, never at their styles).
+    pub fn restyled(&mut self, lines: std::ops::Range<usize>) {
+        for line in lines {
+            self.rows.remove(&line);
+        }
+    }
+
     /// How many lines have a known height (for tests of the laziness).
     pub fn known(&self) -> usize {
         self.heights.iter().filter(|&&h| h != UNKNOWN).count()
