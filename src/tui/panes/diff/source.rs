@@ -106,6 +106,9 @@ impl Source {
                 .max()
                 .unwrap_or(1);
             let w = max_no.to_string().len().max(2);
+            // Every hunk of the file has the same blank prefix.
+            let blank = format!(" {:w$} {:w$} │ ", "", "");
+            let prefix = text_width(&blank);
             for hunk in &diff.hunks {
                 let path = match hunk.lines.len() <= syntax_lines {
                     true => {
@@ -117,7 +120,7 @@ impl Source {
                 let kinds: Vec<LineKind> = hunk.lines.iter().map(|l| l.kind).collect();
                 let share = words;
                 words -= word_pairs(&kinds).min(words);
-                s.push_hunk(hunk, path, w, share);
+                s.push_hunk(hunk, path, w, share, (&blank, prefix));
             }
         }
         s
@@ -182,7 +185,15 @@ impl Source {
         self.jobs.as_ref().is_some_and(SyntaxJobs::pending)
     }
 
-    fn push_hunk(&mut self, hunk: &Hunk, path: String, w: usize, words: usize) {
+    /// `blank`: the prefix of a continuation row at line-number width `w`, and its width.
+    fn push_hunk(
+        &mut self,
+        hunk: &Hunk,
+        path: String,
+        w: usize,
+        words: usize,
+        (blank, prefix): (&str, usize),
+    ) {
         let h = self.hunks.len();
         let start = self.items.len();
         self.items.push(Item::Rule {
@@ -200,15 +211,14 @@ impl Source {
             });
         }
         self.hunk_items.push(start..self.items.len());
-        let blank = format!(" {:w$} {:w$} │ ", "", "");
         // The text is kept once, sanitized, in `texts`.
         let lines = hunk.lines.iter().map(|l| DiffLine {
             text: String::new(),
             ..*l
         });
         self.hunks.push(HunkSource {
-            prefix: text_width(&blank),
-            blank,
+            prefix,
+            blank: blank.to_string(),
             hunk: Hunk {
                 lines: lines.collect(),
                 ..*hunk
