@@ -26,25 +26,78 @@ fn word_styled(s: &Styled) -> bool {
         .any(|sp| sp.style == ADDED_WORD || sp.style == REMOVED_WORD)
 }
 
+/// The changed middle of `a` against `b`: what is left of it once the
+/// bytes both start and end with are cut (the lines here differ in one word).
+fn changed_middle<'a>(a: &'a str, b: &str) -> &'a str {
+    let start = a.bytes().zip(b.bytes()).take_while(|(x, y)| x == y).count();
+    let end = (a[start..].bytes().rev())
+        .zip(b[start..].bytes().rev())
+        .take_while(|(x, y)| x == y)
+        .count();
+    &a[start..a.len() - end]
+}
+
 #[test]
-fn lines_styled_in_any_order_equal_the_whole_hunk() {
+fn lines_styled_in_any_order_are_what_each_line_says() {
+    use crate::diff::LineKind;
     let (old, new) = edit(60);
     let diff = FileDiff::compute("f.py", Some(&old), &new);
     for (path, budget) in [("f.py", 1_000), ("", 1_000), ("", 3), ("f.py", 0)] {
+        let mut pairs_left = budget;
         for hunk in &diff.hunks {
             let texts: Vec<String> = hunk.lines.iter().map(|l| sanitize(&l.text)).collect();
-            let whole = style_hunk(path, hunk, &texts, 2, budget);
-            let style = HunkStyle::new(path, hunk, &texts, 2, budget);
+            let style = HunkStyle::new(path, hunk, &texts, 2, pairs_left);
+            let whole = style_hunk(path, hunk, &texts, 2, pairs_left);
             // Backwards, then every other line: no line depends on another styled first.
             let n = texts.len();
-            let order = (0..n).rev().chain((0..n).step_by(2));
-            for i in order {
+            for i in (0..n).rev().chain((0..n).step_by(2)) {
+                let line = &hunk.lines[i];
+                let got = style.line(hunk, &texts, i).expect("a line");
+                assert_eq!(Some(&got), whole.get(i), "line {i} as in the whole hunk");
+                let no = |n: Option<usize>| n.map_or(String::new(), |n| n.to_string());
+                let gutter = format!(" {:>2} {:>2} │", no(line.old_no), no(line.new_no));
+                assert_eq!(got.first[0].content, gutter, "line {i}");
+                let text: String = got.text.iter().map(|s| s.content.as_ref()).collect();
+                assert_eq!(text, texts[i], "line {i} keeps its text");
+                let words: String = (got.text.iter())
+                    .filter(|s| s.style == ADDED_WORD || s.style == REMOVED_WORD)
+                    .map(|s| s.content.as_ref())
+                    .collect();
+                // A removed `'x'` line is followed by its added `'y'` line.
+                let partner = match line.kind {
+                    LineKind::Removed => texts.get(i + 1),
+                    LineKind::Added if texts[i].contains("'y'") => {
+                        i.checked_sub(1).and_then(|j| texts.get(j))
+                    }
+                    _ => None,
+                };
+                let pair = match line.kind {
+                    LineKind::Removed => i,
+                    _ => i.saturating_sub(1),
+                };
+                let before = (0..pair)
+                    .filter(|&j| hunk.lines[j].kind == LineKind::Removed)
+                    .count();
+                let expected = match partner {
+                    Some(p) if before < pairs_left => changed_middle(&texts[i], p),
+                    _ => "",
+                };
                 assert_eq!(
-                    style.line(hunk, &texts, i).as_ref(),
-                    whole.get(i),
-                    "line {i}"
+                    words, expected,
+                    "line {i} ({:?}), budget {budget}",
+                    line.kind
+                );
+                if path.is_empty() || line.kind != LineKind::Context {
+                    continue;
+                }
+                assert!(
+                    got.text.len() > 1,
+                    "context line {i} has syntax colours: {:?}",
+                    got.text
                 );
             }
+            let removed = hunk.lines.iter().filter(|l| l.kind == LineKind::Removed);
+            pairs_left = pairs_left.saturating_sub(removed.count());
         }
     }
 }
