@@ -5,7 +5,8 @@
 //!
 //! What must stay true: the query runs once, in raw mode, before the event
 //! stream starts reading the terminal, and never holds start-up longer than
-//! [`TIMEOUT`]. It also sends a primary device attributes request (which
+//! [`TIMEOUT`], but to read to its end a paste begun meanwhile (bounded) or
+//! a key's escape sequence cut by a read ([`SEQUENCE_WAIT`] more). It also sends a primary device attributes request (which
 //! every terminal answers) so that a terminal that ignores OSC 11 is known at
 //! once, and its late reply cannot turn up as keystrokes. No reply means dark.
 //! Keys typed while it waits are not lost: what it read besides the two
@@ -18,6 +19,11 @@ use std::time::{Duration, Instant};
 
 /// The longest start-up waits for the terminal's answer.
 pub const TIMEOUT: Duration = Duration::from_millis(100);
+
+/// How much longer to wait for the rest of a key's escape sequence (`ESC [
+/// 1 ; 5` of Ctrl+Left) that the last read cut: were it left to the event
+/// stream, its last byte would be typed as a letter.
+pub const SEQUENCE_WAIT: Duration = Duration::from_millis(25);
 
 /// The look for these settings; `ask` queries the terminal (only for `auto`).
 pub fn choose(theme: ThemeChoice, color: bool, ask: impl FnOnce() -> Option<(u8, u8, u8)>) -> Look {
@@ -87,6 +93,8 @@ pub fn query() -> (Option<(u8, u8, u8)>, Vec<u8>) {
                     // A paste goes on arriving: wait for its end marker, so
                     // that its text is one paste and not keystrokes.
                     deadline = Instant::now() + TIMEOUT;
+                } else if ends_in_sequence(&got) {
+                    deadline = deadline.max(Instant::now() + SEQUENCE_WAIT);
                 }
             }
         }
@@ -130,7 +138,21 @@ const MAX_PASTE: usize = 1 << 20;
 /// Whether the query should read on: the replies have not arrived, or a
 /// bracketed paste typed meanwhile has not ended (within bounds).
 fn reading_on(got: &[u8], in_paste: bool) -> bool {
-    (got.len() < MAX_WAITING && !answered(got)) || (in_paste && got.len() < MAX_PASTE)
+    (got.len() < MAX_WAITING && (!answered(got) || ends_in_sequence(got)))
+        || (in_paste && got.len() < MAX_PASTE)
+}
+
+/// Whether `got` ends inside an escape sequence: an `ESC`, `ESC O`, or
+/// `ESC [` with parameters but no final byte yet (a key's, or a reply's).
+fn ends_in_sequence(got: &[u8]) -> bool {
+    let Some(esc) = got.iter().rposition(|&b| b == 0x1b) else {
+        return false;
+    };
+    match &got[esc + 1..] {
+        [] | [b'O'] => true,
+        [b'[', rest @ ..] => rest.iter().all(|b| (0x20..=0x3f).contains(b)),
+        _ => false,
+    }
 }
 
 /// [`reading_on`], the paste's state found from all of `got`.
@@ -232,6 +254,13 @@ mod tests {
         assert!(keep_reading(&answered_then(
             b"\x1b[200~a\x1b[201~\x1b[200~b"
         )));
+        // A key's escape sequence cut by the last read is read to its end.
+        for cut in [&b"\x1b[1;5"[..], b"\x1b[", b"\x1b", b"\x1bO", b"x\x1b[<0;3"] {
+            assert!(keep_reading(&answered_then(cut)), "{cut:?}");
+        }
+        for whole in [&b"\x1b[1;5D"[..], b"\x1bOP", b"\x1bx", b"\x1b[<0;3;4M"] {
+            assert!(!keep_reading(&answered_then(whole)), "{whole:?}");
+        }
         // Without a paste, only so much is read while waiting.
         assert!(!keep_reading(&vec![b'x'; MAX_WAITING]));
         let mut long = b"\x1b[200~".to_vec();
