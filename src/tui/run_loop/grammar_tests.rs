@@ -3,7 +3,8 @@
 //! frame. A backend watches the frames it is given; the only terminal event
 //! (Ctrl+D) comes after it saw the block coloured.
 
-use super::{EXIT_OK, EditRequest, Host, event_loop};
+use super::tests::FakeHost;
+use super::{EXIT_OK, event_loop};
 use crate::agent::AgentEvent;
 use crate::tui::app::App;
 use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
@@ -12,29 +13,8 @@ use ratatui::Terminal;
 use ratatui::backend::{Backend, ClearType, TestBackend, WindowSize};
 use ratatui::buffer::{Buffer, Cell};
 use ratatui::layout::{Position, Size};
-use std::future::Future;
 use std::sync::Arc;
 use tokio::sync::{Notify, mpsc};
-
-struct QuietHost;
-
-impl<B: Backend, S> Host<B, S> for QuietHost {
-    fn is_active(&self) -> bool {
-        true
-    }
-    fn signal(&mut self) -> impl Future<Output = i32> {
-        std::future::pending()
-    }
-    fn set_mouse_capture(&mut self, _on: bool) {}
-    async fn edit(
-        &mut self,
-        _term: &mut Terminal<B>,
-        _events: &mut S,
-        _request: EditRequest,
-    ) -> Result<Result<String, String>, String> {
-        Ok(Err("no editor in this test".into()))
-    }
-}
 
 /// Whether `fn` and `main` of `fn main` differ in colour (None: not shown).
 fn coloured(buf: &Buffer) -> Option<bool> {
@@ -124,7 +104,7 @@ async fn the_grammar_s_answer_alone_brings_the_frame_that_colours_the_block() {
         )))
     };
     let mut events = stream::once(quit).chain(stream::pending()).boxed();
-    let mut host = QuietHost;
+    let mut host = FakeHost::quiet();
     let run = event_loop(&mut term, &mut host, &mut events, &mut app, None, inbox);
     let code = tokio::time::timeout(std::time::Duration::from_secs(20), run).await;
     assert_eq!(code.ok(), Some(Ok(EXIT_OK)), "coloured, then quit");

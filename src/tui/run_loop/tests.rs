@@ -13,9 +13,19 @@ use std::future::Future;
 use tokio::sync::mpsc;
 
 /// Signals after `signal` (never when `None`); the editor is not there.
-struct FakeHost {
-    signal: Option<i32>,
-    mouse: Vec<bool>,
+pub(super) struct FakeHost {
+    pub(super) signal: Option<i32>,
+    pub(super) mouse: Vec<bool>,
+}
+
+impl FakeHost {
+    /// No signal, no editor.
+    pub(super) fn quiet() -> FakeHost {
+        FakeHost {
+            signal: None,
+            mouse: Vec::new(),
+        }
+    }
 }
 
 impl<B: ratatui::backend::Backend, S> Host<B, S> for FakeHost {
