@@ -134,7 +134,8 @@ impl LivePreviews {
 
     /// Forget every preview (the proposal arrived, or the reply is void).
     pub fn clear(&mut self) {
-        self.calls.clear();
+        // A long edit's arguments, preview and items: freed off the UI thread.
+        worker::free(std::mem::take(&mut self.calls));
     }
 
     /// The preview to show: the newest call whose file is known (or patch).
@@ -193,7 +194,7 @@ impl LivePreviews {
                     let prepared = computed.0.as_ref().map(|d| Source::new(&[d], false));
                     (computed, prepared)
                 };
-                if let Some(rx) = worker::compute(job) {
+                if let Some(rx) = worker::compute(worker::Lane::Bulk, job) {
                     call.job = Some((rx, now));
                     continue;
                 }
@@ -228,7 +229,11 @@ impl LivePreviews {
         };
         let call = self.calls.iter_mut().find(|c| c.index == index)?;
         let prepared = call.prepared.take()?;
-        (call.generation == generation && call.files.is_empty()).then_some(prepared)
+        if call.generation != generation || !call.files.is_empty() {
+            worker::free(prepared);
+            return None;
+        }
+        Some(prepared)
     }
 
     /// Whether a preview is being computed on the worker.
@@ -240,8 +245,13 @@ impl LivePreviews {
 impl LiveCall {
     /// Show a computed preview; always a change.
     fn show(&mut self, (preview, note): Computed) -> bool {
-        self.prepared = None;
-        self.preview = preview;
+        if let Some(unused) = self.prepared.take() {
+            // Never shown (another call's preview was): freed off the UI thread.
+            worker::free(unused);
+        }
+        if let Some(old) = std::mem::replace(&mut self.preview, preview) {
+            worker::free(old);
+        }
         self.note = note;
         self.generation += 1;
         true

@@ -68,7 +68,7 @@ pub struct Source {
     styled: Vec<Option<(HunkStyle, Vec<Option<Styled>>)>>,
     /// How many times a hunk was styled (each at most once).
     stylings: usize,
-    /// Syntax colours computed on threads (`None`: here, when first shown).
+    /// Syntax colours computed on the UI's worker (`None`: here, when first shown).
     jobs: Option<SyntaxJobs>,
     /// Colours taken over from the diff this one replaces, per hunk: the
     /// lines it shares with a hunk of that diff from its start.
@@ -126,9 +126,9 @@ impl Source {
         s
     }
 
-    /// Colour hunks on threads from now on: a hunk is shown plain until
-    /// its colours arrive (see `take_coloured`).
-    pub fn colour_on_threads(mut self) -> Source {
+    /// Colour hunks on the UI's worker from now on: a hunk is shown plain
+    /// until its colours arrive (see `take_coloured`).
+    pub fn colour_on_worker(mut self) -> Source {
         self.jobs = Some(SyntaxJobs::default());
         self
     }

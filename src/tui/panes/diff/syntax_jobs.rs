@@ -31,7 +31,7 @@ impl SyntaxJobs {
         new_side: Vec<bool>,
     ) -> Option<Colours> {
         let (p, t, n) = (path.to_string(), texts.to_vec(), new_side.clone());
-        match worker::compute(move || highlight::hunk(&p, &t, &n)) {
+        match worker::compute(worker::Lane::Colours, move || highlight::hunk(&p, &t, &n)) {
             Some(rx) => {
                 self.pending.push((hunk, rx));
                 None
@@ -49,7 +49,7 @@ impl SyntaxJobs {
                 false
             }
             Err(TryRecvError::Empty) => true,
-            // The thread is gone without a result: the hunk stays plain.
+            // The job is gone without a result: the hunk stays plain.
             Err(TryRecvError::Disconnected) => false,
         });
         done

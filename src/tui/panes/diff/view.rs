@@ -74,7 +74,7 @@ pub struct DiffView {
 
 /// Items kept wrapped at most; past this the cache starts again.
 const MAX_WRAPPED: usize = 2_048;
-/// A replaced source of more items than this is freed on another thread.
+/// A replaced source of more items than this is freed on the UI's worker.
 const RETIRE_ITEMS: usize = 1_000;
 
 /// Rows wrapped at the current width, by item.
@@ -86,7 +86,7 @@ type Wrapped = HashMap<usize, Vec<Line<'static>>>;
 /// (without a worker thread, they are freed here).
 fn retire(old: Source, rows: Wrapped) {
     if old.len() > RETIRE_ITEMS || rows.len() > RETIRE_ITEMS {
-        let _ = worker::queue(Box::new(move || drop((old, rows))));
+        worker::free((old, rows));
     }
 }
 
@@ -126,7 +126,7 @@ impl DiffView {
                 };
             }
             self.key = key;
-            let mut new = source().colour_on_threads();
+            let mut new = source().colour_on_worker();
             new.inherit(&self.source);
             let rows = std::mem::take(&mut self.wrapped);
             retire(std::mem::replace(&mut self.source, new), rows);

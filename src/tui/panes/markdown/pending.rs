@@ -1,5 +1,5 @@
 //! Syntax colours that wait for a frame: the code blocks of rendered
-//! entries, coloured only once their lines are in view, a slice per frame.
+//! entries, coloured only once their lines are in view.
 //!
 //! In the real app (grammars off the UI thread, `highlight_warm`) a block
 //! in view whose grammar is ready is coloured whole on the UI's `worker`:
@@ -233,7 +233,7 @@ fn on_worker(job: &mut Job) -> Option<Progress> {
             let rows = lines.iter().map(|l| h.as_mut()?.line(l)).collect();
             let _ = tx.send(rows);
         };
-        if worker::queue(Box::new(colour)).is_err() {
+        if worker::queue(worker::Lane::Colours, Box::new(colour)).is_err() {
             return None;
         }
         job.sent = Some(rx);
