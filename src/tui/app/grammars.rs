@@ -72,11 +72,14 @@ mod tests {
         // The worker's answer (what the run loop does off the UI thread).
         let known = highlight_warm::warm(&lang, &sample);
         app.update(Msg::GrammarReady { lang, known });
-        for _ in 0..100 {
+        // Coloured on the UI's worker: frames look for the result.
+        let waited = std::time::Instant::now();
+        while waited.elapsed() < std::time::Duration::from_secs(20) {
             term.draw(|f| crate::tui::draw(f, &mut app)).unwrap();
             if !app.colouring_due() {
                 break;
             }
+            std::thread::sleep(std::time::Duration::from_millis(1));
         }
         assert!(keyword_stands_out(&term), "coloured once ready");
     }

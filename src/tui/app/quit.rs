@@ -84,8 +84,8 @@ impl App {
     }
 
     /// Code in view still waits for its syntax colours: the frame after
-    /// this one should be drawn too (each colours a slice, or picks up a
-    /// diff hunk's colours computed on a thread).
+    /// this one should be drawn too (to pick up colours computed on the
+    /// UI's worker, or to colour the next slice without one).
     /// Only panes on screen count: one that is not laid out (hidden by
     /// the layout, or the terminal too small) would never pick up its
     /// colours, and the frames would never stop.

@@ -9,8 +9,10 @@
 //! rendered whole once, when complete.
 //!
 //! Syntax colours never cost an entry's push: its code shows plain and its
-//! blocks queue in `markdown::pending`, which colours those in view a slice
-//! per frame (`ensure_wrapped`); `colouring_due` asks for the next frame.
+//! blocks queue in `markdown::pending`, which has those in view coloured
+//! (on the UI's worker in the app, else a slice per frame) and hands their
+//! colours over at a frame (`ensure_wrapped`); `colouring_due` asks for the
+//! next frame.
 
 use crate::tui::panes::line_kind::Kind;
 use crate::tui::panes::markdown::pending::Pending;
@@ -279,7 +281,7 @@ impl Conversation {
     }
 
     /// Wrap what a viewport of `width` x `height` shows (and only that).
-    /// Blocks in view get a slice of their colours (see `colouring_due`).
+    /// Blocks in view get their colours (see `colouring_due`).
     pub fn ensure_wrapped(&mut self, width: usize, height: usize) {
         self.refresh_open();
         let visible = self.cache.layout(&self.lines, &wrap_logical, width, height);

@@ -41,15 +41,18 @@ pub fn draw(app: &mut App, width: u16, height: u16) -> Terminal<TestBackend> {
 }
 
 /// Draw frames while code in view still waits for its syntax colours, as
-/// the run loop does (each frame colours a slice), so a screen is settled.
+/// the run loop does (each frame colours a slice, or looks for what a
+/// worker coloured), so a screen is settled.
 pub fn drain_colouring(app: &mut App, term: &mut Terminal<TestBackend>) {
-    for _ in 0..10_000 {
+    let waited = std::time::Instant::now();
+    while waited.elapsed() < std::time::Duration::from_secs(30) {
         if !app.colouring_due() {
             return;
         }
         term.draw(|f| stepwise::tui::draw(f, app)).expect("draw");
+        std::thread::sleep(std::time::Duration::from_micros(200));
     }
-    panic!("colouring did not finish in 10,000 frames");
+    panic!("colouring did not finish in 30 s");
 }
 
 /// The screen as text, one line per row.

@@ -1,5 +1,6 @@
-//! A large live preview, computed on its own thread while the arguments
-//! stream in split anywhere, ends equal to the diff computed from scratch.
+//! A large live preview, computed on the UI's worker while the arguments
+//! stream in split anywhere, ends equal to the diff computed from scratch;
+//! the pane takes its items as the worker built them.
 
 use crate::diff::FileDiff;
 use crate::tui::panes::diff::live::{INLINE_PREVIEW_BYTES, LivePreviews, REFRESH};
@@ -88,7 +89,7 @@ fn a_frame_does_not_wait_for_a_large_preview() {
     live.fragment(0, "write_file", &args);
     let t0 = Instant::now();
     live.refresh(t0);
-    // Started on a thread: the pane shows the earlier state until it is
+    // Queued on the worker: the pane shows the earlier state until it is
     // ready, and a refresh is asked for to pick it up.
     assert!(live.computing());
     assert!(live.next_refresh().is_some());

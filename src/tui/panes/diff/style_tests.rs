@@ -162,7 +162,7 @@ fn colours_computed_on_threads_end_as_those_computed_here() {
     assert!(diff.hunks.len() > 3, "several hunks");
     let width = 40;
     let here = build_rows(&[&diff], width, false).rows;
-    let mut source = Source::new(&[&diff], false).colour_on_threads();
+    let mut source = Source::new(&[&diff], false).colour_on_worker();
     let n = source.len();
     let mut rows: Vec<Vec<_>> = (0..n).map(|i| source.rows(i, width)).collect();
     // Until they arrive, hunks are plain; the text is the same.
@@ -187,7 +187,7 @@ fn colours_computed_on_threads_end_as_those_computed_here() {
     assert_eq!(source.stylings(), diff.hunks.len());
 }
 
-/// Wait until the colours computed on threads have all arrived.
+/// Wait until the colours computed on the worker have all arrived.
 fn settle(source: &mut Source) {
     for _ in 0..10_000 {
         source.take_coloured();
@@ -209,14 +209,14 @@ fn a_grown_preview_keeps_the_colours_of_the_lines_it_shares_with_the_last() {
     let before = FileDiff::compute("f.py", Some(&old), &part);
     let after = FileDiff::compute("f.py", Some(&old), &more);
     let width = 60;
-    let mut last = Source::new(&[&before], false).colour_on_threads();
+    let mut last = Source::new(&[&before], false).colour_on_worker();
     for i in 0..last.len() {
         last.rows(i, width);
     }
     settle(&mut last);
     let mut here = Source::new(&[&after], false);
-    let mut plain = Source::new(&[&after], false).colour_on_threads();
-    let mut grown = Source::new(&[&after], false).colour_on_threads();
+    let mut plain = Source::new(&[&after], false).colour_on_worker();
+    let mut grown = Source::new(&[&after], false).colour_on_worker();
     grown.inherit(&last);
     // The hunk's rule, then the lines shared with the last preview: three
     // of context and two added.
