@@ -226,6 +226,19 @@ impl Workspace {
     /// whole path for every file. What it is, the caller asks
     /// [`Workspace::scan_check`] before anything read from it is used.
     pub fn open_for_scan(folder: &Dir, name: &Path) -> Option<File> {
+        // One name, as a folder's listing gives it: plain `openat` from the
+        // folder cannot leave it (no `/`, not `..`) nor follow a symlink
+        // (`O_NOFOLLOW`), so the kernel keeps the file inside the folder,
+        // which is inside the root; it costs less than `openat2`.
+        if is_one_name(name) {
+            let flags = rustix::fs::OFlags::RDONLY
+                | rustix::fs::OFlags::NONBLOCK
+                | rustix::fs::OFlags::NOCTTY
+                | rustix::fs::OFlags::NOFOLLOW
+                | rustix::fs::OFlags::CLOEXEC;
+            let fd = rustix::fs::openat(folder.as_fd(), name, flags, rustix::fs::Mode::empty());
+            return fd.ok().map(|fd| File::from_std(std::fs::File::from(fd)));
+        }
         let mut options = OpenOptions::new();
         options.read(true).custom_flags(
             (rustix::fs::OFlags::NONBLOCK
@@ -236,7 +249,8 @@ impl Workspace {
         folder.open_with(name, &options).ok()
     }
 
-    /// What a file opened by [`Workspace::open_for_scan`] is.
+    /// What a file opened by [`Workspace::open_for_scan`] is (it may be
+    /// anything but a symlink: a folder, a FIFO, a device).
     pub fn scan_check(file: &File) -> ScanCheck {
         match rustix::fs::fstat(file) {
             Ok(stat) if FileType::from_raw_mode(stat.st_mode) != FileType::RegularFile => {
@@ -362,6 +376,13 @@ fn not_regular(rel: &RelPath, what: &str) -> PathError {
     ))
 }
 
+/// Whether `name` is one entry's name: not empty, not `.` or `..`, no `/`.
+fn is_one_name(name: &Path) -> bool {
+    use std::os::unix::ffi::OsStrExt;
+    let bytes = name.as_os_str().as_bytes();
+    !bytes.is_empty() && bytes != b"." && bytes != b".." && !bytes.contains(&b'/')
+}
+
 fn default_permissions() -> Permissions {
     use cap_std::fs::PermissionsExt;
     Permissions::from_mode(0o644)
@@ -387,3 +408,7 @@ pub fn io_error(rel: &RelPath, e: io::Error) -> PathError {
         _ => PathError(format!("{path}: {e}")),
     }
 }
+
+#[cfg(test)]
+#[path = "workspace_tests.rs"]
+mod tests;
