@@ -4,6 +4,9 @@
 //! existing and not-yet-existing targets alike. A lexical pre-check in front of
 //! it gives the model clearer errors. stepwise's own `.stepwise/` folder is
 //! unreachable: refused by name, and by its real path when a symlink leads there.
+//! A search opens the files it found from their folder's handle (opened as
+//! above) by one name each, with `openat(O_NOFOLLOW)`: no `/`, no `..`, no
+//! symlink followed, so the kernel keeps it inside that folder.
 //! Files are opened without blocking and only regular files with a single
 //! name (one hard link) are read, checked against the [`DenyList`] both by
 //! the name given and by the path they really have. The workspace also holds
