@@ -5,8 +5,9 @@
 //!
 //! What must stay true: the query runs once, in raw mode, before the event
 //! stream starts reading the terminal, and never holds start-up longer than
-//! [`TIMEOUT`], but to read to its end a paste begun meanwhile (bounded) or
-//! a key's escape sequence cut by a read ([`SEQUENCE_WAIT`] more). It also sends a primary device attributes request (which
+//! [`TIMEOUT`], but to read to its end a paste begun meanwhile or a key's
+//! escape sequence cut by a read ([`next_deadline`]: never past [`LONGEST`]
+//! in all, however slowly bytes trickle in). It also sends a primary device attributes request (which
 //! every terminal answers) so that a terminal that ignores OSC 11 is known at
 //! once, and its late reply cannot turn up as keystrokes. No reply means dark.
 //! Keys typed while it waits are not lost: what it read besides the two
@@ -24,6 +25,28 @@ pub const TIMEOUT: Duration = Duration::from_millis(100);
 /// 1 ; 5` of Ctrl+Left) that the last read cut: were it left to the event
 /// stream, its last byte would be typed as a letter.
 pub const SEQUENCE_WAIT: Duration = Duration::from_millis(25);
+
+/// The longest start-up ever waits, a paste or a cut sequence included.
+pub const LONGEST: Duration = Duration::from_secs(1);
+
+/// When to stop reading, after a read at `now` in a query begun at
+/// `started`: a paste still arriving gets [`TIMEOUT`] more, a cut escape
+/// sequence [`SEQUENCE_WAIT`] more (at most once past [`TIMEOUT`]), and
+/// nothing goes past [`LONGEST`].
+fn next_deadline(
+    deadline: Instant,
+    now: Instant,
+    started: Instant,
+    paste: bool,
+    cut: bool,
+) -> Instant {
+    let next = match (paste, cut) {
+        (true, _) => now + TIMEOUT,
+        (false, true) => deadline.max((now + SEQUENCE_WAIT).min(started + TIMEOUT + SEQUENCE_WAIT)),
+        (false, false) => deadline,
+    };
+    next.min(started + LONGEST)
+}
 
 /// The look for these settings; `ask` queries the terminal (only for `auto`).
 pub fn choose(theme: ThemeChoice, color: bool, ask: impl FnOnce() -> Option<(u8, u8, u8)>) -> Look {
@@ -54,7 +77,8 @@ pub fn query() -> (Option<(u8, u8, u8)>, Vec<u8>) {
         return (None, Vec::new());
     }
     let stdin = std::io::stdin();
-    let mut deadline = Instant::now() + TIMEOUT;
+    let started = Instant::now();
+    let mut deadline = started + TIMEOUT;
     let mut got: Vec<u8> = Vec::new();
     let mut chunk = [0u8; 256];
     // Where a paste typed meanwhile starts, while it has not ended; kept
@@ -89,13 +113,11 @@ pub fn query() -> (Option<(u8, u8, u8)>, Vec<u8>) {
                 let from = got.len().saturating_sub(PASTE_START.len() - 1);
                 got.extend_from_slice(&chunk[..n]);
                 paste = open_paste(paste, &got, from);
-                if paste.is_some() {
-                    // A paste goes on arriving: wait for its end marker, so
-                    // that its text is one paste and not keystrokes.
-                    deadline = Instant::now() + TIMEOUT;
-                } else if ends_in_sequence(&got) {
-                    deadline = deadline.max(Instant::now() + SEQUENCE_WAIT);
-                }
+                // A paste goes on arriving: wait for its end marker, so that
+                // its text is one paste and not keystrokes; a key's sequence
+                // cut short: wait for its last bytes.
+                let cut = paste.is_none() && ends_in_sequence(&got);
+                deadline = next_deadline(deadline, Instant::now(), started, paste.is_some(), cut);
             }
         }
     }
@@ -268,6 +290,32 @@ mod tests {
         assert!(keep_reading(&long));
         long.resize(MAX_PASTE, b'x');
         assert!(!keep_reading(&long), "bounded");
+    }
+
+    #[test]
+    fn start_up_waits_on_for_pastes_and_cut_sequences_but_never_past_the_longest() {
+        let t0 = Instant::now();
+        let first = t0 + TIMEOUT;
+        let ms = Duration::from_millis;
+        assert_eq!(next_deadline(first, t0 + ms(10), t0, false, false), first);
+        // A sequence cut near the end gets a little more, once.
+        let cut = next_deadline(first, t0 + ms(95), t0, false, true);
+        assert_eq!(cut, t0 + ms(95) + SEQUENCE_WAIT);
+        let trickled = next_deadline(cut, t0 + ms(119), t0, false, true);
+        assert_eq!(
+            trickled,
+            t0 + TIMEOUT + SEQUENCE_WAIT,
+            "a trickle holds no longer"
+        );
+        // A paste goes on while it arrives, up to the longest wait.
+        assert_eq!(
+            next_deadline(first, t0 + ms(90), t0, true, false),
+            t0 + ms(190)
+        );
+        assert_eq!(
+            next_deadline(first, t0 + ms(950), t0, true, false),
+            t0 + LONGEST
+        );
     }
 
     #[test]
