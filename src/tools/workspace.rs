@@ -208,8 +208,10 @@ impl Workspace {
 
     /// Open a folder a walk found (`relative` to the root; empty for the
     /// root itself) to open the files in it with [`Workspace::open_for_scan`]:
-    /// confined, following a symlink only inside the root, as the path of
-    /// a file opened from the root would.
+    /// confined to the root. The walk follows no symlink, so the folder it
+    /// found is really at `relative`; if one of its folders was swapped for
+    /// a symlink since (to `.git/`, or a denied folder), the folder opened
+    /// is elsewhere, and it is refused (where `/proc` tells).
     pub fn open_folder_for_scan(&self, relative: &Path) -> Option<Dir> {
         if relative.as_os_str().is_empty() {
             return self.dir.try_clone().ok();
@@ -219,7 +221,10 @@ impl Workspace {
             .read(true)
             .custom_flags(rustix::fs::OFlags::DIRECTORY.bits() as i32);
         let folder = self.dir.open_with(relative, &options).ok()?;
-        Some(Dir::from_std_file(folder.into_std()))
+        match self.real_path(&folder) {
+            Some(real) if real != relative => None,
+            _ => Some(Dir::from_std_file(folder.into_std())),
+        }
     }
 
     /// Open a file a walk found (`name`, in a `folder` opened by

@@ -50,3 +50,21 @@ fn a_file_opened_for_a_scan_is_only_ever_the_name_in_its_folder() {
         assert!(matches!(check, ScanCheck::Other), "{other}: {check:?}");
     }
 }
+
+#[test]
+fn a_folder_swapped_for_a_symlink_after_the_walk_is_not_opened_for_a_scan() {
+    let tmp = tempfile::tempdir().expect("temp dir");
+    let root = tmp.path();
+    std::fs::create_dir_all(root.join(".git")).expect("mkdir");
+    std::fs::write(root.join(".git/config"), "[remote]").expect("write");
+    std::fs::create_dir(root.join("src")).expect("mkdir");
+    let ws = Workspace::open(root).expect("workspace");
+    assert!(
+        ws.open_folder_for_scan(Path::new("src")).is_some(),
+        "as walked"
+    );
+    // Between the walk and the open, `src/` becomes a symlink to `.git/`.
+    std::fs::remove_dir(root.join("src")).expect("rmdir");
+    symlink(".git", root.join("src")).expect("symlink");
+    assert!(ws.open_folder_for_scan(Path::new("src")).is_none());
+}
