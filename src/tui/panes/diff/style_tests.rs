@@ -1,7 +1,7 @@
 //! Styling a diff lazily, line by line and in any order, gives the same rows
 //! as styling every hunk at once from scratch, word budget included.
 
-use crate::diff::FileDiff;
+use crate::diff::{FileDiff, LineKind};
 use crate::tui::panes::diff::rows::{ADDED_WORD, HunkStyle, REMOVED_WORD, Styled, style_hunk};
 use crate::tui::panes::diff::source::{Source, build_rows};
 use crate::tui::render::text::sanitize;
@@ -37,67 +37,105 @@ fn changed_middle<'a>(a: &'a str, b: &str) -> &'a str {
     &a[start..a.len() - end]
 }
 
+/// Three hunks: a changed line, three lines replaced by one (two removed
+/// lines without a partner), and a changed line.
+fn three_hunks() -> (String, String) {
+    let old: String = (0..80).map(|i| format!("v{i} = f({i}, 'x')\n")).collect();
+    let new: String = (0..80)
+        .filter(|i| !(41..43).contains(i))
+        .map(|i| match i {
+            5 | 40 | 70 => format!("v{i} = f({i}, 'y')\n"),
+            _ => format!("v{i} = f({i}, 'x')\n"),
+        })
+        .collect();
+    (old, new)
+}
+
+/// Each changed line's partner for the word highlight, as the diff pane
+/// promises it: the k-th line of a run of removed lines with the k-th of
+/// the added lines right after it, pairs counted in order until `budget`.
+fn expected_partners(kinds: &[LineKind], budget: &mut usize) -> Vec<Option<usize>> {
+    let mut out = vec![None; kinds.len()];
+    let mut i = 0;
+    while i < kinds.len() {
+        let removed: Vec<usize> = (i..kinds.len())
+            .take_while(|&j| kinds[j] == LineKind::Removed)
+            .collect();
+        let after = i + removed.len();
+        let added: Vec<usize> = (after..kinds.len())
+            .take_while(|&j| kinds[j] == LineKind::Added)
+            .collect();
+        for (&r, &a) in removed.iter().zip(&added) {
+            if *budget > 0 {
+                *budget -= 1;
+                out[r] = Some(a);
+                out[a] = Some(r);
+            }
+        }
+        i = (after + added.len()).max(i + 1);
+    }
+    out
+}
+
 #[test]
 fn lines_styled_in_any_order_are_what_each_line_says() {
-    use crate::diff::LineKind;
-    let (old, new) = edit(60);
+    use crate::tui::panes::diff::rows::{ADDED, CONTEXT, REMOVED};
+    use ratatui::style::Modifier;
+    let (old, new) = three_hunks();
     let diff = FileDiff::compute("f.py", Some(&old), &new);
-    for (path, budget) in [("f.py", 1_000), ("", 1_000), ("", 3), ("f.py", 0)] {
-        let mut pairs_left = budget;
+    assert_eq!(diff.hunks.len(), 3);
+    for (path, budget) in [("f.py", 1_000), ("", 1_000), ("", 2), ("f.py", 0)] {
+        let mut left = budget;
         for hunk in &diff.hunks {
             let texts: Vec<String> = hunk.lines.iter().map(|l| sanitize(&l.text)).collect();
-            let style = HunkStyle::new(path, hunk, &texts, 2, pairs_left);
-            let whole = style_hunk(path, hunk, &texts, 2, pairs_left);
+            let kinds: Vec<LineKind> = hunk.lines.iter().map(|l| l.kind).collect();
+            let style = HunkStyle::new(path, hunk, &texts, 2, left);
+            let partners = expected_partners(&kinds, &mut left);
+            let side = HunkStyle::new_side(hunk);
+            let syntax = crate::tui::render::highlight::hunk(path, &texts, &side);
             // Backwards, then every other line: no line depends on another styled first.
             let n = texts.len();
             for i in (0..n).rev().chain((0..n).step_by(2)) {
                 let line = &hunk.lines[i];
                 let got = style.line(hunk, &texts, i).expect("a line");
-                assert_eq!(Some(&got), whole.get(i), "line {i} as in the whole hunk");
                 let no = |n: Option<usize>| n.map_or(String::new(), |n| n.to_string());
                 let gutter = format!(" {:>2} {:>2} │", no(line.old_no), no(line.new_no));
                 assert_eq!(got.first[0].content, gutter, "line {i}");
+                let (sign, plain, word) = match line.kind {
+                    LineKind::Added => ("+", ADDED, ADDED_WORD),
+                    LineKind::Removed => ("-", REMOVED, REMOVED_WORD),
+                    LineKind::Context => (" ", CONTEXT, CONTEXT),
+                };
+                assert_eq!(got.first[1].content, sign, "line {i}");
+                assert_eq!(got.first[1].style, plain.add_modifier(Modifier::BOLD));
                 let text: String = got.text.iter().map(|s| s.content.as_ref()).collect();
                 assert_eq!(text, texts[i], "line {i} keeps its text");
-                let words: String = (got.text.iter())
-                    .filter(|s| s.style == ADDED_WORD || s.style == REMOVED_WORD)
+                let changed: String = (got.text.iter())
+                    .filter(|s| line.kind != LineKind::Context && s.style == word)
                     .map(|s| s.content.as_ref())
                     .collect();
-                // A removed `'x'` line is followed by its added `'y'` line.
-                let partner = match line.kind {
-                    LineKind::Removed => texts.get(i + 1),
-                    LineKind::Added if texts[i].contains("'y'") => {
-                        i.checked_sub(1).and_then(|j| texts.get(j))
-                    }
-                    _ => None,
-                };
-                let pair = match line.kind {
-                    LineKind::Removed => i,
-                    _ => i.saturating_sub(1),
-                };
-                let before = (0..pair)
-                    .filter(|&j| hunk.lines[j].kind == LineKind::Removed)
-                    .count();
-                let expected = match partner {
-                    Some(p) if before < pairs_left => changed_middle(&texts[i], p),
-                    _ => "",
-                };
+                let expected = partners[i].map_or("", |p| changed_middle(&texts[i], &texts[p]));
                 assert_eq!(
-                    words, expected,
-                    "line {i} ({:?}), budget {budget}",
+                    changed, expected,
+                    "line {i} {:?}, budget {budget}",
                     line.kind
                 );
-                if path.is_empty() || line.kind != LineKind::Context {
-                    continue;
+                match (line.kind, syntax.get(i).cloned().flatten()) {
+                    (LineKind::Context, Some(colours)) => {
+                        let want: Vec<_> = (colours.iter())
+                            .map(|s| (s.content.to_string(), s.style.patch(CONTEXT)))
+                            .collect();
+                        let have: Vec<_> = (got.text.iter())
+                            .map(|s| (s.content.to_string(), s.style))
+                            .collect();
+                        assert_eq!(have, want, "context line {i} has its syntax colours");
+                    }
+                    _ => {
+                        let other = got.text.iter().filter(|s| s.style != word);
+                        assert!(other.clone().all(|s| s.style == plain), "line {i}");
+                    }
                 }
-                assert!(
-                    got.text.len() > 1,
-                    "context line {i} has syntax colours: {:?}",
-                    got.text
-                );
             }
-            let removed = hunk.lines.iter().filter(|l| l.kind == LineKind::Removed);
-            pairs_left = pairs_left.saturating_sub(removed.count());
         }
     }
 }
