@@ -135,7 +135,9 @@ impl LivePreviews {
     /// Forget every preview (the proposal arrived, or the reply is void).
     pub fn clear(&mut self) {
         // A long edit's arguments, preview and items: freed off the UI thread.
-        worker::free(std::mem::take(&mut self.calls));
+        if !self.calls.is_empty() {
+            worker::free(std::mem::take(&mut self.calls));
+        }
     }
 
     /// The preview to show: the newest call whose file is known (or patch).
