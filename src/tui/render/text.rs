@@ -31,7 +31,7 @@ pub fn sanitized_lines(text: &str) -> impl Iterator<Item = String> + '_ {
 /// Display width of a string (sanitized text only). Printable ASCII (most
 /// code) is one column a byte, without segmenting it into clusters.
 pub fn width(s: &str) -> usize {
-    if s.bytes().all(|b| (0x20..0x7f).contains(&b)) {
+    if is_printable_ascii(s) {
         return s.len();
     }
     s.graphemes(true).map(cluster_width).sum()
@@ -98,17 +98,15 @@ pub fn wrap(
     // Printable ASCII (most code and prose) is a column a byte and a cluster
     // a byte: no segmenting, and text that fits is one row as it is.
     let ascii = spans.iter().all(|s| is_printable_ascii(&s.content));
-    if ascii {
-        let prefix_w = first.iter().map(|s| s.width()).sum::<usize>();
-        let avail = width.saturating_sub(prefix_w).max(1);
-        if spans.iter().map(|s| s.content.len()).sum::<usize>() <= avail {
-            let mut out = first.to_vec();
-            let pieces = spans.iter().map(|s| (s.content.as_ref(), s.style));
-            out.extend(merge(pieces.filter(|(text, _)| !text.is_empty())));
-            return vec![Line::from(out)];
-        }
+    let prefix_w = first.iter().map(|s| s.width()).sum::<usize>();
+    let avail = width.saturating_sub(prefix_w).max(1);
+    if ascii && spans.iter().map(|s| s.content.len()).sum::<usize>() <= avail {
+        let mut out = first.to_vec();
+        let pieces = spans.iter().map(|s| (s.content.as_ref(), s.style));
+        out.extend(merge(pieces.filter(|(text, _)| !text.is_empty())));
+        return vec![Line::from(out)];
     }
-    wrap_clusters(spans, width, first, cont, ascii)
+    wrap_clusters(spans, avail, first, cont, ascii)
 }
 
 fn is_printable_ascii(s: &str) -> bool {
@@ -118,23 +116,19 @@ fn is_printable_ascii(s: &str) -> bool {
 /// The clusters of `s`: its bytes when it is printable ASCII (`ascii`),
 /// else its extended grapheme clusters.
 fn clusters(s: &str, ascii: bool) -> impl Iterator<Item = &str> {
-    let bytes = (0..s.len())
-        .filter(move |_| ascii)
-        .map(move |i| &s[i..i + 1]);
+    let bytes = (0..if ascii { s.len() } else { 0 }).map(move |i| &s[i..i + 1]);
     let graphemes = (!ascii).then(|| s.graphemes(true)).into_iter().flatten();
     bytes.chain(graphemes)
 }
 
-/// `wrap`, cluster by cluster.
+/// `wrap`, cluster by cluster, in rows of `avail` columns after the prefix.
 fn wrap_clusters(
     spans: &[Span<'_>],
-    width: usize,
+    avail: usize,
     first: &[Span<'static>],
     cont: &[Span<'static>],
     ascii: bool,
 ) -> Vec<Line<'static>> {
-    let prefix_w = first.iter().map(|s| s.width()).sum::<usize>();
-    let avail = width.saturating_sub(prefix_w).max(1);
     let mut rows: Vec<Vec<(&str, Style)>> = Vec::new();
     let mut row: Vec<(&str, Style)> = Vec::new();
     let mut row_w = 0usize;
@@ -256,10 +250,12 @@ mod tests {
             ],
         ];
         for spans in &texts {
-            for width in [1, 3, 4, 8, 12, 20, 80] {
+            for width in [1usize, 3, 4, 8, 12, 20, 80] {
+                // Rows of what is left after the 2-column prefix (at least 1).
+                let avail = width.saturating_sub(2).max(1);
                 assert_eq!(
                     wrap(spans, width, &first, &cont),
-                    wrap_clusters(spans, width, &first, &cont, false),
+                    wrap_clusters(spans, avail, &first, &cont, false),
                     "{spans:?} at {width}"
                 );
             }
