@@ -227,16 +227,11 @@ fn on_worker(job: &mut Job) -> Option<Progress> {
             return None;
         }
         let (lang, lines) = (job.lang.clone(), Arc::clone(&job.lines));
-        let (tx, rx) = std::sync::mpsc::channel();
         let colour = move || {
             let mut h = Highlighter::new(&lang);
-            let rows = lines.iter().map(|l| h.as_mut()?.line(l)).collect();
-            let _ = tx.send(rows);
+            lines.iter().map(|l| h.as_mut()?.line(l)).collect()
         };
-        if worker::queue(worker::Lane::Colours, Box::new(colour)).is_err() {
-            return None;
-        }
-        job.sent = Some(rx);
+        job.sent = Some(worker::compute(worker::Lane::Colours, colour)?);
         return Some(Progress::More);
     };
     Some(match sent.try_recv() {
