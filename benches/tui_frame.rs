@@ -108,6 +108,13 @@ fn key(c: char) -> KeyEvent {
     KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE)
 }
 
+/// Draw one frame: the time it took on the clock and on this thread's CPU.
+fn one_frame(term: &mut Terminal<TestBackend>, app: &mut App) -> (Duration, Duration) {
+    let (start, cpu) = (Instant::now(), thread_cpu());
+    term.draw(|f| draw(f, app)).expect("draw");
+    (start.elapsed(), thread_cpu().saturating_sub(cpu))
+}
+
 fn time_frames(
     label: &str,
     frames: u32,
@@ -119,12 +126,10 @@ fn time_frames(
     let (mut worst, mut worst_cpu) = (Duration::ZERO, Duration::ZERO);
     for i in 0..frames {
         before(app, i);
-        let (start, cpu) = (Instant::now(), thread_cpu());
-        term.draw(|f| draw(f, app)).expect("draw");
-        let took = start.elapsed();
+        let (took, cpu) = one_frame(term, app);
         total += took;
         worst = worst.max(took);
-        worst_cpu = worst_cpu.max(thread_cpu().saturating_sub(cpu));
+        worst_cpu = worst_cpu.max(cpu);
     }
     let mean = total / frames;
     println!(
@@ -175,13 +180,12 @@ fn main() {
     );
     let mut term = Terminal::new(TestBackend::new(WIDTH, HEIGHT)).expect("terminal");
 
-    let (cold, cpu) = (Instant::now(), thread_cpu());
-    term.draw(|f| draw(f, &mut app)).expect("draw");
+    let (cold, cpu) = one_frame(&mut term, &mut app);
     println!(
         "{:<44} {:>9.1} µs ({:.1} µs on the CPU; the lines in view and the diff)",
         "first frame (cold caches)",
-        cold.elapsed().as_secs_f64() * 1e6,
-        thread_cpu().saturating_sub(cpu).as_secs_f64() * 1e6
+        cold.as_secs_f64() * 1e6,
+        cpu.as_secs_f64() * 1e6
     );
     // Python's grammar, wanted by that frame: on a worker in the real app.
     ready_grammars(&mut app);
@@ -264,13 +268,12 @@ fn main() {
     // The prompt ignores keys while it arms; a reviewer has read it by now.
     app.set_now(app.now() + stepwise::tui::approval::ARMING);
     // Its first frame counts the rows of the new diff and styles what is in view.
-    let (first, cpu) = (Instant::now(), thread_cpu());
-    term.draw(|f| draw(f, &mut app)).expect("draw");
+    let (first, cpu) = one_frame(&mut term, &mut app);
     println!(
         "{:<44} {:>9.1} µs ({:.1} µs on the CPU; rows counted, the hunks in view styled)",
         "first frame of the hunk review prompt",
-        first.elapsed().as_secs_f64() * 1e6,
-        thread_cpu().saturating_sub(cpu).as_secs_f64() * 1e6
+        first.as_secs_f64() * 1e6,
+        cpu.as_secs_f64() * 1e6
     );
     time_frames(
         &format!("hunk review: j / Space per frame ({hunks} hunks)"),
