@@ -294,19 +294,23 @@ impl Source {
         let slot = self.styled.get_mut(hunk)?;
         let (style, lines) = slot.get_or_insert_with(|| {
             self.stylings += 1;
-            let path = match &mut self.jobs {
+            // Colours computed here (`Some`), or on their way (`None`).
+            let colours = match &mut self.jobs {
                 Some(jobs) if !h.path.is_empty() => {
                     let side = HunkStyle::new_side(&h.hunk);
-                    match jobs.start(hunk, &h.path, &h.texts, side) {
-                        // Plain for now; the colours arrive later.
-                        None => "",
-                        Some(_) => h.path.as_str(),
-                    }
+                    jobs.start(hunk, &h.path, &h.texts, side)
                 }
-                _ => h.path.as_str(),
+                _ => None,
+            };
+            // With jobs, never here: plain for now, or the colours above.
+            let path = match self.jobs.is_some() {
+                true => "",
+                false => h.path.as_str(),
             };
             let mut style = HunkStyle::new(path, &h.hunk, &h.texts, h.w, h.words);
-            if path.is_empty()
+            if let Some(colours) = colours {
+                style.set_syntax(colours);
+            } else if path.is_empty()
                 && let Some(Some(kept)) = self.inherited.get_mut(hunk)
             {
                 style.set_syntax(std::mem::take(kept));
