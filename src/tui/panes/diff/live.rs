@@ -22,6 +22,7 @@ use crate::tui::panes::diff::live_patch::partial_patch;
 use crate::tui::panes::diff::source::Source;
 use crate::tui::panes::diff::view::DiffKey;
 use crate::tui::render::worker;
+use std::sync::Arc;
 use std::sync::mpsc::{Receiver, TryRecvError};
 use std::time::{Duration, Instant};
 
@@ -46,7 +47,7 @@ pub struct LiveCall {
     pub tool: String,
     args: String,
     /// Path and current content (`None`: a new file), once the core sent them.
-    base: Option<(String, Option<String>)>,
+    base: Option<Arc<Base>>,
     dirty: bool,
     computed_at: Option<Instant>,
     pub preview: Option<FileDiff>,
@@ -63,6 +64,8 @@ pub struct LiveCall {
     prepared: Option<Source>,
 }
 
+/// The file a call edits: its path and content (`None`: a new file).
+type Base = (String, Option<String>);
 /// A preview diff, or why there is none yet.
 type Computed = (Option<FileDiff>, Option<&'static str>);
 /// A preview computed on the worker, with the diff pane's items for it.
@@ -70,7 +73,7 @@ type Prepared = (Computed, Option<Source>);
 
 impl LiveCall {
     pub fn path(&self) -> Option<&str> {
-        self.base.as_ref().map(|(p, _)| p.as_str())
+        self.base.as_ref().map(|b| b.0.as_str())
     }
 
     /// Whether there is something to show: the file is known, or it is a
@@ -104,7 +107,7 @@ impl LivePreviews {
     /// The file call `index` edits, as it is now.
     pub fn base(&mut self, index: usize, tool: &str, path: String, old: Option<String>) {
         let call = self.call(index, tool);
-        call.base = Some((path, old));
+        call.base = Some(Arc::new((path, old)));
         call.dirty = true;
     }
 
@@ -188,11 +191,12 @@ impl LivePreviews {
                 + call
                     .base
                     .as_ref()
-                    .map_or(0, |(_, o)| o.as_ref().map_or(0, String::len));
+                    .map_or(0, |b| b.1.as_ref().map_or(0, String::len));
             if size > INLINE_PREVIEW_BYTES && size <= MAX_PREVIEW_BYTES {
+                // The file is shared with the job, not copied: it never changes.
                 let (tool, args, base) = (call.tool.clone(), call.args.clone(), call.base.clone());
                 let job = move || {
-                    let computed = compute(&tool, &args, base.as_ref());
+                    let computed = compute(&tool, &args, base.as_deref());
                     let prepared = computed.0.as_ref().map(|d| Source::new(&[d], false));
                     (computed, prepared)
                 };
@@ -201,7 +205,7 @@ impl LivePreviews {
                     continue;
                 }
             }
-            let computed = compute(&call.tool, &call.args, call.base.as_ref());
+            let computed = compute(&call.tool, &call.args, call.base.as_deref());
             changed |= call.show(computed);
         }
         changed
@@ -275,7 +279,7 @@ fn compute_patch(call: &LiveCall) -> (Vec<FileDiff>, Option<&'static str>) {
 
 /// The preview diff of a call of `tool` with arguments `args` so far
 /// against `base` (the file's path and content), or why there is none yet.
-fn compute(tool: &str, args: &str, base: Option<&(String, Option<String>)>) -> Computed {
+fn compute(tool: &str, args: &str, base: Option<&Base>) -> Computed {
     let Some((path, old)) = base else {
         return (None, None);
     };
