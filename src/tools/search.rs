@@ -81,13 +81,13 @@ fn search(ws: &Workspace, args: &SearchArgs) -> Result<ToolOutput, PathError> {
     };
     let rel = Workspace::check(&args.path)?;
     ws.deny().check(&rel)?;
-    if ws.metadata(&rel)?.is_none() {
+    let Some(meta) = ws.metadata(&rel)? else {
         return Err(PathError(format!(
             "{} does not exist; use list_files to see what exists",
             rel.display()
         )));
-    }
-    let tally = if ws.metadata(&rel)?.is_some_and(|m| m.is_dir()) {
+    };
+    let tally = if meta.is_dir() {
         first_pass(ws, &ws.real_dir(&rel)?, &regex, glob.as_ref())
     } else {
         let mut one = Tally::default();
