@@ -2,8 +2,8 @@
 //! the hunk cursor, old/new line-number gutters, +/- signs, hunk separators,
 //! additions green, removals red, context dim, changed words highlighted via
 //! `inline`), long lines wrapped with an empty gutter on continuation rows.
-//! A hunk's spans (`style_hunk`) do not depend on the width, so `source`
-//! styles each hunk once and wraps them per width.
+//! A hunk's spans (`HunkStyle`) do not depend on the width, so `source`
+//! styles each line once and wraps it per width.
 
 use crate::diff::{FileDiff, Hunk, LineKind};
 use crate::tui::panes::diff::inline::{changed_ranges, segments};
@@ -60,28 +60,12 @@ pub fn rule(label: &str, fill: &str, style: Style, width: usize) -> Line<'static
     Line::styled(format!("{label}{}", fill.repeat(n)), style)
 }
 
-/// Spans of every line of a hunk: `path` picks the syntax colours of context
-/// lines ("" for none); `texts` are the lines sanitized; `word_pairs` is what
-/// is left of the diff's word-highlight budget when this hunk starts.
-pub fn style_hunk(
-    path: &str,
-    hunk: &Hunk,
-    texts: &[String],
-    w: usize,
-    word_pairs: usize,
-) -> Vec<Styled> {
-    let style = HunkStyle::new(path, hunk, texts, w, word_pairs);
-    (0..hunk.lines.len())
-        .filter_map(|i| style.line(hunk, texts, i))
-        .collect()
-}
-
 /// What styling a hunk's lines one at a time needs, in any order: each
 /// changed line's word-highlight partner (within the hunk's budget) and, for
 /// a hunk given syntax colours, those colours (a grammar reads the hunk in
 /// order, so they are computed for all its lines at once; the syntax budget
-/// keeps such hunks small). A line styled alone equals the same line of
-/// `style_hunk` (test below).
+/// keeps such hunks small). A line styled alone is the same whatever was
+/// styled before it (`style_tests`).
 #[derive(Debug)]
 pub struct HunkStyle {
     partners: Vec<Option<usize>>,

@@ -1,10 +1,26 @@
 //! Styling a diff lazily, line by line and in any order, gives the same rows
 //! as styling every hunk at once from scratch, word budget included.
 
-use crate::diff::{FileDiff, LineKind};
-use crate::tui::panes::diff::rows::{ADDED_WORD, HunkStyle, REMOVED_WORD, Styled, style_hunk};
+use crate::diff::{FileDiff, Hunk, LineKind};
+use crate::tui::panes::diff::rows::{ADDED_WORD, HunkStyle, REMOVED_WORD, Styled};
 use crate::tui::panes::diff::source::{Source, build_rows};
 use crate::tui::render::text::sanitize;
+
+/// Spans of every line of a hunk: `path` picks the syntax colours of context
+/// lines ("" for none); `texts` are the lines sanitized; `word_pairs` is what
+/// is left of the diff's word-highlight budget when this hunk starts.
+fn style_hunk(
+    path: &str,
+    hunk: &Hunk,
+    texts: &[String],
+    w: usize,
+    word_pairs: usize,
+) -> Vec<Styled> {
+    let style = HunkStyle::new(path, hunk, texts, w, word_pairs);
+    (0..hunk.lines.len())
+        .filter_map(|i| style.line(hunk, texts, i))
+        .collect()
+}
 
 /// A file and a version with every third line changed and a line added.
 fn edit(lines: usize) -> (String, String) {
