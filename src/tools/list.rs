@@ -174,7 +174,8 @@ fn walk(ws: &Workspace, start: &Path, max_depth: usize) -> Tree {
 
 /// Count the files of every folder under the start folder: the upper
 /// levels a level at a time until there are parts enough for every core,
-/// then each part in one walk. Each folder is read once.
+/// then each part in one walk. Each folder is read once here (the folders
+/// the overview opens are read again, to name their entries).
 fn count_all(ws: &Workspace, tree: &mut Tree) {
     let (deny, root) = (ws.deny(), ws.root());
     let top = survey(deny, root, &tree.folders[0].path, Some(1));
