@@ -228,6 +228,7 @@ mod tests {
                 verified: crate::tools::test_run::Verified::ExitCodeAndSummary,
             }),
             files: vec![FileStat {
+                by: None,
                 path: "calculator.py".into(),
                 added: 4,
                 removed: 1,

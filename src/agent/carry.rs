@@ -10,6 +10,7 @@
 use super::contract::TestReceipt;
 use super::task::Task;
 use crate::tools::snapshot::RunChange;
+use std::collections::BTreeMap;
 
 /// The state of a task that stopped before an accepted answer.
 #[derive(Debug, Clone)]
@@ -19,6 +20,7 @@ pub(super) struct Carried {
     last_tests: Option<TestReceipt>,
     tool_used: bool,
     changed_by_tests: Vec<RunChange>,
+    made_by: BTreeMap<String, String>,
 }
 
 impl Carried {
@@ -29,6 +31,7 @@ impl Carried {
             last_tests: t.last_tests.clone(),
             tool_used: t.tool_used,
             changed_by_tests: t.changed_by_tests.clone(),
+            made_by: t.made_by.clone(),
         }
     }
 
@@ -41,5 +44,6 @@ impl Carried {
         t.last_tests = self.last_tests;
         t.tool_used = self.tool_used;
         t.changed_by_tests = self.changed_by_tests;
+        t.made_by = self.made_by;
     }
 }

@@ -6,6 +6,7 @@
 use super::contract::{AgentEvent, EventSender, TestReceipt};
 use crate::llm::TokenUsage;
 use crate::tools::snapshot::RunChange;
+use std::collections::BTreeMap;
 use tokio_util::sync::CancellationToken;
 
 /// State of the task being run.
@@ -25,6 +26,9 @@ pub(super) struct Task<'a> {
     pub(super) tool_used: bool,
     /// Files the task's test runs created, changed or deleted.
     pub(super) changed_by_tests: Vec<RunChange>,
+    /// Files changed by a tool other than stepwise's own edits, and who
+    /// changed them (`mcp <server>`), for the receipt.
+    pub(super) made_by: BTreeMap<String, String>,
 }
 
 impl Task<'_> {

@@ -46,6 +46,10 @@ pub struct FileStat {
     pub added: usize,
     pub removed: usize,
     pub created: bool,
+    /// Who changed it when it was not one of stepwise's own edits: an MCP
+    /// server (`mcp filesystem`). Absent for stepwise's edits.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub by: Option<String>,
 }
 
 impl From<&TestRun> for TestReceipt {
