@@ -103,7 +103,11 @@ pub fn receipt_lines(receipt: &Receipt) -> Vec<ReceiptLine> {
             .iter()
             .map(|f| {
                 let new = if f.created { " (new)" } else { "" };
-                format!("{} +{} \u{2212}{}{new}", f.path, f.added, f.removed)
+                let by =
+                    f.by.as_ref()
+                        .map(|b| format!(" (via {b})"))
+                        .unwrap_or_default();
+                format!("{} +{} \u{2212}{}{new}{by}", f.path, f.added, f.removed)
             })
             .collect::<Vec<_>>()
             .join(" · ")
@@ -255,6 +259,13 @@ mod tests {
             ]
         );
         assert_eq!(lines[0].tone, Tone::Heading);
+        let mut by_server = receipt(Some(0));
+        by_server.files[0].by = Some("mcp filesystem".into());
+        let files = &receipt_lines(&by_server)[2].text;
+        assert_eq!(
+            files,
+            "files  calculator.py +4 \u{2212}1 (new) (via mcp filesystem)"
+        );
         let mut unconfined = receipt(Some(0));
         if let Some(t) = unconfined.tests.as_mut() {
             t.sandbox = "not sandboxed".into();

@@ -20,6 +20,7 @@ mod live_previews;
 mod mcp_session;
 mod model_switch;
 mod network_faults;
+mod one_path;
 mod patch_review;
 mod project_gate;
 mod ranged_reads;
