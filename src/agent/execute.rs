@@ -199,7 +199,7 @@ impl Session {
                 let after = Snapshot::take_after(&self.workspace, Some(&before));
                 let changed = before.changes_to(&after);
                 self.snapshot = Some(after);
-                self.record_run_changes(t, &changed);
+                self.record_changes(t, &changed, ChangedBy::Tests);
                 match result {
                     Ok(mut run) => {
                         if run.passed && changed.is_empty() {
@@ -222,15 +222,17 @@ impl Session {
                 let after = Snapshot::take_after(&self.workspace, Some(&before));
                 let changed = before.changes_to(&after);
                 self.snapshot = Some(after);
-                self.record_external_changes(t, &call.server, &changed);
+                self.record_changes(t, &changed, ChangedBy::Mcp(&call.server));
                 output
             }
         }
     }
 
-    /// Files a test run created, changed or deleted are changes of the task:
-    /// for the gate, the receipt, and (where their text is known) `/diff` and `/undo`.
-    fn record_run_changes(&mut self, t: &mut Task<'_>, changed: &[RunChange]) {
+    /// Files a test run or an MCP server created, changed or deleted are
+    /// changes of the task like any edit: they re-arm the gate, go into
+    /// `/diff` and `/undo` (where their text is known), and the receipt says
+    /// who made them.
+    fn record_changes(&mut self, t: &mut Task<'_>, changed: &[RunChange], by: ChangedBy<'_>) {
         if changed.is_empty() {
             return;
         }
@@ -240,25 +242,15 @@ impl Session {
                 let (before, after) = (c.before.as_deref(), c.after.as_deref());
                 self.changes.record(self.tasks, &c.path, before, after);
             }
-            t.changed_by_tests.retain(|seen| seen.path != c.path);
-            t.changed_by_tests.push(c.clone());
-        }
-    }
-
-    /// Files an MCP server changed are changes of the task like any edit:
-    /// they re-arm the gate, go into `/diff` and `/undo` (where their text is
-    /// known), and the receipt names the server that made them.
-    fn record_external_changes(&mut self, t: &mut Task<'_>, server: &str, changed: &[RunChange]) {
-        if changed.is_empty() {
-            return;
-        }
-        t.changed_since_tests = true;
-        for c in changed {
-            if c.contents_known {
-                let (before, after) = (c.before.as_deref(), c.after.as_deref());
-                self.changes.record(self.tasks, &c.path, before, after);
+            match by {
+                ChangedBy::Tests => {
+                    t.changed_by_tests.retain(|seen| seen.path != c.path);
+                    t.changed_by_tests.push(c.clone());
+                }
+                ChangedBy::Mcp(server) => {
+                    t.made_by.insert(c.path.clone(), format!("mcp {server}"));
+                }
             }
-            t.made_by.insert(c.path.clone(), format!("mcp {server}"));
         }
     }
 
@@ -292,6 +284,13 @@ impl Session {
         });
         output
     }
+}
+
+/// Who changed files outside stepwise's own edits.
+#[derive(Clone, Copy)]
+enum ChangedBy<'a> {
+    Tests,
+    Mcp(&'a str),
 }
 
 fn status_of(output: &ToolOutput) -> CallStatus {
