@@ -118,6 +118,22 @@ pub fn receipt_lines(receipt: &Receipt) -> Vec<ReceiptLine> {
         let text = format!("runs   the test runs themselves {what}");
         out.push(ReceiptLine::new(Tone::Problem, text));
     }
+    if !receipt.tests_changed.is_empty() {
+        let what: Vec<String> = receipt
+            .tests_changed
+            .iter()
+            .map(|c| format!("{} ({})", c.path, c.what))
+            .collect();
+        let text = format!("tests  changed: {}", what.join(" · "));
+        out.push(ReceiptLine::new(Tone::Problem, text));
+    }
+    if !receipt.rewritten_by_every_run.is_empty() {
+        let text = format!(
+            "runs   rewritten by every test run: {}",
+            receipt.rewritten_by_every_run.join(", ")
+        );
+        out.push(ReceiptLine::new(Tone::Problem, text));
+    }
     // A hash of no change says nothing.
     if !receipt.files.is_empty() {
         let diff = format!("diff   #{}", receipt.diff_hash);
@@ -242,6 +258,8 @@ mod tests {
             no_tool_used: false,
             no_test_command: false,
             changed_by_tests: Vec::new(),
+            rewritten_by_every_run: Vec::new(),
+            tests_changed: Vec::new(),
         }
     }
 
@@ -284,6 +302,8 @@ mod tests {
             no_tool_used: true,
             no_test_command: false,
             changed_by_tests: Vec::new(),
+            rewritten_by_every_run: Vec::new(),
+            tests_changed: Vec::new(),
         };
         let texts: Vec<String> = receipt_lines(&none).into_iter().map(|l| l.text).collect();
         assert_eq!(texts[1], "tests  not run in this task");
@@ -296,6 +316,8 @@ mod tests {
         let untested = Receipt {
             no_test_command: true,
             changed_by_tests: Vec::new(),
+            rewritten_by_every_run: Vec::new(),
+            tests_changed: Vec::new(),
             no_tool_used: false,
             ..none
         };

@@ -21,6 +21,8 @@ pub(super) struct Carried {
     tool_used: bool,
     changed_by_tests: Vec<RunChange>,
     made_by: BTreeMap<String, String>,
+    run_rewrites: Option<Vec<String>>,
+    rewritten_by_every_run: Vec<String>,
 }
 
 impl Carried {
@@ -32,6 +34,8 @@ impl Carried {
             tool_used: t.tool_used,
             changed_by_tests: t.changed_by_tests.clone(),
             made_by: t.made_by.clone(),
+            run_rewrites: t.run_rewrites.clone(),
+            rewritten_by_every_run: t.rewritten_by_every_run.clone(),
         }
     }
 
@@ -45,5 +49,7 @@ impl Carried {
         t.tool_used = self.tool_used;
         t.changed_by_tests = self.changed_by_tests;
         t.made_by = self.made_by;
+        t.run_rewrites = self.run_rewrites;
+        t.rewritten_by_every_run = self.rewritten_by_every_run;
     }
 }

@@ -155,7 +155,7 @@ impl Session {
             Prepared::Edit(edit) => {
                 let mut output = files::apply_edit(&self.workspace, &edit);
                 if output.success {
-                    t.changed_since_tests = true;
+                    t.changed();
                     let path = edit.path.display();
                     self.changes
                         .record(self.tasks, &path, edit.old.as_deref(), Some(&edit.new));
@@ -171,7 +171,7 @@ impl Session {
                     if let Some(revision) = &approved.revision {
                         revision.describe_patch(&mut output);
                     }
-                    t.changed_since_tests = true;
+                    t.changed();
                     for edit in &patch.edits {
                         let path = edit.path.display();
                         self.changes.record(
@@ -202,14 +202,23 @@ impl Session {
                 self.record_changes(t, &changed, ChangedBy::Tests);
                 match result {
                     Ok(mut run) => {
-                        if run.passed && changed.is_empty() {
-                            t.changed_since_tests = false;
-                        }
+                        let rewrote = changed.iter().map(|c| c.path.clone()).collect();
+                        let converged = t.tests_ran(run.passed, rewrote);
                         run.changed_files = changed;
                         t.last_tests = Some(TestReceipt::from(&run));
-                        run.to_output()
+                        let mut output = run.to_output();
+                        if converged {
+                            output.body["note"] = serde_json::json!(format!(
+                                "this run rewrote only what the previous passing run rewrote ({}): they are the runs' own output, and the tests pass",
+                                t.rewritten_by_every_run.join(", ")
+                            ));
+                        }
+                        output
                     }
-                    Err(problem) => ToolOutput::error(problem),
+                    Err(problem) => {
+                        t.tests_ran(false, Vec::new());
+                        ToolOutput::error(problem)
+                    }
                 }
             }
             Prepared::External(call) => {
@@ -236,7 +245,11 @@ impl Session {
         if changed.is_empty() {
             return;
         }
-        t.changed_since_tests = true;
+        match by {
+            // A test run's verdict on the gate comes with its result.
+            ChangedBy::Tests => t.changed_since_tests = true,
+            ChangedBy::Mcp(_) => t.changed(),
+        }
         for c in changed {
             if c.contents_known {
                 let (before, after) = (c.before.as_deref(), c.after.as_deref());

@@ -10,6 +10,7 @@ use super::protocol;
 use super::session::{Session, Task};
 use crate::diff::FileDiff;
 use crate::tools::ToolName;
+use crate::tools::test_infra::infra_change;
 
 use sha2::{Digest, Sha256};
 use tokio::sync::oneshot;
@@ -50,6 +51,15 @@ impl Session {
             no_tool_used: t.step == 1 && !t.tool_used,
             no_test_command: t.changed_since_tests && self.test_commands.is_empty(),
             changed_by_tests: t.changed_by_tests.clone(),
+            rewritten_by_every_run: t.rewritten_by_every_run.clone(),
+            tests_changed: self
+                .changes
+                .task_contents(self.tasks)
+                .iter()
+                .filter_map(|(path, before, after)| {
+                    infra_change(path, before.as_deref(), after.as_deref())
+                })
+                .collect(),
         }
     }
 

@@ -249,6 +249,8 @@ impl Session {
             tool_used: false,
             changed_by_tests: Vec::new(),
             made_by: Default::default(),
+            run_rewrites: None,
+            rewritten_by_every_run: Vec::new(),
         };
         // Resuming goes on with the same task: its gate, changes and steps.
         let carried = self.carried.take().filter(|_| task.is_none());

@@ -37,6 +37,7 @@ mod search_read;
 pub mod search_text;
 pub mod snapshot;
 pub mod test_commands;
+pub mod test_infra;
 pub mod test_run;
 pub mod test_runner;
 pub mod test_summary;

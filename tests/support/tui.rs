@@ -388,6 +388,8 @@ pub fn finished(app: &mut App) {
                     no_tool_used: false,
                     no_test_command: false,
                     changed_by_tests: Vec::new(),
+                    rewritten_by_every_run: Vec::new(),
+                    tests_changed: Vec::new(),
                 },
             },
             task_finished(FinishReason::Answered, 6),

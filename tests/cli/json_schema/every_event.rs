@@ -50,6 +50,11 @@ pub fn every_event() -> Vec<AgentEvent> {
             after: None,
             contents_known: true,
         }],
+        rewritten_by_every_run: vec!["report.txt".into()],
+        tests_changed: vec![stepwise::tools::test_infra::InfraChange {
+            path: "conftest.py".into(),
+            what: "test setup",
+        }],
     };
     let events = vec![
         AgentEvent::SessionReady {
