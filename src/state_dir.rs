@@ -5,7 +5,10 @@
 //!
 //! What must stay true: a `.stepwise` that is a symlink (or anything but a
 //! folder) is refused with an error that says so; everything stepwise writes
-//! under it is opened through [`StateDir::dir`].
+//! under it is opened through [`StateDir::dir`]; the folder ignores itself
+//! (a `.gitignore` of `*` inside, written when stepwise creates the folder,
+//! as pytest does for `.pytest_cache`), and the project's own `.gitignore`
+//! is never touched.
 
 use cap_std::ambient_authority;
 use cap_std::fs::Dir;
@@ -13,6 +16,9 @@ use std::path::{Path, PathBuf};
 
 /// The folder's name inside a workspace (the tools cannot reach it).
 pub use crate::tools::workspace::PRIVATE_DIR as NAME;
+
+/// What `.stepwise/.gitignore` says: everything here is stepwise's own.
+const IGNORE_ALL: &str = "# Created by stepwise: its lock and transcripts stay out of git.\n*\n";
 
 /// An open `.stepwise/` folder of one workspace.
 #[derive(Debug)]
@@ -39,7 +45,10 @@ impl StateDir {
             }
             Ok(_) => {}
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => match root.create_dir(NAME) {
-                Ok(()) => {}
+                Ok(()) => {
+                    // Best effort: a folder without it still works.
+                    let _ = root.write(Path::new(NAME).join(".gitignore"), IGNORE_ALL);
+                }
                 Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
                 Err(e) => return Err(format!("cannot create {}: {e}", path.display())),
             },
@@ -67,6 +76,20 @@ impl StateDir {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_new_folder_ignores_itself_and_the_project_gitignore_is_left_alone() {
+        let ws = tempfile::tempdir().unwrap();
+        StateDir::open(ws.path()).unwrap();
+        let ignore = std::fs::read_to_string(ws.path().join(".stepwise/.gitignore")).unwrap();
+        assert!(ignore.lines().any(|l| l == "*"), "{ignore}");
+        assert!(!ws.path().join(".gitignore").exists());
+        // An existing folder (the user's own choice) is not changed.
+        let other = tempfile::tempdir().unwrap();
+        std::fs::create_dir(other.path().join(".stepwise")).unwrap();
+        StateDir::open(other.path()).unwrap();
+        assert!(!other.path().join(".stepwise/.gitignore").exists());
+    }
 
     #[test]
     fn creates_the_folder_and_opens_it_again() {

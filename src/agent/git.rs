@@ -103,6 +103,28 @@ async fn git(root: &Path, args: &[&str]) -> Option<String> {
     run(root, &neutral, args).await
 }
 
+/// Each path of `git status --porcelain=v1 -z` (relative to the workspace)
+/// with how it is shown: itself, or `old → new` for a rename or a copy.
+/// With `-z` git neither quotes nor escapes names, so `é.py` stays `é.py`.
+fn dirty_paths(z: &str, prefix: &str) -> Vec<(String, String)> {
+    let local = |p: &str| p.strip_prefix(prefix).unwrap_or(p).to_string();
+    let mut out = Vec::new();
+    let mut entries = z.split('\0');
+    while let Some(entry) = entries.next() {
+        let (Some(xy), Some(path)) = (entry.get(..2), entry.get(3..)) else {
+            continue;
+        };
+        let path = local(path);
+        if xy.contains(['R', 'C']) {
+            let from = local(entries.next().unwrap_or_default());
+            out.push((path.clone(), format!("{from} \u{2192} {path}")));
+        } else {
+            out.push((path.clone(), path));
+        }
+    }
+    out
+}
+
 /// The status, or `None` when the workspace is not in a git repository.
 pub async fn status(root: &Path, ours: &[String]) -> Option<GitStatus> {
     let prefix = git(root, &["rev-parse", "--show-prefix"]).await?;
@@ -114,20 +136,21 @@ pub async fn status(root: &Path, ours: &[String]) -> Option<GitStatus> {
     let porcelain = git(
         root,
         &[
+            "-c",
+            "core.quotepath=off",
             "status",
             "--porcelain=v1",
+            "-z",
             "--untracked-files=all",
             "--ignore-submodules=all",
             ".",
         ],
     )
     .await?;
-    let other_dirty = porcelain
-        .lines()
-        .filter_map(|line| line.get(3..))
-        .map(|path| path.trim_matches('"'))
-        .map(|path| path.strip_prefix(prefix).unwrap_or(path).to_string())
-        .filter(|path| !ours.contains(path) && !path.starts_with(".stepwise/"))
+    let other_dirty = dirty_paths(&porcelain, prefix)
+        .into_iter()
+        .filter(|(path, _)| !ours.contains(path) && !path.starts_with(".stepwise/"))
+        .map(|(_, shown)| shown)
         .collect();
     Some(GitStatus {
         branch,
@@ -138,6 +161,14 @@ pub async fn status(root: &Path, ours: &[String]) -> Option<GitStatus> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn renames_read_as_renames_and_names_as_written() {
+        let z = "R  sub/new.py\0sub/old.py\0?? sub/\u{e9}.py\0 M sub/a b.py\0";
+        let shown: Vec<String> = dirty_paths(z, "sub/").into_iter().map(|(_, s)| s).collect();
+        assert_eq!(shown, ["old.py \u{2192} new.py", "\u{e9}.py", "a b.py"]);
+        assert_eq!(dirty_paths("", ""), Vec::<(String, String)>::new());
+    }
 
     #[tokio::test]
     async fn branch_and_other_dirty_files_are_reported() {

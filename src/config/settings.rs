@@ -99,6 +99,11 @@ pub const SETTINGS: &[Setting] = &[
         env: Some("OPENAI_BASE_URL"),
         set: |c, raw| put(&mut c.base_url, raw.text()),
         fallback: Fallback::Computed(|c| {
+            // A custom server has no address of its own: it must be given.
+            if c.provider == super::providers::Provider::Custom {
+                c.base_url = String::new();
+                return "not set";
+            }
             c.base_url = c.provider.preset().base_url.to_string();
             "provider preset"
         }),

@@ -17,6 +17,10 @@ pub enum ConfigError {
     BadBaseUrl(String),
     #[error("workspace folder {0} does not exist or is not a folder")]
     BadWorkspace(String),
+    #[error(
+        "--provider custom needs the server's address: give --base-url (or base_url in stepwise.toml, OPENAI_BASE_URL)"
+    )]
+    CustomWithoutBaseUrl,
 }
 
 impl Config {
@@ -26,6 +30,9 @@ impl Config {
             return Err(ConfigError::BadWorkspace(
                 self.workspace.display().to_string(),
             ));
+        }
+        if self.base_url.is_empty() && self.provider == super::providers::Provider::Custom {
+            return Err(ConfigError::CustomWithoutBaseUrl);
         }
         let local = is_local_url(&self.base_url)?;
         let key_var = self.provider.preset().key_var;

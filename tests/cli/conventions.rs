@@ -160,3 +160,50 @@ async fn colors_follow_the_flag_and_no_color() {
         assert_eq!(text.contains('\x1b'), colored, "{flag}: {text:?}");
     }
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_state_folder_stays_out_of_the_projects_git_status() {
+    let ws = copy_workspace();
+    let git = |args: &[&str]| {
+        Command::new("git")
+            .args(args)
+            .current_dir(ws.path())
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .output()
+            .ok()
+    };
+    if git(&["init", "-q"]).is_none_or(|o| !o.status.success()) {
+        eprintln!("skipped: git is not installed");
+        return;
+    }
+    let model = MockModel::start(vec![text("Nothing to do.")]).await;
+    let mut cmd = Command::new(stepwise_bin());
+    hermetic_env(&mut cmd)
+        .args(["exec", "--base-url", &model.base_url(), "--workspace"])
+        .arg(ws.path())
+        .arg("Look");
+    let out = tokio::task::spawn_blocking(move || cmd.output().unwrap())
+        .await
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        ws.path().join(".stepwise").is_dir(),
+        "the transcript folder was made"
+    );
+    let status = git(&["status", "--porcelain", "--untracked-files=all"]).unwrap();
+    let status = String::from_utf8_lossy(&status.stdout);
+    assert!(!status.contains(".stepwise"), "{status}");
+    assert!(
+        status.contains("calculator.py"),
+        "git sees the project: {status}"
+    );
+    assert!(
+        !ws.path().join(".gitignore").exists(),
+        "the project's own file is not made"
+    );
+}

@@ -269,3 +269,22 @@ fn the_readme_provider_table_matches_the_presets() {
         assert!(row.contains(wire), "{row}");
     }
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_custom_provider_without_a_base_url_is_a_configuration_error() {
+    let ws = copy_workspace();
+    let out = stepwise(ws.path(), &["exec", "--provider", "custom", "Hello"]).await;
+    let (stdout, stderr) = text(&out);
+    assert_eq!(out.status.code(), Some(2), "{stdout}{stderr}");
+    assert!(
+        stderr.contains("--provider custom needs the server's address"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains(OPENAI_KEY), "{stderr}");
+    // Given one, it runs.
+    let model = MockModel::start(vec![crate::support::text("Hi.")]).await;
+    let base = model.base_url();
+    let args = ["exec", "--provider", "custom", "--base-url", &base, "Hello"];
+    let out = stepwise(ws.path(), &args).await;
+    assert_eq!(out.status.code(), Some(0), "{:?}", text(&out));
+}

@@ -1,18 +1,21 @@
 //! Editing a proposal before accepting it: the content goes into a private
 //! temp folder under the file's own name (so the editor picks its syntax by
 //! extension), `$VISUAL`, else `$EDITOR`, else `vi` runs on it (the variable
-//! split on whitespace into program and arguments, no shell), and the saved
+//! split into program and arguments by the shell's quoting rules, but never
+//! run through a shell), and the saved
 //! file is read back. The run loop hands the terminal over around this.
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
-/// The editor command: `$VISUAL`, else `$EDITOR`, else `vi`, split on whitespace.
+/// The editor command: `$VISUAL`, else `$EDITOR`, else `vi`, split as a
+/// shell splits words (`"/opt/My Editor/bin/ed" --wait` is one program and
+/// one argument); a value whose quotes do not close is passed over.
 pub fn command(visual: Option<&str>, editor: Option<&str>) -> Vec<String> {
     [visual, editor]
         .into_iter()
         .flatten()
-        .map(|v| v.split_whitespace().map(str::to_string).collect::<Vec<_>>())
+        .filter_map(|v| shell_words::split(v).ok())
         .find(|argv| !argv.is_empty())
         .unwrap_or_else(|| vec!["vi".to_string()])
 }
@@ -97,6 +100,11 @@ mod tests {
         assert_eq!(command(Some("  "), Some("emacs -nw")), ["emacs", "-nw"]);
         assert_eq!(command(None, None), ["vi"]);
         assert_eq!(command(Some(""), Some("")), ["vi"]);
+        assert_eq!(
+            command(Some("\"/opt/My Editor/bin/ed\" --wait -c 'set nu'"), None),
+            ["/opt/My Editor/bin/ed", "--wait", "-c", "set nu"]
+        );
+        assert_eq!(command(Some("code \"--wait"), Some("nano")), ["nano"]);
     }
 
     #[test]
