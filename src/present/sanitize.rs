@@ -18,7 +18,10 @@ use unicode_width::UnicodeWidthChar;
 /// How an unsafe character shows, or `None` when it is safe as it is.
 /// C0 controls become their control pictures (`ESC` is `␛`, `LF` is `␊`),
 /// DEL is `␡`; C1 controls, bidirectional embeddings, overrides, isolates
-/// and marks, and the line and paragraph separators become `�`.
+/// and marks, the line and paragraph separators, and the invisible format
+/// characters (zero-width spaces and joiners, the word joiner, the byte
+/// order mark, the soft hyphen, tag characters, and the Hangul fillers that
+/// draw as blanks) become `�`, so an edit cannot hide an identifier.
 pub fn visible(c: char) -> Option<char> {
     match c {
         '\u{0}'..='\u{1f}' => Some(char::from_u32(0x2400 + c as u32).unwrap_or('\u{fffd}')),
@@ -31,8 +34,39 @@ pub fn visible(c: char) -> Option<char> {
         | '\u{200e}'
         | '\u{200f}'
         | '\u{61c}' => Some('\u{fffd}'),
+        c if invisible_format(c) => Some('\u{fffd}'),
         _ => None,
     }
+}
+
+/// Format characters (Unicode category Cf) and fillers that draw nothing.
+fn invisible_format(c: char) -> bool {
+    matches!(
+        c,
+        '\u{ad}'
+            | '\u{600}'..='\u{605}'
+            | '\u{6dd}'
+            | '\u{70f}'
+            | '\u{890}'..='\u{891}'
+            | '\u{8e2}'
+            | '\u{115f}'
+            | '\u{1160}'
+            | '\u{180e}'
+            | '\u{200b}'..='\u{200d}'
+            | '\u{2060}'..='\u{2064}'
+            | '\u{206a}'..='\u{206f}'
+            | '\u{3164}'
+            | '\u{feff}'
+            | '\u{ffa0}'
+            | '\u{fff9}'..='\u{fffb}'
+            | '\u{110bd}'
+            | '\u{110cd}'
+            | '\u{13430}'..='\u{1343f}'
+            | '\u{1bca0}'..='\u{1bca3}'
+            | '\u{1d173}'..='\u{1d17a}'
+            | '\u{e0001}'
+            | '\u{e0020}'..='\u{e007f}'
+    )
 }
 
 /// Map every character with `f` (`None`: keep it), borrowing when nothing changes.
@@ -177,6 +211,31 @@ mod tests {
         let content = content_line("x\ty\x1b[2J\r");
         assert_eq!(content, "x\ty␛[2J");
         assert_eq!(content_line("a\nb"), "a␊b");
+    }
+
+    #[test]
+    fn invisible_characters_show_in_every_field() {
+        for hidden in [
+            '\u{200b}',
+            '\u{200c}',
+            '\u{200d}',
+            '\u{2060}',
+            '\u{feff}',
+            '\u{ad}',
+            '\u{3164}',
+            '\u{115f}',
+            '\u{ffa0}',
+            '\u{e0041}',
+            '\u{e007f}',
+        ] {
+            let name = format!("is_admin{hidden}");
+            for shown in [sanitize(&name), content_line(&name), one_line(&name)] {
+                assert_eq!(shown, "is_admin\u{fffd}", "U+{:04X}", hidden as u32);
+            }
+            assert!(screen_line(&name, 4).ends_with('\u{fffd}'));
+        }
+        // Letters of other scripts are not format characters.
+        assert_eq!(one_line("größe_δ_名前"), "größe_δ_名前");
     }
 
     #[test]

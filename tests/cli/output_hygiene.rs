@@ -260,3 +260,32 @@ fn errors_quoting_project_files_are_sanitized() {
     assert!(text.contains("␛]52;c;SGVsbG8=␇"), "{text}");
     assert_eq!(raw_controls(&out.stdout), Vec::<String>::new(), "{text}");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_identifier_hidden_by_invisible_characters_shows_in_the_diff() {
+    let ws = copy_workspace();
+    // `is_admin` with a zero-width space: a second variable that reads the same.
+    let sneaky = "\n\nis_admin\u{200b} = True\nsafe\u{2060}name = 1\n";
+    let old = std::fs::read_to_string(ws.path().join("calculator.py")).unwrap();
+    let model = MockModel::start(vec![
+        tool_call("read_file", json!({"path": "calculator.py"})),
+        tool_call(
+            "write_file",
+            json!({"path": "calculator.py", "content": format!("{old}{sneaky}")}),
+        ),
+        text("Done."),
+    ])
+    .await;
+    let out = exec(&["--yes", "Add a flag"], &model, ws.path()).await;
+    let shown = String::from_utf8_lossy(&out.stdout);
+    assert!(shown.contains("is_admin\u{fffd} = True"), "{shown}");
+    assert!(shown.contains("safe\u{fffd}name"), "{shown}");
+    assert!(
+        raw_controls(&out.stdout).is_empty(),
+        "{:?}",
+        raw_controls(&out.stdout)
+    );
+    // The file keeps its real bytes.
+    let written = std::fs::read_to_string(ws.path().join("calculator.py")).unwrap();
+    assert!(written.contains("is_admin\u{200b} = True"));
+}
