@@ -42,7 +42,13 @@ fn main() {
         _ => {}
     }
     let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
-    let pending = trust::pending(&first.1, &first.0.options.workspace(), &dotenv, &cwd);
+    // What an untrusted workspace's project file may not set (a broken file
+    // is reported by the layering below).
+    let project = stepwise::config::resolve(&first.1, &first.0.options, false)
+        .map(|r| r.withheld)
+        .unwrap_or_default();
+    let workspace = first.0.options.workspace();
+    let pending = trust::pending(project, &workspace, &dotenv, &cwd);
     let trusted = trusted_folders(&pending, &first.0).unwrap_or_else(|e| usage_error(&e));
     if trusted.contains(&trust::folder_of(&cwd)) {
         for (name, value, _) in dotenv.guarded() {

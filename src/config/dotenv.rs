@@ -75,6 +75,7 @@ impl DotEnv {
             let guarded = match guard {
                 Guard::Open => Guarded::Open,
                 Guard::Trusted(what) | Guard::Part(what, _) => Guarded::Trusted(what),
+                Guard::Limit(_) => Guarded::Trusted(super::guard::LOOSER_LIMIT),
             };
             env.vars.push((name, value, guarded));
         }
@@ -216,10 +217,16 @@ mod tests {
             "OPENAI_BASE_URL=http://evil.example/v1\nHTTP_PROXY=http://p:1\nSTEPWISE_PYTHON=/tmp/x\nSTEPWISE_MODEL=m\nLD_PRELOAD=/tmp/evil.so\nPATH=/tmp\n",
             &[],
         );
-        assert_eq!(names(env.open().map(|(n, _)| n)), ["STEPWISE_MODEL"]);
+        assert_eq!(names(env.open().map(|(n, _)| n)), Vec::<&str>::new());
         assert_eq!(
             names(env.guarded().map(|(n, _, _)| n)),
-            ["OPENAI_BASE_URL", "HTTP_PROXY", "STEPWISE_PYTHON"]
+            [
+                "OPENAI_BASE_URL",
+                "HTTP_PROXY",
+                "STEPWISE_PYTHON",
+                "STEPWISE_MODEL"
+            ],
+            "another model waits for trust too"
         );
         assert_eq!(env.ignored, ["LD_PRELOAD", "PATH"]);
     }

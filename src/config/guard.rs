@@ -19,7 +19,15 @@ pub enum Guard {
     /// Only part of the value needs trust (the prices of the model table);
     /// the function splits a value into its open part and its guarded part.
     Part(&'static str, fn(&toml::Value) -> Split),
+    /// A limit: an untrusted project file may make it stricter, never
+    /// looser. The function says whether the configuration with the file's
+    /// value (first) is at most as permissive as the one without it.
+    Limit(fn(&super::Config, &super::Config) -> bool),
 }
+
+/// What a looser limit from an untrusted project file would decide.
+pub const LOOSER_LIMIT: &str =
+    "a looser limit than yours (a project file may only make limits stricter)";
 
 /// A value split by a [`Guard::Part`]: what may apply anyway, what needs trust.
 pub struct Split {
@@ -35,7 +43,7 @@ impl Guard {
                 open: Some(value.clone()),
                 guarded: None,
             },
-            Guard::Trusted(_) => Split {
+            Guard::Trusted(_) | Guard::Limit(_) => Split {
                 open: None,
                 guarded: Some(value.clone()),
             },
@@ -48,6 +56,7 @@ impl Guard {
         match self {
             Guard::Open => None,
             Guard::Trusted(what) | Guard::Part(what, _) => Some(what),
+            Guard::Limit(_) => Some(LOOSER_LIMIT),
         }
     }
 }

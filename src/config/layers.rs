@@ -52,17 +52,37 @@ fn resolve_files(
     let mut applied = loaded.clone();
     let mut withheld = Vec::new();
     let project = file::project_path(&options.workspace());
+    let mut limits = Vec::new();
     for (path, table) in applied.each.iter_mut() {
         if !trust_project && *path == project {
+            limits = take_limits(table);
             withheld.extend(trust::withhold(table, path, matches));
         }
     }
-    let mut config = flag_only(options);
-    let mut sources = Vec::new();
-    for setting in SETTINGS {
-        check_every_file(setting, &loaded, &config)?;
-        sources.push((setting, apply(setting, matches, &applied, &mut config)?));
+    // An untrusted project file's limit applies only when it is stricter
+    // than what the other sources give.
+    if !limits.is_empty() {
+        let (without, _) = build(matches, options, &loaded, &applied)?;
+        for (key, value, stricter) in limits {
+            let mut trial = applied.clone();
+            if let Some((_, table)) = trial.each.iter_mut().find(|(p, _)| *p == project) {
+                table.insert(key.clone(), value.clone());
+            }
+            let (with, _) = build(matches, options, &loaded, &trial)?;
+            if stricter(&with, &without) {
+                applied = trial;
+            } else {
+                withheld.extend(trust::leaves(&key, &value).into_iter().map(|text| {
+                    trust::Assignment {
+                        file: project.clone(),
+                        text,
+                        decides: super::guard::LOOSER_LIMIT,
+                    }
+                }));
+            }
+        }
     }
+    let (config, sources) = build(matches, options, &loaded, &applied)?;
     let mut provenance = Vec::new();
     for (setting, source) in sources {
         report::show(setting, source, &config, &mut provenance);
@@ -83,6 +103,44 @@ fn resolve_files(
         provenance,
         withheld,
     })
+}
+
+/// A limit's check: is the configuration with the project's value (first)
+/// at most as permissive as the one without it?
+type Stricter = fn(&Config, &Config) -> bool;
+
+/// Take the limit-guarded keys out of an untrusted project table, each with
+/// its check.
+fn take_limits(table: &mut toml::Table) -> Vec<(String, toml::Value, Stricter)> {
+    let keys: Vec<String> = table.keys().cloned().collect();
+    keys.into_iter()
+        .filter_map(|key| {
+            let super::guard::Guard::Limit(stricter) = settings::by_key(&key)?.guard else {
+                return None;
+            };
+            let value = table.remove(&key)?;
+            Some((key, value, stricter))
+        })
+        .collect()
+}
+
+/// Each row with where its value came from.
+type Sources = Vec<(&'static Setting, Source)>;
+
+/// Every row applied, in table order: the configuration and each row's source.
+fn build(
+    matches: &ArgMatches,
+    options: &Options,
+    loaded: &LoadedFiles,
+    applied: &LoadedFiles,
+) -> Result<(Config, Sources), String> {
+    let mut config = flag_only(options);
+    let mut sources = Vec::new();
+    for setting in SETTINGS {
+        check_every_file(setting, loaded, &config)?;
+        sources.push((setting, apply(setting, matches, applied, &mut config)?));
+    }
+    Ok((config, sources))
 }
 
 /// The settings that are flags only. The table's settings start empty here:

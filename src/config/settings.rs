@@ -19,6 +19,9 @@ use super::sandbox::SandboxSettings;
 use super::{ApiKey, Config, ranges};
 use std::time::Duration;
 
+/// What the model row decides (another model costs more or sends data elsewhere).
+const WHICH_MODEL: &str = "which model is asked, and so what a task costs";
+
 /// One layered setting.
 pub struct Setting {
     /// Its key in `stepwise.toml`, and its name in `--print-config`.
@@ -75,7 +78,7 @@ pub const SETTINGS: &[Setting] = &[
         set: |c, raw| put(&mut c.model, raw.text()),
         fallback: Fallback::FlagDefault,
         shown: Shown::Line(|c| c.model.clone()),
-        guard: Guard::Open,
+        guard: Guard::Trusted(WHICH_MODEL),
     },
     // Above `base_url`, whose default it decides.
     Setting {
@@ -117,7 +120,7 @@ pub const SETTINGS: &[Setting] = &[
         set: |c, raw| put(&mut c.max_steps, raw.whole(ranges::MAX_STEPS)),
         fallback: Fallback::FlagDefault,
         shown: Shown::Line(|c| c.max_steps.to_string()),
-        guard: Guard::Open,
+        guard: Guard::Limit(|with, without| with.max_steps <= without.max_steps),
     },
     Setting {
         key: "test_timeout",
@@ -129,7 +132,7 @@ pub const SETTINGS: &[Setting] = &[
         },
         fallback: Fallback::FlagDefault,
         shown: Shown::Line(|c| c.test_timeout.as_secs().to_string()),
-        guard: Guard::Open,
+        guard: Guard::Limit(|with, without| with.test_timeout <= without.test_timeout),
     },
     Setting {
         key: "max_retries",
@@ -138,7 +141,7 @@ pub const SETTINGS: &[Setting] = &[
         set: |c, raw| put(&mut c.max_retries, raw.whole(ranges::MAX_RETRIES)),
         fallback: Fallback::FlagDefault,
         shown: Shown::Line(|c| c.max_retries.to_string()),
-        guard: Guard::Open,
+        guard: Guard::Limit(|with, without| with.max_retries <= without.max_retries),
     },
     Setting {
         key: "stream_idle_timeout",
@@ -159,7 +162,7 @@ pub const SETTINGS: &[Setting] = &[
         set: |c, raw| put(&mut c.context_budget, raw.whole(ranges::CONTEXT_BUDGET)),
         fallback: Fallback::FlagDefault,
         shown: Shown::Line(|c| c.context_budget.to_string()),
-        guard: Guard::Open,
+        guard: Guard::Limit(|with, without| with.context_budget <= without.context_budget),
     },
     Setting {
         key: "protocol",
@@ -177,7 +180,11 @@ pub const SETTINGS: &[Setting] = &[
         set: |c, raw| put(&mut c.max_cost, raw.amount(ranges::MAX_COST).map(Some)),
         fallback: Fallback::Initial,
         shown: Shown::LineFileUnnamed(|c| c.max_cost.map_or("none".into(), |c| format!("${c:.2}"))),
-        guard: Guard::Open,
+        guard: Guard::Limit(|with, without| match (with.max_cost, without.max_cost) {
+            (Some(w), Some(wo)) => w <= wo,
+            (Some(_), None) => true,
+            (None, other) => other.is_none(),
+        }),
     },
     Setting {
         key: "no_auto_approve",
@@ -242,7 +249,7 @@ pub const SETTINGS: &[Setting] = &[
             }
         }),
         shown: Shown::LineFileUnnamed(|c| c.context_window.to_string()),
-        guard: Guard::Open,
+        guard: Guard::Limit(|with, without| with.context_window <= without.context_window),
     },
     Setting {
         key: "color",
@@ -382,7 +389,21 @@ mod tests {
         let guarded = |key| by_key(key).and_then(|s| s.guard.decides());
         assert_eq!(guarded("base_url"), Some(WHERE_REQUESTS_GO));
         assert!(guarded("models").is_some());
-        for open in ["model", "max_steps", "no_auto_approve", "context_window"] {
+        // Another model costs more or sends the code elsewhere.
+        assert_eq!(guarded("model"), Some(WHICH_MODEL));
+        // Limits: a project file may only make them stricter.
+        for limit in [
+            "max_steps",
+            "test_timeout",
+            "max_cost",
+            "max_retries",
+            "context_budget",
+            "context_window",
+        ] {
+            let guard = by_key(limit).map(|s| s.guard);
+            assert!(matches!(guard, Some(Guard::Limit(_))), "{limit}");
+        }
+        for open in ["no_auto_approve", "deny_paths", "protocol", "color"] {
             assert_eq!(guarded(open), None, "{open}");
         }
         for var in [

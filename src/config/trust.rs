@@ -9,7 +9,6 @@
 //! read trusts nothing; values are shown escaped, one per line.
 
 use super::dotenv::DotEnv;
-use super::file;
 use super::settings::{self, Guard};
 use clap::ArgMatches;
 use clap::parser::ValueSource;
@@ -115,7 +114,7 @@ pub fn withhold(table: &mut toml::Table, path: &Path, matches: &ArgMatches) -> V
 }
 
 /// `key = value` for each value inside `value`, so that a table shows in full.
-fn leaves(key: &str, value: &toml::Value) -> Vec<String> {
+pub(super) fn leaves(key: &str, value: &toml::Value) -> Vec<String> {
     match value {
         toml::Value::Table(table) => table
             .iter()
@@ -137,24 +136,20 @@ fn leaves(key: &str, value: &toml::Value) -> Vec<String> {
 }
 
 /// Every folder whose project files set guarded values that would apply:
-/// the workspace's `stepwise.toml`, and the `.env` read from `env_folder`.
+/// the workspace's `stepwise.toml` (what the layered configuration of an
+/// untrusted folder withheld from it, `project`), and the `.env` read from
+/// `env_folder`.
 pub fn pending(
-    matches: &ArgMatches,
+    project: Vec<Assignment>,
     workspace: &Path,
     env: &DotEnv,
     env_folder: &Path,
 ) -> Vec<Pending> {
     let mut by_folder: BTreeMap<PathBuf, Vec<Assignment>> = BTreeMap::new();
-    let project = file::project_path(workspace);
-    if let Ok(mut loaded) = file::load(std::slice::from_ref(&project)) {
-        for (path, table) in &mut loaded.each {
-            let found = withhold(table, path, matches);
-            by_folder
-                .entry(folder_of(workspace))
-                .or_default()
-                .extend(found);
-        }
-    }
+    by_folder
+        .entry(folder_of(workspace))
+        .or_default()
+        .extend(project);
     if let Some(path) = &env.path {
         let found = env.guarded().map(|(name, value, decides)| Assignment {
             file: path.clone(),

@@ -39,6 +39,33 @@ pub fn visible(c: char) -> Option<char> {
     }
 }
 
+/// A zero-width joiner between two emoji draws one emoji (👨‍👩‍👧): it is
+/// kept there, and shown everywhere else.
+const ZWJ: char = '\u{200d}';
+
+/// How `c` shows between `prev` and `next`: as [`visible`] says, except a
+/// joiner inside an emoji sequence, which stays.
+fn shown(prev: Option<char>, c: char, next: Option<char>) -> char {
+    if c == ZWJ && prev.is_some_and(emoji_part) && next.is_some_and(emoji_part) {
+        return c;
+    }
+    visible(c).unwrap_or(c)
+}
+
+/// Whether `c` can stand on either side of a joiner in an emoji sequence:
+/// pictographs, symbols and dingbats, skin tones, and the emoji variation
+/// selector.
+fn emoji_part(c: char) -> bool {
+    matches!(
+        c,
+        '\u{1f000}'..='\u{1faff}'
+            | '\u{2300}'..='\u{23ff}'
+            | '\u{2600}'..='\u{27bf}'
+            | '\u{2b00}'..='\u{2bff}'
+            | '\u{fe0f}'
+    )
+}
+
 /// Format characters (Unicode category Cf) and fillers that draw nothing.
 fn invisible_format(c: char) -> bool {
     matches!(
@@ -77,11 +104,14 @@ fn map_chars(text: &str, f: impl Fn(char, Option<char>) -> Option<&'static str>)
         return Cow::Borrowed(text);
     }
     let mut out = String::with_capacity(text.len() + 8);
+    let mut prev = None;
     while let Some(c) = chars.next() {
-        match f(c, chars.peek().copied()) {
+        let next = chars.peek().copied();
+        match f(c, next) {
             Some(kept) => out.push_str(kept),
-            None => out.push(visible(c).unwrap_or(c)),
+            None => out.push(shown(prev, c, next)),
         }
+        prev = Some(c);
     }
     Cow::Owned(out)
 }
@@ -137,16 +167,20 @@ pub fn screen_line(line: &str, tab_width: usize) -> String {
 fn screen_line_chars(line: &str, tab_width: usize) -> String {
     let mut out = String::with_capacity(line.len());
     let mut col = 0usize;
-    for c in line.chars() {
+    let mut chars = line.chars().peekable();
+    let mut prev = None;
+    while let Some(c) = chars.next() {
         if c == '\t' {
             let n = tab_width - col % tab_width;
             out.extend(std::iter::repeat_n(' ', n));
             col += n;
+            prev = Some(c);
             continue;
         }
-        let shown = visible(c).unwrap_or(c);
+        let shown = shown(prev, c, chars.peek().copied());
         out.push(shown);
         col += shown.width().unwrap_or(0);
+        prev = Some(c);
     }
     out
 }
@@ -234,6 +268,11 @@ mod tests {
             }
             assert!(screen_line(&name, 4).ends_with('\u{fffd}'));
         }
+        // A joiner inside an emoji sequence draws one emoji and stays.
+        let family = "👨\u{200d}👩\u{200d}👧";
+        assert_eq!(one_line(family), family);
+        assert_eq!(screen_line(family, 4), family);
+        assert_eq!(one_line("a\u{200d}b"), "a\u{fffd}b");
         // Letters of other scripts are not format characters.
         assert_eq!(one_line("größe_δ_名前"), "größe_δ_名前");
     }

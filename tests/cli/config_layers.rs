@@ -50,7 +50,7 @@ fn flags_beat_env_beat_workspace_file_beat_user_file_beat_defaults() {
     std::fs::create_dir_all(ws.path().join(".stepwise")).unwrap();
     std::fs::write(
         ws.path().join(".stepwise/stepwise.toml"),
-        "max_steps = 9\nbase_url = \"http://file.example/v1\"\n[models.\"user-model\"]\ncontext_window = 5000\n",
+        "max_steps = 5\nbase_url = \"http://file.example/v1\"\n[models.\"user-model\"]\ncontext_window = 5000\n",
     )
     .unwrap();
     let report = print_config(
@@ -67,7 +67,7 @@ fn flags_beat_env_beat_workspace_file_beat_user_file_beat_defaults() {
         "{report}"
     );
     assert!(
-        line(&report, "max_steps").contains(" 9 ")
+        line(&report, "max_steps").contains(" 5 ")
             && line(&report, "max_steps").contains(".stepwise/stepwise.toml")
     );
     assert!(
@@ -266,4 +266,42 @@ fn no_auto_approve_from_a_file_is_reported() {
         "{report}"
     );
     assert!(line(&report, "max_cost").contains("$3.00"), "{report}");
+}
+
+#[test]
+fn an_untrusted_project_file_may_tighten_limits_but_not_loosen_them_nor_pick_the_model() {
+    let ws = copy_workspace();
+    let home = tempfile::tempdir().unwrap();
+    let user_dir = home.path().join(".config/stepwise");
+    std::fs::create_dir_all(&user_dir).unwrap();
+    std::fs::write(
+        user_dir.join("stepwise.toml"),
+        "max_steps = 7\nmax_cost = 0.5\n",
+    )
+    .unwrap();
+    std::fs::create_dir_all(ws.path().join(".stepwise")).unwrap();
+    std::fs::write(
+        ws.path().join(".stepwise/stepwise.toml"),
+        "model = \"expensive-model\"\nmax_steps = 500\nmax_cost = 0.1\ntest_timeout = 3600\n",
+    )
+    .unwrap();
+    let report = print_config(ws.path(), home.path(), &[], &[]);
+    // Stricter: applied.
+    assert!(line(&report, "max_cost").contains("0.1"), "{report}");
+    // Looser, or another model: held back until the folder is trusted.
+    assert!(line(&report, "max_steps").contains(" 7 "), "{report}");
+    assert!(
+        !line(&report, "model").contains("expensive-model"),
+        "{report}"
+    );
+    assert!(!line(&report, "test_timeout").contains("3600"), "{report}");
+    let held: Vec<&str> = report
+        .lines()
+        .filter(|l| l.contains("not_applied"))
+        .collect();
+    let held = held.join("\n");
+    for value in ["max_steps = 500", "test_timeout = 3600", "expensive-model"] {
+        assert!(held.contains(value), "{value} not held:\n{report}");
+    }
+    assert!(!held.contains("max_cost"), "{report}");
 }

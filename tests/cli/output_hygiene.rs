@@ -249,9 +249,12 @@ fn errors_quoting_project_files_are_sanitized() {
     )
     .unwrap();
     let mut cmd = Command::new(stepwise_bin());
+    // Trusted, so the model applies and is shown (untrusted, it is held
+    // back and shown as escaped TOML).
     let out = hermetic_env(&mut cmd)
         .arg("--workspace")
         .arg(ws.path())
+        .arg("--trust")
         .arg("--print-config")
         .output()
         .unwrap();
