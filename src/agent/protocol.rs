@@ -122,8 +122,11 @@ fn parse_json_reply(text: &str) -> Result<JsonAction, String> {
 /// Append the model's reply to the history.
 pub fn record_reply(protocol: Protocol, history: &mut Vec<ChatMessage>, reply: &ModelReply) {
     match protocol {
+        // Only a turn that called tools carries its reasoning back (DeepSeek
+        // wants it there and ignores it elsewhere).
         Protocol::Tools if !reply.tool_calls.is_empty() => history.push(
-            ChatMessage::assistant_tool_calls(&reply.content, reply.tool_calls.clone()),
+            ChatMessage::assistant_tool_calls(&reply.content, reply.tool_calls.clone())
+                .with_reasoning(reply.reasoning.clone()),
         ),
         _ => history.push(ChatMessage::assistant(reply.content.clone())),
     }

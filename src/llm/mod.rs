@@ -59,6 +59,8 @@ pub struct ModelReply {
     pub tool_calls: Vec<ToolCallMsg>,
     pub finish_reason: Option<String>,
     pub usage: Option<TokenUsage>,
+    /// Reasoning to send back with this turn if it called tools (see `wire`).
+    pub reasoning: serde_json::Map<String, serde_json::Value>,
 }
 
 /// What the agent sends for one model turn.

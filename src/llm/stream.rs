@@ -3,6 +3,13 @@
 //! without `index`, arguments split anywhere, `finish_reason: ""`, usage in a
 //! final chunk without choices, `usage: {}`, unknown extra fields (ignored,
 //! except on a tool call, where they are kept to be sent back).
+//!
+//! Parallel calls are told apart by `index`, and by `id` when one arrives at
+//! an index already in use with another id (Ollama streams every parallel
+//! call at `index: 0`). Reasoning is kept to be sent back with a turn that
+//! calls tools: DeepSeek's `reasoning_content` pieces joined, OpenRouter's
+//! `reasoning_details` pieces merged by their `index` (their texts joined,
+//! other fields as they came).
 
 use super::errors::inline_error;
 use super::{LlmError, ModelReply, TokenUsage, ToolCallMsg};
@@ -32,6 +39,10 @@ struct Choice {
 struct Delta {
     content: Option<String>,
     tool_calls: Option<Vec<ToolCallDelta>>,
+    /// DeepSeek's thinking text (also vLLM's and xAI's).
+    reasoning_content: Option<String>,
+    /// OpenRouter's structured reasoning, streamed in pieces.
+    reasoning_details: Option<Vec<Value>>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -88,6 +99,11 @@ pub struct StreamAccumulator {
     usage: Option<TokenUsage>,
     /// Argument fragments not yet reported: (call position, fragment).
     fragments: Vec<(usize, String)>,
+    reasoning_content: String,
+    reasoning_details: Vec<Value>,
+    /// Pieces of the reply received so far (text, reasoning, arguments):
+    /// what tells a model that is producing from a connection kept alive.
+    tokens: u64,
 }
 
 impl StreamAccumulator {
@@ -152,10 +168,20 @@ impl StreamAccumulator {
                 continue;
             };
             if let Some(content) = delta.content.filter(|c| !c.is_empty()) {
+                self.tokens += 1;
                 self.content.push_str(&content);
                 text.get_or_insert_with(String::new).push_str(&content);
             }
+            if let Some(reasoning) = delta.reasoning_content.filter(|r| !r.is_empty()) {
+                self.tokens += 1;
+                self.reasoning_content.push_str(&reasoning);
+            }
+            for piece in delta.reasoning_details.unwrap_or_default() {
+                self.tokens += 1;
+                merge_detail(&mut self.reasoning_details, piece);
+            }
             for call in delta.tool_calls.unwrap_or_default() {
+                self.tokens += 1;
                 self.push_call_delta(call);
             }
         }
@@ -165,7 +191,16 @@ impl StreamAccumulator {
     fn push_call_delta(&mut self, delta: ToolCallDelta) {
         let id = delta.id.filter(|id| !id.is_empty());
         let position = match delta.index {
-            Some(index) => self.calls.iter().position(|c| c.index == Some(index)),
+            Some(index) => match self.calls.iter().rposition(|c| c.index == Some(index)) {
+                // Another id at an index in use is another call (Ollama's parallel calls).
+                Some(p) if id.as_ref().is_some_and(|id| {
+                    !self.calls[p].id.is_empty() && &self.calls[p].id != id
+                }) =>
+                {
+                    None
+                }
+                found => found,
+            },
             // Without an index, a new id starts a new call; otherwise it continues the last one.
             None => match &id {
                 Some(id)
@@ -212,6 +247,11 @@ impl StreamAccumulator {
         }
     }
 
+    /// How many pieces of the reply (text, reasoning, arguments) came so far.
+    pub fn tokens(&self) -> u64 {
+        self.tokens
+    }
+
     /// True once a finish reason was seen.
     pub fn finished(&self) -> bool {
         self.finish_reason.is_some()
@@ -232,12 +272,57 @@ impl StreamAccumulator {
                 ToolCallMsg::new(id, c.name, c.arguments).with_extra(c.extra)
             })
             .collect();
+        let mut reasoning = Map::new();
+        if !self.reasoning_content.is_empty() {
+            reasoning.insert(
+                "reasoning_content".into(),
+                Value::String(self.reasoning_content),
+            );
+        }
+        if !self.reasoning_details.is_empty() {
+            reasoning.insert(
+                "reasoning_details".into(),
+                Value::Array(self.reasoning_details),
+            );
+        }
         ModelReply {
             content: self.content,
             tool_calls,
             finish_reason: self.finish_reason,
             usage: self.usage,
+            reasoning,
         }
+    }
+}
+
+/// Add one streamed piece of OpenRouter's `reasoning_details`: a piece with
+/// the `index` and `type` of one already there continues it (its text,
+/// summary or encrypted data appended, other fields set), any other is a
+/// new entry. Entries keep the order they came in, as OpenRouter wants them back.
+fn merge_detail(details: &mut Vec<Value>, piece: Value) {
+    let Value::Object(piece) = piece else { return };
+    let index = piece.get("index").filter(|i| i.is_u64()).cloned();
+    let existing = index.and_then(|index| {
+        details.iter_mut().rev().find(|d| {
+            d.get("index") == Some(&index) && d.get("type") == piece.get("type")
+        })
+    });
+    let Some(Value::Object(existing)) = existing else {
+        details.push(Value::Object(piece));
+        return;
+    };
+    for (key, value) in piece {
+        if value.is_null() {
+            continue;
+        }
+        if matches!(key.as_str(), "text" | "summary" | "data") {
+            if let (Some(Value::String(old)), Value::String(more)) = (existing.get_mut(&key), &value)
+            {
+                old.push_str(more);
+                continue;
+            }
+        }
+        existing.insert(key, value);
     }
 }
 

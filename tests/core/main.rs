@@ -22,6 +22,7 @@ mod model_switch;
 mod network_faults;
 mod patch_review;
 mod project_gate;
+mod reasoning_wire;
 mod ranged_reads;
 mod review;
 mod sandbox_cargo;

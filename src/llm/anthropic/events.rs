@@ -215,6 +215,7 @@ impl EventAccumulator {
             tool_calls,
             finish_reason,
             usage: self.saw_usage.then_some(self.usage),
+            reasoning: serde_json::Map::new(),
         }
     }
 }
