@@ -10,12 +10,12 @@
 use super::errors;
 use super::stream::{StreamAccumulator, parse_completion_body};
 use super::transport::{
-    DEFAULT_IDLE_TIMEOUT, error_chain, header_map, http_client, response_error,
+    DEFAULT_IDLE_TIMEOUT, DEFAULT_TOKEN_TIMEOUT, Liveness, error_chain, header_map, http_client,
+    response_error, stream_failure,
 };
 use super::{ChatModel, ChatRequest, LlmError, ModelReply, StreamDelta, StreamSink};
 use crate::config::ApiKey;
 use eventsource_stream::Eventsource;
-use futures_util::StreamExt;
 use futures_util::future::BoxFuture;
 use reqwest::header::HeaderMap;
 use serde_json::{Value, json};
@@ -35,6 +35,8 @@ pub struct HttpModel {
     /// Extra headers from `[headers]`.
     headers: HeaderMap,
     idle_timeout: Duration,
+    /// How long a stream kept alive may go without a token of the reply.
+    token_timeout: Duration,
 }
 
 impl HttpModel {
@@ -54,6 +56,7 @@ impl HttpModel {
             key_var: crate::config::API_KEY_VAR,
             headers: HeaderMap::new(),
             idle_timeout: DEFAULT_IDLE_TIMEOUT,
+            token_timeout: DEFAULT_TOKEN_TIMEOUT,
         })
     }
 
@@ -72,6 +75,13 @@ impl HttpModel {
     /// Set how long the server may send nothing (before the headers or between chunks).
     pub fn with_idle_timeout(mut self, idle_timeout: Duration) -> Self {
         self.idle_timeout = idle_timeout;
+        self
+    }
+
+    /// Set how long a stream kept alive (SSE comments) may go without a
+    /// token of the reply; never shorter than the idle limit.
+    pub fn with_token_timeout(mut self, token_timeout: Duration) -> Self {
+        self.token_timeout = token_timeout;
         self
     }
 
@@ -138,6 +148,9 @@ impl HttpModel {
                 .await
                 .map_err(|_| self.idle_error())?
                 .map_err(|e| LlmError::Stream(error_chain(&e)))?;
+            if errors::is_html(&body) {
+                return Err(errors::html_page(status.as_u16(), &body));
+            }
             let reply = parse_completion_body(&body)?;
             if !reply.content.is_empty() {
                 sink(StreamDelta::Text(&reply.content));
@@ -145,16 +158,14 @@ impl HttpModel {
             return Ok(reply);
         }
 
-        let mut events = response.bytes_stream().eventsource();
+        let mut live = Liveness::new(self.idle_timeout, self.token_timeout);
+        let mut events = live.watch(response).eventsource();
         let mut acc = StreamAccumulator::default();
         let mut done = false;
         // Events with data: none at all is an empty reply, not a broken stream.
         let mut any_data = false;
-        while let Some(event) = tokio::time::timeout(self.idle_timeout, events.next())
-            .await
-            .map_err(|_| self.idle_error())?
-        {
-            let event = event.map_err(|e| LlmError::Stream(e.to_string()))?;
+        while let Some(event) = live.next(&mut events).await? {
+            let event = event.map_err(stream_failure)?;
             let data = event.data.trim();
             any_data |= !data.is_empty();
             if data == "[DONE]" {
@@ -167,6 +178,7 @@ impl HttpModel {
             if let Some(text) = acc.push_data(data)? {
                 sink(StreamDelta::Text(&text));
             }
+            live.tokens_so_far(acc.tokens());
             for (index, name, fragment) in acc.take_argument_fragments() {
                 sink(StreamDelta::ToolArguments {
                     index,

@@ -193,9 +193,10 @@ impl StreamAccumulator {
         let position = match delta.index {
             Some(index) => match self.calls.iter().rposition(|c| c.index == Some(index)) {
                 // Another id at an index in use is another call (Ollama's parallel calls).
-                Some(p) if id.as_ref().is_some_and(|id| {
-                    !self.calls[p].id.is_empty() && &self.calls[p].id != id
-                }) =>
+                Some(p)
+                    if id.as_ref().is_some_and(|id| {
+                        !self.calls[p].id.is_empty() && &self.calls[p].id != id
+                    }) =>
                 {
                     None
                 }
@@ -303,9 +304,10 @@ fn merge_detail(details: &mut Vec<Value>, piece: Value) {
     let Value::Object(piece) = piece else { return };
     let index = piece.get("index").filter(|i| i.is_u64()).cloned();
     let existing = index.and_then(|index| {
-        details.iter_mut().rev().find(|d| {
-            d.get("index") == Some(&index) && d.get("type") == piece.get("type")
-        })
+        details
+            .iter_mut()
+            .rev()
+            .find(|d| d.get("index") == Some(&index) && d.get("type") == piece.get("type"))
     });
     let Some(Value::Object(existing)) = existing else {
         details.push(Value::Object(piece));
@@ -315,12 +317,12 @@ fn merge_detail(details: &mut Vec<Value>, piece: Value) {
         if value.is_null() {
             continue;
         }
-        if matches!(key.as_str(), "text" | "summary" | "data") {
-            if let (Some(Value::String(old)), Value::String(more)) = (existing.get_mut(&key), &value)
-            {
-                old.push_str(more);
-                continue;
-            }
+        if matches!(key.as_str(), "text" | "summary" | "data")
+            && let (Some(Value::String(old)), Value::String(more)) =
+                (existing.get_mut(&key), &value)
+        {
+            old.push_str(more);
+            continue;
         }
         existing.insert(key, value);
     }
@@ -331,15 +333,37 @@ pub fn parse_completion_body(body: &str) -> Result<ModelReply, LlmError> {
     if body.trim().is_empty() {
         return Err(LlmError::EmptyReply);
     }
-    let chunk: Chunk = serde_json::from_str(body)
+    let value: Value = serde_json::from_str(body)
         .map_err(|e| LlmError::Decode(format!("{e} in body {}", clip(body))))?;
-    let has_error = chunk.error.as_ref().is_some_and(|e| !e.is_null());
-    if !has_error && chunk.choices.as_ref().is_none_or(|c| c.is_empty()) {
+    let has_choices = value
+        .get("choices")
+        .and_then(Value::as_array)
+        .is_some_and(|c| !c.is_empty());
+    if !has_choices {
+        // An error in a 200 body, in whichever shape: `{"error": ...}`,
+        // vLLM's `{"object": "error", ...}`, or a bare `message`/`detail`.
+        let error = super::errors::error_object(&value)
+            .or_else(|| value.get("message").filter(|m| m.is_string()))
+            .or_else(|| value.get("detail").filter(|m| m.is_string()));
+        if let Some(error) = error.and_then(inline_error) {
+            return Err(if error.overflow {
+                LlmError::ContextOverflow {
+                    message: error.message,
+                }
+            } else {
+                LlmError::Server {
+                    message: error.message,
+                    transient: error.transient,
+                }
+            });
+        }
         return Err(LlmError::Decode(format!(
             "no choices in body {}",
             clip(body)
         )));
     }
+    let chunk: Chunk = serde_json::from_value(value)
+        .map_err(|e| LlmError::Decode(format!("{e} in body {}", clip(body))))?;
     let mut acc = StreamAccumulator::default();
     acc.push_chunk(chunk)?;
     let mut reply = acc.into_reply();

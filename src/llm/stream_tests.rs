@@ -251,5 +251,9 @@ fn reasoning_content_pieces_are_joined_and_reasoning_details_merged_by_index() {
             {"type":"reasoning.encrypted","data":"abc","id":"rs_1","index":1}
         ])
     );
-    assert!(feed(&[r#"{"choices":[{"delta":{"content":"hi"}}]}"#]).reasoning.is_empty());
+    assert!(
+        feed(&[r#"{"choices":[{"delta":{"content":"hi"}}]}"#])
+            .reasoning
+            .is_empty()
+    );
 }

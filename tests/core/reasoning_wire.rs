@@ -18,7 +18,10 @@ fn chunks(deltas: &[Value], finish: &str) -> Reply {
         json!({"id":"r1","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":delta,"logprobs":null,"finish_reason":finish}],"usage":null}).to_string()
     };
     let mut out: Vec<String> = deltas.iter().map(|d| chunk(d, None)).collect();
-    out.push(chunk(&json!({"content":"","reasoning_content":null}), Some(finish)));
+    out.push(chunk(
+        &json!({"content":"","reasoning_content":null}),
+        Some(finish),
+    ));
     out.push(json!({"id":"r1","object":"chat.completion.chunk","choices":[],"usage":{"prompt_tokens":30,"completion_tokens":9,"total_tokens":39}}).to_string());
     Reply::Sse {
         chunks: out,
@@ -29,7 +32,12 @@ fn chunks(deltas: &[Value], finish: &str) -> Reply {
 fn assistant_turns(request: &Value) -> Vec<Value> {
     request["messages"]
         .as_array()
-        .map(|m| m.iter().filter(|m| m["role"] == "assistant").cloned().collect())
+        .map(|m| {
+            m.iter()
+                .filter(|m| m["role"] == "assistant")
+                .cloned()
+                .collect()
+        })
         .unwrap_or_default()
 }
 
@@ -58,7 +66,12 @@ async fn deepseek_reasoning_goes_back_on_the_tool_call_turn_and_not_on_the_answe
     let model = MockModel::start(vec![call, answer, text("second task done")]).await;
     let ws = copy_workspace();
     let mut s = session_at(&model.base_url(), ws.path(), 0, Duration::from_secs(10));
-    let (reason, _) = run_with(&mut s, Some("what is in calculator.py?"), CancellationToken::new()).await;
+    let (reason, _) = run_with(
+        &mut s,
+        Some("what is in calculator.py?"),
+        CancellationToken::new(),
+    )
+    .await;
     assert_eq!(reason, FinishReason::Answered);
     let (reason, _) = run_with(&mut s, Some("and now?"), CancellationToken::new()).await;
     assert_eq!(reason, FinishReason::Answered);
@@ -68,12 +81,18 @@ async fn deepseek_reasoning_goes_back_on_the_tool_call_turn_and_not_on_the_answe
     // The step after the call: the call's turn carries its reasoning.
     let turns = assistant_turns(&requests[1]);
     assert_eq!(turns.len(), 1);
-    assert_eq!(turns[0]["reasoning_content"], "The user wants the file read.");
+    assert_eq!(
+        turns[0]["reasoning_content"],
+        "The user wants the file read."
+    );
     assert_eq!(turns[0]["tool_calls"][0]["id"], "call_00_x1");
     // The next task: still on the call's turn, never on the answer's.
     let turns = assistant_turns(&requests[2]);
     assert_eq!(turns.len(), 2);
-    assert_eq!(turns[0]["reasoning_content"], "The user wants the file read.");
+    assert_eq!(
+        turns[0]["reasoning_content"],
+        "The user wants the file read."
+    );
     assert_eq!(turns[1]["content"], "It defines add and subtract.");
     assert!(
         turns[1].get("reasoning_content").is_none(),
@@ -111,7 +130,10 @@ async fn openrouter_reasoning_details_go_back_merged_and_in_order() {
             {"type":"reasoning.encrypted","data":"gAAAAABo","id":"rs_0a1","format":"openai-responses-v1","index":1}
         ])
     );
-    assert!(turns[0].get("reasoning").is_none(), "only the details go back");
+    assert!(
+        turns[0].get("reasoning").is_none(),
+        "only the details go back"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -179,10 +201,27 @@ async fn ollamas_parallel_calls_at_index_zero_stay_apart_by_id() {
     let answered: Vec<&str> = tool_messages(&requests[1])
         .iter()
         .map(|m| m["tool_call_id"].as_str().unwrap_or_default().to_string())
-        .map(|id| if id == "call_a1b2c3d4" { "a" } else if id == "call_e5f6a7b8" { "b" } else { "?" })
+        .map(|id| {
+            if id == "call_a1b2c3d4" {
+                "a"
+            } else if id == "call_e5f6a7b8" {
+                "b"
+            } else {
+                "?"
+            }
+        })
         .collect();
-    assert_eq!(answered, ["a", "b"], "each call is answered under its own id");
+    assert_eq!(
+        answered,
+        ["a", "b"],
+        "each call is answered under its own id"
+    );
     let results = tool_messages(&requests[1]);
     assert!(results[0]["content"].as_str().unwrap().contains("def add"));
-    assert!(results[1]["content"].as_str().unwrap().contains("class Test"));
+    assert!(
+        results[1]["content"]
+            .as_str()
+            .unwrap()
+            .contains("class Test")
+    );
 }

@@ -40,6 +40,8 @@ pub struct EventAccumulator {
     usage: TokenUsage,
     saw_usage: bool,
     stopped: bool,
+    /// Content deltas so far (text, arguments, thinking): pieces of the reply.
+    tokens: u64,
 }
 
 /// What one event added, for the live view.
@@ -125,6 +127,7 @@ impl EventAccumulator {
     }
 
     fn delta(&mut self, index: u64, delta: Option<&Value>) -> Added {
+        self.tokens += 1;
         let piece = |key| delta.and_then(|d| d.get(key)).and_then(Value::as_str);
         let Some((_, block)) = self.blocks.iter_mut().rev().find(|(i, _)| *i == index) else {
             return Added::Nothing;
@@ -175,6 +178,11 @@ impl EventAccumulator {
             self.usage.completion_tokens = output;
             self.saw_usage = true;
         }
+    }
+
+    /// How many pieces of the reply (content deltas of any block) came so far.
+    pub fn tokens(&self) -> u64 {
+        self.tokens
     }
 
     /// True once `message_stop` (or a stop reason) arrived.
