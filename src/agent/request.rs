@@ -5,7 +5,9 @@
 //! overflow compacts the conversation once and tries again, then stops; a
 //! reply cut at the output token limit (`finish_reason: "length"`) is never
 //! taken as a final answer nor executed, and the model is asked to go on
-//! shorter (a repair request, counted against `MAX_REPAIRS`).
+//! shorter (a repair request, counted against `MAX_REPAIRS`); a reply that
+//! ended as a refusal ends the task as one, its text shown, never as the
+//! answer.
 
 use super::contract::{AgentEvent, FinishReason};
 use super::live::LiveCalls;
@@ -13,6 +15,9 @@ use super::protocol::{self, Action};
 use super::session::{MAX_REPAIRS, Session, Task};
 use crate::config::Protocol;
 use crate::llm::{ChatMessage, ChatRequest, LlmError, ModelReply, StreamDelta};
+
+/// The finish reason of a refusal (Anthropic's stop reason, kept as it came).
+pub const REFUSAL: &str = "refusal";
 
 /// Told to the model (and shown) when its reply was cut at the token limit.
 pub const CUT_AT_LIMIT: &str = "your last reply was cut off at the output token limit (finish_reason \"length\"), so nothing in it was carried out. Continue with a shorter reply: one tool call at a time, and large edits in smaller pieces (replace_text) rather than one long write_file.";
@@ -41,6 +46,9 @@ impl Session {
                 t.emit(AgentEvent::AssistantMessage {
                     text: reply.content.clone(),
                 });
+            }
+            if reply.finish_reason.as_deref() == Some(REFUSAL) {
+                return Err(self.refused(t, &reply));
             }
             let cut_at_limit = reply.finish_reason.as_deref() == Some("length");
             let parsed = if cut_at_limit {
@@ -80,6 +88,28 @@ impl Session {
                 }
             }
         }
+    }
+
+    /// A reply the model ended as a refusal (Anthropic's `stop_reason:
+    /// "refusal"`): kept in the history as what the model said, reported and
+    /// finished as a refusal, never taken as the task's answer.
+    fn refused(&mut self, t: &mut Task<'_>, reply: &ModelReply) -> FinishReason {
+        if let Some(usage) = reply.usage {
+            self.record_usage(t, usage);
+        }
+        let text = reply.content.trim();
+        if !text.is_empty() {
+            self.history.push(ChatMessage::assistant(text));
+        }
+        let message = if text.is_empty() {
+            "the model refused the request (stop reason \"refusal\")".to_string()
+        } else {
+            format!("the model refused the request (stop reason \"refusal\"): {text}")
+        };
+        t.emit(AgentEvent::Error {
+            message: message.clone(),
+        });
+        FinishReason::Error(message)
     }
 
     /// A request, compacting the conversation once when the server says it

@@ -283,3 +283,53 @@ async fn a_redirect_is_never_followed_so_the_key_stays_with_the_chosen_server() 
     );
     assert!(!shown.contains(ANT_KEY));
 }
+
+#[tokio::test]
+async fn a_reply_stopped_at_the_context_window_is_a_truncation_not_an_answer() {
+    let mock = MockApi::messages(vec![
+        api::text_stopped("Here is the plan: first I", "model_context_window_exceeded"),
+        api::text("Done: nothing needed changing."),
+    ])
+    .await;
+    let ws = copy_workspace();
+    let out = exec(&mock.uri(), ws.path(), &["look"]).await;
+    assert_eq!(out.status.code(), Some(0), "{}", all_output(&out));
+    let answers: Vec<Value> = events(&out)
+        .into_iter()
+        .filter(|e| e["event"] == "final_answer")
+        .collect();
+    assert_eq!(answers.len(), 1);
+    assert_eq!(answers[0]["text"], "Done: nothing needed changing.");
+    let bodies = mock.bodies().await;
+    assert!(
+        bodies[1]
+            .to_string()
+            .contains("cut off at the output token limit"),
+        "{}",
+        bodies[1]
+    );
+}
+
+#[tokio::test]
+async fn a_refusal_is_shown_and_recorded_as_a_refusal_not_as_the_answer() {
+    let refusal = "I can't help with that request.";
+    let mock = MockApi::messages(vec![api::text_stopped(refusal, "refusal")]).await;
+    let ws = copy_workspace();
+    let out = exec(&mock.uri(), ws.path(), &["do something"]).await;
+    let shown = all_output(&out);
+    assert_eq!(out.status.code(), Some(1), "{shown}");
+    let events = events(&out);
+    assert!(
+        !events.iter().any(|e| e["event"] == "final_answer"),
+        "{shown}"
+    );
+    let finished = events
+        .iter()
+        .find(|e| e["event"] == "task_finished")
+        .unwrap();
+    let recorded = finished.to_string();
+    assert!(
+        recorded.contains("the model refused the request") && recorded.contains(refusal),
+        "{finished}"
+    );
+}

@@ -6,9 +6,10 @@
 //! `error` inside the 200 stream.
 //!
 //! What must stay true: the stop reason arrives in chat-completions words
-//! (`max_tokens` → `"length"`, so the agent's cut-at-the-limit handling
-//! applies; `tool_use` → `"tool_calls"`; `end_turn`/`stop_sequence` →
-//! `"stop"`); an `error` event ends the reply with the server's message,
+//! (`max_tokens` and `model_context_window_exceeded` → `"length"`, so the
+//! agent's cut-at-the-limit handling applies; `tool_use` → `"tool_calls"`;
+//! `end_turn`/`stop_sequence` → `"stop"`; `refusal` stays `"refusal"`,
+//! which the agent records as a refusal, never as an answer); an `error` event ends the reply with the server's message,
 //! transient when its type says so; block kinds stepwise does not know
 //! (thinking) are skipped, never an error.
 
@@ -211,7 +212,8 @@ impl EventAccumulator {
             .collect();
         let finish_reason = self.stop_reason.map(|r| {
             match r.as_str() {
-                "max_tokens" => "length",
+                // Both are truncations: the reply stopped because it met a limit.
+                "max_tokens" | "model_context_window_exceeded" => "length",
                 "tool_use" => "tool_calls",
                 "end_turn" | "stop_sequence" => "stop",
                 other => other,
