@@ -1,4 +1,7 @@
 //! HTTP client for OpenAI-compatible `/chat/completions`, streaming with SSE.
+//! The request changes between steps only by what the conversation gained,
+//! so a server's prompt cache keeps every earlier step; with OpenAI a
+//! `prompt_cache_key` per session keeps the session's requests on one cache.
 //! A response ends as a complete reply or as an `LlmError` in the server's own
 //! words (see `errors.rs`): an error status, an error inside a 200 stream, a
 //! stream cut short, or a 200 with nothing in it. Every request names
@@ -37,6 +40,8 @@ pub struct HttpModel {
     idle_timeout: Duration,
     /// How long a stream kept alive may go without a token of the reply.
     token_timeout: Duration,
+    /// OpenAI's `prompt_cache_key`, one per session, sent where accepted.
+    prompt_cache_key: Option<String>,
 }
 
 impl HttpModel {
@@ -57,6 +62,7 @@ impl HttpModel {
             headers: HeaderMap::new(),
             idle_timeout: DEFAULT_IDLE_TIMEOUT,
             token_timeout: DEFAULT_TOKEN_TIMEOUT,
+            prompt_cache_key: None,
         })
     }
 
@@ -85,6 +91,14 @@ impl HttpModel {
         self
     }
 
+    /// Send this `prompt_cache_key` with every request (OpenAI routes
+    /// requests with one key to the same cache; other servers may refuse
+    /// the field, so only the OpenAI preset sets it).
+    pub fn with_prompt_cache_key(mut self, key: impl Into<String>) -> Self {
+        self.prompt_cache_key = Some(key.into());
+        self
+    }
+
     fn idle_error(&self) -> LlmError {
         LlmError::IdleTimeout(self.idle_timeout.as_secs())
     }
@@ -98,6 +112,9 @@ impl HttpModel {
         });
         if let Some(tools) = request.tools {
             body["tools"] = tools.clone();
+        }
+        if let Some(key) = &self.prompt_cache_key {
+            body["prompt_cache_key"] = Value::String(key.clone());
         }
         body
     }

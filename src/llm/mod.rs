@@ -32,6 +32,9 @@ pub struct TokenUsage {
     pub completion_tokens: u64,
     /// Prompt tokens served from the server's cache (billed cheaper), when reported.
     pub cached_tokens: u64,
+    /// Prompt tokens written to the server's cache (Anthropic's
+    /// `cache_creation_input_tokens`, billed dearer), when reported.
+    pub cache_write_tokens: u64,
 }
 
 impl From<&TokenUsage> for TokenCounts {
@@ -40,6 +43,7 @@ impl From<&TokenUsage> for TokenCounts {
             prompt: u.prompt_tokens,
             completion: u.completion_tokens,
             cached: u.cached_tokens,
+            cache_write: u.cache_write_tokens,
         }
     }
 }
@@ -49,6 +53,13 @@ impl TokenUsage {
         self.prompt_tokens += other.prompt_tokens;
         self.completion_tokens += other.completion_tokens;
         self.cached_tokens += other.cached_tokens;
+        self.cache_write_tokens += other.cache_write_tokens;
+    }
+
+    /// The share of the prompt tokens read from the cache, in percent.
+    pub fn cached_percent(&self) -> Option<u64> {
+        (self.prompt_tokens > 0 && self.cached_tokens > 0)
+            .then(|| self.cached_tokens.min(self.prompt_tokens) * 100 / self.prompt_tokens)
     }
 }
 

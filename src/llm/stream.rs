@@ -148,6 +148,7 @@ impl StreamAccumulator {
                         .prompt_tokens_details
                         .and_then(|d| d.cached_tokens)
                         .unwrap_or(0),
+                    cache_write_tokens: 0,
                 });
             }
         }

@@ -107,6 +107,7 @@ fn usage_only_chunk_and_empty_usage_and_extra_fields() {
             prompt_tokens: 12,
             completion_tokens: 3,
             cached_tokens: 8,
+            cache_write_tokens: 0,
         })
     );
 }

@@ -78,7 +78,7 @@ async fn a_text_reply_arrives_with_anthropics_headers_and_body_and_cache_usage()
     assert_eq!(body["stream"], true);
     assert!(body["max_tokens"].as_u64().unwrap() > 0);
     assert!(
-        body["system"].as_str().unwrap().len() > 100,
+        body["system"][0]["text"].as_str().unwrap().len() > 100,
         "system is separate"
     );
     let roles: Vec<_> = body["messages"]
@@ -99,6 +99,7 @@ async fn a_text_reply_arrives_with_anthropics_headers_and_body_and_cache_usage()
         .find(|e| e["event"] == "task_finished")
         .unwrap();
     assert_eq!(finished["usage"]["cached_tokens"], api::CACHE_READ);
+    assert_eq!(finished["usage"]["cache_write_tokens"], api::CACHE_CREATED);
     assert_eq!(
         finished["usage"]["prompt_tokens"],
         50 + api::CACHE_READ + api::CACHE_CREATED

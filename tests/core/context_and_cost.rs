@@ -198,6 +198,7 @@ async fn cost_is_estimated_from_prices_and_max_cost_stops_the_task() {
         context_window: None,
         input: Some(1000.0),
         cached_input: None,
+        cache_write_input: None,
         output: Some(1000.0),
     };
     let mut s = session(

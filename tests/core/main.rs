@@ -22,6 +22,7 @@ mod model_switch;
 mod network_faults;
 mod patch_review;
 mod project_gate;
+mod prompt_cache;
 mod ranged_reads;
 mod reasoning_wire;
 mod review;

@@ -173,6 +173,7 @@ impl EventAccumulator {
             self.usage.prompt_tokens =
                 input.unwrap_or(0) + created.unwrap_or(0) + read.unwrap_or(0);
             self.usage.cached_tokens = read.unwrap_or(0);
+            self.usage.cache_write_tokens = created.unwrap_or(0);
             self.saw_usage = true;
         }
         if let Some(output) = field("output_tokens") {
