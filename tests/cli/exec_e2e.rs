@@ -341,3 +341,40 @@ async fn an_answer_without_any_tool_says_so_in_the_receipt_and_exits_0() {
         stdout(&out)
     );
 }
+
+#[tokio::test]
+async fn a_window_too_small_for_the_prompt_and_tools_is_a_configuration_error_with_numbers() {
+    let model = MockModel::start(vec![text("never")]).await;
+    let ws = copy_workspace();
+    let home = tempfile::tempdir().unwrap();
+    let args = ["--context-window", "1500", "--model", "tiny", "say hi"];
+    let mut cmd = Command::new(stepwise_bin());
+    hermetic_env(&mut cmd)
+        .env("HOME", home.path())
+        .env("XDG_CONFIG_HOME", home.path().join(".config"))
+        .arg("exec")
+        .args(["--base-url", &model.base_url()])
+        .arg("--workspace")
+        .arg(ws.path())
+        .args(args);
+    let out = tokio::task::spawn_blocking(move || cmd.output().unwrap())
+        .await
+        .unwrap();
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("the context window of 1500 tokens cannot hold the system prompt (about ")
+            && err.contains("the tool definitions (about ")
+            && err.contains("one step (512): it needs at least "),
+        "{err}"
+    );
+    assert!(model.requests().await.is_empty(), "no request is sent");
+    // A window that holds them starts as usual.
+    let out = run_exec(
+        &["--context-window", "8192", "say hi"],
+        &model.base_url(),
+        ws.path(),
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+}
