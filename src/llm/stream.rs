@@ -10,6 +10,10 @@
 //! calls tools: DeepSeek's `reasoning_content` pieces joined, OpenRouter's
 //! `reasoning_details` pieces merged by their `index` (their texts joined,
 //! other fields as they came).
+//!
+//! `<think>…</think>` blocks in the content (Qwen3, DeepSeek-R1 distills
+//! and others behind servers without a reasoning parser) are thinking, not
+//! the answer: the reply's content comes without them.
 
 use super::errors::inline_error;
 use super::{LlmError, ModelReply, TokenUsage, ToolCallMsg};
@@ -288,13 +292,42 @@ impl StreamAccumulator {
             );
         }
         ModelReply {
-            content: self.content,
+            content: without_think(self.content),
             tool_calls,
             finish_reason: self.finish_reason,
             usage: self.usage,
             reasoning,
         }
     }
+}
+
+/// The content without its `<think>…</think>` blocks. A `</think>` with no
+/// opening tag (chat templates that put `<think>` in the prompt) ends
+/// thinking that began with the reply; a block never closed runs to the end.
+pub fn without_think(content: String) -> String {
+    const OPEN: &str = "<think>";
+    const CLOSE: &str = "</think>";
+    if !content.contains(CLOSE) && !content.contains(OPEN) {
+        return content;
+    }
+    let mut rest = content.as_str();
+    // Thinking that began before the reply did.
+    if let Some(close) = rest.find(CLOSE)
+        && rest.find(OPEN).is_none_or(|open| open > close)
+    {
+        rest = rest.get(close + CLOSE.len()..).unwrap_or_default();
+    }
+    let mut answer = String::new();
+    while let Some(open) = rest.find(OPEN) {
+        answer.push_str(rest.get(..open).unwrap_or_default());
+        let after = rest.get(open + OPEN.len()..).unwrap_or_default();
+        rest = match after.find(CLOSE) {
+            Some(close) => after.get(close + CLOSE.len()..).unwrap_or_default(),
+            None => "",
+        };
+    }
+    answer.push_str(rest);
+    answer.trim_start().to_string()
 }
 
 /// Add one streamed piece of OpenRouter's `reasoning_details`: a piece with

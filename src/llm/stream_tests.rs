@@ -258,3 +258,26 @@ fn reasoning_content_pieces_are_joined_and_reasoning_details_merged_by_index() {
             .is_empty()
     );
 }
+
+#[test]
+fn think_blocks_are_not_part_of_the_content() {
+    let strip = |s: &str| without_think(s.to_string());
+    assert_eq!(
+        strip("<think>\nThe user wants 42.\n</think>\n\nThe answer is 42."),
+        "The answer is 42."
+    );
+    assert_eq!(
+        strip("Okay, the user wants 42.\n</think>\n\n42."),
+        "42.",
+        "the opening tag was in the prompt"
+    );
+    assert_eq!(strip("<think>a</think>One <think>b</think>two"), "One two");
+    assert_eq!(strip("<think>never closed"), "");
+    assert_eq!(strip("no thinking here"), "no thinking here");
+    let reply = feed(&[
+        r#"{"choices":[{"delta":{"content":"<thi"}}]}"#,
+        r#"{"choices":[{"delta":{"content":"nk>hmm</think>\n\nDone."}}]}"#,
+        r#"{"choices":[{"delta":{},"finish_reason":"stop"}]}"#,
+    ]);
+    assert_eq!(reply.content, "Done.");
+}

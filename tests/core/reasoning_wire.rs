@@ -225,3 +225,33 @@ async fn ollamas_parallel_calls_at_index_zero_stay_apart_by_id() {
             .contains("class Test")
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn think_blocks_in_the_content_are_not_the_answer() {
+    // Qwen3 behind a server without a reasoning parser: the thinking streams
+    // as content, inside <think> tags split across chunks.
+    let answer = chunks(
+        &[
+            json!({"role":"assistant","content":"<th"}),
+            json!({"content":"ink>\nThe user asks what the"}),
+            json!({"content":" project is. Keep it short.\n</think>\n\n"}),
+            json!({"content":"A small calculator with tests."}),
+        ],
+        "stop",
+    );
+    let model = MockModel::start(vec![answer, text("second")]).await;
+    let ws = copy_workspace();
+    let mut s = session_at(&model.base_url(), ws.path(), 0, Duration::from_secs(10));
+    let (reason, events) = run_with(&mut s, Some("what is this?"), CancellationToken::new()).await;
+    assert_eq!(reason, FinishReason::Answered);
+    let finals: Vec<&Value> = events
+        .iter()
+        .filter(|e| e["event"] == "final_answer")
+        .collect();
+    assert_eq!(finals[0]["text"], "A small calculator with tests.");
+    assert!(!finals[0].to_string().contains("think"), "{}", finals[0]);
+    let (reason, _) = run_with(&mut s, Some("more?"), CancellationToken::new()).await;
+    assert_eq!(reason, FinishReason::Answered);
+    let turns = assistant_turns(&model.requests().await[1]);
+    assert_eq!(turns[0]["content"], "A small calculator with tests.");
+}
