@@ -31,6 +31,7 @@ mod search_counts;
 mod session_changes;
 mod stream_errors;
 mod stream_liveness;
+mod text_calls;
 mod tools;
 mod tools_atomic;
 mod tools_confinement_props;
