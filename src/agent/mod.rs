@@ -19,6 +19,7 @@ mod mcp_call;
 mod mcp_state;
 mod prompt;
 pub mod protocol;
+mod repeats;
 mod request;
 mod restore;
 mod retry;

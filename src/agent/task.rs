@@ -25,6 +25,8 @@ pub(super) struct Task<'a> {
     pub(super) tool_used: bool,
     /// Files the task's test runs created, changed or deleted.
     pub(super) changed_by_tests: Vec<RunChange>,
+    /// The run of identical calls with identical results so far.
+    pub(super) repeats: super::repeats::RepeatWatch,
 }
 
 impl Task<'_> {

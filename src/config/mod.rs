@@ -153,6 +153,9 @@ pub struct Config {
     pub model_source: ModelSource,
     /// Retries of a failed model request (connection, timeout, 429, 5xx).
     pub max_retries: u32,
+    /// The same call with the same result this many times in a row stops
+    /// the task, with a note to the model at three (0: no loop detection).
+    pub max_repeats: u32,
     /// Seconds the model server may send nothing before the request counts as broken.
     pub idle_timeout: Duration,
     /// Session transcripts: off, or a folder (default: `.stepwise/sessions` in the workspace).

@@ -136,6 +136,15 @@ pub const SETTINGS: &[Setting] = &[
         guard: Guard::Open,
     },
     Setting {
+        key: "max_repeats",
+        flag: Some("max_repeats"),
+        env: None,
+        set: |c, raw| put(&mut c.max_repeats, raw.whole(ranges::MAX_REPEATS)),
+        fallback: Fallback::FlagDefault,
+        shown: Shown::Line(|c| c.max_repeats.to_string()),
+        guard: Guard::Open,
+    },
+    Setting {
         key: "stream_idle_timeout",
         flag: Some("stream_idle_timeout"),
         env: None,

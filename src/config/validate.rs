@@ -76,6 +76,7 @@ mod tests {
             protocol: Protocol::Tools,
             model_source: ModelSource::Http,
             max_retries: 4,
+            max_repeats: 5,
             idle_timeout: Duration::from_secs(120),
             log: LogSetting::InWorkspace,
             context_budget: 70,

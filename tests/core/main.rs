@@ -17,6 +17,7 @@ mod context_and_cost;
 mod file_safety;
 mod list_overview;
 mod live_previews;
+mod loops;
 mod mcp_session;
 mod model_switch;
 mod network_faults;
