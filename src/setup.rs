@@ -205,7 +205,8 @@ pub fn http_model(config: &Config) -> Result<Arc<dyn ChatModel>, String> {
             let mut model = HttpModel::new(&config.base_url, &config.model, key)
                 .and_then(|m| m.with_headers(&config.headers))
                 .map_err(|e| e.to_string())?
-                .with_idle_timeout(config.idle_timeout);
+                .with_idle_timeout(config.idle_timeout)
+                .with_token_timeout(config.token_timeout);
             if let Some(var) = preset.key_var {
                 model = model.with_key_var(var);
             }
@@ -218,7 +219,8 @@ pub fn http_model(config: &Config) -> Result<Arc<dyn ChatModel>, String> {
             AnthropicModel::new(&config.base_url, &config.model, key)
                 .and_then(|m| m.with_headers(&config.headers))
                 .map_err(|e| e.to_string())?
-                .with_idle_timeout(config.idle_timeout),
+                .with_idle_timeout(config.idle_timeout)
+                .with_token_timeout(config.token_timeout),
         ),
     };
     Ok(model)

@@ -68,6 +68,9 @@ pub struct Options {
     /// Seconds the model server may stay silent before the request counts as broken.
     #[arg(long, global = true, value_name = "SECS", default_value_t = 120, value_parser = ranges::STREAM_IDLE_TIMEOUT.flag_parser())]
     pub stream_idle_timeout: u64,
+    /// Seconds a stream kept alive (keep-alive comments, pings) may go without a token of the reply before it counts as stuck.
+    #[arg(long, global = true, value_name = "SECS", default_value_t = 600, value_parser = ranges::STREAM_TOKEN_TIMEOUT.flag_parser())]
+    pub stream_token_timeout: u64,
     /// Compact the conversation when a request would pass this percentage of the context window.
     #[arg(long, global = true, value_name = "PERCENT", default_value_t = 70, value_parser = ranges::CONTEXT_BUDGET.flag_parser())]
     pub context_budget: u8,

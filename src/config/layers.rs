@@ -106,6 +106,7 @@ fn flag_only(options: &Options) -> Config {
         max_retries: 0,
         max_repeats: 0,
         idle_timeout: Duration::ZERO,
+        token_timeout: Duration::ZERO,
         context_budget: 0,
         context_window: 0,
         max_cost: None,
@@ -229,6 +230,7 @@ mod tests {
         assert_eq!(c.max_retries, 4);
         assert_eq!(c.max_repeats, 5);
         assert_eq!(c.idle_timeout, Duration::from_secs(120));
+        assert_eq!(c.token_timeout, Duration::from_secs(600));
         assert_eq!(c.context_budget, 70);
         assert_eq!(c.protocol, Protocol::Tools);
         assert_eq!(c.max_cost, None);

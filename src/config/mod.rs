@@ -158,6 +158,9 @@ pub struct Config {
     pub max_repeats: u32,
     /// Seconds the model server may send nothing before the request counts as broken.
     pub idle_timeout: Duration,
+    /// Seconds a stream kept alive (SSE comments, pings) may go without a
+    /// token of the reply; never shorter than `idle_timeout` in effect.
+    pub token_timeout: Duration,
     /// Session transcripts: off, or a folder (default: `.stepwise/sessions` in the workspace).
     pub log: LogSetting,
     /// Compact the conversation when the next request would pass this percentage of the window.

@@ -20,6 +20,8 @@ pub const MAX_RETRIES: Whole<u32> = Whole::new(0, 20);
 pub const MAX_REPEATS: Whole<u32> = Whole::new(0, 1000);
 /// Seconds the model server may stay silent.
 pub const STREAM_IDLE_TIMEOUT: Whole<u64> = Whole::new(1, 3600);
+/// Seconds a stream kept alive may go without a token of the reply.
+pub const STREAM_TOKEN_TIMEOUT: Whole<u64> = Whole::new(1, 86_400);
 /// Percentage of the context window a request may fill before compaction.
 pub const CONTEXT_BUDGET: Whole<u8> = Whole::new(10, 95);
 /// Context window in tokens (no upper bound).
@@ -172,6 +174,7 @@ mod tests {
         bounds(MAX_RETRIES);
         bounds(MAX_REPEATS);
         bounds(STREAM_IDLE_TIMEOUT);
+        bounds(STREAM_TOKEN_TIMEOUT);
         bounds(CONTEXT_BUDGET);
         bounds(CONTEXT_WINDOW);
     }

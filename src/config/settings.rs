@@ -157,6 +157,18 @@ pub const SETTINGS: &[Setting] = &[
         guard: Guard::Open,
     },
     Setting {
+        key: "stream_token_timeout",
+        flag: Some("stream_token_timeout"),
+        env: None,
+        set: |c, raw| {
+            let secs = raw.whole(ranges::STREAM_TOKEN_TIMEOUT);
+            put(&mut c.token_timeout, secs.map(Duration::from_secs))
+        },
+        fallback: Fallback::FlagDefault,
+        shown: Shown::Line(|c| c.token_timeout.as_secs().to_string()),
+        guard: Guard::Open,
+    },
+    Setting {
         key: "context_budget",
         flag: Some("context_budget"),
         env: None,

@@ -78,6 +78,7 @@ mod tests {
             max_retries: 4,
             max_repeats: 5,
             idle_timeout: Duration::from_secs(120),
+            token_timeout: Duration::from_secs(600),
             log: LogSetting::InWorkspace,
             context_budget: 70,
             context_window: 32768,

@@ -378,3 +378,48 @@ async fn a_window_too_small_for_the_prompt_and_tools_is_a_configuration_error_wi
     .await;
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
 }
+
+#[tokio::test]
+async fn the_token_limit_is_configurable_and_keep_alives_do_not_stretch_it() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    // A server that only ever sends keep-alive comments.
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move {
+        while let Ok((mut socket, _)) = listener.accept().await {
+            tokio::spawn(async move {
+                let mut buf = vec![0u8; 65536];
+                let _ = socket.read(&mut buf).await;
+                let head = "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n";
+                let _ = socket.write_all(head.as_bytes()).await;
+                for _ in 0..300 {
+                    tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+                    let ping = ": keep-alive\n\n";
+                    let chunk = format!("{:x}\r\n{ping}\r\n", ping.len());
+                    if socket.write_all(chunk.as_bytes()).await.is_err() {
+                        return;
+                    }
+                }
+            });
+        }
+    });
+    let ws = copy_workspace();
+    let started = std::time::Instant::now();
+    let args = [
+        "--stream-idle-timeout",
+        "1",
+        "--stream-token-timeout",
+        "2",
+        "--max-retries",
+        "0",
+        "say hi",
+    ];
+    let out = run_exec(&args, &format!("http://{addr}/v1"), ws.path()).await;
+    let err = format!("{}{}", stdout(&out), stderr(&out));
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("kept the connection alive but sent no token of the reply for 2s"),
+        "{err}"
+    );
+    assert!(started.elapsed() < std::time::Duration::from_secs(20));
+}
