@@ -11,6 +11,9 @@
 //! `reasoning_details` pieces merged by their `index` (their texts joined,
 //! other fields as they came).
 //!
+//! OpenAI's `refusal` (streamed like content) makes the reply a refusal:
+//! its text as the content, `"refusal"` as the finish reason.
+//!
 //! `<think>…</think>` blocks in the content (Qwen3, DeepSeek-R1 distills
 //! and others behind servers without a reasoning parser) are thinking, not
 //! the answer: the reply's content comes without them.
@@ -47,6 +50,8 @@ struct Delta {
     reasoning_content: Option<String>,
     /// OpenRouter's structured reasoning, streamed in pieces.
     reasoning_details: Option<Vec<Value>>,
+    /// OpenAI's refusal text, in place of the content.
+    refusal: Option<String>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -105,6 +110,7 @@ pub struct StreamAccumulator {
     fragments: Vec<(usize, String)>,
     reasoning_content: String,
     reasoning_details: Vec<Value>,
+    refusal: String,
     /// Pieces of the reply received so far (text, reasoning, arguments):
     /// what tells a model that is producing from a connection kept alive.
     tokens: u64,
@@ -176,6 +182,10 @@ impl StreamAccumulator {
                 self.tokens += 1;
                 self.content.push_str(&content);
                 text.get_or_insert_with(String::new).push_str(&content);
+            }
+            if let Some(refusal) = delta.refusal.filter(|r| !r.is_empty()) {
+                self.tokens += 1;
+                self.refusal.push_str(&refusal);
             }
             if let Some(reasoning) = delta.reasoning_content.filter(|r| !r.is_empty()) {
                 self.tokens += 1;
@@ -291,10 +301,16 @@ impl StreamAccumulator {
                 Value::Array(self.reasoning_details),
             );
         }
+        // A refusal (OpenAI's `refusal` field) is the reply, and says so.
+        let (content, finish_reason) = if self.refusal.is_empty() {
+            (without_think(self.content), self.finish_reason)
+        } else {
+            (self.refusal, Some("refusal".to_string()))
+        };
         ModelReply {
-            content: without_think(self.content),
+            content,
             tool_calls,
-            finish_reason: self.finish_reason,
+            finish_reason,
             usage: self.usage,
             reasoning,
         }

@@ -255,3 +255,29 @@ async fn think_blocks_in_the_content_are_not_the_answer() {
     let turns = assistant_turns(&model.requests().await[1]);
     assert_eq!(turns[0]["content"], "A small calculator with tests.");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_openai_refusal_is_recorded_as_a_refusal_not_as_the_answer() {
+    // OpenAI streams a refusal in `delta.refusal`, content null, then "stop".
+    let refused = chunks(
+        &[
+            json!({"role":"assistant","content":null,"refusal":""}),
+            json!({"refusal":"I'm sorry, I can't"}),
+            json!({"refusal":" help with that."}),
+        ],
+        "stop",
+    );
+    let model = MockModel::start(vec![refused, text("never")]).await;
+    let ws = copy_workspace();
+    let mut s = session_at(&model.base_url(), ws.path(), 0, Duration::from_secs(10));
+    let (reason, events) = run_with(&mut s, Some("do it"), CancellationToken::new()).await;
+    let FinishReason::Error(message) = reason else {
+        panic!("{reason:?}")
+    };
+    assert_eq!(
+        message,
+        "the model refused the request (stop reason \"refusal\"): I'm sorry, I can't help with that."
+    );
+    assert!(!events.iter().any(|e| e["event"] == "final_answer"));
+    assert_eq!(model.requests().await.len(), 1);
+}
