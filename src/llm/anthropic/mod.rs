@@ -5,7 +5,10 @@
 //! ([`events`]). Errors take the shared classification (`llm::errors`):
 //! `overloaded_error`/529 and `rate_limit_error`/429 are transient with the
 //! server's `retry-after`, "prompt is too long" is a context overflow, an
-//! `error` event in a 200 stream keeps the server's message.
+//! `error` event in a 200 stream keeps the server's message, a 200 that is
+//! not an event stream (a proxy's page, an error body) says what it is.
+//! Liveness is the shared one (`transport::Liveness`): `ping` events and
+//! any other bytes keep the stream alive, content deltas count as tokens.
 //!
 //! What must stay true: the key travels only in `x-api-key` to the chosen
 //! base URL, is hidden from all output from the moment the client exists,
