@@ -39,6 +39,7 @@ fn session() -> App {
         step: 1,
         call_id: "c1".into(),
         tool: "write_file".into(),
+        kind: stepwise::agent::CallKind::Edit,
         target: "big.py".into(),
         arguments: json!({"path": "big.py"}),
         diff: Some(diff),
@@ -247,6 +248,7 @@ fn main() {
         step: 2,
         call_id: "c2".into(),
         tool: "write_file".into(),
+        kind: stepwise::agent::CallKind::Edit,
         target: "hunks.py".into(),
         arguments: json!({"path": "hunks.py"}),
         diff: Some(diff.clone()),
@@ -255,7 +257,7 @@ fn main() {
     app.update(Msg::Agent(AgentEvent::ApprovalRequested(ApprovalRequest {
         step: 2,
         call_id: "c2".into(),
-        tool: ToolName::WriteFile,
+        tool: ToolName::WRITE_FILE.into(),
         action: ApprovalAction::Edit {
             path: "hunks.py".into(),
             diff,
@@ -312,6 +314,7 @@ fn main() {
             app.update(Msg::Agent(AgentEvent::ToolCallStreaming {
                 index: 0,
                 tool: "write_file".into(),
+                preview: stepwise::tools::registry::LivePreview::WriteFile,
                 fragment,
             }));
         },

@@ -10,9 +10,10 @@
 //! 1. **Vocabulary**: [`diff`] (line diffs of proposed edits) and
 //!    [`config`] (flags, environment, `stepwise.toml`, the model table, one
 //!    range table every value passes; imports nothing above it but the
-//!    `tools::ToolName` enum).
-//! 2. **Capabilities**: [`tools`] (workspace confinement through `cap-std`,
-//!    the file tools, patches, the test runner) and [`llm`] (the
+//!    tool identities of `tools`).
+//! 2. **Capabilities**: [`tools`] (tool identities, the tool registry and
+//!    one folder per built-in tool, workspace confinement through `cap-std`,
+//!    the deny list, patches, the test runner and its sandbox) and [`llm`] (the
 //!    OpenAI-compatible client with SSE streaming, Anthropic's Messages
 //!    client, server errors, the scripted model).
 //! 3. **The core**: [`agent`] — the step loop, the model protocols, approvals
@@ -36,10 +37,23 @@
 //! circle. Clippy checks the rest: no `unwrap`/`expect` outside tests, no lock
 //! held across an `await`, and colours named only in the TUI's theme.
 //!
-//! Where each concern lives: a new setting is one row in `config/settings.rs`;
-//! a new event or command goes in `agent/contract/`, its wording in
-//! [`present`]; a new tool is a `tools::ToolName` variant with its schema in
-//! `tools/mod.rs`; anything the terminal shows belongs to a TUI component.
+//! Which way the arrows run: front ends → `agent::contract` ← core; the core
+//! → `tools`, `llm`, `mcp`; `tools` and `llm` → `config`, `diff`. Nothing in
+//! the core knows a front end, and no front end tests a tool's name.
+//!
+//! Where each concern lives:
+//! - a new **tool** is one folder `tools/<name>/` (its `ToolName`, schema,
+//!   argument parsing, plan, result cut, live preview kind) and one line in
+//!   `tools/builtin.rs`; a test can register one with `Registry::with`;
+//! - a new **setting** is one row in `config/settings.rs`;
+//! - a new **event or command** goes in `agent/contract/`, its wording in
+//!   [`present`] (shared by both front ends);
+//! - a new **provider** is a client in `llm/` behind `llm::ChatModel`, its
+//!   defaults in `config/providers.rs`;
+//! - a new **key** is one row of the TUI's key map (`tui/input/keymap.rs`),
+//!   which handlers, help and hints all read;
+//! - a new **front end** drives `agent::spawn_agent` with `AgentCommand`s and
+//!   renders `AgentEvent`s and approval shapes, as `headless` and `tui` do.
 
 pub mod agent;
 pub mod audit;

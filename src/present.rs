@@ -103,7 +103,11 @@ pub fn receipt_lines(receipt: &Receipt) -> Vec<ReceiptLine> {
             .iter()
             .map(|f| {
                 let new = if f.created { " (new)" } else { "" };
-                format!("{} +{} \u{2212}{}{new}", f.path, f.added, f.removed)
+                let by =
+                    f.by.as_ref()
+                        .map(|b| format!(" (via {b})"))
+                        .unwrap_or_default();
+                format!("{} +{} \u{2212}{}{new}{by}", f.path, f.added, f.removed)
             })
             .collect::<Vec<_>>()
             .join(" · ")
@@ -112,6 +116,22 @@ pub fn receipt_lines(receipt: &Receipt) -> Vec<ReceiptLine> {
     if !receipt.changed_by_tests.is_empty() {
         let what = crate::tools::snapshot::describe(&receipt.changed_by_tests);
         let text = format!("runs   the test runs themselves {what}");
+        out.push(ReceiptLine::new(Tone::Problem, text));
+    }
+    if !receipt.tests_changed.is_empty() {
+        let what: Vec<String> = receipt
+            .tests_changed
+            .iter()
+            .map(|c| format!("{} ({})", c.path, c.what))
+            .collect();
+        let text = format!("tests  changed: {}", what.join(" · "));
+        out.push(ReceiptLine::new(Tone::Problem, text));
+    }
+    if !receipt.rewritten_by_every_run.is_empty() {
+        let text = format!(
+            "runs   rewritten by every test run: {}",
+            receipt.rewritten_by_every_run.join(", ")
+        );
         out.push(ReceiptLine::new(Tone::Problem, text));
     }
     // A hash of no change says nothing.
@@ -235,6 +255,7 @@ mod tests {
                 verified: crate::tools::test_run::Verified::ExitCodeAndSummary,
             }),
             files: vec![FileStat {
+                by: None,
                 path: "calculator.py".into(),
                 added: 4,
                 removed: 1,
@@ -244,6 +265,8 @@ mod tests {
             no_tool_used: false,
             no_test_command: false,
             changed_by_tests: Vec::new(),
+            rewritten_by_every_run: Vec::new(),
+            tests_changed: Vec::new(),
         }
     }
 
@@ -261,6 +284,13 @@ mod tests {
             ]
         );
         assert_eq!(lines[0].tone, Tone::Heading);
+        let mut by_server = receipt(Some(0));
+        by_server.files[0].by = Some("mcp filesystem".into());
+        let files = &receipt_lines(&by_server)[2].text;
+        assert_eq!(
+            files,
+            "files  calculator.py +4 \u{2212}1 (new) (via mcp filesystem)"
+        );
         let mut unconfined = receipt(Some(0));
         if let Some(t) = unconfined.tests.as_mut() {
             t.sandbox = "not sandboxed".into();
@@ -279,6 +309,8 @@ mod tests {
             no_tool_used: true,
             no_test_command: false,
             changed_by_tests: Vec::new(),
+            rewritten_by_every_run: Vec::new(),
+            tests_changed: Vec::new(),
         };
         let texts: Vec<String> = receipt_lines(&none).into_iter().map(|l| l.text).collect();
         assert_eq!(texts[1], "tests  not run in this task");
@@ -291,6 +323,8 @@ mod tests {
         let untested = Receipt {
             no_test_command: true,
             changed_by_tests: Vec::new(),
+            rewritten_by_every_run: Vec::new(),
+            tests_changed: Vec::new(),
             no_tool_used: false,
             ..none
         };

@@ -1,5 +1,7 @@
-//! The approval path of a prepared call: apply pending revocations, then
-//! either a task-wide approval covers it or the user is asked; the decision
+//! The approval path of a prepared call, the same for every tool: apply
+//! pending revocations, then either a task-wide approval of that tool (by its
+//! `ToolId`, an MCP tool's included) covers it or the user is asked, with the
+//! plan's approval shape (file changes, a command, an external call); the decision
 //! is turned into the action to carry out (maybe only some hunks of an edit
 //! or of each file of a patch, or the user's own version) or into a declined
 //! result. A patch's deletions are always asked one by one, and a patch is covered by a task-wide approval
@@ -11,8 +13,9 @@ use super::session::{Session, Task};
 use crate::tools::TestCommand;
 use crate::tools::files::PreparedEdit;
 use crate::tools::patch_apply::PreparedPatch;
+use crate::tools::registry::ExternalCall;
 use crate::tools::sandbox;
-use crate::tools::{ToolName, ToolOutput};
+use crate::tools::{ToolId, ToolOutput};
 use tokio::sync::oneshot;
 
 /// What the prepare stage produced for a valid call that needs approval.
@@ -20,6 +23,7 @@ pub(super) enum Prepared {
     Edit(PreparedEdit),
     Patch(PreparedPatch),
     Tests(TestCommand),
+    External(ExternalCall),
 }
 
 /// An action the user (or a task-wide approval) allowed.
@@ -39,9 +43,19 @@ impl Session {
         &mut self,
         t: &Task<'_>,
         call_id: &str,
-        tool: ToolName,
+        tool: &ToolId,
         prepared: Prepared,
     ) -> Result<Approved, NotApproved> {
+        // A read-only external call needs no approval (configured so).
+        if let Prepared::External(call) = &prepared
+            && call.read_only
+        {
+            return Ok(Approved {
+                prepared,
+                auto: false,
+                revision: None,
+            });
+        }
         // A revoke sent while the last call ran applies to this one.
         self.apply_revocations(t.events);
         let policy = &self.settings.scope_policy;
@@ -52,7 +66,7 @@ impl Session {
                 .diffs()
                 .iter()
                 .all(|d| policy.allows(tool, Some(&d.path))),
-            Prepared::Tests(_) => policy.allows(tool, None),
+            Prepared::Tests(_) | Prepared::External(_) => policy.allows(tool, None),
         };
         let approved = if allow_for_task && self.approvals.covers(tool) {
             Approved {
@@ -75,7 +89,7 @@ impl Session {
     fn decide(
         &mut self,
         t: &Task<'_>,
-        tool: ToolName,
+        tool: &ToolId,
         decision: Decision,
         prepared: Prepared,
         allow_for_task: bool,
@@ -88,7 +102,7 @@ impl Session {
         let (prepared, revision) = match (decision, prepared) {
             (Decision::Decline { reason }, _) => return Err(declined(reason.as_deref())),
             (Decision::ApproveToolForTask, p) => {
-                if allow_for_task && self.approvals.grant(tool) {
+                if allow_for_task && self.approvals.grant(tool.clone()) {
                     self.report_scopes(t.events);
                 }
                 (p, None)
@@ -132,7 +146,7 @@ impl Session {
             ) => {
                 return Err(declined(Some("an edit's hunk choices do not fit a patch")));
             }
-            // Hunks and edits mean nothing for a test run.
+            // Hunks and edits mean nothing for a command or an external call.
             (_, p) => (p, None),
         };
         Ok(Approved {
@@ -147,7 +161,7 @@ impl Session {
         &self,
         t: &Task<'_>,
         call_id: &str,
-        tool: ToolName,
+        tool: &ToolId,
         patch: &PreparedPatch,
     ) -> Result<(), NotApproved> {
         for delete in &patch.deletes {
@@ -173,7 +187,7 @@ impl Session {
         &self,
         t: &Task<'_>,
         call_id: &str,
-        tool: ToolName,
+        tool: &ToolId,
         action: ApprovalAction,
         allow_for_task: bool,
     ) -> Decision {
@@ -181,7 +195,7 @@ impl Session {
         t.emit(AgentEvent::ApprovalRequested(ApprovalRequest {
             step: t.step,
             call_id: call_id.to_string(),
-            tool,
+            tool: tool.clone(),
             action,
             allow_for_task,
             reply,
@@ -209,19 +223,28 @@ fn approval_action(prepared: &Prepared, sandbox: &sandbox::Policy) -> ApprovalAc
             command: command.argv.clone(),
             sandbox: sandbox::state(sandbox).label(),
         },
+        Prepared::External(call) => ApprovalAction::McpCall {
+            server: call.server.clone(),
+            tool: call.tool.clone(),
+            arguments: serde_json::to_string_pretty(&call.arguments).unwrap_or_default(),
+        },
     }
 }
 
 /// The result of a call the user declined (or interrupted): typed as a
 /// decline unless it was an interrupt, so the model side need not read text.
-fn declined_output(tool: ToolName, reason: Option<&str>, interrupted: bool) -> ToolOutput {
-    let tool = tool.as_str();
+fn declined_output(tool: &ToolId, reason: Option<&str>, interrupted: bool) -> ToolOutput {
     if interrupted {
         return ToolOutput::error(format!(
             "The {tool} call was not carried out: the user interrupted the task. Nothing was changed."
         ));
     }
-    let mut message = format!("The user declined this {tool} call. Nothing was changed.");
+    let mut message = match tool {
+        ToolId::Mcp { .. } => {
+            format!("The user declined this {tool} call; it was not sent to the server.")
+        }
+        _ => format!("The user declined this {tool} call. Nothing was changed."),
+    };
     match reason.map(str::trim).filter(|r| !r.is_empty()) {
         Some(r) => message.push_str(&format!(" The user's reason: {r}")),
         None => message.push_str(

@@ -1,43 +1,22 @@
 //! Keeping one tool result inside what is left of the context budget: the
-//! results that can grow without bound (`read_file` content, `list_files`
-//! entries, `run_tests` output) are cut to their head, with a note saying what
+//! results that can grow without bound (each tool names its field, a
+//! `registry::Cut`: `read_file` content, `list_files` entries, `run_tests`
+//! output) are cut to their head, with a note saying what
 //! was left out and how to ask for the rest. Whatever is cut stays valid JSON
 //! with the tool's usual fields; results that fit are sent byte for byte.
 
+use crate::tools::registry::Cut;
 use serde_json::{Value, json};
-
-/// The field of each tool's result that may be cut, and how to ask for the rest.
-fn cuttable(tool: &str) -> Option<(&'static str, &'static str)> {
-    match tool {
-        "read_file" => Some((
-            "content",
-            "the rest of the file was left out; read on with read_file giving `offset` (the first line not shown) and a smaller `limit`, and edit with replace_text (rewriting it whole with write_file would drop the rest)",
-        )),
-        "list_files" => Some((
-            "files",
-            "list a subfolder (a narrower request) to see the rest",
-        )),
-        "search_text" => Some((
-            "matches",
-            "narrow the pattern, the path or the glob to see the rest",
-        )),
-        "run_tests" => Some((
-            "output",
-            "run fewer tests (a narrower request) to see the rest",
-        )),
-        _ => None,
-    }
-}
 
 /// The text of `body` to send to the model: unchanged when `fits` accepts it,
 /// otherwise with its cuttable field shortened to the longest head that fits
 /// (at least an empty one, with the note).
-pub fn fit_result(tool: &str, body: &Value, fits: impl Fn(&str) -> bool) -> String {
+pub fn fit_result(cut: Option<Cut>, body: &Value, fits: impl Fn(&str) -> bool) -> String {
     let text = body.to_string();
     if fits(&text) {
         return text;
     }
-    let Some((field, how)) = cuttable(tool) else {
+    let Some(Cut { field, how }) = cut else {
         return text;
     };
     match body.get(field) {
@@ -113,6 +92,12 @@ fn cut_array(body: &Value, field: &str, items: &[Value], n: usize, how: &str) ->
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A built-in tool's result fitted with that tool's own cut.
+    fn fit_result(tool: &str, body: &Value, fits: impl Fn(&str) -> bool) -> String {
+        let cut = crate::tools::Registry::default().cut(tool);
+        super::fit_result(cut, body, fits)
+    }
 
     fn lines(n: usize) -> String {
         (0..n).map(|i| format!("line {i}\n")).collect()

@@ -10,6 +10,7 @@
 use super::contract::TestReceipt;
 use super::task::Task;
 use crate::tools::snapshot::RunChange;
+use std::collections::BTreeMap;
 
 /// The state of a task that stopped before an accepted answer.
 #[derive(Debug, Clone)]
@@ -19,6 +20,9 @@ pub(super) struct Carried {
     last_tests: Option<TestReceipt>,
     tool_used: bool,
     changed_by_tests: Vec<RunChange>,
+    made_by: BTreeMap<String, String>,
+    run_rewrites: Option<Vec<String>>,
+    rewritten_by_every_run: Vec<String>,
 }
 
 impl Carried {
@@ -29,6 +33,9 @@ impl Carried {
             last_tests: t.last_tests.clone(),
             tool_used: t.tool_used,
             changed_by_tests: t.changed_by_tests.clone(),
+            made_by: t.made_by.clone(),
+            run_rewrites: t.run_rewrites.clone(),
+            rewritten_by_every_run: t.rewritten_by_every_run.clone(),
         }
     }
 
@@ -41,5 +48,8 @@ impl Carried {
         t.last_tests = self.last_tests;
         t.tool_used = self.tool_used;
         t.changed_by_tests = self.changed_by_tests;
+        t.made_by = self.made_by;
+        t.run_rewrites = self.run_rewrites;
+        t.rewritten_by_every_run = self.rewritten_by_every_run;
     }
 }

@@ -61,6 +61,15 @@ impl ChangeLog {
             .collect()
     }
 
+    /// What a task changed: each path with its content before the task's
+    /// first change and after its last (`None`: absent).
+    pub fn task_contents(&self, task: u32) -> Vec<(String, Option<String>, Option<String>)> {
+        self.net(|t| t == task)
+            .into_iter()
+            .map(|(path, before, after)| (path.to_string(), before, after))
+            .collect()
+    }
+
     /// What a task changed, as diffs from before its first edit to after its last.
     pub fn task_diffs(&self, task: u32) -> Vec<FileDiff> {
         self.net(|t| t == task)

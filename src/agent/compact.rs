@@ -6,6 +6,8 @@
 
 use crate::llm::{ChatMessage, Role};
 use crate::present::numbers::thousands;
+use crate::tools::Registry;
+use crate::tools::registry::ContextRole;
 use serde_json::Value;
 use std::collections::HashSet;
 
@@ -38,7 +40,7 @@ struct ToolResult {
 
 /// Elide tool results, least useful first, until the estimate is at most
 /// `limit` (or everything elidable is elided, when `limit` is 0).
-pub fn compact(history: &mut [ChatMessage], limit: u64) -> Compaction {
+pub fn compact(history: &mut [ChatMessage], limit: u64, tools: &Registry) -> Compaction {
     let before = estimate_tokens(history);
     let mut result = Compaction {
         before_tokens: before,
@@ -54,9 +56,9 @@ pub fn compact(history: &mut [ChatMessage], limit: u64) -> Compaction {
     let mut latest_read = HashSet::new();
     let mut order: Vec<(u8, usize)> = Vec::new();
     for (pos, r) in results.iter().enumerate().rev() {
-        let rank = match (&r.path, r.tool.as_str()) {
-            (Some(path), "read_file") => {
-                if latest_read.insert(path.clone()) && !edited_after(&results, pos, path) {
+        let rank = match (&r.path, tools.context_role(&r.tool)) {
+            (Some(path), ContextRole::ReadsFile) => {
+                if latest_read.insert(path.clone()) && !edited_after(&results, pos, path, tools) {
                     2
                 } else {
                     0
@@ -84,9 +86,9 @@ pub fn compact(history: &mut [ChatMessage], limit: u64) -> Compaction {
     result
 }
 
-fn edited_after(results: &[ToolResult], pos: usize, path: &str) -> bool {
+fn edited_after(results: &[ToolResult], pos: usize, path: &str, tools: &Registry) -> bool {
     results[pos + 1..].iter().any(|r| {
-        matches!(r.tool.as_str(), "write_file" | "replace_text") && r.path.as_deref() == Some(path)
+        tools.context_role(&r.tool) == ContextRole::EditsFile && r.path.as_deref() == Some(path)
     })
 }
 
@@ -171,7 +173,7 @@ mod tests {
     fn stale_reads_go_first_and_stubs_name_tool_path_and_size() {
         let mut h = history();
         let before = estimate_tokens(&h);
-        let done = compact(&mut h, before - 500);
+        let done = compact(&mut h, before - 500, &Registry::default());
         assert_eq!(done.elided, 1);
         let stubbed = h[3].content.as_deref().unwrap();
         assert!(
@@ -189,7 +191,7 @@ mod tests {
     #[test]
     fn everything_elidable_goes_when_needed_but_not_the_recent_turns() {
         let mut h = history();
-        compact(&mut h, 1);
+        compact(&mut h, 1, &Registry::default());
         let elided = h
             .iter()
             .filter(|m| m.content.as_deref().is_some_and(|c| c.ends_with("elided]")))
@@ -208,14 +210,14 @@ mod tests {
                 .ends_with("elided]")
         );
         // Compacting again finds nothing more.
-        assert_eq!(compact(&mut h, 1).elided, 0);
+        assert_eq!(compact(&mut h, 1, &Registry::default()).elided, 0);
     }
 
     #[test]
     fn under_the_limit_nothing_changes() {
         let mut h = history();
         let copy = h.clone();
-        assert_eq!(compact(&mut h, u64::MAX).elided, 0);
+        assert_eq!(compact(&mut h, u64::MAX, &Registry::default()).elided, 0);
         assert_eq!(h, copy);
     }
 
@@ -228,7 +230,7 @@ mod tests {
             "Tool result for run_tests: {body}"
         )));
         h.extend((0..4).map(|_| ChatMessage::user("pad")));
-        assert_eq!(compact(&mut h, 1).elided, 1);
+        assert_eq!(compact(&mut h, 1, &Registry::default()).elided, 1);
         let expected = format!("[run_tests: {} bytes, elided]", thousands(body.len()));
         assert_eq!(h[3].content.as_deref(), Some(expected.as_str()));
     }

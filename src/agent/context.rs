@@ -114,7 +114,7 @@ impl Session {
             .context_limit
             .saturating_sub(self.estimated_context())
             .max(MIN_RESULT_TOKENS);
-        budget::fit_result(tool, body, |text| {
+        budget::fit_result(self.registry.cut(tool), body, |text| {
             estimate_tokens(&[ChatMessage::tool_result(call_id, text)]) <= room
         })
     }
@@ -129,7 +129,11 @@ impl Session {
     ) -> usize {
         let before = self.estimated_context();
         let tools = before.saturating_sub(estimate_tokens(&self.history));
-        let elided = compact::compact(&mut self.history, limit.saturating_sub(tools));
+        let elided = compact::compact(
+            &mut self.history,
+            limit.saturating_sub(tools),
+            &self.registry,
+        );
         self.usage_base = None;
         let mut summarized = 0;
         if limit > 0 && self.estimated_context() > limit {

@@ -1,21 +1,25 @@
-//! Carrying out one tool call: validate the arguments, prepare the edit and
-//! its diff without side effects, ask for approval (`approve`), run it,
-//! report the result. Every call ends with exactly one `ToolFinished`.
+//! Carrying out one tool call, the same way for every tool, built-in or
+//! MCP: find the tool in the registry, let it plan the call (no side effect
+//! but reading), propose it, ask for approval by the plan's shape
+//! (`approve`), carry it out, record what it changed, report the result.
+//! Every call ends with exactly one `ToolFinished`.
+//!
+//! What must stay true: nothing is written, run or sent before the user's
+//! approval (or a task-wide one); whatever an approved action changed in the
+//! workspace counts as a change of the task, whoever made it.
 
 use super::approve::{Approved, Prepared};
-use super::contract::{AgentEvent, CallStatus, TestReceipt, ToolRef};
+use super::contract::{AgentEvent, CallKind, CallStatus, TestReceipt};
 use super::session::{Session, Task};
 use crate::diff::FileDiff;
-use crate::tools::files;
-use crate::tools::patch_apply;
-use crate::tools::search;
+use crate::tools::registry::{self, Action, FileChange, Plan, Refused, Tool, ToolContext};
 use crate::tools::snapshot::{RunChange, Snapshot};
-use crate::tools::test_runner;
-use crate::tools::{ToolCall, ToolOutput, scrub};
+use crate::tools::{ToolId, ToolOutput, files, patch_apply, scrub, test_runner};
 use serde_json::Value;
+use std::sync::Arc;
 
 impl Session {
-    /// One tool call: validate, prepare, ask, run, report.
+    /// One tool call: plan, propose, ask, run, report.
     pub(super) async fn execute(
         &mut self,
         t: &mut Task<'_>,
@@ -23,114 +27,125 @@ impl Session {
         name: &str,
         arguments: &str,
     ) -> ToolOutput {
+        let id = self.registry.identify(name);
         let shown_args = serde_json::from_str::<Value>(arguments)
             .unwrap_or_else(|_| Value::String(arguments.to_string()));
-        let proposed = |tool: ToolRef, target: String, diff: Option<FileDiff>, needs: bool| {
+        let proposed = |kind: CallKind, target: String, diff: Option<FileDiff>, needs: bool| {
             AgentEvent::ToolCallProposed {
                 step: t.step,
                 call_id: call_id.to_string(),
-                tool,
+                tool: id.clone(),
+                kind,
                 target,
                 arguments: shown_args.clone(),
                 diff,
                 needs_approval: needs,
             }
         };
-        if crate::mcp::split_full_name(name).is_some() {
-            return self.execute_mcp(t, call_id, name, arguments).await;
-        }
-        let call = match ToolCall::parse(name, arguments) {
-            Ok(call) => call,
-            Err(problem) => {
-                let tool = ToolRef::from_name(name);
-                t.emit(proposed(tool.clone(), String::new(), None, false));
+        let planned = match self.tool_for(&id) {
+            Some(tool) => self.plan(tool.as_ref(), name, arguments),
+            None => Err(Refused::new("", self.unknown_tool(&id))),
+        };
+        let plan = match planned {
+            Ok(plan) => plan,
+            Err(Refused { target, problem }) => {
+                t.emit(proposed(CallKind::Other, target, None, false));
                 let output = ToolOutput::error(problem);
-                return self.finish(t, call_id, tool, CallStatus::Failed, output);
+                return self.finish(t, call_id, id, CallStatus::Failed, output);
             }
         };
-        let tool = call.name();
-        // Reads need neither preparation nor approval.
-        if !tool.needs_approval() {
-            t.emit(proposed(tool.into(), call.target(), None, false));
-            self.running(t, call_id, false);
-            let output = match &call {
-                ToolCall::ListFiles { path, depth } => {
-                    files::list_files_depth(&self.workspace, path, *depth)
+        let prepared = match plan.action {
+            Action::Read(output) => {
+                t.emit(proposed(CallKind::Read, plan.target, None, false));
+                self.running(t, call_id, false);
+                let status = status_of(&output);
+                return self.finish(t, call_id, id, status, output);
+            }
+            Action::Files(FileChange::Edit(edit)) => {
+                t.emit(proposed(
+                    CallKind::Edit,
+                    plan.target,
+                    Some(edit.diff.clone()),
+                    true,
+                ));
+                if edit.diff.is_empty() {
+                    let output = ToolOutput::ok(
+                        "no change",
+                        serde_json::json!({"path": edit.path.display(), "note": "the file already has exactly this content; nothing was written"}),
+                    );
+                    return self.finish(t, call_id, id, CallStatus::Ok, output);
                 }
-                ToolCall::ReadFile {
-                    path,
-                    offset,
-                    limit,
-                } => files::read_file_range(&self.workspace, path, *offset, *limit),
-                ToolCall::SearchText(args) => search::search_text(&self.workspace, args),
-                _ => ToolOutput::error(format!("{} is not a read", tool.as_str())),
-            };
-            let status = status_of(&output);
-            return self.finish(t, call_id, tool.into(), status, output);
-        }
-        let prepared = self.prepare(&call);
-        let diff = match &prepared {
-            Ok(Prepared::Edit(edit)) => Some(edit.diff.clone()),
-            _ => None,
-        };
-        t.emit(proposed(
-            tool.into(),
-            call.target(),
-            diff,
-            tool.needs_approval(),
-        ));
-        let prepared = match prepared {
-            Ok(p) => p,
-            Err(problem) => {
-                let output = ToolOutput::error(problem);
-                return self.finish(t, call_id, tool.into(), CallStatus::Failed, output);
+                Prepared::Edit(edit)
+            }
+            Action::Files(FileChange::Patch(patch)) => {
+                t.emit(proposed(CallKind::Edit, plan.target, None, true));
+                Prepared::Patch(patch)
+            }
+            Action::Tests(command) => {
+                t.emit(proposed(CallKind::Execute, plan.target, None, true));
+                Prepared::Tests(command)
+            }
+            Action::External(call) => {
+                t.emit(proposed(
+                    CallKind::External,
+                    plan.target,
+                    None,
+                    !call.read_only,
+                ));
+                // The deny list holds for every tool: a denied path of the
+                // workspace never reaches a server, read-only or not.
+                if let Some(problem) = self.workspace.denied_argument(&call.arguments) {
+                    let problem = format!("{id} was not sent to the server: {problem}");
+                    let output = ToolOutput::error(problem);
+                    return self.finish(t, call_id, id, CallStatus::Failed, output);
+                }
+                Prepared::External(call)
             }
         };
-        if let Prepared::Edit(edit) = &prepared
-            && edit.diff.is_empty()
-        {
-            let output = ToolOutput::ok(
-                "no change",
-                serde_json::json!({"path": edit.path.display(), "note": "the file already has exactly this content; nothing was written"}),
-            );
-            return self.finish(t, call_id, tool.into(), CallStatus::Ok, output);
-        }
-        let approved = match self.approve(t, call_id, tool, prepared).await {
+        let approved = match self.approve(t, call_id, &id, prepared).await {
             Ok(approved) => approved,
-            Err((status, output)) => return self.finish(t, call_id, tool.into(), status, output),
+            Err((status, output)) => return self.finish(t, call_id, id, status, output),
         };
         self.running(t, call_id, approved.auto);
         let output = self.carry_out(t, approved).await;
         let status = status_of(&output);
-        self.finish(t, call_id, tool.into(), status, output)
+        self.finish(t, call_id, id, status, output)
     }
 
-    fn prepare(&self, call: &ToolCall) -> Result<Prepared, String> {
-        let ws = &self.workspace;
-        match call {
-            ToolCall::ListFiles { .. } | ToolCall::ReadFile { .. } | ToolCall::SearchText(_) => {
-                Err(format!("{} needs no preparation", call.name().as_str()))
-            }
-            ToolCall::WriteFile { path, content } => files::prepare_write(ws, path, content)
-                .map(Prepared::Edit)
-                .map_err(|e| e.0),
-            ToolCall::ReplaceText { path, old, new } => files::prepare_replace(ws, path, old, new)
-                .map(Prepared::Edit)
-                .map_err(|e| e.0),
-            ToolCall::ApplyPatch { patch } => patch_apply::prepare_patch(ws, patch)
-                .map(Prepared::Patch)
-                .map_err(|e| e.0),
-            ToolCall::RunTests { command } => {
-                let tests = &self.test_commands;
-                let found = match command {
-                    Some(name) => tests.get(name),
-                    None => tests.default_command(),
-                };
-                found
-                    .cloned()
-                    .map(Prepared::Tests)
-                    .ok_or_else(|| tests.unknown(command.as_deref().unwrap_or("")))
-            }
+    /// The registered tool, or the unit of an MCP server's tool running now.
+    fn tool_for(&self, id: &ToolId) -> Option<Arc<dyn Tool>> {
+        if let Some(tool) = self.registry.lookup(&id.to_string()) {
+            return Some(tool.clone());
+        }
+        match id {
+            ToolId::Mcp { .. } => self.mcp_tool(id),
+            _ => None,
+        }
+    }
+
+    fn plan(&self, tool: &dyn Tool, name: &str, arguments: &str) -> Result<Plan, Refused> {
+        let args = registry::parse_arguments(name, arguments).map_err(|e| Refused::new("", e))?;
+        let ctx = ToolContext {
+            workspace: &self.workspace,
+            tests: &self.test_commands,
+        };
+        tool.plan(&args, &ctx)
+    }
+
+    /// Why a name is not a tool that can be called now.
+    fn unknown_tool(&self, id: &ToolId) -> String {
+        match id {
+            ToolId::Mcp { .. } => self.unknown_mcp_tool(id),
+            _ => format!(
+                "unknown tool {:?}; the tools are: {}",
+                id.to_string(),
+                self.registry
+                    .names()
+                    .iter()
+                    .map(|t| t.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
         }
     }
 
@@ -140,7 +155,7 @@ impl Session {
             Prepared::Edit(edit) => {
                 let mut output = files::apply_edit(&self.workspace, &edit);
                 if output.success {
-                    t.changed_since_tests = true;
+                    t.changed();
                     let path = edit.path.display();
                     self.changes
                         .record(self.tasks, &path, edit.old.as_deref(), Some(&edit.new));
@@ -156,7 +171,7 @@ impl Session {
                     if let Some(revision) = &approved.revision {
                         revision.describe_patch(&mut output);
                     }
-                    t.changed_since_tests = true;
+                    t.changed();
                     for edit in &patch.edits {
                         let path = edit.path.display();
                         self.changes.record(
@@ -184,36 +199,71 @@ impl Session {
                 let after = Snapshot::take_after(&self.workspace, Some(&before));
                 let changed = before.changes_to(&after);
                 self.snapshot = Some(after);
-                self.record_run_changes(t, &changed);
+                self.record_changes(t, &changed, ChangedBy::Tests);
                 match result {
                     Ok(mut run) => {
-                        if run.passed && changed.is_empty() {
-                            t.changed_since_tests = false;
-                        }
+                        let rewrote = changed.iter().map(|c| c.path.clone()).collect();
+                        let converged = t.tests_ran(run.passed, rewrote);
                         run.changed_files = changed;
                         t.last_tests = Some(TestReceipt::from(&run));
-                        run.to_output()
+                        let mut output = run.to_output();
+                        if converged {
+                            output.body["note"] = serde_json::json!(format!(
+                                "this run rewrote only what the previous passing run rewrote ({}): they are the runs' own output, and the tests pass",
+                                t.rewritten_by_every_run.join(", ")
+                            ));
+                        }
+                        output
                     }
-                    Err(problem) => ToolOutput::error(problem),
+                    Err(problem) => {
+                        t.tests_ran(false, Vec::new());
+                        ToolOutput::error(problem)
+                    }
                 }
+            }
+            Prepared::External(call) => {
+                if call.read_only {
+                    return self.call_mcp(t, &call).await;
+                }
+                // What the server did to the workspace is compared like a test run's.
+                let before = Snapshot::take_after(&self.workspace, self.snapshot.as_ref());
+                let output = self.call_mcp(t, &call).await;
+                let after = Snapshot::take_after(&self.workspace, Some(&before));
+                let changed = before.changes_to(&after);
+                self.snapshot = Some(after);
+                self.record_changes(t, &changed, ChangedBy::Mcp(&call.server));
+                output
             }
         }
     }
 
-    /// Files a test run created, changed or deleted are changes of the task:
-    /// for the gate, the receipt, and (where their text is known) `/diff` and `/undo`.
-    fn record_run_changes(&mut self, t: &mut Task<'_>, changed: &[RunChange]) {
+    /// Files a test run or an MCP server created, changed or deleted are
+    /// changes of the task like any edit: they re-arm the gate, go into
+    /// `/diff` and `/undo` (where their text is known), and the receipt says
+    /// who made them.
+    fn record_changes(&mut self, t: &mut Task<'_>, changed: &[RunChange], by: ChangedBy<'_>) {
         if changed.is_empty() {
             return;
         }
-        t.changed_since_tests = true;
+        match by {
+            // A test run's verdict on the gate comes with its result.
+            ChangedBy::Tests => t.changed_since_tests = true,
+            ChangedBy::Mcp(_) => t.changed(),
+        }
         for c in changed {
             if c.contents_known {
                 let (before, after) = (c.before.as_deref(), c.after.as_deref());
                 self.changes.record(self.tasks, &c.path, before, after);
             }
-            t.changed_by_tests.retain(|seen| seen.path != c.path);
-            t.changed_by_tests.push(c.clone());
+            match by {
+                ChangedBy::Tests => {
+                    t.changed_by_tests.retain(|seen| seen.path != c.path);
+                    t.changed_by_tests.push(c.clone());
+                }
+                ChangedBy::Mcp(server) => {
+                    t.made_by.insert(c.path.clone(), format!("mcp {server}"));
+                }
+            }
         }
     }
 
@@ -229,12 +279,12 @@ impl Session {
         &self,
         t: &Task<'_>,
         call_id: &str,
-        tool: ToolRef,
+        tool: ToolId,
         status: CallStatus,
         mut output: ToolOutput,
     ) -> ToolOutput {
         // The one way out of a tool call, to the front end and to the model:
-        // test output or a file may hold the key.
+        // test output, a file or a server's answer may hold the key.
         scrub::json(&mut output.body);
         scrub::string(&mut output.summary);
         t.emit(AgentEvent::ToolFinished {
@@ -247,6 +297,13 @@ impl Session {
         });
         output
     }
+}
+
+/// Who changed files outside stepwise's own edits.
+#[derive(Clone, Copy)]
+enum ChangedBy<'a> {
+    Tests,
+    Mcp(&'a str),
 }
 
 fn status_of(output: &ToolOutput) -> CallStatus {

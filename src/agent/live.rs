@@ -5,12 +5,11 @@
 //! answers `None` or a partial value and never panics: one bad reply must not
 //! end the session (proptest below, `fuzz/fuzz_targets/live_scanner.rs`).
 
-use super::contract::{AgentEvent, EventSender, ToolRef};
-use crate::tools::Workspace;
+use super::contract::{AgentEvent, EventSender};
 use crate::tools::files::MAX_FILE_BYTES;
+use crate::tools::registry::LivePreview;
+use crate::tools::{Registry, Workspace};
 
-/// Tools whose streaming arguments get a live preview.
-const PREVIEWED: [&str; 2] = ["write_file", "replace_text"];
 /// Up to this length the arguments are scanned for the path at every
 /// fragment; beyond it (a long `content` streamed before its `path`), only
 /// when a fragment brings a `"path"` key or the path's value is still
@@ -24,6 +23,7 @@ const PATH_KEY: &str = "\"path\"";
 pub(super) struct LiveCalls<'a> {
     events: &'a EventSender,
     workspace: &'a Workspace,
+    registry: &'a Registry,
     calls: Vec<LiveCall>,
 }
 
@@ -37,21 +37,29 @@ struct LiveCall {
 }
 
 impl<'a> LiveCalls<'a> {
-    pub(super) fn new(events: &'a EventSender, workspace: &'a Workspace) -> Self {
+    pub(super) fn new(
+        events: &'a EventSender,
+        workspace: &'a Workspace,
+        registry: &'a Registry,
+    ) -> Self {
         LiveCalls {
             events,
             workspace,
+            registry,
             calls: Vec::new(),
         }
     }
 
     pub(super) fn on_fragment(&mut self, index: usize, tool: &str, fragment: &str) {
+        let preview = self.registry.live_preview(tool);
         let _ = self.events.send(AgentEvent::ToolCallStreaming {
             index,
-            tool: ToolRef::from_name(tool),
+            tool: self.registry.identify(tool),
+            preview,
             fragment: fragment.to_string(),
         });
-        if !PREVIEWED.contains(&tool) {
+        // An edit of one file is diffed against that file's content.
+        if !matches!(preview, LivePreview::WriteFile | LivePreview::ReplaceText) {
             return;
         }
         let position = match self.calls.iter().position(|c| c.index == index) {
@@ -104,7 +112,7 @@ impl<'a> LiveCalls<'a> {
         };
         let _ = self.events.send(AgentEvent::LiveEditBase {
             index,
-            tool: ToolRef::from_name(tool),
+            tool: self.registry.identify(tool),
             path: path.value,
             old,
         });
@@ -272,7 +280,8 @@ mod tests {
         std::fs::write(dir.path().join("a.py"), "x = 0\n").unwrap();
         let ws = Workspace::open(dir.path()).unwrap();
         let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
-        let mut live = LiveCalls::new(&tx, &ws);
+        let registry = Registry::default();
+        let mut live = LiveCalls::new(&tx, &ws, &registry);
         for f in fragments {
             live.on_fragment(0, "write_file", f);
         }

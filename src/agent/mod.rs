@@ -16,7 +16,6 @@ mod execute;
 mod git;
 pub mod live;
 mod mcp_call;
-mod mcp_state;
 mod prompt;
 pub mod protocol;
 mod repeats;
@@ -36,9 +35,9 @@ mod task_scopes;
 mod versions;
 
 pub use contract::{
-    AgentCommand, AgentEvent, ApprovalAction, ApprovalRequest, CallStatus, Decision, EventReceiver,
-    EventSender, FileHunks, FileStat, FinishReason, GitStatus, Receipt, RestoredEntry, TestReceipt,
-    ToolRef,
+    AgentCommand, AgentEvent, ApprovalAction, ApprovalRequest, CallKind, CallStatus, Decision,
+    EventReceiver, EventSender, FileHunks, FileStat, FinishReason, GitStatus, Receipt,
+    RestoredEntry, TestReceipt, ToolId,
 };
 pub use retry::RetryPolicy;
 pub use runner::{AgentHandle, spawn_agent};

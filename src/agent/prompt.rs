@@ -8,7 +8,7 @@ use super::rules::{self, Rules};
 use super::session::Session;
 use crate::config::Protocol;
 use crate::llm::{ChatMessage, Role};
-use crate::tools::{TestCommands, tool_schemas};
+use crate::tools::{Registry, TestCommands};
 
 const SYSTEM_PROMPT: &str = include_str!("../../assets/system_prompt.md");
 const JSON_PROTOCOL_PROMPT: &str = include_str!("../../assets/json_protocol.md");
@@ -20,7 +20,7 @@ impl Session {
         prompt.push_str(&test_commands_section(&self.test_commands));
         if self.settings.protocol == Protocol::Json {
             prompt.push_str("\n\n");
-            prompt.push_str(&json_protocol_prompt(&self.test_commands));
+            prompt.push_str(&json_protocol_prompt(&self.registry, &self.test_commands));
         }
         if let Some(section) = rules.prompt_section() {
             prompt.push_str("\n\n");
@@ -34,7 +34,7 @@ impl Session {
     pub(super) fn refresh_rules(&mut self) -> Rules {
         self.test_commands = TestCommands::detect(&self.workspace, &self.settings.test_commands);
         if self.tools.is_some() {
-            self.tools = Some(tool_schemas(&self.test_commands));
+            self.tools = Some(self.registry.schemas(&self.test_commands));
         }
         let rules = rules::load(self.workspace.root());
         let prompt = self.system_prompt(&rules);
@@ -58,8 +58,9 @@ fn test_commands_section(tests: &TestCommands) -> String {
 }
 
 /// The JSON-protocol instructions with the tool list filled in from the schemas.
-fn json_protocol_prompt(tests: &TestCommands) -> String {
-    let tools: Vec<String> = tool_schemas(tests)
+fn json_protocol_prompt(registry: &Registry, tests: &TestCommands) -> String {
+    let tools: Vec<String> = registry
+        .schemas(tests)
         .as_array()
         .map(|a| {
             a.iter()

@@ -206,7 +206,7 @@ impl Session {
         loop {
             t.emit(AgentEvent::ModelRequest { steps_done: t.step });
             let events = t.events;
-            let mut live = LiveCalls::new(events, &self.workspace);
+            let mut live = LiveCalls::new(events, &self.workspace, &self.registry);
             let mut on_delta = |delta: StreamDelta<'_>| match delta {
                 StreamDelta::Text(text) if streams_text => {
                     let _ = events.send(AgentEvent::AssistantDelta {

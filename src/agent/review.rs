@@ -10,6 +10,8 @@ use super::protocol;
 use super::session::{Session, Task};
 use crate::diff::FileDiff;
 use crate::tools::ToolName;
+use crate::tools::test_infra::infra_change;
+
 use sha2::{Digest, Sha256};
 use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
@@ -17,7 +19,7 @@ use tokio_util::sync::CancellationToken;
 impl Session {
     /// The receipt for the task's accepted answer.
     pub(super) fn receipt(&self, t: &Task<'_>) -> Receipt {
-        let files = self
+        let mut files: Vec<FileStat> = self
             .changes
             .task_diffs(self.tasks)
             .iter()
@@ -26,8 +28,22 @@ impl Session {
                 added: d.added,
                 removed: d.removed,
                 created: d.new_file,
+                by: t.made_by.get(&d.path).cloned(),
             })
             .collect();
+        // A file another tool changed whose text is not known (binary, too
+        // large) is named all the same.
+        for (path, by) in &t.made_by {
+            if !files.iter().any(|f| &f.path == path) {
+                files.push(FileStat {
+                    path: path.clone(),
+                    added: 0,
+                    removed: 0,
+                    created: false,
+                    by: Some(by.clone()),
+                });
+            }
+        }
         Receipt {
             tests: t.last_tests.clone(),
             files,
@@ -35,6 +51,15 @@ impl Session {
             no_tool_used: t.step == 1 && !t.tool_used,
             no_test_command: t.changed_since_tests && self.test_commands.is_empty(),
             changed_by_tests: t.changed_by_tests.clone(),
+            rewritten_by_every_run: t.rewritten_by_every_run.clone(),
+            tests_changed: self
+                .changes
+                .task_contents(self.tasks)
+                .iter()
+                .filter_map(|(path, before, after)| {
+                    infra_change(path, before.as_deref(), after.as_deref())
+                })
+                .collect(),
         }
     }
 
@@ -64,7 +89,7 @@ impl Session {
         let _ = events.send(AgentEvent::ApprovalRequested(ApprovalRequest {
             step: 0,
             call_id: format!("undo_{}", self.tasks),
-            tool: ToolName::WriteFile,
+            tool: ToolName::WRITE_FILE.into(),
             action: ApprovalAction::Undo {
                 files: plan.steps.iter().map(|s| s.diff.clone()).collect(),
             },

@@ -18,7 +18,7 @@ use crate::config::models::{ModelInfo, ModelTable};
 use crate::config::{Config, Protocol};
 use crate::llm::{ChatMessage, ChatModel, ModelReply, Role, TokenUsage};
 use crate::tools::snapshot::Snapshot;
-use crate::tools::{TestCommands, ToolName, Workspace, tool_schemas};
+use crate::tools::{Registry, TestCommands, ToolId, Workspace};
 use serde_json::Value;
 use std::sync::Arc;
 use std::time::Duration;
@@ -56,6 +56,8 @@ pub struct LoopSettings {
     pub mcp: crate::config::mcp::McpSettings,
     /// The same call with the same result this many times in a row stops a task (0: never).
     pub max_repeats: u32,
+    /// The tools the model may call (the built-in ones unless a test adds some).
+    pub registry: Registry,
 }
 
 impl Default for LoopSettings {
@@ -74,6 +76,7 @@ impl Default for LoopSettings {
             model_table: ModelTable::builtin(),
             mcp: Default::default(),
             max_repeats: 5,
+            registry: Registry::default(),
         }
     }
 }
@@ -97,6 +100,7 @@ impl From<&Config> for LoopSettings {
             model_table: c.models.clone(),
             mcp: c.mcp.clone(),
             max_repeats: c.max_repeats,
+            registry: Registry::default(),
         }
     }
 }
@@ -117,7 +121,7 @@ pub struct Session {
     /// ends learn of changes from `ScopesChanged` events).
     pub(super) approvals: TaskApprovals,
     /// Revocations sent by a front end, applied before each tool call.
-    pub(super) revocations: mpsc::UnboundedReceiver<Vec<ToolName>>,
+    pub(super) revocations: mpsc::UnboundedReceiver<Vec<ToolId>>,
     pub(super) revoker: Revoker,
     /// Every edit applied in this session, for `/diff`, `/undo` and receipts.
     pub(super) changes: ChangeLog,
@@ -131,14 +135,18 @@ pub struct Session {
     pub(super) snapshot: Option<Snapshot>,
     /// Counters and the sink for resumable checkpoints (`saved`).
     pub(super) saved: super::saved::Bookkeeping,
-    /// The MCP servers and the MCP tools approved for the task (see `mcp_call`).
-    pub(super) mcp: super::mcp_state::McpState,
+    /// The MCP servers (their tools are called as `mcp_call` says).
+    pub(super) mcp: crate::mcp::Hub,
+    /// The tools the model may call (MCP tools join through `mcp_call`).
+    pub(super) registry: crate::tools::Registry,
 }
 
 impl Session {
     pub fn new(settings: LoopSettings, model: Arc<dyn ChatModel>, workspace: Workspace) -> Self {
         let test_commands = TestCommands::detect(&workspace, &settings.test_commands);
-        let tools = (settings.protocol == Protocol::Tools).then(|| tool_schemas(&test_commands));
+        let registry = settings.registry.clone();
+        let tools =
+            (settings.protocol == Protocol::Tools).then(|| registry.schemas(&test_commands));
         let (revoke_tx, revocations) = mpsc::unbounded_channel();
         let mcp_hub = crate::mcp::Hub::new(&settings.mcp, workspace.root().to_path_buf());
         let mut session = Session {
@@ -160,7 +168,8 @@ impl Session {
             carried: None,
             snapshot: None,
             saved: Default::default(),
-            mcp: super::mcp_state::McpState::new(mcp_hub),
+            mcp: mcp_hub,
+            registry,
         };
         session.clear();
         session
@@ -245,6 +254,9 @@ impl Session {
             tool_used: false,
             changed_by_tests: Vec::new(),
             repeats: RepeatWatch::default(),
+            made_by: Default::default(),
+            run_rewrites: None,
+            rewritten_by_every_run: Vec::new(),
         };
         // Resuming goes on with the same task: its gate, changes and steps.
         let carried = self.carried.take().filter(|_| task.is_none());

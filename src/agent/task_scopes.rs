@@ -8,11 +8,11 @@
 use super::contract::{AgentEvent, EventSender};
 use super::scopes::Revoker;
 use super::session::Session;
-use crate::tools::ToolName;
+use crate::tools::ToolId;
 
 impl Session {
     /// The tools approved for the rest of the running task, sorted by name.
-    pub fn approved_tools(&self) -> Vec<ToolName> {
+    pub fn approved_tools(&self) -> Vec<ToolId> {
         self.approvals.list()
     }
 
@@ -26,10 +26,6 @@ impl Session {
         let mut changed = false;
         while let Ok(tools) = self.revocations.try_recv() {
             changed |= self.approvals.revoke(&tools);
-            // `mcp` in the set stands for the MCP tools approved by full name.
-            if tools.contains(&ToolName::Mcp) {
-                self.mcp.approved.clear();
-            }
         }
         if changed {
             self.report_scopes(events);
@@ -46,7 +42,6 @@ impl Session {
     /// Forget the task's approvals (and revocations meant for them).
     pub(super) fn end_scopes(&mut self, events: &EventSender) {
         while self.revocations.try_recv().is_ok() {}
-        self.mcp.approved.clear();
         if self.approvals.clear() {
             self.report_scopes(events);
         }

@@ -307,7 +307,10 @@ mod tests {
             "no_auto_approve = [\"run_tests\"]\nno_auto_approve_paths = [\"*.toml\"]\n",
         );
         let r = resolve_args(&[], std::slice::from_ref(&ws)).unwrap();
-        assert_eq!(r.config.no_auto_approve, [ToolName::RunTests]);
+        assert_eq!(
+            r.config.no_auto_approve,
+            [crate::tools::ToolSelector::from(ToolName::RUN_TESTS)]
+        );
         let globs: Vec<_> = r
             .config
             .no_auto_approve_paths

@@ -17,7 +17,7 @@
 //! What must stay true: every value passes `ranges` (and its row's reader)
 //! whichever source it came from, so a `Config` only holds valid values; this
 //! folder imports nothing from `agent`, `llm`, `tui`, `headless`, `setup` or
-//! `audit` (only the leaf `tools::ToolName`); whoever runs a session builds
+//! `audit` (only the leaf `tools::ToolSelector`); whoever runs a session builds
 //! its policies from the checked lists here.
 
 pub mod cli_docs;
@@ -46,7 +46,7 @@ pub use providers::{Provider, WireApi};
 pub use report::{Provenance, Resolved};
 pub use validate::{ConfigError, is_local_url};
 
-use crate::tools::ToolName;
+use crate::tools::ToolSelector;
 use models::ModelTable;
 use sandbox::SandboxSettings;
 use std::path::PathBuf;
@@ -172,7 +172,7 @@ pub struct Config {
     /// Context windows and prices.
     pub models: ModelTable,
     /// Tools that "approve for the rest of the task" may never cover.
-    pub no_auto_approve: Vec<ToolName>,
+    pub no_auto_approve: Vec<ToolSelector>,
     /// Paths whose edits always ask, even after "approve for the rest of the task".
     pub no_auto_approve_paths: Vec<globset::Glob>,
     /// Colored output (`--color`), in `exec` and the full-screen UI.

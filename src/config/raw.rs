@@ -7,7 +7,7 @@
 //! read, with a reason that reads after `key = value`.
 
 use super::ranges::{Positive, Whole};
-use crate::tools::ToolName;
+use crate::tools::{ToolName, ToolSelector};
 
 /// One source's value of a setting.
 #[derive(Debug, Clone, Copy)]
@@ -64,16 +64,14 @@ impl Raw<'_> {
             .collect()
     }
 
-    /// Tool names (`mcp`: every MCP tool); a name that is not a tool is an
-    /// error listing the valid ones.
-    pub fn tools(self) -> Result<Vec<ToolName>, String> {
-        let mcp = ToolName::Mcp.as_str();
+    /// Tool names (`mcp`: every MCP tool; `mcp__SERVER__TOOL`: one); a
+    /// name that is not a tool is an error listing the valid ones.
+    pub fn tools(self) -> Result<Vec<ToolSelector>, String> {
         self.strings()?
             .iter()
             .map(|name| {
-                let tool = ToolName::parse(name).or((name.trim() == mcp).then_some(ToolName::Mcp));
-                tool.ok_or_else(|| {
-                    let valid: Vec<_> = ToolName::ALL.iter().map(|t| t.as_str()).collect();
+                ToolSelector::parse(name).map_err(|_| {
+                    let valid: Vec<_> = ToolName::all().iter().map(|t| t.as_str()).collect();
                     format!(
                         "names an unknown tool {name:?} (valid names: {})",
                         valid.join(", ")
@@ -198,13 +196,24 @@ mod tests {
         );
         assert_eq!(
             Raw::Toml(&toml(r#"["run_tests", "write_file"]"#)).tools(),
-            Ok(vec![ToolName::RunTests, ToolName::WriteFile])
+            Ok(vec![
+                ToolName::RUN_TESTS.into(),
+                ToolName::WRITE_FILE.into()
+            ])
         );
         assert!(Raw::Toml(&toml(r#""run_tests""#)).tools().is_err());
         assert_eq!(
             Raw::Toml(&toml(r#"["mcp"]"#)).tools(),
-            Ok(vec![ToolName::Mcp]),
+            Ok(vec![ToolSelector::AnyMcp]),
             "every MCP tool"
+        );
+        assert_eq!(
+            Raw::Toml(&toml(r#"["mcp__fs__write_file"]"#)).tools(),
+            Ok(vec![ToolSelector::Tool(crate::tools::ToolId::mcp(
+                "fs",
+                "write_file"
+            ))]),
+            "one MCP tool"
         );
         assert!(Raw::Toml(&toml("[1]")).tools().is_err());
     }

@@ -202,7 +202,7 @@ pub const SETTINGS: &[Setting] = &[
         set: |c, raw| put(&mut c.no_auto_approve, raw.tools()),
         fallback: Fallback::Initial,
         shown: Shown::LineFileUnnamed(|c| {
-            let tools: Vec<_> = c.no_auto_approve.iter().map(|t| t.as_str()).collect();
+            let tools: Vec<_> = c.no_auto_approve.iter().map(|t| t.to_string()).collect();
             let paths: Vec<_> = c.no_auto_approve_paths.iter().map(|g| g.glob()).collect();
             format!("{tools:?} {paths:?}")
         }),

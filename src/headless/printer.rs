@@ -114,7 +114,7 @@ impl Printer {
                 let max = self.max_steps;
                 let head = format!(
                     "[Step {step}/{max}] {} {}",
-                    one_line(tool.as_str()),
+                    one_line(&tool.to_string()),
                     one_line(&target)
                 );
                 self.line(&self.paint(BOLD, &head));

@@ -14,6 +14,7 @@ mod conventions;
 mod demo;
 mod exec_e2e;
 mod file_tools_e2e;
+mod gate;
 mod json_schema;
 mod mcp;
 mod output_hygiene;

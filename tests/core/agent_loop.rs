@@ -198,7 +198,7 @@ async fn approve_for_task_covers_later_calls_of_that_tool_only_in_this_task() {
     .await;
     let ws = copy_workspace();
     let mut s = session(&model, ws.path(), 20, Protocol::Tools);
-    let (reason, events) = run(&mut s, "two files", |r| match r.tool.as_str() {
+    let (reason, events) = run(&mut s, "two files", |r| match r.tool.to_string().as_str() {
         "write_file" => Decision::ApproveToolForTask,
         _ => Decision::Approve,
     })

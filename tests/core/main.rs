@@ -21,6 +21,7 @@ mod loops;
 mod mcp_session;
 mod model_switch;
 mod network_faults;
+mod one_path;
 mod patch_review;
 mod project_gate;
 mod prompt_cache;

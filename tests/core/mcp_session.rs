@@ -96,7 +96,7 @@ async fn approving_an_mcp_tool_for_the_task_covers_that_tool_only() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn revoking_mcp_takes_back_the_mcp_tools_approved_for_the_task() {
+async fn revoking_an_mcp_tool_takes_back_its_approval_for_the_task() {
     let model = MockModel::start(vec![
         tool_call("mcp__t__echo", json!({"text": "one"})),
         tool_call("mcp__t__echo", json!({"text": "two"})),
@@ -108,7 +108,7 @@ async fn revoking_mcp_takes_back_the_mcp_tools_approved_for_the_task() {
     let revoker = session.revoker();
     let decide = move |_: &stepwise::agent::ApprovalRequest| {
         // As F3 would, right after the grant.
-        revoker.revoke(vec![stepwise::tools::ToolName::Mcp]);
+        revoker.revoke(vec![stepwise::tools::ToolId::mcp("t", "echo")]);
         Decision::ApproveToolForTask
     };
     let (_, events) = drive(
@@ -128,7 +128,11 @@ async fn revoking_mcp_takes_back_the_mcp_tools_approved_for_the_task() {
         .filter(|e| e["event"] == "scopes_changed")
         .map(|e| &e["approved"])
         .collect();
-    assert_eq!(scopes.first(), Some(&&json!(["mcp"])), "{scopes:?}");
+    assert_eq!(
+        scopes.first(),
+        Some(&&json!(["mcp__t__echo"])),
+        "{scopes:?}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -142,7 +146,7 @@ async fn no_auto_approve_mcp_makes_every_mcp_call_ask() {
     let ws = copy_workspace();
     let settings = LoopSettings {
         scope_policy: stepwise::agent::scopes::ScopePolicy::new(
-            &[stepwise::tools::ToolName::Mcp],
+            &[stepwise::tools::ToolSelector::AnyMcp],
             &[],
         ),
         ..settings_with_server()

@@ -7,7 +7,7 @@ use stepwise::agent::scopes::ScopePolicy;
 use stepwise::agent::{
     AgentCommand, AgentEvent, Decision, FinishReason, LoopSettings, Session, spawn_agent,
 };
-use stepwise::tools::ToolName;
+use stepwise::tools::{ToolId, ToolName};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
@@ -186,7 +186,7 @@ async fn configuration_can_forbid_approving_a_tool_for_the_whole_task() {
     ])
     .await;
     let settings = LoopSettings {
-        scope_policy: ScopePolicy::new(&[ToolName::RunTests], &[]),
+        scope_policy: ScopePolicy::new(&[ToolName::RUN_TESTS.into()], &[]),
         ..LoopSettings::default()
     };
     let mut s = session(&model, ws.path(), settings);
@@ -210,7 +210,7 @@ async fn configuration_can_forbid_approving_a_tool_for_the_whole_task() {
 fn revoking_collector(
     mut rx: mpsc::UnboundedReceiver<AgentEvent>,
     revoke: impl FnOnce() + Send + 'static,
-) -> tokio::task::JoinHandle<(Vec<u32>, Vec<Vec<ToolName>>)> {
+) -> tokio::task::JoinHandle<(Vec<u32>, Vec<Vec<ToolId>>)> {
     tokio::spawn(async move {
         let mut revoke = Some(revoke);
         let (mut asked, mut scopes) = (Vec::new(), Vec::new());
@@ -261,7 +261,7 @@ async fn a_revoked_task_approval_asks_again() {
     let revoker = s.revoker();
     let (tx, rx) = mpsc::unbounded_channel();
     let collector = revoking_collector(rx, move || {
-        assert!(revoker.revoke(vec![ToolName::WriteFile]));
+        assert!(revoker.revoke(vec![ToolName::WRITE_FILE.into()]));
     });
     s.run_task("three files", &tx, CancellationToken::new())
         .await;
@@ -274,7 +274,7 @@ async fn a_revoked_task_approval_asks_again() {
     );
     assert_eq!(
         scopes,
-        [vec![ToolName::WriteFile], vec![]],
+        [vec![ToolId::from(ToolName::WRITE_FILE)], vec![]],
         "the grant and the revoke are reported; the task's end has nothing left to clear"
     );
     assert!(s.approved_tools().is_empty(), "cleared when the task ends");
@@ -289,7 +289,9 @@ async fn a_revoke_command_takes_effect_while_the_task_runs() {
     let agent = spawn_agent(s, tx);
     let commands = agent.commands.clone();
     let collector = revoking_collector(rx, move || {
-        let sent = commands.send(AgentCommand::RevokeApprovals(vec![ToolName::WriteFile]));
+        let sent = commands.send(AgentCommand::RevokeApprovals(vec![
+            ToolName::WRITE_FILE.into(),
+        ]));
         assert!(sent.is_ok());
     });
     agent
@@ -305,7 +307,7 @@ async fn a_revoke_command_takes_effect_while_the_task_runs() {
         [1, 3, 4],
         "the revoke did not wait for the task to end"
     );
-    assert_eq!(scopes, [vec![ToolName::WriteFile], vec![]]);
+    assert_eq!(scopes, [vec![ToolId::from(ToolName::WRITE_FILE)], vec![]]);
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -323,7 +325,7 @@ async fn the_task_end_reports_the_approvals_it_clears() {
     s.run_task("one file", &tx, CancellationToken::new()).await;
     drop(tx);
     let (_, scopes) = collector.await.unwrap();
-    assert_eq!(scopes, [vec![ToolName::WriteFile], vec![]]);
+    assert_eq!(scopes, [vec![ToolId::from(ToolName::WRITE_FILE)], vec![]]);
 }
 
 #[test]
@@ -342,7 +344,7 @@ fn no_auto_approve_from_stepwise_toml_reaches_the_loop_policy() {
     let cli = stepwise::config::flags::Cli::from_arg_matches(&matches).unwrap();
     let resolved = stepwise::config::resolve_with_files(&matches, &cli.options, &[file]).unwrap();
     let policy = LoopSettings::from(&resolved.config).scope_policy;
-    assert!(!policy.allows(ToolName::RunTests, None));
-    assert!(!policy.allows(ToolName::WriteFile, Some("pyproject.toml")));
-    assert!(policy.allows(ToolName::WriteFile, Some("calculator.py")));
+    assert!(!policy.allows(&ToolName::RUN_TESTS.into(), None));
+    assert!(!policy.allows(&ToolName::WRITE_FILE.into(), Some("pyproject.toml")));
+    assert!(policy.allows(&ToolName::WRITE_FILE.into(), Some("calculator.py")));
 }

@@ -2,9 +2,12 @@
 
 Tools: echo, add, env_names (the names of its environment), hang (never
 answers), crash (exits mid-call), fail (answers with isError), picture (an
-image and a text block). Arguments: --marker PATH writes the server's pid
-to PATH at start (to prove it ran, and to find it afterwards); --garbage
-answers initialize with a line that is not JSON-RPC.
+image and a text block), write (writes `content` to the file at `path`),
+read (answers the text of the file at `path`). Arguments: --marker PATH
+writes the server's pid to PATH at start (to prove it ran, and to find it
+afterwards); --garbage answers initialize with a line that is not JSON-RPC;
+--log PATH appends every call it receives to PATH, one JSON line each (to
+prove what reached it).
 """
 
 import json
@@ -19,6 +22,10 @@ TOOLS = [
      "inputSchema": {"type": "object", "properties": {"a": {"type": "number"}, "b": {"type": "number"}}}},
     {"name": "env_names", "description": "The names of the server's environment variables.",
      "inputSchema": {"type": "object"}},
+    {"name": "write", "description": "Write a file.",
+     "inputSchema": {"type": "object", "properties": {"path": {"type": "string"}, "content": {"type": "string"}}}},
+    {"name": "read", "description": "Read a file.",
+     "inputSchema": {"type": "object", "properties": {"path": {"type": "string"}}}},
     {"name": "hang", "description": "Never answers.", "inputSchema": {"type": "object"}},
     {"name": "crash", "description": "Exits during the call.", "inputSchema": {"type": "object"}},
     {"name": "fail", "description": "Answers with an error.", "inputSchema": {"type": "object"}},
@@ -53,6 +60,13 @@ def call(name, args):
         sys.stderr.write("crashing on purpose\n")
         sys.stderr.flush()
         os._exit(3)
+    if name == "write":
+        with open(args["path"], "w") as f:
+            f.write(args.get("content", ""))
+        return text("written")
+    if name == "read":
+        with open(args["path"]) as f:
+            return text(f.read())
     if name == "fail":
         return text("the thing failed", is_error=True)
     if name == "picture":
@@ -67,6 +81,7 @@ def main():
         with open(argv[argv.index("--marker") + 1], "w") as f:
             f.write(str(os.getpid()))
     garbage = "--garbage" in argv
+    log = argv[argv.index("--log") + 1] if "--log" in argv else None
     for line in sys.stdin:
         line = line.strip()
         if not line:
@@ -88,6 +103,9 @@ def main():
         elif method == "tools/list":
             send({"jsonrpc": "2.0", "id": mid, "result": {"tools": TOOLS}})
         elif method == "tools/call":
+            if log:
+                with open(log, "a") as f:
+                    f.write(json.dumps(params) + "\n")
             result = call(params.get("name"), params.get("arguments") or {})
             if result is None:
                 send({"jsonrpc": "2.0", "id": mid, "error": {"code": -32602, "message": "unknown tool"}})

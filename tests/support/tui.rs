@@ -9,11 +9,12 @@ use crossterm::event::KeyCode;
 pub use drive::*;
 use serde_json::json;
 use stepwise::agent::{
-    AgentEvent, ApprovalAction, ApprovalRequest, CallStatus, Decision, FinishReason,
+    AgentCommand, AgentEvent, ApprovalAction, ApprovalRequest, CallKind, CallStatus, Decision,
+    FinishReason,
 };
 use stepwise::diff::FileDiff;
 use stepwise::llm::TokenUsage;
-use stepwise::tools::ToolName;
+use stepwise::tools::{ToolId, ToolName};
 pub use stepwise::tui::Msg;
 use stepwise::tui::{App, Effect};
 use tokio::sync::oneshot;
@@ -33,7 +34,7 @@ pub fn submit(app: &mut App, text: &str) -> Option<String> {
     type_text(app, text);
     press(app, KeyCode::Enter);
     app.take_effects().into_iter().find_map(|e| match e {
-        Effect::RunTask { task, .. } => Some(task),
+        Effect::Agent(AgentCommand::RunTask { task, .. }) => Some(task),
         _ => None,
     })
 }
@@ -95,6 +96,7 @@ pub fn read_step(
             step,
             call_id: id.clone(),
             tool: tool.into(),
+            kind: CallKind::Read,
             target: target.into(),
             arguments: json!({"path": target}),
             diff: None,
@@ -160,7 +162,7 @@ pub fn explored(app: &mut App) {
 pub fn propose(
     app: &mut App,
     step: u32,
-    tool: ToolName,
+    tool: impl Into<ToolId>,
     action: ApprovalAction,
 ) -> oneshot::Receiver<Decision> {
     propose_scoped(app, step, tool, action, true)
@@ -170,19 +172,22 @@ pub fn propose(
 pub fn propose_scoped(
     app: &mut App,
     step: u32,
-    tool: ToolName,
+    tool: impl Into<ToolId>,
     action: ApprovalAction,
     allow_for_task: bool,
 ) -> oneshot::Receiver<Decision> {
+    let tool: ToolId = tool.into();
     let id = format!("call_{step}");
-    let (target, diff) = match &action {
-        ApprovalAction::Edit { path, diff, .. } => (path.clone(), Some(diff.clone())),
-        ApprovalAction::RunTests { .. } => ("unittest".to_string(), None),
-        ApprovalAction::Undo { files } | ApprovalAction::Patch { files } => {
-            ("files".to_string(), files.first().cloned())
+    let (kind, target, diff) = match &action {
+        ApprovalAction::Edit { path, diff, .. } => {
+            (CallKind::Edit, path.clone(), Some(diff.clone()))
         }
-        ApprovalAction::Delete { path, diff } => (path.clone(), Some(diff.clone())),
-        ApprovalAction::McpCall { server, .. } => (server.clone(), None),
+        ApprovalAction::RunTests { .. } => (CallKind::Execute, "unittest".to_string(), None),
+        ApprovalAction::Undo { files } | ApprovalAction::Patch { files } => {
+            (CallKind::Edit, "files".to_string(), files.first().cloned())
+        }
+        ApprovalAction::Delete { path, diff } => (CallKind::Edit, path.clone(), Some(diff.clone())),
+        ApprovalAction::McpCall { server, .. } => (CallKind::External, server.clone(), None),
     };
     feed(
         app,
@@ -198,7 +203,8 @@ pub fn propose_scoped(
             AgentEvent::ToolCallProposed {
                 step,
                 call_id: id.clone(),
-                tool: tool.as_str().into(),
+                tool: tool.clone(),
+                kind,
                 target,
                 arguments: json!({"path": "calculator.py"}),
                 diff,
@@ -244,7 +250,7 @@ pub fn three_hunk_request(app: &mut App, allow_for_task: bool) -> oneshot::Recei
     propose_scoped(
         app,
         4,
-        ToolName::WriteFile,
+        ToolName::WRITE_FILE,
         ApprovalAction::Edit {
             path: "notes.txt".into(),
             diff,
@@ -267,7 +273,7 @@ pub fn write_calculator(app: &mut App) -> oneshot::Receiver<Decision> {
     propose(
         app,
         4,
-        ToolName::ReplaceText,
+        ToolName::REPLACE_TEXT,
         ApprovalAction::Edit {
             path: "calculator.py".into(),
             diff,
@@ -281,7 +287,7 @@ pub fn run_tests_request(app: &mut App, step: u32) -> oneshot::Receiver<Decision
     propose(
         app,
         step,
-        ToolName::RunTests,
+        ToolName::RUN_TESTS,
         ApprovalAction::RunTests {
             command: ["python3", "-m", "unittest", "discover", "-v"]
                 .map(String::from)
@@ -373,6 +379,7 @@ pub fn finished(app: &mut App) {
                         verified: stepwise::tools::test_run::Verified::ExitCodeAndSummary,
                     }),
                     files: vec![stepwise::agent::FileStat {
+                        by: None,
                         path: "calculator.py".into(),
                         added: 7,
                         removed: 0,
@@ -382,6 +389,8 @@ pub fn finished(app: &mut App) {
                     no_tool_used: false,
                     no_test_command: false,
                     changed_by_tests: Vec::new(),
+                    rewritten_by_every_run: Vec::new(),
+                    tests_changed: Vec::new(),
                 },
             },
             task_finished(FinishReason::Answered, 6),

@@ -149,7 +149,7 @@ fn letters_typed_ahead_never_answer_a_prompt_that_just_opened() {
         stepwise::agent::ApprovalRequest {
             step: 4,
             call_id: "call_4".into(),
-            tool: stepwise::tools::ToolName::RunTests,
+            tool: stepwise::tools::ToolName::RUN_TESTS.into(),
             action: stepwise::agent::ApprovalAction::RunTests {
                 command: vec!["python3".into(), "-m".into(), "unittest".into()],
                 sandbox: String::new(),
@@ -242,6 +242,7 @@ fn declines_and_auto_approved_steps_are_on_record() {
             step: 5,
             call_id: "call_5".into(),
             tool: "run_tests".into(),
+            kind: stepwise::agent::CallKind::Execute,
             target: "unittest".into(),
             arguments: json!({}),
             diff: None,

@@ -3,7 +3,7 @@
 
 use crate::support::tui::*;
 use stepwise::agent::{ApprovalAction, Decision};
-use stepwise::tools::ToolName;
+use stepwise::tools::ToolId;
 
 #[test]
 fn an_mcp_prompt_shows_server_tool_and_arguments() {
@@ -13,7 +13,7 @@ fn an_mcp_prompt_shows_server_tool_and_arguments() {
     let mut rx = propose(
         &mut app,
         5,
-        ToolName::Mcp,
+        ToolId::mcp("files", "list_directory"),
         ApprovalAction::McpCall {
             server: "files".into(),
             tool: "list_directory".into(),

@@ -11,7 +11,7 @@ fn set_model_effects(app: &mut stepwise::tui::App) -> Vec<String> {
     app.take_effects()
         .into_iter()
         .filter_map(|e| match e {
-            Effect::SetModel(name) => Some(name),
+            Effect::Agent(stepwise::agent::AgentCommand::SetModel(name)) => Some(name),
             _ => None,
         })
         .collect()

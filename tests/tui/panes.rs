@@ -113,7 +113,7 @@ fn older_steps_can_be_selected_and_opened() {
     let _open = propose(
         &mut app,
         5,
-        ToolName::ReplaceText,
+        ToolName::REPLACE_TEXT,
         ApprovalAction::Edit {
             path: "test_calculator.py".into(),
             diff,

@@ -35,7 +35,7 @@ pub fn patch_action() -> ApprovalAction {
 fn at_patch() -> (App, Receiver<Decision>) {
     let mut app = app();
     explored(&mut app);
-    let rx = propose(&mut app, 4, ToolName::ApplyPatch, patch_action());
+    let rx = propose(&mut app, 4, ToolName::APPLY_PATCH, patch_action());
     draw(&mut app, 120, 40);
     (app, rx)
 }

@@ -55,9 +55,10 @@ fn typing_filters_down_selects_and_enter_inserts_the_path_and_a_space() {
     assert!(app.picker().is_none());
     assert_eq!(app.input().text(), "look at test_calculator.py ");
     assert!(
-        !app.take_effects()
-            .iter()
-            .any(|e| matches!(e, Effect::RunTask { .. })),
+        !app.take_effects().iter().any(|e| matches!(
+            e,
+            Effect::Agent(stepwise::agent::AgentCommand::RunTask { .. })
+        )),
         "Enter inserted, it did not send"
     );
 }

@@ -45,7 +45,7 @@ fn a_test_run_prompt_names_the_sandbox_state_the_core_reports() {
     keep_open(propose(
         &mut app,
         5,
-        stepwise::tools::ToolName::RunTests,
+        stepwise::tools::ToolName::RUN_TESTS,
         stepwise::agent::ApprovalAction::RunTests {
             command: vec!["cargo".into(), "test".into()],
             sandbox: "sandbox: no network isolation".into(),

@@ -244,7 +244,7 @@ fn the_header_says_what_a_covers_and_f3_revokes_it() {
         "{header}"
     );
     // The core's list is the truth the header shows.
-    app.sync_scopes(vec!["replace_text", "run_tests"]);
+    app.sync_scopes(vec!["replace_text".into(), "run_tests".into()]);
     let header = screen(&draw(&mut app, 120, 40))
         .lines()
         .next()
@@ -256,11 +256,13 @@ fn the_header_says_what_a_covers_and_f3_revokes_it() {
     );
     app.take_effects();
     press(&mut app, KeyCode::F(3));
-    let revoked: Vec<Vec<&str>> = app
+    let revoked: Vec<Vec<String>> = app
         .take_effects()
         .into_iter()
         .filter_map(|e| match e {
-            Effect::RevokeApprovals(tools) => Some(tools),
+            Effect::Agent(stepwise::agent::AgentCommand::RevokeApprovals(tools)) => {
+                Some(tools.iter().map(|t| t.to_string()).collect())
+            }
             _ => None,
         })
         .collect();
@@ -299,6 +301,7 @@ fn streaming(app: &mut App, fragment: &str) {
     app.update(Msg::Agent(AgentEvent::ToolCallStreaming {
         index: 0,
         tool: "write_file".into(),
+        preview: stepwise::tools::registry::LivePreview::WriteFile,
         fragment: fragment.into(),
     }));
 }
@@ -362,6 +365,7 @@ fn a_streaming_replacement_previews_once_its_old_text_is_known() {
     app.update(Msg::Agent(AgentEvent::ToolCallStreaming {
         index: 0,
         tool: "replace_text".into(),
+        preview: stepwise::tools::registry::LivePreview::ReplaceText,
         fragment: r#"{"path": "calculator.py", "old": "    return a - b"#.into(),
     }));
     let shown = screen(&draw(&mut app, 80, 24));
@@ -369,6 +373,7 @@ fn a_streaming_replacement_previews_once_its_old_text_is_known() {
     app.update(Msg::Agent(AgentEvent::ToolCallStreaming {
         index: 0,
         tool: "replace_text".into(),
+        preview: stepwise::tools::registry::LivePreview::ReplaceText,
         fragment: r#"\n", "new": "    return b - a\n"#.into(),
     }));
     app.set_now(app.now() + Duration::from_millis(150));

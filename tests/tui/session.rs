@@ -7,6 +7,7 @@
 use crate::support::tui::*;
 use crossterm::event::KeyCode;
 use ratatui::style::Color;
+use stepwise::agent::AgentCommand;
 use stepwise::agent::{
     AgentEvent, ApprovalAction, ApprovalRequest, Decision, FileStat, FinishReason, GitStatus,
     Receipt, TestReceipt,
@@ -30,7 +31,7 @@ fn undo_request(app: &mut App) -> oneshot::Receiver<Decision> {
     app.update(Msg::Agent(AgentEvent::ApprovalRequested(ApprovalRequest {
         step: 0,
         call_id: "undo_1".into(),
-        tool: ToolName::WriteFile,
+        tool: ToolName::WRITE_FILE.into(),
         action: ApprovalAction::Undo {
             files: vec![FileDiff::compute(
                 "calculator.py",
@@ -75,12 +76,14 @@ fn the_receipt_is_shown_under_the_answer_and_says_who_computed_it() {
             }),
             files: vec![
                 FileStat {
+                    by: None,
                     path: "calculator.py".into(),
                     added: 7,
                     removed: 0,
                     created: false,
                 },
                 FileStat {
+                    by: None,
                     path: "notes.md".into(),
                     added: 2,
                     removed: 0,
@@ -91,6 +94,8 @@ fn the_receipt_is_shown_under_the_answer_and_says_who_computed_it() {
             no_tool_used: false,
             no_test_command: false,
             changed_by_tests: Vec::new(),
+            rewritten_by_every_run: Vec::new(),
+            tests_changed: Vec::new(),
         },
     }));
     let term = draw(&mut app, 120, 40);
@@ -121,7 +126,10 @@ fn slash_diff_opens_the_session_diff_and_is_refused_while_a_task_runs() {
     );
     app.update(Msg::Agent(task_finished(FinishReason::Answered, 1)));
     let effects = command(&mut app, "/diff");
-    assert!(matches!(effects.as_slice(), [Effect::ShowDiff]));
+    assert!(matches!(
+        effects.as_slice(),
+        [Effect::Agent(AgentCommand::ShowDiff)]
+    ));
     let long: String = (1..=40).map(|i| format!("note {i}\n")).collect();
     app.update(Msg::Agent(AgentEvent::SessionDiff {
         files: vec![
@@ -180,7 +188,7 @@ fn slash_undo_shows_the_revert_as_a_diff_and_asks() {
     let effects = command(&mut app, "/undo");
     assert!(matches!(
         effects.as_slice(),
-        [Effect::Undo { all: false, .. }]
+        [Effect::Agent(AgentCommand::Undo { all: false, .. })]
     ));
     assert!(app.is_running(), "no task starts while the undo waits");
     let mut rx = undo_request(&mut app);
@@ -219,7 +227,7 @@ fn slash_undo_all_declined_or_refused_says_so() {
     let effects = command(&mut app, "/undo all");
     assert!(matches!(
         effects.as_slice(),
-        [Effect::Undo { all: true, .. }]
+        [Effect::Agent(AgentCommand::Undo { all: true, .. })]
     ));
     let mut rx = undo_request(&mut app);
     press(&mut app, KeyCode::Char('n'));
@@ -250,7 +258,7 @@ fn slash_undo_all_declined_or_refused_says_so() {
 
     // Ctrl+C cancels an undo like a task.
     let effects = command(&mut app, "/undo");
-    let Some(Effect::Undo { cancel, .. }) = effects.into_iter().next() else {
+    let Some(Effect::Agent(AgentCommand::Undo { cancel, .. })) = effects.into_iter().next() else {
         panic!("undo requested");
     };
     let mut rx = undo_request(&mut app);
@@ -280,7 +288,10 @@ fn slash_undo_and_compact_are_refused_while_a_task_runs() {
     }
     app.update(Msg::Agent(task_finished(FinishReason::Answered, 1)));
     let effects = command(&mut app, "/compact");
-    assert!(matches!(effects.as_slice(), [Effect::Compact]));
+    assert!(matches!(
+        effects.as_slice(),
+        [Effect::Agent(AgentCommand::Compact)]
+    ));
     app.update(Msg::Agent(AgentEvent::Compacted {
         before_tokens: 9000,
         after_tokens: 2000,

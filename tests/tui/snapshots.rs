@@ -106,6 +106,7 @@ fn live_preview_of_a_streaming_write() {
                 AgentEvent::ToolCallStreaming {
                     index: 0,
                     tool: "write_file".into(),
+                    preview: stepwise::tools::registry::LivePreview::WriteFile,
                     fragment: serde_json::json!({"path": "calculator.py", "content": format!("{CALCULATOR}{DIVIDE}")})
                         .to_string()
                         .chars()
@@ -132,7 +133,7 @@ fn undo_prompt() {
             stepwise::agent::ApprovalRequest {
                 step: 0,
                 call_id: "undo_1".into(),
-                tool: stepwise::tools::ToolName::WriteFile,
+                tool: stepwise::tools::ToolName::WRITE_FILE.into(),
                 action: stepwise::agent::ApprovalAction::Undo {
                     files: vec![stepwise::diff::FileDiff::compute(
                         "calculator.py",
@@ -332,7 +333,7 @@ fn removed_lines_are_red() {
     let _open = propose(
         &mut app,
         4,
-        stepwise::tools::ToolName::WriteFile,
+        stepwise::tools::ToolName::WRITE_FILE,
         stepwise::agent::ApprovalAction::Edit {
             path: "vars.py".into(),
             diff,

@@ -3,6 +3,7 @@
 
 use crate::support::tui::*;
 use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
+use stepwise::agent::AgentCommand;
 use stepwise::agent::{AgentEvent, ApprovalAction, CallStatus, Decision, FinishReason};
 use stepwise::diff::FileDiff;
 use stepwise::tools::ToolName;
@@ -25,18 +26,23 @@ fn effects(app: &mut App) -> Vec<String> {
     app.take_effects()
         .into_iter()
         .map(|e| match e {
-            Effect::RunTask { task, .. } => format!("run {task}"),
-            Effect::Resume { .. } => "resume".into(),
-            Effect::ClearConversation => "clear".into(),
+            Effect::Agent(command) => match command {
+                AgentCommand::RunTask { task, .. } => format!("run {task}"),
+                AgentCommand::Resume { .. } => "resume".into(),
+                AgentCommand::ClearConversation => "clear".into(),
+                AgentCommand::ShowDiff => "diff".into(),
+                AgentCommand::Undo { all, .. } => format!("undo all={all}"),
+                AgentCommand::Compact => "compact".into(),
+                AgentCommand::RevokeApprovals(tools) => {
+                    let names: Vec<String> = tools.iter().map(|t| t.to_string()).collect();
+                    format!("revoke {}", names.join(","))
+                }
+                AgentCommand::SetModel(name) => format!("model {name}"),
+            },
             Effect::SetMouseCapture(on) => format!("mouse {on}"),
             Effect::Quit => "quit".into(),
-            Effect::ShowDiff => "diff".into(),
-            Effect::Undo { all, .. } => format!("undo all={all}"),
-            Effect::Compact => "compact".into(),
-            Effect::RevokeApprovals(tools) => format!("revoke {}", tools.join(",")),
             Effect::EditProposal { path, .. } => format!("edit {path}"),
             Effect::Notify(text) => format!("notify {text}"),
-            Effect::SetModel(name) => format!("model {name}"),
             Effect::ListFiles(_) => "list files".to_string(),
             Effect::WarmGrammar { lang, .. } => format!("warm {lang}"),
         })
@@ -84,7 +90,7 @@ fn n_enter_and_esc_decline() {
         assert!(
             app.take_effects()
                 .iter()
-                .all(|e| !matches!(e, Effect::RunTask { .. }))
+                .all(|e| !matches!(e, Effect::Agent(AgentCommand::RunTask { .. })))
         );
     }
 }
@@ -197,7 +203,7 @@ fn queued_approvals_are_answered_in_order() {
     let mut second = propose(
         &mut app,
         5,
-        ToolName::WriteFile,
+        ToolName::WRITE_FILE,
         ApprovalAction::Edit {
             path: "notes.md".into(),
             diff,
@@ -384,7 +390,7 @@ fn continue_is_the_cores_decision_and_a_refusal_returns_to_idle() {
 fn the_header_follows_the_cores_scope_changes() {
     let mut app = app();
     app.update(Msg::Agent(AgentEvent::ScopesChanged {
-        approved: vec![ToolName::ReplaceText, ToolName::RunTests],
+        approved: vec![ToolName::REPLACE_TEXT.into(), ToolName::RUN_TESTS.into()],
     }));
     assert_eq!(app.auto_approved(), ["replace_text", "run_tests"]);
     app.update(Msg::Agent(AgentEvent::ScopesChanged { approved: vec![] }));

@@ -58,7 +58,7 @@ fn a_also_covers_requests_of_that_tool_already_queued() {
     let mut second_write = propose(
         &mut app,
         6,
-        ToolName::ReplaceText,
+        ToolName::REPLACE_TEXT,
         ApprovalAction::Edit {
             path: "b.py".into(),
             diff,

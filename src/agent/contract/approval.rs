@@ -3,7 +3,7 @@
 //! front end answers (`Decision`). A dropped reply always counts as a decline.
 
 use crate::diff::FileDiff;
-use crate::tools::ToolName;
+use crate::tools::ToolId;
 use serde::Serialize;
 use tokio::sync::oneshot;
 
@@ -45,7 +45,9 @@ pub struct FileHunks {
     pub accepted: Vec<usize>,
 }
 
-/// What would happen if approved.
+/// What would happen if approved: the approval's shape. Front ends draw
+/// shapes and never look at a tool's name: file changes (`Edit`, `Patch`,
+/// `Delete`, `Undo`), a command (`RunTests`) or an external call (`McpCall`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum ApprovalAction {
@@ -132,23 +134,14 @@ impl ApprovalAction {
 pub struct ApprovalRequest {
     pub step: u32,
     pub call_id: String,
-    pub tool: ToolName,
+    /// The tool asking (for `/undo`, `write_file`).
+    pub tool: ToolId,
     pub action: ApprovalAction,
     /// Whether "approve this tool for the rest of the task" may be offered;
     /// configuration can forbid it for some tools and paths.
     pub allow_for_task: bool,
     #[serde(skip)]
     pub reply: oneshot::Sender<Decision>,
-}
-
-impl ApprovalRequest {
-    /// The tool as the user knows it: its name, or an MCP tool's full name.
-    pub fn tool_label(&self) -> String {
-        match &self.action {
-            ApprovalAction::McpCall { server, tool, .. } => format!("mcp__{server}__{tool}"),
-            _ => self.tool.as_str().to_string(),
-        }
-    }
 }
 
 #[cfg(test)]

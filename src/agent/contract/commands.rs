@@ -2,7 +2,7 @@
 //! that change the task's approvals are handled even while a task runs: the
 //! runner routes them to the session's control channel (see `runner`).
 
-use crate::tools::ToolName;
+use crate::tools::ToolId;
 use tokio_util::sync::CancellationToken;
 
 #[derive(Debug)]
@@ -28,7 +28,7 @@ pub enum AgentCommand {
     ClearConversation,
     /// Take back "approve for the rest of the task" for these tools (`/revoke`);
     /// takes effect before the next tool call, even while a task runs.
-    RevokeApprovals(Vec<ToolName>),
+    RevokeApprovals(Vec<ToolId>),
     /// Ask for this model from the next request on (`/model NAME`); answered
     /// with `ModelChanged`, or `Error` when the model cannot switch.
     SetModel(String),

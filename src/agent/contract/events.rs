@@ -4,17 +4,34 @@
 
 use super::approval::ApprovalRequest;
 use super::receipt::Receipt;
-use super::tool_ref::ToolRef;
 pub use crate::agent::git::GitStatus;
 use crate::diff::FileDiff;
 use crate::llm::TokenUsage;
-use crate::tools::ToolName;
+use crate::tools::ToolId;
+use crate::tools::registry::LivePreview;
 use serde::Serialize;
 use tokio::sync::mpsc;
 
 /// The stream of events of a session.
 pub type EventSender = mpsc::UnboundedSender<AgentEvent>;
 pub type EventReceiver = mpsc::UnboundedReceiver<AgentEvent>;
+
+/// What a proposed call does, from its plan (front ends show it and pick
+/// their words by it, never by the tool's name).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CallKind {
+    /// Reads the workspace; runs without approval.
+    Read,
+    /// Changes files (an edit or a patch).
+    Edit,
+    /// Runs a test command.
+    Execute,
+    /// Calls a tool of an MCP server.
+    External,
+    /// Refused before it was planned (unknown tool, bad arguments).
+    Other,
+}
 
 /// How a tool call ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -85,14 +102,16 @@ pub enum AgentEvent {
     /// still streaming in; a front end may show a live preview (see `agent::live`).
     ToolCallStreaming {
         index: usize,
-        tool: ToolRef,
+        tool: ToolId,
+        /// How the tool's arguments can be previewed (from its registry entry).
+        preview: LivePreview,
         fragment: String,
     },
     /// The current content of the file that streaming edit `index` targets
     /// (`None`: it does not exist yet), to diff the preview against.
     LiveEditBase {
         index: usize,
-        tool: ToolRef,
+        tool: ToolId,
         path: String,
         old: Option<String>,
     },
@@ -105,7 +124,8 @@ pub enum AgentEvent {
     ToolCallProposed {
         step: u32,
         call_id: String,
-        tool: ToolRef,
+        tool: ToolId,
+        kind: CallKind,
         /// The key argument (path or runner), empty when the arguments did not parse.
         target: String,
         arguments: serde_json::Value,
@@ -123,7 +143,7 @@ pub enum AgentEvent {
     ToolFinished {
         step: u32,
         call_id: String,
-        tool: ToolRef,
+        tool: ToolId,
         status: CallStatus,
         summary: String,
         result: serde_json::Value,
@@ -168,7 +188,7 @@ pub enum AgentEvent {
     /// The tools approved for the rest of the task changed (a grant, a
     /// revoke, or the task's end): this is the whole set now.
     ScopesChanged {
-        approved: Vec<ToolName>,
+        approved: Vec<ToolId>,
     },
     TaskFinished {
         reason: FinishReason,

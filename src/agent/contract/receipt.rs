@@ -3,6 +3,7 @@
 //! from the model.
 
 use crate::tools::snapshot::RunChange;
+use crate::tools::test_infra::InfraChange;
 use crate::tools::test_run::Verified;
 use crate::tools::test_runner::TestRun;
 use serde::Serialize;
@@ -24,6 +25,12 @@ pub struct Receipt {
     pub no_test_command: bool,
     /// Files the task's test runs created, changed or deleted themselves.
     pub changed_by_tests: Vec<RunChange>,
+    /// Files each of the last two passing runs rewrote, and nothing else
+    /// changed: the gate took them as the runs' own output (a report).
+    pub rewritten_by_every_run: Vec<String>,
+    /// Files the task changed that change how the tests run (`conftest.py`,
+    /// runner configs, test scripts, build scripts): the green is the project's own.
+    pub tests_changed: Vec<InfraChange>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -46,6 +53,10 @@ pub struct FileStat {
     pub added: usize,
     pub removed: usize,
     pub created: bool,
+    /// Who changed it when it was not one of stepwise's own edits: an MCP
+    /// server (`mcp filesystem`). Absent for stepwise's edits.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub by: Option<String>,
 }
 
 impl From<&TestRun> for TestReceipt {

@@ -20,14 +20,15 @@ impl App {
             E::ToolCallStreaming {
                 index,
                 tool,
+                preview,
                 fragment,
-            } => self.live.fragment(index, tool.as_str(), &fragment),
+            } => self.live.fragment(index, &tool, preview, &fragment),
             E::LiveEditBase {
                 index,
                 tool,
                 path,
                 old,
-            } => self.live.base(index, tool.as_str(), path, old),
+            } => self.live.base(index, &tool, path, old),
             E::SessionDiff { files, git } => {
                 self.overlay = Some(Overlay::SessionDiff(SessionDiffView::new(files, git)));
             }
@@ -38,9 +39,7 @@ impl App {
                 self.sandbox = sandbox;
             }
             // The header shows exactly what the core auto-approves.
-            E::ScopesChanged { approved } => {
-                self.sync_scopes(approved.iter().map(|t| t.as_str()).collect())
-            }
+            E::ScopesChanged { approved } => self.sync_scopes(approved),
             E::ResumeRefused { message } => self.resume_refused(message),
             // The header names the model the next request asks for.
             E::ModelChanged { model } => {
@@ -149,6 +148,7 @@ impl App {
                 step,
                 call_id,
                 tool,
+                kind,
                 target,
                 arguments,
                 diff,
@@ -158,7 +158,8 @@ impl App {
                 self.calls.propose(CallRow {
                     step,
                     call_id,
-                    tool: tool.to_string(),
+                    tool,
+                    kind,
                     target,
                     arguments,
                     diff,
@@ -173,18 +174,14 @@ impl App {
                 auto_approved,
                 ..
             } => {
-                let tool = self
-                    .calls
-                    .running(&call_id, auto_approved)
-                    .and_then(crate::tools::ToolName::parse)
-                    .map_or("", |t| t.as_str());
+                let kind = self.calls.running(&call_id, auto_approved);
                 if auto_approved {
                     self.record_auto_approved(&call_id);
                 }
-                self.set_state(if tool == "run_tests" {
+                self.set_state(if kind == Some(crate::agent::CallKind::Execute) {
                     TaskState::RunningTests
                 } else {
-                    TaskState::Running(tool)
+                    TaskState::Running
                 });
             }
             E::ToolFinished {

@@ -3,7 +3,9 @@
 //! that the core carries out run only while no task runs (the core handles
 //! one command at a time); otherwise they are refused with a message.
 
+use crate::agent::AgentCommand;
 use crate::llm::TokenUsage;
+use crate::tools::ToolId;
 use crate::tui::app::{App, Effect, Overlay, TaskState, UndoRun};
 use crate::tui::panes::diff::view::DiffView;
 use crate::tui::panes::line_kind::Kind;
@@ -24,18 +26,19 @@ impl App {
             }
             ["continue" | "resume"] => self.resume(),
             ["diff"] => {
-                self.core_command("/diff", Effect::ShowDiff);
+                self.core_command("/diff", Effect::Agent(AgentCommand::ShowDiff));
             }
             ["undo"] => self.start_undo(false),
             ["undo", "all"] => self.start_undo(true),
             ["compact"] => {
-                if self.core_command("/compact", Effect::Compact) {
+                if self.core_command("/compact", Effect::Agent(AgentCommand::Compact)) {
                     self.show_flash("Compacting the conversation's context…");
                 }
             }
             ["revoke"] => self.revoke_approvals(),
             ["model", name] => {
-                self.core_command("/model", Effect::SetModel((*name).to_string()));
+                let model = (*name).to_string();
+                self.core_command("/model", Effect::Agent(AgentCommand::SetModel(model)));
             }
             ["mcp"] => self.list_mcp(),
             ["quit" | "exit"] => self.quit_command(),
@@ -71,10 +74,10 @@ impl App {
     fn start_undo(&mut self, all: bool) {
         let name = if all { "/undo all" } else { "/undo" };
         let cancel = CancellationToken::new();
-        let effect = Effect::Undo {
+        let effect = Effect::Agent(AgentCommand::Undo {
             all,
             cancel: cancel.clone(),
-        };
+        });
         if self.core_command(name, effect) {
             self.undo = Some(UndoRun {
                 before: self.state,
@@ -130,13 +133,14 @@ impl App {
             return;
         }
         let tools = std::mem::take(&mut self.auto_approved);
+        let names: Vec<String> = tools.iter().map(ToolId::to_string).collect();
         let text = format!(
             "Auto-approval revoked for {}: each call asks again.",
-            tools.join(", ")
+            names.join(", ")
         );
         self.conversation.push_entry(Kind::Notice, &text);
         self.show_flash(text);
-        self.effect(Effect::RevokeApprovals(tools));
+        self.effect(Effect::Agent(AgentCommand::RevokeApprovals(tools)));
     }
 
     /// `/continue`: go on after an error or an interrupt, without a new message.
@@ -149,7 +153,7 @@ impl App {
             .push_entry(Kind::Notice, "Continuing where the last task stopped.");
         tracing::info!("resume requested");
         let cancel = self.begin_run();
-        self.effect(Effect::Resume { cancel });
+        self.effect(Effect::Agent(AgentCommand::Resume { cancel }));
     }
 
     pub(in crate::tui) fn refuse_if_misconfigured(&mut self) -> bool {
@@ -179,6 +183,6 @@ impl App {
         self.last_elapsed = None;
         self.conversation
             .push_entry(Kind::Notice, "New conversation.");
-        self.effect(Effect::ClearConversation);
+        self.effect(Effect::Agent(AgentCommand::ClearConversation));
     }
 }

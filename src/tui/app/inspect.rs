@@ -3,6 +3,7 @@
 //! `App::update` (and the components' own methods inside the App).
 
 use crate::llm::TokenUsage;
+use crate::tools::ToolId;
 use crate::tui::app::{App, Focus, Overlay, TaskState};
 use crate::tui::approval::Approvals;
 use crate::tui::input::input_box::InputBox;
@@ -77,7 +78,7 @@ impl App {
     }
 
     /// Tools the user approved for the rest of the task.
-    pub fn auto_approved(&self) -> &[&'static str] {
+    pub fn auto_approved(&self) -> &[ToolId] {
         &self.auto_approved
     }
 

@@ -20,7 +20,9 @@ mod update;
 
 pub use update::Msg;
 
+use crate::agent::AgentCommand;
 use crate::llm::TokenUsage;
+use crate::tools::ToolId;
 use crate::tui::approval::queue::Approvals;
 use crate::tui::input::input_box::InputBox;
 use crate::tui::overlays::detail::DetailView;
@@ -42,7 +44,7 @@ pub enum TaskState {
     AwaitingApproval,
     RunningTests,
     /// Carrying out an approved or read-only tool call.
-    Running(&'static str),
+    Running,
     Interrupting,
     Done,
     Failed,
@@ -56,7 +58,7 @@ impl TaskState {
             TaskState::Thinking => "thinking",
             TaskState::AwaitingApproval => "awaiting approval",
             TaskState::RunningTests => "running tests",
-            TaskState::Running(_) => "working",
+            TaskState::Running => "working",
             TaskState::Interrupting => "interrupting",
             TaskState::Done => "done",
             TaskState::Failed => "failed",
@@ -86,26 +88,9 @@ pub enum Overlay {
 /// What the run loop must do on the App's behalf.
 #[derive(Debug)]
 pub enum Effect {
-    RunTask {
-        task: String,
-        cancel: CancellationToken,
-    },
-    /// Continue the conversation's last task (`/continue`).
-    Resume {
-        cancel: CancellationToken,
-    },
-    ClearConversation,
-    /// `/diff`: ask the core for the session diff.
-    ShowDiff,
-    /// `/undo` or `/undo all`.
-    Undo {
-        all: bool,
-        cancel: CancellationToken,
-    },
-    /// `/compact`.
-    Compact,
-    /// Take back "approve for the rest of the task" for these tools.
-    RevokeApprovals(Vec<&'static str>),
+    /// Send this command to the core (a task, `/continue`, `/diff`, `/undo`,
+    /// `/compact`, `/clear`, `/revoke`, `/model`).
+    Agent(AgentCommand),
     /// Open the proposal of approval `serial` for `path` in the user's editor.
     EditProposal {
         serial: u64,
@@ -116,8 +101,6 @@ pub enum Effect {
     Quit,
     /// Ring the bell / notify the desktop with this (sanitized) line.
     Notify(String),
-    /// `/model NAME`.
-    SetModel(String),
     /// List the workspace's files for the `@` picker, off the UI thread
     /// (the answer comes back as `Msg::Files`).
     ListFiles(crate::tui::input::picker::FileSource),
@@ -157,7 +140,7 @@ pub struct App {
     /// Duration of the last finished task.
     last_elapsed: Option<Duration>,
     /// Tools the user approved for the rest of the task.
-    auto_approved: Vec<&'static str>,
+    auto_approved: Vec<ToolId>,
     pub(in crate::tui) conversation: Conversation,
     pub(in crate::tui) calls: ToolCalls,
     pub(in crate::tui) diff: DiffView,
@@ -333,7 +316,7 @@ impl App {
         self.conversation.push_entry(Kind::User, &task);
         tracing::info!(chars = task.len(), "task submitted");
         let cancel = self.begin_run();
-        self.effect(Effect::RunTask { task, cancel });
+        self.effect(Effect::Agent(AgentCommand::RunTask { task, cancel }));
     }
 
     /// A run starts: follow the newest content, and keep the interrupt token.

@@ -5,6 +5,7 @@
 use crate::agent::{AgentEvent, FinishReason};
 use crate::llm::TokenUsage;
 use crate::present;
+use crate::tools::ToolId;
 use crate::tui::app::{App, TaskState};
 use crate::tui::panes::line_kind::Kind;
 
@@ -92,15 +93,15 @@ impl App {
     }
 
     /// The user approved `tool` for the rest of the task (the header lists it).
-    pub(in crate::tui) fn approved_for_task(&mut self, tool: &'static str) {
-        if !self.auto_approved.contains(&tool) {
-            self.auto_approved.push(tool);
+    pub(in crate::tui) fn approved_for_task(&mut self, tool: &ToolId) {
+        if !self.auto_approved.contains(tool) {
+            self.auto_approved.push(tool.clone());
         }
     }
 
     /// The tools the core has approved for the rest of the task (the header
     /// shows exactly these).
-    pub fn sync_scopes(&mut self, tools: Vec<&'static str>) {
+    pub fn sync_scopes(&mut self, tools: Vec<ToolId>) {
         self.auto_approved = tools;
     }
 

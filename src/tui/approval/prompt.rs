@@ -138,7 +138,7 @@ impl App {
         let Some(request) = self.approvals.current() else {
             return;
         };
-        let tool = crate::tui::render::text::sanitize(&request.tool_label());
+        let tool = crate::tui::render::text::sanitize(&request.tool.to_string());
         if matches!(request.action, ApprovalAction::Undo { .. }) {
             return;
         }
@@ -222,9 +222,9 @@ impl App {
             return self.undo_answered(matches!(answered.decision, Decision::Decline { .. }));
         }
         if answered.decision == Decision::ApproveToolForTask {
-            self.approved_for_task(answered.tool);
+            self.approved_for_task(&answered.tool);
             // Requests of that tool already waiting are covered too.
-            for other in self.approvals.approve_tool(answered.tool) {
+            for other in self.approvals.approve_tool(&answered.tool) {
                 self.calls.set_status(&other.call_id, RowStatus::Approved);
             }
         }

@@ -10,6 +10,7 @@
 //! user's own version) is forgotten when another request comes to the front.
 
 use crate::agent::{ApprovalAction, ApprovalRequest, Decision};
+use crate::tools::ToolId;
 use crate::tui::approval::review::Review;
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};
@@ -31,7 +32,7 @@ pub enum Confirm {
 pub struct Answered {
     pub step: u32,
     pub call_id: String,
-    pub tool: &'static str,
+    pub tool: ToolId,
     pub decision: Decision,
     /// It was an `/undo`, not a step of a task.
     pub undo: bool,
@@ -182,7 +183,7 @@ impl Approvals {
         let answered = Answered {
             step: request.step,
             call_id: request.call_id.clone(),
-            tool: request.tool.as_str(),
+            tool: request.tool.clone(),
             decision: decision.clone(),
             undo: matches!(request.action, ApprovalAction::Undo { .. }),
         };
@@ -205,11 +206,9 @@ impl Approvals {
     }
 
     /// Approve every queued request of `tool` (after "approve for the task").
-    pub fn approve_tool(&mut self, tool: &str) -> Vec<Answered> {
+    pub fn approve_tool(&mut self, tool: &ToolId) -> Vec<Answered> {
         let (matching, rest): (VecDeque<_>, VecDeque<_>) = self.queue.drain(..).partition(|r| {
-            r.tool.as_str() == tool
-                && r.allow_for_task
-                && !matches!(r.action, ApprovalAction::Undo { .. })
+            &r.tool == tool && r.allow_for_task && !matches!(r.action, ApprovalAction::Undo { .. })
         });
         self.queue = rest;
         self.front_changed();
@@ -219,7 +218,7 @@ impl Approvals {
                 let answered = Answered {
                     step: request.step,
                     call_id: request.call_id.clone(),
-                    tool: request.tool.as_str(),
+                    tool: request.tool.clone(),
                     decision: Decision::Approve,
                     undo: false,
                 };

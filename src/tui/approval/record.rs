@@ -8,6 +8,7 @@
 //! user decided and the call's own tool and target (sanitized when drawn).
 
 use crate::agent::Decision;
+use crate::tools::ToolId;
 use crate::tui::app::App;
 use crate::tui::approval::Answered;
 use crate::tui::panes::line_kind::Kind;
@@ -24,7 +25,7 @@ impl App {
     }
 
     /// `tool target`, or just `tool` when the call has no target.
-    fn call_label(&self, tool: &str, call_id: &str) -> String {
+    fn call_label(&self, tool: &ToolId, call_id: &str) -> String {
         let target = self.target_of(call_id);
         if target.is_empty() {
             tool.to_string()
@@ -39,7 +40,7 @@ impl App {
         if answered.undo {
             return;
         }
-        let call = self.call_label(answered.tool, &answered.call_id);
+        let call = self.call_label(&answered.tool, &answered.call_id);
         let (kind, text) = match &answered.decision {
             Decision::Decline { reason: None } => (Kind::Declined, format!("You declined {call}")),
             Decision::Decline { reason: Some(r) } => {

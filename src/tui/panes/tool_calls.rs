@@ -2,8 +2,10 @@
 //! argument, one-line result), the row selection, and which call's diff the
 //! diff pane shows (the newest proposal unless an older row is selected).
 
+use crate::agent::CallKind;
 use crate::agent::CallStatus;
 use crate::diff::FileDiff;
+use crate::tools::ToolId;
 use crate::tui::render::text::{sanitize, truncate, width};
 use crate::tui::render::theme;
 use ratatui::buffer::Buffer;
@@ -62,7 +64,9 @@ impl From<CallStatus> for RowStatus {
 pub struct CallRow {
     pub step: u32,
     pub call_id: String,
-    pub tool: String,
+    pub tool: ToolId,
+    /// What the call does (from its plan): words and states follow it.
+    pub kind: CallKind,
     pub target: String,
     pub arguments: Value,
     pub diff: Option<FileDiff>,
@@ -115,12 +119,12 @@ impl ToolCalls {
         }
     }
 
-    /// Call `call_id` runs; returns its tool's name, when known.
-    pub fn running(&mut self, call_id: &str, auto_approved: bool) -> Option<&str> {
+    /// Call `call_id` runs; returns what it does, when known.
+    pub fn running(&mut self, call_id: &str, auto_approved: bool) -> Option<CallKind> {
         let row = self.find_mut(call_id)?;
         row.status = RowStatus::Approved;
         row.auto_approved = auto_approved;
-        Some(&row.tool)
+        Some(row.kind)
     }
 
     /// Call `call_id` finished with `status`.
@@ -229,7 +233,11 @@ fn row_line(row: &CallRow, total: usize) -> Line<'static> {
         RowStatus::Awaiting => theme::WARN,
         _ => theme::DIM,
     };
-    let head = format!(" {:>2} {:<12} ", row.step, truncate(&row.tool, 12));
+    let head = format!(
+        " {:>2} {:<12} ",
+        row.step,
+        truncate(&row.tool.to_string(), 12)
+    );
     let summary = truncate(&summary, (total / 3).max(8));
     let used = 1 + width(&head) + width(&summary) + 1;
     let target_room = total.saturating_sub(used);
@@ -253,6 +261,7 @@ mod tests {
             step,
             call_id: format!("call_{step}"),
             tool: "read_file".into(),
+            kind: CallKind::Read,
             target: "a.py".into(),
             arguments: Value::Null,
             diff: None,
@@ -270,7 +279,7 @@ mod tests {
             calls.propose(row(step));
         }
         calls.set_status("call_2", RowStatus::Awaiting);
-        assert_eq!(calls.running("call_2", true), Some("read_file"));
+        assert_eq!(calls.running("call_2", true), Some(CallKind::Read));
         assert_eq!(calls.running("nope", true), None);
         calls.finished(
             "call_2",

@@ -136,7 +136,8 @@ fn right_side(app: &App, bar: Style, room: usize) -> Vec<Span<'static>> {
     let warn = bar.patch(theme::WARN_BOLD);
     let mut items: Vec<Vec<(String, Style)>> = Vec::new();
     if !app.auto_approved().is_empty() {
-        let tools = app.auto_approved().join(", ");
+        let tools: Vec<String> = app.auto_approved().iter().map(|t| t.to_string()).collect();
+        let tools = tools.join(", ");
         items.push(vec![
             (
                 format!(" auto-approve: {tools} (this task) · F3 revokes "),
@@ -187,7 +188,7 @@ fn right_side(app: &App, bar: Style, room: usize) -> Vec<Span<'static>> {
 fn state_style(state: TaskState) -> (&'static str, Style) {
     match state {
         TaskState::Idle => ("○", theme::MUTED),
-        TaskState::Thinking | TaskState::Running(_) => ("●", theme::ACCENT),
+        TaskState::Thinking | TaskState::Running => ("●", theme::ACCENT),
         TaskState::AwaitingApproval => ("?", theme::WARN),
         TaskState::RunningTests => ("▶", theme::ACCENT),
         TaskState::Interrupting => ("…", theme::DECLINED),

@@ -164,7 +164,7 @@ fn key_groups(app: &App, request: &ApprovalRequest, review: &Review) -> Vec<(Str
         groups.push(prompt(Action::EditProposal));
     }
     if request.allow_for_task && !undo && !review.modified() {
-        let tool = crate::tui::render::text::sanitize(&request.tool_label());
+        let tool = crate::tui::render::text::sanitize(&request.tool.to_string());
         let keys = prompt(Action::ApproveForTask).0;
         groups.push((keys, format!(" yes to every {tool} this task")));
     }

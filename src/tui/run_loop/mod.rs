@@ -19,7 +19,6 @@ mod grammar_tests;
 mod tests;
 
 use crate::agent::{AgentCommand, AgentEvent, AgentHandle};
-use crate::tools::ToolName;
 use crate::tui::app::{App, Effect, Msg};
 use crate::tui::render::view::draw;
 use crate::tui::term::frame::FrameClock;
@@ -205,17 +204,8 @@ where
     H: Host<B, S>,
 {
     let command = match effect {
-        Effect::RunTask { task, cancel } => AgentCommand::RunTask { task, cancel },
-        Effect::Resume { cancel } => AgentCommand::Resume { cancel },
-        Effect::ClearConversation => AgentCommand::ClearConversation,
-        Effect::ShowDiff => AgentCommand::ShowDiff,
-        Effect::Compact => AgentCommand::Compact,
-        Effect::SetModel(model) => AgentCommand::SetModel(model),
-        Effect::Undo { all, cancel } => AgentCommand::Undo { all, cancel },
         // The core owns the approvals; its `ScopesChanged` updates the header.
-        Effect::RevokeApprovals(tools) => {
-            AgentCommand::RevokeApprovals(tools.into_iter().filter_map(ToolName::parse).collect())
-        }
+        Effect::Agent(command) => command,
         Effect::EditProposal {
             serial,
             path,

@@ -3,7 +3,7 @@
 
 use super::{EXIT_OK, EditRequest, Host, event_loop};
 use crate::agent::{AgentCommand, AgentEvent, AgentHandle};
-use crate::tools::ToolName;
+use crate::tools::{ToolId, ToolName};
 use crate::tui::app::App;
 use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
 use futures_util::stream::{self, Stream, StreamExt};
@@ -176,17 +176,38 @@ async fn a_signal_ends_the_loop_with_128_plus_its_number() {
 }
 
 #[tokio::test]
-async fn revoking_sends_the_core_a_typed_command_and_the_header_waits_for_its_answer() {
+async fn revoking_an_mcp_tool_sends_the_core_that_very_tool() {
+    // It crossed this boundary as a string once and was dropped on the way,
+    // so the core went on auto-approving the tool.
     let mut app = App::new("m", "~/w");
+    let tool = ToolId::mcp("files", "write_file");
     app.update(crate::tui::app::Msg::Agent(AgentEvent::ScopesChanged {
-        approved: vec![ToolName::WriteFile],
+        approved: vec![tool.clone()],
     }));
     let (mut agent, mut commands) = fake_agent();
     let events = vec![key(KeyCode::F(3)), ctrl('c')];
     let code = run(&mut app, &mut host(), Some(&mut agent), events).await;
     assert_eq!(code, Ok(EXIT_OK));
     match commands.try_recv() {
-        Ok(AgentCommand::RevokeApprovals(tools)) => assert_eq!(tools, [ToolName::WriteFile]),
+        Ok(AgentCommand::RevokeApprovals(tools)) => assert_eq!(tools, [tool]),
+        other => panic!("expected RevokeApprovals, got {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn revoking_sends_the_core_a_typed_command_and_the_header_waits_for_its_answer() {
+    let mut app = App::new("m", "~/w");
+    app.update(crate::tui::app::Msg::Agent(AgentEvent::ScopesChanged {
+        approved: vec![ToolName::WRITE_FILE.into()],
+    }));
+    let (mut agent, mut commands) = fake_agent();
+    let events = vec![key(KeyCode::F(3)), ctrl('c')];
+    let code = run(&mut app, &mut host(), Some(&mut agent), events).await;
+    assert_eq!(code, Ok(EXIT_OK));
+    match commands.try_recv() {
+        Ok(AgentCommand::RevokeApprovals(tools)) => {
+            assert_eq!(tools, [ToolId::from(ToolName::WRITE_FILE)])
+        }
         other => panic!("expected RevokeApprovals, got {other:?}"),
     }
 }

@@ -18,7 +18,7 @@ pub fn every_event() -> Vec<AgentEvent> {
         AgentEvent::ApprovalRequested(ApprovalRequest {
             step: 1,
             call_id: "c".into(),
-            tool: ToolName::WriteFile,
+            tool: ToolName::WRITE_FILE.into(),
             action,
             allow_for_task: true,
             reply: tokio::sync::oneshot::channel().0,
@@ -38,6 +38,7 @@ pub fn every_event() -> Vec<AgentEvent> {
             added: 1,
             removed: 0,
             created: true,
+            by: Some("mcp filesystem".into()),
         }],
         diff_hash: "abc".into(),
         no_tool_used: false,
@@ -48,6 +49,11 @@ pub fn every_event() -> Vec<AgentEvent> {
             before: None,
             after: None,
             contents_known: true,
+        }],
+        rewritten_by_every_run: vec!["report.txt".into()],
+        tests_changed: vec![stepwise::tools::test_infra::InfraChange {
+            path: "conftest.py".into(),
+            what: "test setup",
         }],
     };
     let events = vec![
@@ -72,12 +78,13 @@ pub fn every_event() -> Vec<AgentEvent> {
         },
         AgentEvent::ToolCallStreaming {
             index: 0,
-            tool: ToolRef::from_name("write_file"),
+            tool: ToolId::parse("write_file"),
+            preview: stepwise::tools::registry::LivePreview::WriteFile,
             fragment: "{".into(),
         },
         AgentEvent::LiveEditBase {
             index: 0,
-            tool: ToolName::WriteFile.into(),
+            tool: ToolName::WRITE_FILE.into(),
             path: "a".into(),
             old: None,
         },
@@ -88,7 +95,8 @@ pub fn every_event() -> Vec<AgentEvent> {
         AgentEvent::ToolCallProposed {
             step: 1,
             call_id: "c".into(),
-            tool: ToolName::WriteFile.into(),
+            tool: ToolName::WRITE_FILE.into(),
+            kind: stepwise::agent::CallKind::Edit,
             target: "a".into(),
             arguments: serde_json::json!({}),
             diff: Some(diff()),
@@ -127,7 +135,7 @@ pub fn every_event() -> Vec<AgentEvent> {
         AgentEvent::ToolFinished {
             step: 1,
             call_id: "c".into(),
-            tool: ToolRef::from_name("nope"),
+            tool: ToolId::parse("nope"),
             status: CallStatus::Ok,
             summary: "s".into(),
             result: serde_json::json!({"success": true}),
@@ -163,7 +171,7 @@ pub fn every_event() -> Vec<AgentEvent> {
             message: "m".into(),
         },
         AgentEvent::ScopesChanged {
-            approved: vec![ToolName::RunTests],
+            approved: vec![ToolName::RUN_TESTS.into(), ToolId::mcp("fs", "write_file")],
         },
         AgentEvent::TaskFinished {
             reason: FinishReason::Error("e".into()),

@@ -18,6 +18,8 @@
 
 use crate::agent::live::partial_field;
 use crate::diff::{FileDiff, LineKind};
+use crate::tools::ToolId;
+use crate::tools::registry::LivePreview;
 use crate::tui::panes::diff::live_patch::partial_patch;
 use crate::tui::panes::diff::source::Source;
 use crate::tui::panes::diff::view::DiffKey;
@@ -35,16 +37,15 @@ pub const MAX_PREVIEW_BYTES: usize = 2 * 1024 * 1024;
 pub const INLINE_PREVIEW_BYTES: usize = 64 * 1024;
 /// How often a frame looks for a preview computed on the worker.
 pub const POLL: Duration = Duration::from_millis(8);
-/// Tools whose arguments are previewed.
-const PREVIEWED: [&str; 3] = ["write_file", "replace_text", PATCH];
-/// The tool previewed from its arguments alone (see `live_patch`).
-const PATCH: &str = "apply_patch";
 
 /// One streaming tool call.
 #[derive(Debug)]
 pub struct LiveCall {
     pub index: usize,
-    pub tool: String,
+    pub tool: ToolId,
+    /// How its arguments are previewed, as the core said (a patch is
+    /// previewed from its arguments alone, see `live_patch`).
+    pub kind: LivePreview,
     args: String,
     /// Path and current content (`None`: a new file), once the core sent them.
     base: Option<Arc<Base>>,
@@ -79,7 +80,7 @@ impl LiveCall {
     /// Whether there is something to show: the file is known, or it is a
     /// patch (which carries its own diff).
     fn ready(&self) -> bool {
-        self.base.is_some() || self.tool == PATCH
+        self.base.is_some() || self.kind == LivePreview::Patch
     }
 
     /// The diffs to show, if any arrived.
@@ -95,29 +96,31 @@ pub struct LivePreviews {
 
 impl LivePreviews {
     /// More of call `index`'s arguments.
-    pub fn fragment(&mut self, index: usize, tool: &str, fragment: &str) {
-        if !PREVIEWED.contains(&tool) {
+    pub fn fragment(&mut self, index: usize, tool: &ToolId, kind: LivePreview, fragment: &str) {
+        if kind == LivePreview::None {
             return;
         }
         let call = self.call(index, tool);
+        call.kind = kind;
         call.args.push_str(fragment);
         call.dirty = true;
     }
 
     /// The file call `index` edits, as it is now.
-    pub fn base(&mut self, index: usize, tool: &str, path: String, old: Option<String>) {
+    pub fn base(&mut self, index: usize, tool: &ToolId, path: String, old: Option<String>) {
         let call = self.call(index, tool);
         call.base = Some(Arc::new((path, old)));
         call.dirty = true;
     }
 
-    fn call(&mut self, index: usize, tool: &str) -> &mut LiveCall {
+    fn call(&mut self, index: usize, tool: &ToolId) -> &mut LiveCall {
         let at = match self.calls.iter().position(|c| c.index == index) {
             Some(at) => at,
             None => {
                 self.calls.push(LiveCall {
                     index,
-                    tool: tool.to_string(),
+                    tool: tool.clone(),
+                    kind: LivePreview::None,
                     args: String::new(),
                     base: None,
                     dirty: false,
@@ -181,7 +184,7 @@ impl LivePreviews {
             }
             call.dirty = false;
             call.computed_at = Some(now);
-            if call.tool == PATCH {
+            if call.kind == LivePreview::Patch {
                 (call.files, call.note) = compute_patch(call);
                 call.generation += 1;
                 changed = true;
@@ -194,9 +197,9 @@ impl LivePreviews {
                     .map_or(0, |b| b.1.as_ref().map_or(0, String::len));
             if size > INLINE_PREVIEW_BYTES && size <= MAX_PREVIEW_BYTES {
                 // The file is shared with the job, not copied: it never changes.
-                let (tool, args, base) = (call.tool.clone(), call.args.clone(), call.base.clone());
+                let (kind, args, base) = (call.kind, call.args.clone(), call.base.clone());
                 let job = move || {
-                    let computed = compute(&tool, &args, base.as_deref());
+                    let computed = compute(kind, &args, base.as_deref());
                     let prepared = computed.0.as_ref().map(|d| Source::new(&[d], false));
                     (computed, prepared)
                 };
@@ -205,7 +208,7 @@ impl LivePreviews {
                     continue;
                 }
             }
-            let computed = compute(&call.tool, &call.args, call.base.as_deref());
+            let computed = compute(call.kind, &call.args, call.base.as_deref());
             changed |= call.show(computed);
         }
         changed
@@ -277,9 +280,9 @@ fn compute_patch(call: &LiveCall) -> (Vec<FileDiff>, Option<&'static str>) {
     (files, note)
 }
 
-/// The preview diff of a call of `tool` with arguments `args` so far
-/// against `base` (the file's path and content), or why there is none yet.
-fn compute(tool: &str, args: &str, base: Option<&Base>) -> Computed {
+/// The preview diff of a call previewed as `kind` with arguments `args` so
+/// far against `base` (the file's path and content), or why there is none yet.
+fn compute(kind: LivePreview, args: &str, base: Option<&Base>) -> Computed {
     let Some((path, old)) = base else {
         return (None, None);
     };
@@ -287,8 +290,8 @@ fn compute(tool: &str, args: &str, base: Option<&Base>) -> Computed {
         return (None, Some("too large to preview while it streams"));
     }
     let old_lf = old.as_ref().map(|o| o.replace("\r\n", "\n"));
-    match tool {
-        "write_file" => {
+    match kind {
+        LivePreview::WriteFile => {
             let Some(content) = partial_field(args, "content") else {
                 return (None, Some("waiting for the new content…"));
             };
@@ -298,7 +301,7 @@ fn compute(tool: &str, args: &str, base: Option<&Base>) -> Computed {
             }
             (Some(diff), None)
         }
-        "replace_text" => {
+        LivePreview::ReplaceText => {
             let Some(base) = old_lf else {
                 return (None, Some("the file does not exist"));
             };
@@ -315,7 +318,7 @@ fn compute(tool: &str, args: &str, base: Option<&Base>) -> Computed {
                 _ => (None, Some("waiting for the text to replace…")),
             }
         }
-        _ => (None, None),
+        LivePreview::Patch | LivePreview::None => (None, None),
     }
 }
 
@@ -354,6 +357,11 @@ fn trim_unstreamed(diff: &mut FileDiff) {
 mod tests {
     use super::*;
 
+    /// How the core says a built-in tool is previewed.
+    fn preview(tool: &str) -> LivePreview {
+        crate::tools::Registry::default().live_preview(tool)
+    }
+
     fn at(ms: u64, t0: Instant) -> Instant {
         t0 + Duration::from_millis(ms)
     }
@@ -362,11 +370,16 @@ mod tests {
     fn a_write_builds_up_and_is_throttled() {
         let t0 = Instant::now();
         let mut live = LivePreviews::default();
-        live.fragment(0, "write_file", r#"{"path": "a.py", "content": "x = 1\ny"#);
+        live.fragment(
+            0,
+            &ToolId::parse("write_file"),
+            preview("write_file"),
+            r#"{"path": "a.py", "content": "x = 1\ny"#,
+        );
         assert!(!live.refresh(t0), "no base yet");
         live.base(
             0,
-            "write_file",
+            &ToolId::parse("write_file"),
             "a.py".into(),
             Some("x = 1\ny = 2\nz = 3\n".into()),
         );
@@ -377,7 +390,12 @@ mod tests {
             .expect("preview");
         // Only what streamed: `y` is added; `y = 2` and `z = 3` are not removed yet.
         assert_eq!((diff.added, diff.removed), (1, 0), "{diff:?}");
-        live.fragment(0, "write_file", " = 5\\nz = 3\\n\"}");
+        live.fragment(
+            0,
+            &ToolId::parse("write_file"),
+            preview("write_file"),
+            " = 5\\nz = 3\\n\"}",
+        );
         assert!(!live.refresh(at(50, t0)), "throttled");
         assert_eq!(live.next_refresh(), Some(at(100, t0)));
         assert!(live.refresh(at(100, t0)));
@@ -395,14 +413,29 @@ mod tests {
     fn a_replacement_needs_its_old_text_once() {
         let t0 = Instant::now();
         let mut live = LivePreviews::default();
-        live.base(1, "replace_text", "c.py".into(), Some("a\nb\nc\n".into()));
-        live.fragment(1, "replace_text", r#"{"path": "c.py", "old": "b\n"#);
+        live.base(
+            1,
+            &ToolId::parse("replace_text"),
+            "c.py".into(),
+            Some("a\nb\nc\n".into()),
+        );
+        live.fragment(
+            1,
+            &ToolId::parse("replace_text"),
+            preview("replace_text"),
+            r#"{"path": "c.py", "old": "b\n"#,
+        );
         live.refresh(t0);
         assert!(
             live.shown()
                 .is_some_and(|c| c.preview.is_none() && c.note.is_some())
         );
-        live.fragment(1, "replace_text", r#"", "new": "B\nB2\n"#);
+        live.fragment(
+            1,
+            &ToolId::parse("replace_text"),
+            preview("replace_text"),
+            r#"", "new": "B\nB2\n"#,
+        );
         live.refresh(at(200, t0));
         let diff = live
             .shown()
@@ -414,7 +447,7 @@ mod tests {
     #[test]
     fn other_tools_are_ignored() {
         let mut live = LivePreviews::default();
-        live.fragment(0, "run_tests", "{}");
+        live.fragment(0, &ToolId::parse("run_tests"), preview("run_tests"), "{}");
         assert!(live.calls.is_empty());
     }
 }

@@ -3,10 +3,17 @@
 //! the pane takes its items as the worker built them.
 
 use crate::diff::FileDiff;
+use crate::tools::ToolId;
+use crate::tools::registry::LivePreview;
 use crate::tui::panes::diff::live::{INLINE_PREVIEW_BYTES, LivePreviews, REFRESH};
 use std::time::{Duration, Instant};
 
 /// A 3,000-line file, and a version with every fifth line changed.
+/// How the core says a built-in tool is previewed.
+fn preview(tool: &str) -> LivePreview {
+    crate::tools::Registry::default().live_preview(tool)
+}
+
 fn big() -> (String, String) {
     let old: String = (0..3_000)
         .map(|i| format!("value_{i} = compute({i}, 'x')\n"))
@@ -50,7 +57,12 @@ fn a_large_preview_streamed_in_random_pieces_ends_as_the_full_diff() {
     let mut seed: u64 = 0x5eed;
     for _ in 0..4 {
         let mut live = LivePreviews::default();
-        live.base(0, "write_file", "big.py".into(), Some(old.clone()));
+        live.base(
+            0,
+            &ToolId::parse("write_file"),
+            "big.py".into(),
+            Some(old.clone()),
+        );
         let mut now = Instant::now();
         let mut at = 0;
         let mut seen = 0;
@@ -61,7 +73,12 @@ fn a_large_preview_streamed_in_random_pieces_ends_as_the_full_diff() {
             let n = 1 + (seed >> 33) as usize % 9_000;
             let piece: String = chars[at..(at + n).min(chars.len())].iter().collect();
             at += n;
-            live.fragment(0, "write_file", &piece);
+            live.fragment(
+                0,
+                &ToolId::parse("write_file"),
+                preview("write_file"),
+                &piece,
+            );
             // Frames come faster than the throttle, or slower.
             now += Duration::from_millis((seed >> 40) % 150);
             live.refresh(now);
@@ -85,8 +102,13 @@ fn a_frame_does_not_wait_for_a_large_preview() {
     let (old, new) = big();
     let args = serde_json::json!({"path": "big.py", "content": new}).to_string();
     let mut live = LivePreviews::default();
-    live.base(0, "write_file", "big.py".into(), Some(old));
-    live.fragment(0, "write_file", &args);
+    live.base(0, &ToolId::parse("write_file"), "big.py".into(), Some(old));
+    live.fragment(
+        0,
+        &ToolId::parse("write_file"),
+        preview("write_file"),
+        &args,
+    );
     let t0 = Instant::now();
     live.refresh(t0);
     // Queued on the worker: the pane shows the earlier state until it is
@@ -119,6 +141,7 @@ fn the_pane_takes_a_large_preview_with_its_items_built_off_the_ui_thread() {
     app.update(Msg::Agent(AgentEvent::ToolCallStreaming {
         index: 0,
         tool: "write_file".into(),
+        preview: crate::tools::registry::LivePreview::WriteFile,
         fragment: args,
     }));
     let area = ratatui::layout::Rect::new(0, 0, 200, 60);

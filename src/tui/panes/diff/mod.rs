@@ -22,6 +22,7 @@ pub mod view;
 use crate::agent::ApprovalAction;
 use crate::diff::FileDiff;
 use crate::present::numbers::thousands;
+use crate::tools::registry::LivePreview;
 use crate::tui::app::{App, Focus};
 use crate::tui::panes::diff::source::Source;
 use crate::tui::panes::diff::view::{DiffKey, Marks};
@@ -95,7 +96,10 @@ pub fn ensure(app: &mut App, width: usize, height: usize) {
     // A streaming patch names its files too.
     let headers = headers
         || matches!(key, DiffKey::Live { .. })
-            && app.live.shown().is_some_and(|c| c.tool == "apply_patch");
+            && app
+                .live
+                .shown()
+                .is_some_and(|c| c.kind == LivePreview::Patch);
     // A new preview's items may have been built with it, off this thread.
     let prepared = match key != app.diff.key() {
         true => app.live.take_prepared(key),
@@ -177,7 +181,7 @@ fn title(app: &App, key: DiffKey) -> String {
             None => "Diff".into(),
         },
         DiffKey::Live { .. } => match app.live.shown() {
-            Some(call) if call.tool == "apply_patch" => {
+            Some(call) if call.kind == LivePreview::Patch => {
                 let n = call.files.len();
                 let s = if n == 1 { "" } else { "s" };
                 format!("Patch · {n} file{s} so far · streaming… (incomplete)")
