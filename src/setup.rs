@@ -85,6 +85,7 @@ impl Prepared {
 /// Build the session. The key is not checked here (the TUI opens without one).
 pub fn prepare(config: &Config) -> Result<Prepared, String> {
     hide_every_key();
+    crate::tools::scrub::hide_git_credentials(&config.workspace);
     let mut prepared = prepare_session(config)?;
     if let Some(task) = &config.task {
         prepared.task = Some(task.clone());

@@ -51,7 +51,7 @@ impl Session {
     /// configuration error naming the numbers (such a window otherwise
     /// overflows at the first request, silently on some servers).
     pub fn check_context_window(&self, window: u64) -> Result<(), String> {
-        let rules = super::rules::load(self.workspace.root());
+        let rules = super::rules::load(&self.workspace);
         let system = estimate_tokens(&[ChatMessage::system(self.system_prompt(&rules))]);
         let tools = (self.tools.as_ref()).map_or(0, |t| t.to_string().len() as u64 / 4);
         let needed = system + tools + ONE_STEP_TOKENS;

@@ -36,7 +36,7 @@ impl Session {
         if self.tools.is_some() {
             self.tools = Some(self.registry.schemas(&self.test_commands));
         }
-        let rules = rules::load(self.workspace.root());
+        let rules = rules::load(&self.workspace);
         let prompt = self.system_prompt(&rules);
         match self.history.first_mut() {
             Some(first) if first.role == Role::System => first.content = Some(prompt),

@@ -1,6 +1,14 @@
 //! Project rules: `AGENTS.md` in the workspace root and `.stepwise/rules.md`,
 //! read at each task start and appended to the system prompt, capped in size.
+//!
+//! What must stay true: a rule file is read as `read_file` reads a file: a
+//! regular file only (never a FIFO or a device), opened without blocking,
+//! capped, and judged by the deny list by where it really leads, so a rule
+//! file that is a symlink to `.env` or `.git/config` puts nothing of them
+//! into the prompt.
 
+use crate::config::read::{MAX_CONFIG_BYTES, regular_text};
+use crate::tools::Workspace;
 use std::path::Path;
 
 /// Rule files, in the order they are added.
@@ -37,21 +45,27 @@ impl Rules {
     }
 }
 
-/// Read the rule files that exist. A file that leads outside the root (a
-/// symlink) or is not UTF-8 text is skipped.
-pub fn load(root: &Path) -> Rules {
+/// Read the rule files that exist. A file that leads outside the root or to
+/// a denied file (a symlink), that is not a regular file, or not UTF-8 text
+/// is skipped.
+pub fn load(workspace: &Workspace) -> Rules {
     let mut rules = Rules::default();
-    let Ok(root) = root.canonicalize() else {
+    let Ok(root) = workspace.root().canonicalize() else {
         return rules;
     };
     for name in RULE_FILES {
         let Ok(real) = root.join(name).canonicalize() else {
             continue;
         };
-        if !real.starts_with(&root) || !real.is_file() {
+        let Ok(inside) = real.strip_prefix(&root) else {
+            continue;
+        };
+        // The rule file itself lives in `.stepwise/`; anything else it leads
+        // to is judged as the file tools judge it.
+        if inside != Path::new(name) && workspace.deny().denies(inside) {
             continue;
         }
-        let Ok(text) = std::fs::read_to_string(&real) else {
+        let Ok(Some(text)) = regular_text(&real, MAX_CONFIG_BYTES) else {
             continue;
         };
         if text.trim().is_empty() {
@@ -87,7 +101,7 @@ mod tests {
         let dir = temp("both");
         std::fs::write(dir.join("AGENTS.md"), "Use tabs.\n").unwrap();
         std::fs::write(dir.join(".stepwise/rules.md"), "x".repeat(MAX_RULES_CHARS)).unwrap();
-        let rules = load(&dir);
+        let rules = load(&Workspace::open(&dir).unwrap());
         assert_eq!(rules.files, ["AGENTS.md", ".stepwise/rules.md"]);
         assert!(rules.text.starts_with("Use tabs.\n\nxxx"));
         assert!(rules.truncated);
@@ -102,12 +116,29 @@ mod tests {
     #[test]
     fn no_rules_no_section_and_links_out_are_skipped() {
         let dir = temp("none");
-        assert_eq!(load(&dir).prompt_section(), None);
+        assert_eq!(load(&Workspace::open(&dir).unwrap()).prompt_section(), None);
         let outside = temp("outside");
         std::fs::write(outside.join("AGENTS.md"), "secret rules").unwrap();
         std::os::unix::fs::symlink(outside.join("AGENTS.md"), dir.join("AGENTS.md")).unwrap();
-        assert!(load(&dir).files.is_empty());
+        assert!(load(&Workspace::open(&dir).unwrap()).files.is_empty());
         std::fs::remove_dir_all(&dir).unwrap();
         std::fs::remove_dir_all(&outside).unwrap();
+    }
+
+    #[test]
+    fn a_rule_file_that_leads_to_a_secret_or_a_special_file_is_skipped() {
+        let dir = temp("links");
+        std::fs::write(dir.join(".env"), "OPENAI_API_KEY=sk-rules-secret\n").unwrap();
+        std::os::unix::fs::symlink(".env", dir.join("AGENTS.md")).unwrap();
+        std::fs::create_dir_all(dir.join(".git")).unwrap();
+        std::fs::write(dir.join(".git/config"), "[core]\n").unwrap();
+        std::os::unix::fs::symlink("../.git/config", dir.join(".stepwise/rules.md")).unwrap();
+        let rules = load(&Workspace::open(&dir).unwrap());
+        assert!(rules.files.is_empty(), "{rules:?}");
+        assert!(!rules.text.contains("sk-rules-secret"));
+        std::fs::remove_file(dir.join("AGENTS.md")).unwrap();
+        std::os::unix::fs::symlink("/dev/zero", dir.join("AGENTS.md")).unwrap();
+        assert!(load(&Workspace::open(&dir).unwrap()).files.is_empty());
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

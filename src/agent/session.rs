@@ -196,7 +196,7 @@ impl Session {
     }
 
     pub fn rule_files(&self) -> Vec<String> {
-        super::rules::load(self.workspace.root()).files
+        super::rules::load(&self.workspace).files
     }
 
     /// Whether the conversation has a task to continue.

@@ -7,7 +7,11 @@
 //! any thread exists); a variable already in the environment wins and is
 //! dropped here; an undocumented variable is never passed on; a base URL is
 //! open only when the key sent to it comes from this same file (the file
-//! sets a key variable, the environment sets none of them).
+//! sets a key variable, the environment sets none of them). Values are
+//! literal: `${VAR}` and `$VAR` are never expanded (a repository's `.env`
+//! could otherwise copy the environment's secrets into a model name or a
+//! URL), and a value that looks like a secret is never taken as anything
+//! but a key. The file is read only when it is a regular file, capped.
 
 use super::guard::Guard;
 use super::providers::{KEY_VARS, is_key_var};
@@ -41,11 +45,11 @@ impl DotEnv {
 
     /// `read`, asking `already_set` instead of the environment (for tests).
     pub fn read_with(path: &Path, already_set: impl Fn(&str) -> bool) -> Result<DotEnv, String> {
-        let entries = match dotenvy::from_path_iter(path) {
-            Ok(entries) => entries,
-            Err(e) if e.not_found() => return Ok(DotEnv::default()),
-            Err(e) => return Err(format!("cannot read {}: {e}", path.display())),
+        let Some(text) = super::read::regular_text(path, super::read::MAX_CONFIG_BYTES)? else {
+            return Ok(DotEnv::default());
         };
+        let literal = without_substitution(&text);
+        let entries = dotenvy::from_read_iter(literal.as_bytes());
         let mut env = DotEnv {
             path: Some(path.to_path_buf()),
             ..DotEnv::default()
@@ -57,6 +61,14 @@ impl DotEnv {
                 env.ignored.push(name);
                 continue;
             };
+            // Only a key variable may hold a secret: a secret-looking model
+            // name, URL or header would carry it somewhere else.
+            if !is_key_var(&name) && crate::tools::scrub::text(&value) != value.as_str() {
+                return Err(format!(
+                    "{}: {name} looks like a secret (a key or a credential); only the key variables may hold one",
+                    path.display()
+                ));
+            }
             if already_set(&name) || env.vars.iter().any(|(n, _, _)| *n == name) {
                 continue; // the environment (or the file's first line) wins
             }
@@ -95,9 +107,97 @@ impl DotEnv {
     }
 }
 
+/// The text with every `$` that `dotenvy` would expand escaped (`\$`), so
+/// its values come out literal. Mirrors its reading: nothing in single
+/// quotes is expanded, a backslash escapes the next character, a comment
+/// (`#` at a line's start, or after a blank outside quotes) runs to the end
+/// of its line, and quotes may span lines.
+fn without_substitution(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 16);
+    let (mut single, mut double, mut escaped, mut comment) = (false, false, false, false);
+    let mut after_blank = true;
+    for c in text.chars() {
+        if comment {
+            out.push(c);
+            comment = c != '\n';
+            after_blank = true;
+            continue;
+        }
+        if single {
+            single = c != '\'';
+            out.push(c);
+            continue;
+        }
+        if escaped {
+            escaped = false;
+            out.push(c);
+            after_blank = false;
+            continue;
+        }
+        match c {
+            '\\' => escaped = true,
+            '\'' if !double => single = true,
+            '"' => double = !double,
+            '$' => out.push('\\'),
+            '#' if !double && after_blank => comment = true,
+            _ => {}
+        }
+        out.push(c);
+        after_blank = !double && (c == ' ' || c == '\t' || c == '\n');
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn values_are_literal_and_never_expand_the_environment() {
+        // HOME and PATH are set in any test environment.
+        let text = "STEPWISE_MODEL=m-${HOME}-$PATH\nSTEPWISE_PYTHON=\"/x/$HOME\"\nOPENAI_BASE_URL='http://h/$HOME'\nSTEPWISE_PROVIDER=a\\$b # it's $HOME\nSTEPWISE_LOG=\"multi\nline $PATH\"\n# comment's $HOME\nHTTPS_PROXY=$STEPWISE_MODEL\n";
+        let env = read(text, &[]);
+        let all: Vec<(&str, &str)> = env
+            .open()
+            .chain(env.guarded().map(|(n, v, _)| (n, v)))
+            .collect();
+        let value = |name: &str| all.iter().find(|(n, _)| *n == name).map(|(_, v)| *v);
+        assert_eq!(value("STEPWISE_MODEL"), Some("m-${HOME}-$PATH"));
+        assert_eq!(value("STEPWISE_PYTHON"), Some("/x/$HOME"));
+        assert_eq!(value("OPENAI_BASE_URL"), Some("http://h/$HOME"));
+        assert_eq!(value("STEPWISE_PROVIDER"), Some("a$b"));
+        assert_eq!(value("STEPWISE_LOG"), Some("multi\nline $PATH"));
+        assert_eq!(value("HTTPS_PROXY"), Some("$STEPWISE_MODEL"));
+    }
+
+    #[test]
+    fn a_secret_looking_value_is_only_ever_a_key() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(".env");
+        std::fs::write(
+            &path,
+            "STEPWISE_MODEL=ghp_abcdefghijklmnopqrstuvwxyz0123456789\n",
+        )
+        .unwrap();
+        let err = DotEnv::read_with(&path, |_| false).unwrap_err();
+        assert!(err.contains("STEPWISE_MODEL looks like a secret"), "{err}");
+        assert!(!err.contains("ghp_abc"), "the error never shows it: {err}");
+        std::fs::write(
+            &path,
+            "OPENAI_API_KEY=sk-proj-abcdefghijklmnopqrstuvwxyz0123456789\n",
+        )
+        .unwrap();
+        assert!(DotEnv::read_with(&path, |_| false).is_ok());
+    }
+
+    #[test]
+    fn a_special_file_is_refused_without_a_hang() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(".env");
+        std::os::unix::fs::symlink("/dev/zero", &path).unwrap();
+        let err = DotEnv::read_with(&path, |_| false).unwrap_err();
+        assert!(err.contains("not a regular file"), "{err}");
+    }
 
     fn read(text: &str, set: &[&str]) -> DotEnv {
         let dir = tempfile::tempdir().unwrap();

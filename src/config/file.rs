@@ -81,10 +81,8 @@ pub fn project_path(workspace: &Path) -> PathBuf {
 pub fn load(paths: &[PathBuf]) -> Result<LoadedFiles, String> {
     let mut loaded = LoadedFiles::default();
     for path in paths {
-        let text = match std::fs::read_to_string(path) {
-            Ok(t) => t,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
-            Err(e) => return Err(format!("cannot read {}: {e}", path.display())),
+        let Some(text) = super::read::regular_text(path, super::read::MAX_CONFIG_BYTES)? else {
+            continue;
         };
         let table: toml::Table =
             toml::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;

@@ -1,6 +1,9 @@
 //! The `[mcp]` table of `stepwise.toml`: the MCP servers a session starts,
-//! each an argument array (no shell) with its extra environment, the tools
-//! that need no approval, and the seconds one call may take.
+//! each an argument array (no shell) with its extra environment (literal
+//! `env` values, and `env_vars`: names passed on from the user's own
+//! environment, so a token need not be written in a file), its working
+//! folder (`cwd`; by default stepwise's own config folder, never the
+//! workspace), the tools that need no approval, and the seconds one call may take.
 //!
 //! What must stay true: a server's name is a short `[A-Za-z0-9_-]` word (it
 //! becomes part of the tool names the model sees); a command is a non-empty
@@ -29,6 +32,12 @@ pub struct McpServerSettings {
     pub read_only: Vec<String>,
     /// Seconds one call, or the start, may take.
     pub timeout_secs: u64,
+    /// Where it starts (`None`: stepwise's config folder, not the workspace,
+    /// so a repository's files cannot shadow the server's own modules).
+    pub cwd: Option<std::path::PathBuf>,
+    /// Variables passed on from stepwise's environment, by name (never a
+    /// provider's key).
+    pub env_vars: Vec<String>,
 }
 
 /// The `[mcp]` table: the servers in name order.
@@ -53,6 +62,9 @@ struct RawServer {
     #[serde(default)]
     read_only: Vec<String>,
     timeout_secs: Option<u64>,
+    cwd: Option<std::path::PathBuf>,
+    #[serde(default)]
+    env_vars: Vec<String>,
 }
 
 /// Whether `name` may name a server or a tool: `[A-Za-z0-9_-]`, 1..=`max` bytes.
@@ -91,12 +103,29 @@ impl McpSettings {
                 .map_err(|why| {
                     format!("has servers.{name}.timeout_secs = {timeout_secs}, which {why}")
                 })?;
+            if let Some(key) = server
+                .env_vars
+                .iter()
+                .find(|v| super::providers::is_key_var(v))
+            {
+                return Err(format!(
+                    "has servers.{name}.env_vars naming {key}: a provider's key is never passed to a server"
+                ));
+            }
+            if let Some(cwd) = server.cwd.as_ref().filter(|c| !c.is_absolute()) {
+                return Err(format!(
+                    "has servers.{name}.cwd = {:?}: give an absolute folder",
+                    cwd.display().to_string()
+                ));
+            }
             servers.push(McpServerSettings {
                 name,
                 command: server.command,
                 env: server.env,
                 read_only: server.read_only,
                 timeout_secs,
+                cwd: server.cwd,
+                env_vars: server.env_vars,
             });
         }
         Ok(McpSettings { servers })
@@ -115,6 +144,12 @@ impl McpSettings {
                 if !s.env.is_empty() {
                     let names: Vec<&str> = s.env.keys().map(String::as_str).collect();
                     line.push_str(&format!(" env {}", names.join(" ")));
+                }
+                if !s.env_vars.is_empty() {
+                    line.push_str(&format!(" env_vars {}", s.env_vars.join(" ")));
+                }
+                if let Some(cwd) = &s.cwd {
+                    line.push_str(&format!(" cwd {}", cwd.display()));
                 }
                 if !s.read_only.is_empty() {
                     line.push_str(&format!(" read-only {}", s.read_only.join(" ")));
@@ -158,6 +193,8 @@ mod tests {
             "[servers.a_]\ncommand = [\"x\"]\n",
             "[servers.t]\ncommand = [\"x\"]\ntimeout_secs = 0\n",
             "[servers.t]\ncommand = [\"x\"]\nshell = true\n",
+            "[servers.t]\ncommand = [\"x\"]\nenv_vars = [\"OPENAI_API_KEY\"]\n",
+            "[servers.t]\ncommand = [\"x\"]\ncwd = \"relative/dir\"\n",
         ] {
             assert!(McpSettings::from_toml(&table(bad)).is_err(), "{bad}");
         }

@@ -33,6 +33,7 @@ pub mod models;
 pub mod providers;
 pub mod ranges;
 pub mod raw;
+pub mod read;
 pub mod report;
 pub mod sandbox;
 pub mod settings;

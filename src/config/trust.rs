@@ -213,8 +213,9 @@ impl TrustStore {
 
     /// The store at `path`; an unreadable or broken file trusts nothing.
     pub fn load_from(path: &Path) -> TrustStore {
-        let parsed = std::fs::read_to_string(path)
+        let parsed = super::read::regular_text(path, super::read::MAX_CONFIG_BYTES)
             .ok()
+            .flatten()
             .and_then(|text| toml::from_str::<StoreFile>(&text).ok());
         let answers = parsed
             .map(|f| f.folders)

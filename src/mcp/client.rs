@@ -51,6 +51,20 @@ pub enum CallError {
     Refused(String),
 }
 
+/// Where a server starts: its `cwd`, else stepwise's config folder (made if
+/// missing), else `/`; never the workspace, whose files (a `mcp_server.py`,
+/// a `node_modules/.bin` entry) would shadow the server's own and run first.
+fn server_dir(settings: &McpServerSettings, workspace: &Path) -> std::path::PathBuf {
+    if let Some(cwd) = &settings.cwd {
+        return cwd.clone();
+    }
+    let config = directories::ProjectDirs::from("", "", "stepwise")
+        .map(|dirs| dirs.config_dir().to_path_buf())
+        .filter(|dir| std::fs::create_dir_all(dir).is_ok())
+        .filter(|dir| !dir.starts_with(workspace));
+    config.unwrap_or_else(|| std::path::PathBuf::from("/"))
+}
+
 impl Connection {
     /// Start the server and shake hands, within its timeout.
     pub async fn start(settings: &McpServerSettings, root: &Path) -> Result<Connection, String> {
@@ -62,11 +76,16 @@ impl Connection {
         let mut command = tokio::process::Command::new(program);
         command
             .args(args)
-            .current_dir(root)
+            .current_dir(server_dir(settings, root))
             .env_clear()
             .process_group(0);
         for (name, value) in std::env::vars_os() {
             if name.to_str().is_some_and(|n| allowed(n, &[])) {
+                command.env(name, value);
+            }
+        }
+        for name in &settings.env_vars {
+            if let Some(value) = std::env::var_os(name) {
                 command.env(name, value);
             }
         }

@@ -15,22 +15,29 @@ use std::path::{Component, Path};
 
 /// File names never readable or writable, as globs on the last path
 /// component (documentation; [`denied_name`] is the check).
-pub const DENIED_NAMES: [&str; 11] = [
+pub const DENIED_NAMES: [&str; 17] = [
     ".env",
     ".env.*",
+    ".envrc",
     "*.pem",
     "*.key",
     "id_rsa*",
+    "id_dsa*",
     "id_ecdsa*",
     "id_ed25519*",
     ".netrc",
     ".pypirc",
     ".npmrc",
     ".git-credentials",
+    ".pgpass",
+    "*.pgpass",
+    "service-account*.json",
+    "kubeconfig",
 ];
 
-/// Folders whose whole content is denied, wherever they are.
-pub const DENIED_DIRS: [&str; 2] = [".git", ".stepwise"];
+/// Folders whose whole content is denied, wherever they are (`.kube/`
+/// holds cluster credentials).
+pub const DENIED_DIRS: [&str; 3] = [".git", ".stepwise", ".kube"];
 
 /// Whether a file name (any case) is on the fixed list. Written out rather
 /// than matched as globs, and without allocating: it runs for every file a
@@ -44,16 +51,21 @@ pub fn denied_name(name: &str) -> bool {
         n.len() >= word.len() && n[n.len() - word.len()..].eq_ignore_ascii_case(word.as_bytes())
     };
     is(".env")
+        || is(".envrc")
         || is(".netrc")
         || is(".pypirc")
         || is(".npmrc")
         || is(".git-credentials")
+        || is("kubeconfig")
         || starts(".env.")
         || ends(".pem")
         || ends(".key")
+        || ends(".pgpass")
         || starts("id_rsa")
+        || starts("id_dsa")
         || starts("id_ecdsa")
         || starts("id_ed25519")
+        || (starts("service-account") && ends(".json"))
 }
 
 /// The fixed names plus the configured globs.
@@ -167,6 +179,14 @@ mod tests {
             "vendor/lib/.git/HEAD",
             ".stepwise/lock",
             ".git",
+            ".envrc",
+            "home/.ssh/id_dsa",
+            ".pgpass",
+            "db/prod.pgpass",
+            "service-account.json",
+            "deploy/service-account-prod.json",
+            "kubeconfig",
+            ".kube/config",
         ] {
             assert!(deny.denies(Path::new(denied)), "{denied}");
         }
@@ -178,6 +198,8 @@ mod tests {
             ".gitignore",
             "docs/git/notes.md",
             "env/.envrc.md",
+            "service-account.md",
+            "accounts.json",
         ] {
             assert!(!deny.denies(Path::new(allowed)), "{allowed}");
         }

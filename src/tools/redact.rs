@@ -1,18 +1,142 @@
 //! Credential redaction for `read_file`: values of `.env`-style lines whose
-//! name contains KEY, TOKEN, SECRET or PASSWORD (`NAME=value`, `NAME = "value"`,
-//! `"name": "value"`, `export NAME=value`, `name: value`) and the bodies of
-//! `-----BEGIN ... PRIVATE KEY-----` blocks are replaced by [`MARKER`] before
-//! the text reaches the model. The hidden byte ranges are also what the edit
+//! name looks like a credential's (KEY, TOKEN, SECRET, PASSWORD, PASSWD,
+//! PASSPHRASE, CREDENTIAL, or a part PASS, PWD, PW: `NAME=value`,
+//! `NAME = "value"`, `"name": "value"`, `export NAME=value`, `name: value`),
+//! quoted values of such names anywhere in a line (`{'PASSWORD': 'pw'}`), the
+//! bodies of `-----BEGIN ... PRIVATE KEY-----` blocks (also inside a JSON
+//! string, as in a service-account file), the password of a URL
+//! (`postgres://app:pw@db`), the credentials of an `Authorization` header or
+//! a bearer token, and tokens of well-known formats in any text (`ghp_…`,
+//! `github_pat_…`, `sk-…`, `glpat-…`, `xoxb-…`, `AIza…`, `AKIA…`) are
+//! replaced by [`MARKER`] before the text reaches the model. The hidden byte ranges are also what the edit
 //! paths (`replace_text`, `apply_patch`) use to refuse any edit touching a
 //! value the model could not see ([`touches`]).
 
+use regex::Regex;
 use std::ops::Range;
+use std::sync::OnceLock;
 
 /// What the model sees in place of a hidden value.
 pub const MARKER: &str = "[redacted by stepwise]";
 
-/// Words that make a name look like a credential's.
-const SECRET_WORDS: [&str; 4] = ["KEY", "TOKEN", "SECRET", "PASSWORD"];
+/// Words that make a name look like a credential's, anywhere in it.
+const SECRET_WORDS: [&str; 7] = [
+    "KEY",
+    "TOKEN",
+    "SECRET",
+    "PASSWORD",
+    "PASSWD",
+    "PASSPHRASE",
+    "CREDENTIAL",
+];
+/// Parts of a name (between `_`, `-` and `.`) that make it a credential's.
+const SECRET_PARTS: [&str; 3] = ["PASS", "PWD", "PW"];
+
+/// Whether a name looks like a credential's.
+fn secret_name(name: &str) -> bool {
+    let upper = name.to_ascii_uppercase();
+    SECRET_WORDS.iter().any(|w| upper.contains(w))
+        || upper
+            .split(['_', '-', '.'])
+            .any(|part| SECRET_PARTS.contains(&part))
+}
+
+/// Secrets found by their shape anywhere in a line: the capture group
+/// `secret` is hidden.
+fn shapes() -> &'static Regex {
+    static SHAPES: OnceLock<Regex> = OnceLock::new();
+    SHAPES.get_or_init(|| {
+        let patterns = [
+            // Tokens of well-known formats.
+            r"\b(?P<secret>gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}|sk-(?:ant-|proj-)?[A-Za-z0-9_-]{20,}|glpat-[A-Za-z0-9_-]{20,}|xox[abprs]-[A-Za-z0-9-]{10,}|AIza[0-9A-Za-z_-]{30,}|AKIA[0-9A-Z]{16}|[rs]k_live_[0-9A-Za-z]{16,})",
+            // The password of a URL's user info.
+            r"[A-Za-z][A-Za-z0-9+.-]*://[^\s:/@]+:(?P<secret>[^\s@/]+)@",
+            // An Authorization header's credentials, and bearer tokens.
+            r"(?i)\b(?:proxy-)?authorization\s*[:=]\s*(?:(?:bearer|basic|token|digest)\s+)?(?P<secret>[^\s\x22',;]+)",
+            r"(?i)\bbearer\s+(?P<secret>[A-Za-z0-9._~+/=-]{12,})",
+        ];
+        let joined = patterns
+            .iter()
+            .map(|p| format!("(?:{p})"))
+            .collect::<Vec<_>>()
+            .join("|");
+        // Capture names repeat across alternatives: number them instead.
+        let numbered = number_groups(&joined);
+        Regex::new(&numbered).unwrap_or_else(|_| never())
+    })
+}
+
+/// Quoted values of credential-like names anywhere in a line.
+fn quoted_pairs() -> &'static Regex {
+    static PAIRS: OnceLock<Regex> = OnceLock::new();
+    PAIRS.get_or_init(|| {
+        let pattern =
+            r#"["']?(?P<name>[A-Za-z0-9_.-]+)["']?\s*[:=]\s*(?:"(?P<dq>[^"]+)"|'(?P<sq>[^']+)')"#;
+        Regex::new(pattern).unwrap_or_else(|_| never())
+    })
+}
+
+/// A regex that matches nothing (the patterns above are fixed and tested).
+fn never() -> Regex {
+    #[allow(clippy::unwrap_used)]
+    Regex::new(r"[^\s\S]").unwrap()
+}
+
+/// `(?P<secret>` groups renamed `secret0`, `secret1`, … (a regex may not
+/// repeat a name).
+fn number_groups(pattern: &str) -> String {
+    let mut out = String::new();
+    for (i, part) in pattern.split("(?P<secret>").enumerate() {
+        if i > 0 {
+            out.push_str(&format!("(?P<secret{}>", i - 1));
+        }
+        out.push_str(part);
+    }
+    out
+}
+
+/// Byte ranges (within `line`) of secrets found by their shape or as quoted
+/// values of credential-like names.
+fn shaped_secrets(line: &str) -> Vec<Range<usize>> {
+    let mut out = Vec::new();
+    for caps in shapes().captures_iter(line) {
+        for group in caps.iter().skip(1).flatten() {
+            out.push(group.start()..group.end());
+        }
+    }
+    for caps in quoted_pairs().captures_iter(line) {
+        let named = caps.name("name").is_some_and(|n| secret_name(n.as_str()));
+        if let (true, Some(value)) = (named, caps.name("dq").or_else(|| caps.name("sq"))) {
+            out.push(value.start()..value.end());
+        }
+    }
+    // A PEM block inside one line (a JSON string with `\n` escapes).
+    if let Some(begin) = line.find("-----BEGIN ")
+        && let Some(header_end) = line[begin..].find("PRIVATE KEY-----")
+    {
+        let body = begin + header_end + "PRIVATE KEY-----".len();
+        let end = line[body..]
+            .find("-----END ")
+            .map_or(line.len(), |e| body + e);
+        if end > body {
+            out.push(body..end);
+        }
+    }
+    out
+}
+
+/// Sorted, with overlapping and touching ranges merged.
+fn merged(mut ranges: Vec<Range<usize>>) -> Vec<Range<usize>> {
+    ranges.sort_by_key(|r| (r.start, r.end));
+    let mut out: Vec<Range<usize>> = Vec::new();
+    for r in ranges {
+        match out.last_mut() {
+            Some(last) if r.start <= last.end => last.end = last.end.max(r.end),
+            _ => out.push(r),
+        }
+    }
+    out
+}
 
 /// A text with its credential-like values hidden.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -100,15 +224,27 @@ fn hidden_ranges(text: &str) -> Vec<Range<usize>> {
             }
             continue;
         }
+        let mut in_line: Vec<Range<usize>> = shaped_secrets(line)
+            .into_iter()
+            .map(|r| at + r.start..at + r.end)
+            .collect();
+        if let Some(value) = secret_value(line) {
+            in_line.push(at + value.start..at + value.end);
+        }
+        let one_line_block = line.contains("-----BEGIN ")
+            && line.contains("PRIVATE KEY-----")
+            && (line.contains("-----END ") || line.contains("\\n"));
+        if one_line_block || (!in_line.is_empty() && !line.trim_start().starts_with("-----BEGIN "))
+        {
+            hidden.extend(merged(in_line));
+            continue;
+        }
         if line.contains("-----BEGIN ") && line.contains("PRIVATE KEY-----") {
             // The body starts after this line's line break.
             let end = at + line.len();
             let body = text[end..].find('\n').map_or(text.len(), |n| end + n + 1);
             block_start = Some(body);
             continue;
-        }
-        if let Some(value) = secret_value(line) {
-            hidden.push(at + value.start..at + value.end);
         }
     }
     if let Some(start) = block_start.filter(|&s| s < text.len()) {
@@ -129,8 +265,7 @@ fn secret_value(line: &str) -> Option<Range<usize>> {
         rest = trimmed;
     }
     let (name, after_name) = split_name(rest)?;
-    let upper = name.to_ascii_uppercase();
-    if !SECRET_WORDS.iter().any(|w| upper.contains(w)) {
+    if !secret_name(name) {
         return None;
     }
     at += rest.len() - after_name.len();
@@ -211,6 +346,60 @@ mod tests {
     }
 
     #[test]
+    fn secrets_found_by_their_shape_and_in_any_place_of_a_line_are_hidden() {
+        let m = MARKER;
+        for (text, secret) in [
+            ("DB_PASS=hunter2x\n", "hunter2x"),
+            (
+                "DATABASES = {'default': {'USER': 'app', 'PASSWORD': 'pw-django'}}\n",
+                "pw-django",
+            ),
+            (
+                "see ghp_abcdefghijklmnopqrstuvwxyz0123456789 in the issue\n",
+                "ghp_abcdefghijklmnopqrstuvwxyz0123456789",
+            ),
+            (
+                "DATABASE_URL: postgres://app:s3cr3tpw@db:5432/app\n",
+                "s3cr3tpw",
+            ),
+            (
+                "curl -H 'Authorization: Bearer eyJhbGciOiJIUzI1NiJ9.abc' https://x\n",
+                "eyJhbGciOiJIUzI1NiJ9.abc",
+            ),
+            (
+                "\textraheader = AUTHORIZATION: basic eC1hY2Nlc3MtdG9rZW46Z2hz\n",
+                "eC1hY2Nlc3MtdG9rZW46Z2hz",
+            ),
+            (
+                "key sk-proj-abcdefghijklmnopqrstuvwx leaked\n",
+                "sk-proj-abcdefghijklmnopqrstuvwx",
+            ),
+        ] {
+            let out = shown(text);
+            assert!(!out.contains(secret), "{text:?} -> {out:?}");
+            assert!(out.contains(m), "{out}");
+        }
+        let gcp = r#"{"type": "service_account", "private_key_id": "abc123def", "private_key": "-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBg\nkqhkiG9w0B\n-----END PRIVATE KEY-----\n", "client_email": "x@y.iam.gserviceaccount.com"}"#;
+        let out = shown(gcp);
+        assert!(
+            !out.contains("MIIEvQIBADANBg") && !out.contains("kqhkiG9w0B"),
+            "{out}"
+        );
+        assert!(out.contains("client_email"), "the rest stays: {out}");
+        let multi = "{\n  \"private_key\": \"-----BEGIN PRIVATE KEY-----\\nMIIEvQIB\\n-----END PRIVATE KEY-----\\n\",\n  \"x\": 1\n}\n";
+        let out = shown(multi);
+        assert!(
+            !out.contains("MIIEvQIB") && out.contains("\"x\": 1"),
+            "{out}"
+        );
+        // What is hidden is exactly what the ranges say, in the original.
+        let text = "a: postgres://u:pw12345@h/db and ghp_abcdefghijklmnopqrstuvwxyz01\n";
+        let r = redact(text);
+        let hidden: Vec<&str> = r.hidden.iter().map(|h| &text[h.clone()]).collect();
+        assert_eq!(hidden, ["pw12345", "ghp_abcdefghijklmnopqrstuvwxyz01"]);
+    }
+
+    #[test]
     fn code_and_harmless_lines_are_kept() {
         for line in [
             "if API_KEY == other:",
@@ -224,6 +413,11 @@ mod tests {
             "assert parse(\"API_KEY=abc\")",
             "api_key = ${API_KEY}",
             "TOKEN := 3",
+            "BYPASS=1",
+            "TESTS_PASSED=3",
+            "url = https://example.org/path@v2",
+            "see https://github.com/user/repo",
+            "task: skip the flaky test",
         ] {
             assert_eq!(shown(line), line, "{line}");
         }

@@ -36,6 +36,37 @@ pub fn hide(secret: &str) {
     }
 }
 
+/// Hide the credentials the workspace's `.git/config` holds: an
+/// `http.extraheader` (a CI checkout's token) and the password of a remote
+/// URL. A test's output can print them (`git config -l`); from now on they
+/// are scrubbed like the key. Read only when it is a regular file, capped.
+pub fn hide_git_credentials(root: &std::path::Path) {
+    let path = root.join(".git").join("config");
+    let Ok(Some(text)) = crate::config::read::regular_text(&path, 256 * 1024) else {
+        return;
+    };
+    for line in text.lines() {
+        let line = line.trim();
+        let Some((name, value)) = line.split_once('=') else {
+            continue;
+        };
+        let (name, value) = (name.trim().to_ascii_lowercase(), value.trim());
+        if name == "extraheader" {
+            hide(value);
+            // `AUTHORIZATION: basic TOKEN`: the token alone too.
+            if let Some(token) = value.split_whitespace().last() {
+                hide(token);
+            }
+        }
+        if let Some((_, rest)) = value.split_once("://")
+            && let Some((userinfo, _)) = rest.split_once('@')
+            && let Some((_, password)) = userinfo.split_once(':')
+        {
+            hide(password);
+        }
+    }
+}
+
 /// `text` without registered secrets and credential-looking values.
 pub fn text(text: &str) -> Cow<'_, str> {
     let mut out = Cow::Borrowed(text);
@@ -83,6 +114,23 @@ pub fn json(value: &mut Value) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_checkout_token_in_git_config_is_hidden_from_then_on() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join(".git")).unwrap();
+        std::fs::write(
+            dir.path().join(".git/config"),
+            "[http \"https://github.com/\"]\n\textraheader = AUTHORIZATION: basic Q0ktdG9rZW4tdW5pdC0xMjM0\n[remote \"origin\"]\n\turl = https://ci:pw-unit-77aa@git.example/repo.git\n",
+        )
+        .unwrap();
+        hide_git_credentials(dir.path());
+        let shown = text("token Q0ktdG9rZW4tdW5pdC0xMjM0 and pw-unit-77aa in a test's output");
+        assert!(
+            !shown.contains("Q0ktdG9rZW4tdW5pdC0xMjM0") && !shown.contains("pw-unit-77aa"),
+            "{shown}"
+        );
+    }
 
     #[test]
     fn a_registered_key_is_hidden_wherever_it_sits_and_short_values_are_not_registered() {

@@ -344,3 +344,37 @@ fn print_config_shows_the_servers_but_not_their_env_values() {
     );
     assert!(!shown.contains("hidden-value"), "{shown}");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn servers_start_outside_the_workspace_so_its_files_cannot_shadow_them() {
+    let setup = Setup::new("");
+    let config_dir = setup.home.path().join(".config/stepwise");
+    // The real server, as a module found from the server's own folder.
+    std::fs::copy(server_script(), config_dir.join("probe_server.py")).unwrap();
+    // A repository's copy of the same module name.
+    let planted = setup.home.path().join("shadow-ran");
+    let shadow = format!(
+        "open({:?}, 'w').write('the workspace copy ran')\n",
+        planted.display().to_string()
+    );
+    std::fs::write(setup.ws.path().join("probe_server.py"), &shadow).unwrap();
+    std::fs::write(
+        config_dir.join("stepwise.toml"),
+        "[mcp.servers.t]\ncommand = [\"python3\", \"-m\", \"probe_server\"]\nread_only = [\"echo\"]\n",
+    )
+    .unwrap();
+    let model = MockModel::start(vec![
+        tool_call("mcp__t__echo", json!({"text": "from the real one"})),
+        text("Echoed."),
+    ])
+    .await;
+    let out = setup.exec(&model.base_url(), &["Echo"]).await;
+    let err = lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(!planted.exists(), "the workspace's copy ran: {err}");
+    let requests = model.requests().await;
+    assert!(
+        last_result(&requests[1]).contains("from the real one"),
+        "{err}"
+    );
+}

@@ -20,6 +20,8 @@ fn settings_with_server() -> LoopSettings {
                 env: Default::default(),
                 read_only: Vec::new(),
                 timeout_secs: 10,
+                cwd: None,
+                env_vars: Vec::new(),
             }],
         },
         ..LoopSettings::default()

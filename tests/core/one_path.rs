@@ -28,6 +28,8 @@ fn server(name: &str, command: Vec<String>, read_only: &[&str]) -> LoopSettings 
                 env: Default::default(),
                 read_only: read_only.iter().map(|t| t.to_string()).collect(),
                 timeout_secs: 20,
+                cwd: None,
+                env_vars: Vec::new(),
             }],
         },
         ..LoopSettings::default()
