@@ -206,14 +206,21 @@ pub fn elapsed_text(d: Duration) -> String {
     }
 }
 
-/// `Tokens: 1,234 in (200 cached) / 56 out · est. $0.0012`
+/// `Tokens: 1234 in (200 cached, 16%) / 56 out · est. $0.0012`; tokens
+/// written to a cache (Anthropic) are named after the cached ones.
 pub fn usage_line(usage: &TokenUsage, cost_usd: Option<f64>) -> String {
     if *usage == TokenUsage::default() && cost_usd.is_none() {
         return "Tokens: none reported".into();
     }
     let mut line = format!("Tokens: {} in", usage.prompt_tokens);
-    if usage.cached_tokens > 0 {
-        line.push_str(&format!(" ({} cached)", usage.cached_tokens));
+    if let Some(percent) = usage.cached_percent() {
+        line.push_str(&format!(" ({} cached, {percent}%)", usage.cached_tokens));
+    }
+    if usage.cache_write_tokens > 0 {
+        line.push_str(&format!(
+            " ({} written to the cache)",
+            usage.cache_write_tokens
+        ));
     }
     line.push_str(&format!(" / {} out", usage.completion_tokens));
     match cost_usd {
@@ -386,10 +393,11 @@ mod tests {
             prompt_tokens: 1234,
             completion_tokens: 56,
             cached_tokens: 200,
+            cache_write_tokens: 0,
         };
         assert_eq!(
             usage_line(&usage, Some(0.0012)),
-            "Tokens: 1234 in (200 cached) / 56 out · est. $0.0012"
+            "Tokens: 1234 in (200 cached, 16%) / 56 out · est. $0.0012"
         );
         assert!(usage_line(&usage, None).ends_with("cost unknown for this model"));
     }

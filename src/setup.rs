@@ -206,9 +206,13 @@ pub fn http_model(config: &Config) -> Result<Arc<dyn ChatModel>, String> {
             let mut model = HttpModel::new(&config.base_url, &config.model, key)
                 .and_then(|m| m.with_headers(&config.headers))
                 .map_err(|e| e.to_string())?
-                .with_idle_timeout(config.idle_timeout);
+                .with_idle_timeout(config.idle_timeout)
+                .with_token_timeout(config.token_timeout);
             if let Some(var) = preset.key_var {
                 model = model.with_key_var(var);
+            }
+            if accepts_prompt_cache_key(config.provider, &config.base_url) {
+                model = model.with_prompt_cache_key(session_cache_key());
             }
             Arc::new(model)
         }
@@ -216,10 +220,32 @@ pub fn http_model(config: &Config) -> Result<Arc<dyn ChatModel>, String> {
             AnthropicModel::new(&config.base_url, &config.model, key)
                 .and_then(|m| m.with_headers(&config.headers))
                 .map_err(|e| e.to_string())?
-                .with_idle_timeout(config.idle_timeout),
+                .with_idle_timeout(config.idle_timeout)
+                .with_token_timeout(config.token_timeout),
         ),
     };
     Ok(model)
+}
+
+/// Whether the server takes OpenAI's `prompt_cache_key`: OpenAI's own API
+/// does; other OpenAI-compatible servers may refuse a field they do not know.
+fn accepts_prompt_cache_key(provider: crate::config::providers::Provider, base_url: &str) -> bool {
+    let host = base_url
+        .split("://")
+        .nth(1)
+        .and_then(|rest| rest.split(['/', ':']).next())
+        .unwrap_or_default();
+    provider == crate::config::providers::Provider::Openai && host == "api.openai.com"
+}
+
+/// A `prompt_cache_key` for this run's session: the process and the clock,
+/// nothing about the user or the machine.
+fn session_cache_key() -> String {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or(0);
+    format!("stepwise-{:x}-{:x}", std::process::id(), nanos)
 }
 
 pub(crate) fn open(path: &Path) -> Result<Workspace, String> {
@@ -284,6 +310,30 @@ fn copy_dir(from: &Path, to: &Path) -> std::io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_openai_itself_gets_a_prompt_cache_key() {
+        use crate::config::providers::Provider;
+        assert!(accepts_prompt_cache_key(
+            Provider::Openai,
+            "https://api.openai.com/v1"
+        ));
+        // The default provider pointed at a local server, and other providers: no.
+        assert!(!accepts_prompt_cache_key(
+            Provider::Openai,
+            "http://127.0.0.1:8080/v1"
+        ));
+        assert!(!accepts_prompt_cache_key(
+            Provider::Openai,
+            "https://api.openai.com.evil.example/v1"
+        ));
+        assert!(!accepts_prompt_cache_key(
+            Provider::Deepseek,
+            "https://api.openai.com/v1"
+        ));
+        let key = session_cache_key();
+        assert!(key.starts_with("stepwise-") && key.len() > 12, "{key}");
+    }
 
     #[test]
     fn copy_skips_caches_and_links() {

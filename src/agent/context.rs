@@ -1,7 +1,9 @@
 //! Token and cost accounting, and keeping requests inside the context budget:
 //! cutting a new tool result to what is left of the budget, eliding old tool
 //! results first, then summarizing older turns with a model call. A
-//! compaction is reported only when it removed something.
+//! compaction is reported only when it removed something. At start-up, a
+//! window too small for the system prompt, the tools and one step is a
+//! configuration error.
 
 use super::budget;
 use super::compact::{self, KEEP_RECENT, estimate_tokens};
@@ -14,6 +16,9 @@ use tokio_util::sync::CancellationToken;
 /// Tokens a tool result may always use, however full the context is (its
 /// head and the note saying it was cut).
 const MIN_RESULT_TOKENS: u64 = 256;
+/// What one step needs besides the system prompt and the tools: the task,
+/// a call and a result cut to its floor.
+pub const ONE_STEP_TOKENS: u64 = 2 * MIN_RESULT_TOKENS;
 
 /// Characters of each message shown to the summarizer.
 const SUMMARY_MESSAGE_CHARS: usize = 2_000;
@@ -39,6 +44,23 @@ impl Session {
                 session_usd: self.session_cost,
             });
         }
+    }
+
+    /// At start-up: whether a window of `window` tokens can hold the system
+    /// prompt (with the project's rules), the tools and one step; if not, a
+    /// configuration error naming the numbers (such a window otherwise
+    /// overflows at the first request, silently on some servers).
+    pub fn check_context_window(&self, window: u64) -> Result<(), String> {
+        let rules = super::rules::load(&self.workspace);
+        let system = estimate_tokens(&[ChatMessage::system(self.system_prompt(&rules))]);
+        let tools = (self.tools.as_ref()).map_or(0, |t| t.to_string().len() as u64 / 4);
+        let needed = system + tools + ONE_STEP_TOKENS;
+        if window >= needed {
+            return Ok(());
+        }
+        Err(format!(
+            "the context window of {window} tokens cannot hold the system prompt (about {system} tokens), the tool definitions (about {tools}) and one step ({ONE_STEP_TOKENS}): it needs at least {needed}. Give the server a larger context size and set --context-window (or context_window) to it."
+        ))
     }
 
     /// Estimated tokens of the next request: the server's last count plus an

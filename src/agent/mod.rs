@@ -18,6 +18,7 @@ pub mod live;
 mod mcp_call;
 mod prompt;
 pub mod protocol;
+mod repeats;
 mod request;
 mod restore;
 mod retry;

@@ -1,6 +1,11 @@
 //! The two ways a model can express its decision: native tool calls, or the JSON
 //! text protocol (`{"type":"tool_call",...}` / `{"type":"final",...}`). Turns a
 //! reply into actions and records replies and results in the history.
+//!
+//! With native tools offered, a reply whose whole text is plainly a call
+//! (`{"name": ..., "arguments": {...}}`, in a code fence or in Hermes/Qwen
+//! `<tool_call>` tags) is never a final answer: [`text_call`] reads it as
+//! the call it names, or says what is wrong with it.
 
 use crate::config::Protocol;
 use crate::llm::{ChatMessage, ModelReply, ToolCallMsg};
@@ -68,6 +73,60 @@ fn parse_native(reply: &ModelReply) -> Result<Vec<Action>, String> {
     }])
 }
 
+/// Tags some models (Hermes, Qwen) wrap a call in when a server does not parse it.
+const CALL_TAGS: (&str, &str) = ("<tool_call>", "</tool_call>");
+
+/// A reply's text read as a tool call, if it plainly is one: `None` when it
+/// is not (an answer), `Some(Ok)` for a call of one of `tools` with object
+/// arguments, `Some(Err)` saying what is wrong with it otherwise.
+pub fn text_call(text: &str, tools: &[String]) -> Option<Result<(String, String), String>> {
+    let mut inner = text.trim();
+    if let Some(rest) = inner.strip_prefix(CALL_TAGS.0) {
+        inner = rest
+            .trim_end()
+            .strip_suffix(CALL_TAGS.1)
+            .unwrap_or(rest)
+            .trim();
+    }
+    if let Some(rest) = inner.strip_prefix("```") {
+        let rest = rest.trim_start_matches(|c: char| c.is_ascii_alphabetic());
+        inner = rest.trim_end().strip_suffix("```").unwrap_or(rest).trim();
+    }
+    if !inner.starts_with('{') {
+        return None;
+    }
+    let Ok(Value::Object(object)) = serde_json::from_str::<Value>(inner) else {
+        // Looks like a call in JSON but is not valid JSON.
+        return inner
+            .contains("\"name\"")
+            .then(|| Err(format!("your reply is a tool call written as text, and its JSON does not parse; {TEXT_CALL_HINT}")));
+    };
+    let call = match object.get("function") {
+        Some(Value::Object(function)) => function,
+        _ => &object,
+    };
+    let name = call.get("name").and_then(Value::as_str)?;
+    let arguments = call.get("arguments").or_else(|| call.get("parameters"))?;
+    if !tools.iter().any(|t| t == name) {
+        return Some(Err(format!(
+            "your reply is a call of \"{name}\" written as text, and there is no such tool; {TEXT_CALL_HINT}"
+        )));
+    }
+    let arguments = match arguments {
+        Value::String(text) => serde_json::from_str::<Value>(text).unwrap_or(Value::Null),
+        other => other.clone(),
+    };
+    if !arguments.is_object() {
+        return Some(Err(format!(
+            "your reply is a call of \"{name}\" written as text, and its arguments are not a JSON object; {TEXT_CALL_HINT}"
+        )));
+    }
+    Some(Ok((name.to_string(), arguments.to_string())))
+}
+
+/// What a model that wrote a call as text is told.
+pub const TEXT_CALL_HINT: &str = "call tools through the tools interface (a tool call), not in your reply's text; when the task is done, answer in plain text";
+
 #[derive(Debug, PartialEq, Eq)]
 enum JsonAction {
     Tool { name: String, arguments: String },
@@ -122,8 +181,11 @@ fn parse_json_reply(text: &str) -> Result<JsonAction, String> {
 /// Append the model's reply to the history.
 pub fn record_reply(protocol: Protocol, history: &mut Vec<ChatMessage>, reply: &ModelReply) {
     match protocol {
+        // Only a turn that called tools carries its reasoning back (DeepSeek
+        // wants it there and ignores it elsewhere).
         Protocol::Tools if !reply.tool_calls.is_empty() => history.push(
-            ChatMessage::assistant_tool_calls(&reply.content, reply.tool_calls.clone()),
+            ChatMessage::assistant_tool_calls(&reply.content, reply.tool_calls.clone())
+                .with_reasoning(reply.reasoning.clone()),
         ),
         _ => history.push(ChatMessage::assistant(reply.content.clone())),
     }
@@ -245,6 +307,53 @@ mod tests {
             }])
         );
         assert!(parse_native(&ModelReply::default()).is_err());
+    }
+
+    #[test]
+    fn a_call_written_as_text_is_told_apart_from_an_answer() {
+        let tools = vec!["read_file".to_string(), "run_tests".to_string()];
+        let call = |t: &str| text_call(t, &tools);
+        let read = Some(Ok((
+            "read_file".to_string(),
+            r#"{"path":"a.py"}"#.to_string(),
+        )));
+        assert_eq!(
+            call(r#"{"name": "read_file", "arguments": {"path": "a.py"}}"#),
+            read
+        );
+        assert_eq!(
+            call(
+                "<tool_call>\n{\"name\": \"read_file\", \"arguments\": {\"path\": \"a.py\"}}\n</tool_call>"
+            ),
+            read
+        );
+        assert_eq!(
+            call(
+                "```json\n{\"function\": {\"name\": \"read_file\", \"arguments\": \"{\\\"path\\\": \\\"a.py\\\"}\"}}\n```"
+            ),
+            read
+        );
+        assert_eq!(
+            call(r#"{"name": "read_file", "parameters": {"path": "a.py"}}"#),
+            read
+        );
+        let unknown = call(r#"{"name": "delete_all", "arguments": {}}"#)
+            .unwrap()
+            .unwrap_err();
+        assert!(unknown.contains("no such tool"), "{unknown}");
+        let bad = call(r#"{"name": "read_file", "arguments": "a.py"}"#)
+            .unwrap()
+            .unwrap_err();
+        assert!(bad.contains("not a JSON object"), "{bad}");
+        assert!(
+            call(r#"{"name": "read_file", "arguments": {"#)
+                .unwrap()
+                .is_err()
+        );
+        // Answers, also ones that show JSON, are answers.
+        assert_eq!(call("All done: the tests pass."), None);
+        assert_eq!(call(r#"The config is {"name": "x"}."#), None);
+        assert_eq!(call(r#"{"name": "stepwise", "version": 1}"#), None);
     }
 
     #[test]

@@ -5,14 +5,25 @@
 //! overflow compacts the conversation once and tries again, then stops; a
 //! reply cut at the output token limit (`finish_reason: "length"`) is never
 //! taken as a final answer nor executed, and the model is asked to go on
-//! shorter (a repair request, counted against `MAX_REPAIRS`).
+//! shorter (a repair request, counted against `MAX_REPAIRS`); a reply that
+//! ended as a refusal ends the task as one, its text shown, never as the
+//! answer; a reply whose text is plainly a tool call runs as that call
+//! when it names a tool with object arguments, is asked again once with a
+//! hint otherwise, and a second such reply stops the task pointing at
+//! `--protocol json`.
 
 use super::contract::{AgentEvent, FinishReason};
 use super::live::LiveCalls;
 use super::protocol::{self, Action};
 use super::session::{MAX_REPAIRS, Session, Task};
 use crate::config::Protocol;
-use crate::llm::{ChatMessage, ChatRequest, LlmError, ModelReply, StreamDelta};
+use crate::llm::{ChatMessage, ChatRequest, LlmError, ModelReply, StreamDelta, ToolCallMsg};
+
+/// Replies with a malformed call written as text after which a task stops.
+pub const MAX_TEXT_CALLS: u32 = 2;
+
+/// The finish reason of a refusal (Anthropic's stop reason, kept as it came).
+pub const REFUSAL: &str = "refusal";
 
 /// Told to the model (and shown) when its reply was cut at the token limit.
 pub const CUT_AT_LIMIT: &str = "your last reply was cut off at the output token limit (finish_reason \"length\"), so nothing in it was carried out. Continue with a shorter reply: one tool call at a time, and large edits in smaller pieces (replace_text) rather than one long write_file.";
@@ -35,12 +46,55 @@ impl Session {
         let protocol_kind = self.settings.protocol;
         let streams_text = protocol_kind == Protocol::Tools;
         let mut attempt = 0;
+        let mut text_calls = 0;
         loop {
-            let reply = self.request_with_recovery(t).await?;
+            let mut reply = self.request_with_recovery(t).await?;
+            if streams_text
+                && reply.tool_calls.is_empty()
+                && reply.finish_reason.as_deref() != Some("length")
+            {
+                match protocol::text_call(&reply.content, &self.tool_names()) {
+                    None => {}
+                    // Taken as the call it plainly is, recorded as a native one.
+                    Some(Ok((name, arguments))) => {
+                        self.json_ids += 1;
+                        let id = format!("call_text_{}", self.json_ids);
+                        reply.tool_calls = vec![ToolCallMsg::new(id, name, arguments)];
+                        reply.content.clear();
+                    }
+                    Some(Err(problem)) => {
+                        text_calls += 1;
+                        if let Some(usage) = reply.usage {
+                            self.record_usage(t, usage);
+                        }
+                        if text_calls >= MAX_TEXT_CALLS {
+                            let message = format!(
+                                "the model wrote its tool calls as text {MAX_TEXT_CALLS} times instead of calling them: {problem}. Some servers drop tool calls when streaming (Ollama with some models, llama.cpp without --jinja): try --protocol json"
+                            );
+                            t.emit(AgentEvent::Error {
+                                message: message.clone(),
+                            });
+                            return Err(FinishReason::Error(message));
+                        }
+                        self.history
+                            .push(ChatMessage::assistant(reply.content.clone()));
+                        t.emit(AgentEvent::ProtocolRepair {
+                            attempt: text_calls,
+                            error: problem.clone(),
+                            cut_at_limit: false,
+                        });
+                        protocol::record_feedback(&mut self.history, &problem);
+                        continue;
+                    }
+                }
+            }
             if streams_text && !reply.content.trim().is_empty() {
                 t.emit(AgentEvent::AssistantMessage {
                     text: reply.content.clone(),
                 });
+            }
+            if reply.finish_reason.as_deref() == Some(REFUSAL) {
+                return Err(self.refused(t, &reply));
             }
             let cut_at_limit = reply.finish_reason.as_deref() == Some("length");
             let parsed = if cut_at_limit {
@@ -80,6 +134,38 @@ impl Session {
                 }
             }
         }
+    }
+
+    /// The names of the built-in tools offered (none under the JSON protocol).
+    fn tool_names(&self) -> Vec<String> {
+        let tools = self.tools.as_ref().and_then(serde_json::Value::as_array);
+        tools
+            .into_iter()
+            .flatten()
+            .filter_map(|t| t.pointer("/function/name")?.as_str().map(str::to_string))
+            .collect()
+    }
+
+    /// A reply the model ended as a refusal (Anthropic's `stop_reason:
+    /// "refusal"`): kept in the history as what the model said, reported and
+    /// finished as a refusal, never taken as the task's answer.
+    fn refused(&mut self, t: &mut Task<'_>, reply: &ModelReply) -> FinishReason {
+        if let Some(usage) = reply.usage {
+            self.record_usage(t, usage);
+        }
+        let text = reply.content.trim();
+        if !text.is_empty() {
+            self.history.push(ChatMessage::assistant(text));
+        }
+        let message = if text.is_empty() {
+            "the model refused the request (stop reason \"refusal\")".to_string()
+        } else {
+            format!("the model refused the request (stop reason \"refusal\"): {text}")
+        };
+        t.emit(AgentEvent::Error {
+            message: message.clone(),
+        });
+        FinishReason::Error(message)
     }
 
     /// A request, compacting the conversation once when the server says it

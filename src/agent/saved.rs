@@ -116,12 +116,19 @@ pub fn message_from_json(value: &Value, declined: bool) -> Result<ChatMessage, S
         None => None,
         Some(v) => Some(v.as_str().ok_or("tool_call_id is not text")?.to_string()),
     };
+    // The reasoning a server wants back with a tool-calling turn (see `llm::wire`).
+    let reasoning: Map<String, Value> = ["reasoning_content", "reasoning_details"]
+        .iter()
+        .filter_map(|key| Some((key.to_string(), value.get(*key)?.clone())))
+        .filter(|(_, v)| !v.is_null())
+        .collect();
     Ok(ChatMessage {
         role,
         content,
         tool_calls,
         tool_call_id,
         declined,
+        reasoning,
     })
 }
 
@@ -145,13 +152,20 @@ mod tests {
     fn messages_come_back_from_their_wire_form_exactly() {
         let mut extra = Map::new();
         extra.insert("extra_content".into(), serde_json::json!({"sig": "abc"}));
+        let mut reasoning = Map::new();
+        reasoning.insert("reasoning_content".into(), "think first".into());
+        reasoning.insert(
+            "reasoning_details".into(),
+            serde_json::json!([{"type": "reasoning.text", "text": "t", "index": 0}]),
+        );
         let messages = vec![
             ChatMessage::system("sys"),
             ChatMessage::user("task"),
             ChatMessage::assistant_tool_calls(
                 "",
                 vec![ToolCallMsg::new("c1", "read_file", "{\"path\":\"a\"}").with_extra(extra)],
-            ),
+            )
+            .with_reasoning(reasoning),
             ChatMessage::tool_result("c1", "declined").declined(true),
             ChatMessage::assistant("done"),
         ];

@@ -9,6 +9,7 @@ use super::carry::Carried;
 use super::changes::ChangeLog;
 use super::contract::{AgentEvent, EventSender, FinishReason};
 use super::protocol::{self, Action};
+use super::repeats::{self, RepeatWatch, Verdict};
 use super::retry::RetryPolicy;
 use super::rules::Rules;
 use super::scopes::{Revoker, ScopePolicy, TaskApprovals};
@@ -53,6 +54,8 @@ pub struct LoopSettings {
     pub model_table: ModelTable,
     /// The MCP servers to start (`[mcp.servers]`).
     pub mcp: crate::config::mcp::McpSettings,
+    /// The same call with the same result this many times in a row stops a task (0: never).
+    pub max_repeats: u32,
     /// The tools the model may call (the built-in ones unless a test adds some).
     pub registry: Registry,
 }
@@ -72,6 +75,7 @@ impl Default for LoopSettings {
             test_commands: Vec::new(),
             model_table: ModelTable::builtin(),
             mcp: Default::default(),
+            max_repeats: 5,
             registry: Registry::default(),
         }
     }
@@ -95,6 +99,7 @@ impl From<&Config> for LoopSettings {
             test_commands: c.test_commands.clone(),
             model_table: c.models.clone(),
             mcp: c.mcp.clone(),
+            max_repeats: c.max_repeats,
             registry: Registry::default(),
         }
     }
@@ -248,6 +253,7 @@ impl Session {
             last_tests: None,
             tool_used: false,
             changed_by_tests: Vec::new(),
+            repeats: RepeatWatch::default(),
             made_by: Default::default(),
             run_rewrites: None,
             rewritten_by_every_run: Vec::new(),
@@ -372,7 +378,16 @@ impl Session {
                     } => {
                         t.tool_used = true;
                         let output = self.execute(t, &call_id, &name, &arguments).await;
-                        let text = self.fit_tool_result(&call_id, &name, &output.body);
+                        let mut text = self.fit_tool_result(&call_id, &name, &output.body);
+                        let verdict = (t.repeats).observe(
+                            &name,
+                            &arguments,
+                            &text,
+                            self.settings.max_repeats,
+                        );
+                        if verdict == Verdict::Note {
+                            text = format!("{text}\n{}", repeats::NOTE);
+                        }
                         protocol::record_tool_result(
                             self.settings.protocol,
                             &mut self.history,
@@ -381,6 +396,17 @@ impl Session {
                             &output,
                             text,
                         );
+                        if let Verdict::Stop(times) = verdict {
+                            let message = format!(
+                                "the model repeats itself: it made the same {name} call with the same result {times} times in a row (max_repeats = {times}; 0 turns this off)"
+                            );
+                            t.emit(AgentEvent::Error {
+                                message: message.clone(),
+                            });
+                            let reason = FinishReason::Error(message);
+                            self.answer_remaining(&reply, index + 1, &reason);
+                            return reason;
+                        }
                     }
                 }
             }
@@ -394,6 +420,7 @@ impl Session {
         }
         let why = match reason {
             FinishReason::BudgetExhausted => "not executed: the step budget ran out",
+            FinishReason::Error(_) => "not executed: the task stopped",
             _ => "not executed: the user interrupted the task",
         };
         let body = serde_json::json!({"success": false, "error": why}).to_string();

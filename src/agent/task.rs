@@ -26,6 +26,8 @@ pub(super) struct Task<'a> {
     pub(super) tool_used: bool,
     /// Files the task's test runs created, changed or deleted.
     pub(super) changed_by_tests: Vec<RunChange>,
+    /// The run of identical calls with identical results so far.
+    pub(super) repeats: super::repeats::RepeatWatch,
     /// Files changed by a tool other than stepwise's own edits, and who
     /// changed them (`mcp <server>`), for the receipt.
     pub(super) made_by: BTreeMap<String, String>,

@@ -62,9 +62,15 @@ pub struct Options {
     /// Retries of a failed model request (connection errors, timeouts, 429, 5xx), with backoff.
     #[arg(long, global = true, value_name = "N", default_value_t = 4, value_parser = ranges::MAX_RETRIES.flag_parser())]
     pub max_retries: u32,
+    /// Stop a task when the model makes the same call with the same result this many times in a row (a note to the model comes at 3; 0 turns loop detection off).
+    #[arg(long, global = true, value_name = "N", default_value_t = 5, value_parser = ranges::MAX_REPEATS.flag_parser())]
+    pub max_repeats: u32,
     /// Seconds the model server may stay silent before the request counts as broken.
     #[arg(long, global = true, value_name = "SECS", default_value_t = 120, value_parser = ranges::STREAM_IDLE_TIMEOUT.flag_parser())]
     pub stream_idle_timeout: u64,
+    /// Seconds a stream kept alive (keep-alive comments, pings) may go without a token of the reply before it counts as stuck.
+    #[arg(long, global = true, value_name = "SECS", default_value_t = 600, value_parser = ranges::STREAM_TOKEN_TIMEOUT.flag_parser())]
+    pub stream_token_timeout: u64,
     /// Compact the conversation when a request would pass this percentage of the context window.
     #[arg(long, global = true, value_name = "PERCENT", default_value_t = 70, value_parser = ranges::CONTEXT_BUDGET.flag_parser())]
     pub context_budget: u8,

@@ -63,7 +63,7 @@ impl Guard {
 
 /// Price keys of a model-table entry: a project file could make a task look
 /// free and so slip past `max_cost`.
-const PRICE_KEYS: [&str; 3] = ["input", "cached_input", "output"];
+const PRICE_KEYS: [&str; 4] = ["input", "cached_input", "cache_write_input", "output"];
 
 /// The model table without its prices, and its prices alone.
 pub(super) fn split_prices(value: &toml::Value) -> Split {

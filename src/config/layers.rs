@@ -162,7 +162,9 @@ fn flag_only(options: &Options) -> Config {
         test_timeout: Duration::ZERO,
         protocol: Protocol::default(),
         max_retries: 0,
+        max_repeats: 0,
         idle_timeout: Duration::ZERO,
+        token_timeout: Duration::ZERO,
         context_budget: 0,
         context_window: 0,
         max_cost: None,
@@ -284,7 +286,9 @@ mod tests {
         assert_eq!(c.max_steps, 20);
         assert_eq!(c.test_timeout, Duration::from_secs(30));
         assert_eq!(c.max_retries, 4);
+        assert_eq!(c.max_repeats, 5);
         assert_eq!(c.idle_timeout, Duration::from_secs(120));
+        assert_eq!(c.token_timeout, Duration::from_secs(600));
         assert_eq!(c.context_budget, 70);
         assert_eq!(c.protocol, Protocol::Tools);
         assert_eq!(c.max_cost, None);
@@ -305,6 +309,19 @@ mod tests {
         assert_eq!(r.config.context_window, 4096);
         assert_eq!(source(&r, "context_window"), "file");
         assert_eq!(source(&r, "test_timeout"), "default");
+    }
+
+    #[test]
+    fn max_repeats_comes_from_a_file_or_a_flag_and_zero_is_allowed() {
+        let dir = tempfile::tempdir().unwrap();
+        let user = file(&dir, "user.toml", "max_repeats = 0\n");
+        let r = resolve_args(&[], std::slice::from_ref(&user)).unwrap();
+        assert_eq!(r.config.max_repeats, 0);
+        let r = resolve_args(&["--max-repeats", "8"], &[user]).unwrap();
+        assert_eq!(
+            (r.config.max_repeats, source(&r, "max_repeats")),
+            (8, "flag")
+        );
     }
 
     #[test]

@@ -154,8 +154,14 @@ pub struct Config {
     pub model_source: ModelSource,
     /// Retries of a failed model request (connection, timeout, 429, 5xx).
     pub max_retries: u32,
+    /// The same call with the same result this many times in a row stops
+    /// the task, with a note to the model at three (0: no loop detection).
+    pub max_repeats: u32,
     /// Seconds the model server may send nothing before the request counts as broken.
     pub idle_timeout: Duration,
+    /// Seconds a stream kept alive (SSE comments, pings) may go without a
+    /// token of the reply; never shorter than `idle_timeout` in effect.
+    pub token_timeout: Duration,
     /// Session transcripts: off, or a folder (default: `.stepwise/sessions` in the workspace).
     pub log: LogSetting,
     /// Compact the conversation when the next request would pass this percentage of the window.

@@ -16,6 +16,9 @@ pub struct ModelInfo {
     pub context_window: Option<u64>,
     pub input: Option<f64>,
     pub cached_input: Option<f64>,
+    /// The price of prompt tokens written to the cache (Anthropic's cache
+    /// writes cost more than plain input); the input price when unset.
+    pub cache_write_input: Option<f64>,
     pub output: Option<f64>,
 }
 
@@ -26,6 +29,8 @@ pub struct TokenCounts {
     pub completion: u64,
     /// Prompt tokens served from the server's cache (billed at the cached price).
     pub cached: u64,
+    /// Prompt tokens written to the server's cache (billed at the cache-write price).
+    pub cache_write: u64,
 }
 
 impl ModelInfo {
@@ -35,11 +40,14 @@ impl ModelInfo {
         let input = self.input?;
         let output = self.output?;
         let cached = tokens.cached.min(tokens.prompt);
-        let fresh = tokens.prompt - cached;
+        let written = tokens.cache_write.min(tokens.prompt - cached);
+        let fresh = tokens.prompt - cached - written;
         let cached_price = self.cached_input.unwrap_or(input);
+        let write_price = self.cache_write_input.unwrap_or(input);
         Some(
             (fresh as f64 * input
                 + cached as f64 * cached_price
+                + written as f64 * write_price
                 + tokens.completion as f64 * output)
                 / 1_000_000.0,
         )
@@ -51,6 +59,7 @@ impl ModelInfo {
             context_window: self.context_window.or(base.context_window),
             input: self.input.or(base.input),
             cached_input: self.cached_input.or(base.cached_input),
+            cache_write_input: self.cache_write_input.or(base.cache_write_input),
             output: self.output.or(base.output),
         }
     }
@@ -145,12 +154,14 @@ mod tests {
             context_window: None,
             input: Some(2.0),
             cached_input: Some(0.5),
+            cache_write_input: None,
             output: Some(8.0),
         };
         let usage = TokenCounts {
             prompt: 1_000_000,
             completion: 500_000,
             cached: 400_000,
+            cache_write: 0,
         };
         let cost = info.cost(usage).unwrap();
         assert!(
@@ -161,6 +172,27 @@ mod tests {
             ModelInfo::default().cost(usage),
             None,
             "unknown prices give no cost"
+        );
+    }
+
+    #[test]
+    fn cache_writes_and_reads_are_priced_from_the_table() {
+        let table = ModelTable::builtin();
+        let sonnet = table.lookup("claude-sonnet-4-5-20250929").unwrap();
+        assert_eq!(
+            (sonnet.input, sonnet.cache_write_input, sonnet.cached_input),
+            (Some(3.0), Some(3.75), Some(0.30))
+        );
+        let usage = TokenCounts {
+            prompt: 1_000_000,
+            completion: 0,
+            cached: 600_000,
+            cache_write: 300_000,
+        };
+        let cost = sonnet.cost(usage).unwrap();
+        assert!(
+            (cost - (0.1 * 3.0 + 0.6 * 0.30 + 0.3 * 3.75)).abs() < 1e-9,
+            "{cost}"
         );
     }
 

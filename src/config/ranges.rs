@@ -16,8 +16,12 @@ pub const MAX_STEPS: Whole<u32> = Whole::new(1, 10_000);
 pub const TEST_TIMEOUT: Whole<u64> = Whole::new(1, 86_400);
 /// Retries of a failed model request.
 pub const MAX_RETRIES: Whole<u32> = Whole::new(0, 20);
+/// The same call with the same result this many times in a row stops a task (0: never).
+pub const MAX_REPEATS: Whole<u32> = Whole::new(0, 1000);
 /// Seconds the model server may stay silent.
 pub const STREAM_IDLE_TIMEOUT: Whole<u64> = Whole::new(1, 3600);
+/// Seconds a stream kept alive may go without a token of the reply.
+pub const STREAM_TOKEN_TIMEOUT: Whole<u64> = Whole::new(1, 86_400);
 /// Percentage of the context window a request may fill before compaction.
 pub const CONTEXT_BUDGET: Whole<u8> = Whole::new(10, 95);
 /// Context window in tokens (no upper bound).
@@ -168,7 +172,9 @@ mod tests {
         bounds(MAX_STEPS);
         bounds(TEST_TIMEOUT);
         bounds(MAX_RETRIES);
+        bounds(MAX_REPEATS);
         bounds(STREAM_IDLE_TIMEOUT);
+        bounds(STREAM_TOKEN_TIMEOUT);
         bounds(CONTEXT_BUDGET);
         bounds(CONTEXT_WINDOW);
     }

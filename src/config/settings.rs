@@ -144,6 +144,15 @@ pub const SETTINGS: &[Setting] = &[
         guard: Guard::Limit(|with, without| with.max_retries <= without.max_retries),
     },
     Setting {
+        key: "max_repeats",
+        flag: Some("max_repeats"),
+        env: None,
+        set: |c, raw| put(&mut c.max_repeats, raw.whole(ranges::MAX_REPEATS)),
+        fallback: Fallback::FlagDefault,
+        shown: Shown::Line(|c| c.max_repeats.to_string()),
+        guard: Guard::Open,
+    },
+    Setting {
         key: "stream_idle_timeout",
         flag: Some("stream_idle_timeout"),
         env: None,
@@ -153,6 +162,18 @@ pub const SETTINGS: &[Setting] = &[
         },
         fallback: Fallback::FlagDefault,
         shown: Shown::Line(|c| c.idle_timeout.as_secs().to_string()),
+        guard: Guard::Open,
+    },
+    Setting {
+        key: "stream_token_timeout",
+        flag: Some("stream_token_timeout"),
+        env: None,
+        set: |c, raw| {
+            let secs = raw.whole(ranges::STREAM_TOKEN_TIMEOUT);
+            put(&mut c.token_timeout, secs.map(Duration::from_secs))
+        },
+        fallback: Fallback::FlagDefault,
+        shown: Shown::Line(|c| c.token_timeout.as_secs().to_string()),
         guard: Guard::Open,
     },
     Setting {

@@ -1,4 +1,7 @@
 //! HTTP client for OpenAI-compatible `/chat/completions`, streaming with SSE.
+//! The request changes between steps only by what the conversation gained,
+//! so a server's prompt cache keeps every earlier step; with OpenAI a
+//! `prompt_cache_key` per session keeps the session's requests on one cache.
 //! A response ends as a complete reply or as an `LlmError` in the server's own
 //! words (see `errors.rs`): an error status, an error inside a 200 stream, a
 //! stream cut short, or a 200 with nothing in it. Every request names
@@ -10,12 +13,12 @@
 use super::errors;
 use super::stream::{StreamAccumulator, parse_completion_body};
 use super::transport::{
-    DEFAULT_IDLE_TIMEOUT, error_chain, header_map, http_client, response_error,
+    DEFAULT_IDLE_TIMEOUT, DEFAULT_TOKEN_TIMEOUT, Liveness, error_chain, header_map, http_client,
+    response_error, stream_failure,
 };
 use super::{ChatModel, ChatRequest, LlmError, ModelReply, StreamDelta, StreamSink};
 use crate::config::ApiKey;
 use eventsource_stream::Eventsource;
-use futures_util::StreamExt;
 use futures_util::future::BoxFuture;
 use reqwest::header::HeaderMap;
 use serde_json::{Value, json};
@@ -35,6 +38,10 @@ pub struct HttpModel {
     /// Extra headers from `[headers]`.
     headers: HeaderMap,
     idle_timeout: Duration,
+    /// How long a stream kept alive may go without a token of the reply.
+    token_timeout: Duration,
+    /// OpenAI's `prompt_cache_key`, one per session, sent where accepted.
+    prompt_cache_key: Option<String>,
 }
 
 impl HttpModel {
@@ -54,6 +61,8 @@ impl HttpModel {
             key_var: crate::config::API_KEY_VAR,
             headers: HeaderMap::new(),
             idle_timeout: DEFAULT_IDLE_TIMEOUT,
+            token_timeout: DEFAULT_TOKEN_TIMEOUT,
+            prompt_cache_key: None,
         })
     }
 
@@ -75,6 +84,21 @@ impl HttpModel {
         self
     }
 
+    /// Set how long a stream kept alive (SSE comments) may go without a
+    /// token of the reply; never shorter than the idle limit.
+    pub fn with_token_timeout(mut self, token_timeout: Duration) -> Self {
+        self.token_timeout = token_timeout;
+        self
+    }
+
+    /// Send this `prompt_cache_key` with every request (OpenAI routes
+    /// requests with one key to the same cache; other servers may refuse
+    /// the field, so only the OpenAI preset sets it).
+    pub fn with_prompt_cache_key(mut self, key: impl Into<String>) -> Self {
+        self.prompt_cache_key = Some(key.into());
+        self
+    }
+
     fn idle_error(&self) -> LlmError {
         LlmError::IdleTimeout(self.idle_timeout.as_secs())
     }
@@ -88,6 +112,9 @@ impl HttpModel {
         });
         if let Some(tools) = request.tools {
             body["tools"] = tools.clone();
+        }
+        if let Some(key) = &self.prompt_cache_key {
+            body["prompt_cache_key"] = Value::String(key.clone());
         }
         body
     }
@@ -138,6 +165,9 @@ impl HttpModel {
                 .await
                 .map_err(|_| self.idle_error())?
                 .map_err(|e| LlmError::Stream(error_chain(&e)))?;
+            if errors::is_html(&body) {
+                return Err(errors::html_page(status.as_u16(), &body));
+            }
             let reply = parse_completion_body(&body)?;
             if !reply.content.is_empty() {
                 sink(StreamDelta::Text(&reply.content));
@@ -145,16 +175,14 @@ impl HttpModel {
             return Ok(reply);
         }
 
-        let mut events = response.bytes_stream().eventsource();
+        let mut live = Liveness::new(self.idle_timeout, self.token_timeout);
+        let mut events = live.watch(response).eventsource();
         let mut acc = StreamAccumulator::default();
         let mut done = false;
         // Events with data: none at all is an empty reply, not a broken stream.
         let mut any_data = false;
-        while let Some(event) = tokio::time::timeout(self.idle_timeout, events.next())
-            .await
-            .map_err(|_| self.idle_error())?
-        {
-            let event = event.map_err(|e| LlmError::Stream(e.to_string()))?;
+        while let Some(event) = live.next(&mut events).await? {
+            let event = event.map_err(stream_failure)?;
             let data = event.data.trim();
             any_data |= !data.is_empty();
             if data == "[DONE]" {
@@ -167,6 +195,7 @@ impl HttpModel {
             if let Some(text) = acc.push_data(data)? {
                 sink(StreamDelta::Text(&text));
             }
+            live.tokens_so_far(acc.tokens());
             for (index, name, fragment) in acc.take_argument_fragments() {
                 sink(StreamDelta::ToolArguments {
                     index,

@@ -5,6 +5,11 @@
 //! seconds or as an HTTP date). Messages are the server's own words, clipped;
 //! they never contain the API key: a server may echo it, so every error
 //! leaving the client passes [`scrubbed`].
+//!
+//! Two answers are named for what they are rather than quoted: an HTML page
+//! (a proxy's 502, a login page) is one line with its status and title, and
+//! a quota or spend limit (OpenAI `insufficient_quota`, Anthropic's "API
+//! usage limits") is not a rate limit and is not retried.
 
 use super::LlmError;
 use crate::tools::scrub;
@@ -49,6 +54,53 @@ const OVERFLOW_MARKERS: [&str; 7] = [
     "prompt is too long",
 ];
 
+/// Words of errors that say the account's quota or spend limit is reached:
+/// OpenAI's `insufficient_quota` ("You exceeded your current quota"),
+/// Anthropic's "You have reached your specified API usage limits" and
+/// "Your credit balance is too low", OpenRouter's "Insufficient credits".
+const QUOTA_MARKERS: [&str; 7] = [
+    "insufficient_quota",
+    "exceeded your current quota",
+    "api usage limits",
+    "spend limit",
+    "credit balance is too low",
+    "insufficient credits",
+    "billing_hard_limit_reached",
+];
+
+/// Whether an error body says a quota or spend limit is reached (not a rate limit).
+pub fn is_quota(body: &str) -> bool {
+    let body = body.to_ascii_lowercase();
+    QUOTA_MARKERS.iter().any(|m| body.contains(m))
+}
+
+/// Whether a body is an HTML page rather than an API's answer.
+pub fn is_html(body: &str) -> bool {
+    let head: String = body.trim_start().chars().take(100).collect();
+    let head = head.to_ascii_lowercase();
+    head.starts_with("<!doctype html") || head.starts_with("<html") || head.starts_with("<head")
+}
+
+/// The `<title>` of an HTML page, whitespace collapsed, clipped to 80 characters.
+pub fn html_title(body: &str) -> Option<String> {
+    let lower = body.to_ascii_lowercase();
+    let open = lower.find("<title")?;
+    let start = open + lower.get(open..)?.find('>')? + 1;
+    let end = start + lower.get(start..)?.find("</title")?;
+    let title = body.get(start..end)?;
+    let title: String = title.split_whitespace().collect::<Vec<_>>().join(" ");
+    let title: String = title.chars().filter(|c| !c.is_control()).take(80).collect();
+    (!title.is_empty()).then_some(title)
+}
+
+/// An HTML body as the error that names it.
+pub fn html_page(status: u16, body: &str) -> LlmError {
+    LlmError::HtmlPage {
+        status,
+        title: html_title(body),
+    }
+}
+
 /// The wait a response asked for: `retry-after-ms` (Azure, OpenAI) first,
 /// then `Retry-After` as seconds or as an HTTP date (relative to `now`).
 pub fn retry_after(headers: &HeaderMap, now: SystemTime) -> Option<Duration> {
@@ -83,7 +135,7 @@ fn parse_seconds(value: &str) -> Option<Duration> {
 
 /// The error object of a body: `{"error": {...}}`, `{"error": "text"}` or a
 /// top-level `{"object": "error", "message": ...}` (vLLM).
-fn error_object(body: &Value) -> Option<&Value> {
+pub fn error_object(body: &Value) -> Option<&Value> {
     match body.get("error") {
         Some(e) if !e.is_null() => Some(e),
         _ if body.get("object").and_then(Value::as_str) == Some("error") => Some(body),
@@ -177,7 +229,7 @@ pub fn http_error_for(status: u16, body: &str, key_var: &str) -> (String, bool) 
         401 => format!(" (check {key_var})"),
         403 => " (the key may lack access to this model)".into(),
         404 => " (check --base-url and --model)".into(),
-        429 => " (rate limited)".into(),
+        429 if !is_quota(body) => " (rate limited)".into(),
         _ => String::new(),
     };
     let text = if message.is_empty() {
@@ -211,6 +263,19 @@ pub fn scrubbed(error: LlmError) -> LlmError {
                 retry_after,
             }
         }
+        LlmError::HtmlPage { status, mut title } => {
+            if let Some(t) = title.as_mut() {
+                scrub::string(t);
+            }
+            LlmError::HtmlPage { status, title }
+        }
+        LlmError::Quota {
+            status,
+            mut message,
+        } => {
+            scrub::string(&mut message);
+            LlmError::Quota { status, message }
+        }
         LlmError::Stream(mut m) => {
             scrub::string(&mut m);
             LlmError::Stream(m)
@@ -230,7 +295,10 @@ pub fn scrubbed(error: LlmError) -> LlmError {
             scrub::string(&mut message);
             LlmError::ContextOverflow { message }
         }
-        e @ (LlmError::IdleTimeout(_) | LlmError::EmptyReply | LlmError::ScriptEnded) => e,
+        e @ (LlmError::IdleTimeout(_)
+        | LlmError::NoTokens(_)
+        | LlmError::EmptyReply
+        | LlmError::ScriptEnded) => e,
     }
 }
 
@@ -298,6 +366,36 @@ mod tests {
             ),
             "bad"
         );
+    }
+
+    #[test]
+    fn html_pages_are_told_apart_and_their_title_read() {
+        let page = "\n<!DOCTYPE html>\n<html><head><TITLE>\n  502 Bad\n Gateway </TITLE></head><body>nginx</body></html>";
+        assert!(is_html(page));
+        assert_eq!(html_title(page).as_deref(), Some("502 Bad Gateway"));
+        assert!(!is_html(r#"{"error":"<html>"}"#));
+        assert_eq!(html_title("<html><body>no title</body></html>"), None);
+        assert_eq!(
+            html_page(502, "<html><title>Bad Gateway</title></html>").to_string(),
+            r#"the server answered an HTML page (HTTP 502, title "Bad Gateway"), not the API"#
+        );
+        assert_eq!(
+            html_page(200, "<html></html>").to_string(),
+            "the server answered an HTML page (HTTP 200), not the API"
+        );
+    }
+
+    #[test]
+    fn quota_and_spend_limits_are_not_rate_limits() {
+        assert!(is_quota(
+            r#"{"error":{"message":"You exceeded your current quota, please check your plan and billing details.","type":"insufficient_quota","param":null,"code":"insufficient_quota"}}"#
+        ));
+        assert!(is_quota(
+            r#"{"type":"error","error":{"type":"invalid_request_error","message":"You have reached your specified API usage limits. You will regain access on 2026-01-01 at 00:00 UTC."}}"#
+        ));
+        assert!(!is_quota(
+            r#"{"error":{"message":"Rate limit reached for gpt-4o","type":"requests","code":"rate_limit_exceeded"}}"#
+        ));
     }
 
     #[test]

@@ -32,6 +32,9 @@ pub struct TokenUsage {
     pub completion_tokens: u64,
     /// Prompt tokens served from the server's cache (billed cheaper), when reported.
     pub cached_tokens: u64,
+    /// Prompt tokens written to the server's cache (Anthropic's
+    /// `cache_creation_input_tokens`, billed dearer), when reported.
+    pub cache_write_tokens: u64,
 }
 
 impl From<&TokenUsage> for TokenCounts {
@@ -40,6 +43,7 @@ impl From<&TokenUsage> for TokenCounts {
             prompt: u.prompt_tokens,
             completion: u.completion_tokens,
             cached: u.cached_tokens,
+            cache_write: u.cache_write_tokens,
         }
     }
 }
@@ -49,6 +53,13 @@ impl TokenUsage {
         self.prompt_tokens += other.prompt_tokens;
         self.completion_tokens += other.completion_tokens;
         self.cached_tokens += other.cached_tokens;
+        self.cache_write_tokens += other.cache_write_tokens;
+    }
+
+    /// The share of the prompt tokens read from the cache, in percent.
+    pub fn cached_percent(&self) -> Option<u64> {
+        (self.prompt_tokens > 0 && self.cached_tokens > 0)
+            .then(|| self.cached_tokens.min(self.prompt_tokens) * 100 / self.prompt_tokens)
     }
 }
 
@@ -59,6 +70,8 @@ pub struct ModelReply {
     pub tool_calls: Vec<ToolCallMsg>,
     pub finish_reason: Option<String>,
     pub usage: Option<TokenUsage>,
+    /// Reasoning to send back with this turn if it called tools (see `wire`).
+    pub reasoning: serde_json::Map<String, serde_json::Value>,
 }
 
 /// What the agent sends for one model turn.
@@ -81,10 +94,25 @@ pub enum LlmError {
         /// The server's `Retry-After`, when it sent one.
         retry_after: Option<std::time::Duration>,
     },
+    /// A page for people (a proxy's or gateway's error page, a login page)
+    /// where the API's answer should be.
+    #[error("the server answered an HTML page (HTTP {status}{}), not the API", title.as_ref().map(|t| format!(", title {t:?}")).unwrap_or_default())]
+    HtmlPage { status: u16, title: Option<String> },
+    /// The account's quota or spend limit is reached (OpenAI
+    /// `insufficient_quota`, Anthropic's spend limits): it does not come
+    /// back in seconds, so it is never retried.
+    #[error(
+        "the account's quota or spend limit is reached (HTTP {status}): {message} — retrying will not help until the limit is raised or resets"
+    )]
+    Quota { status: u16, message: String },
     #[error("the model stream broke: {0}")]
     Stream(String),
     #[error("the model server sent nothing for {0}s")]
     IdleTimeout(u64),
+    /// The connection stayed alive (keep-alives, pings) but no piece of the
+    /// reply came for this long.
+    #[error("the model server kept the connection alive but sent no token of the reply for {0}s")]
+    NoTokens(u64),
     #[error("the model server sent a reply that is not valid chat-completions JSON: {0}")]
     Decode(String),
     /// An error the server reported inside a reply it began with HTTP 200
@@ -114,10 +142,16 @@ impl LlmError {
     /// empty replies are not.
     pub fn is_retryable(&self) -> bool {
         match self {
-            LlmError::Connect { .. } | LlmError::Stream(_) | LlmError::IdleTimeout(_) => true,
-            LlmError::Http { status, .. } => *status == 429 || *status >= 500,
+            LlmError::Connect { .. }
+            | LlmError::Stream(_)
+            | LlmError::IdleTimeout(_)
+            | LlmError::NoTokens(_) => true,
+            LlmError::Http { status, .. } | LlmError::HtmlPage { status, .. } => {
+                *status == 429 || *status >= 500
+            }
             LlmError::Server { transient, .. } => *transient,
             LlmError::Decode(_)
+            | LlmError::Quota { .. }
             | LlmError::ContextOverflow { .. }
             | LlmError::EmptyReply
             | LlmError::ScriptEnded => false,

@@ -182,6 +182,7 @@ impl ScriptedModel {
             tool_calls,
             finish_reason: Some(finish.into()),
             usage: None,
+            reasoning: serde_json::Map::new(),
         })
     }
 }

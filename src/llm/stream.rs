@@ -3,6 +3,20 @@
 //! without `index`, arguments split anywhere, `finish_reason: ""`, usage in a
 //! final chunk without choices, `usage: {}`, unknown extra fields (ignored,
 //! except on a tool call, where they are kept to be sent back).
+//!
+//! Parallel calls are told apart by `index`, and by `id` when one arrives at
+//! an index already in use with another id (Ollama streams every parallel
+//! call at `index: 0`). Reasoning is kept to be sent back with a turn that
+//! calls tools: DeepSeek's `reasoning_content` pieces joined, OpenRouter's
+//! `reasoning_details` pieces merged by their `index` (their texts joined,
+//! other fields as they came).
+//!
+//! OpenAI's `refusal` (streamed like content) makes the reply a refusal:
+//! its text as the content, `"refusal"` as the finish reason.
+//!
+//! `<think>…</think>` blocks in the content (Qwen3, DeepSeek-R1 distills
+//! and others behind servers without a reasoning parser) are thinking, not
+//! the answer: the reply's content comes without them.
 
 use super::errors::inline_error;
 use super::{LlmError, ModelReply, TokenUsage, ToolCallMsg};
@@ -32,6 +46,12 @@ struct Choice {
 struct Delta {
     content: Option<String>,
     tool_calls: Option<Vec<ToolCallDelta>>,
+    /// DeepSeek's thinking text (also vLLM's and xAI's).
+    reasoning_content: Option<String>,
+    /// OpenRouter's structured reasoning, streamed in pieces.
+    reasoning_details: Option<Vec<Value>>,
+    /// OpenAI's refusal text, in place of the content.
+    refusal: Option<String>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -88,6 +108,12 @@ pub struct StreamAccumulator {
     usage: Option<TokenUsage>,
     /// Argument fragments not yet reported: (call position, fragment).
     fragments: Vec<(usize, String)>,
+    reasoning_content: String,
+    reasoning_details: Vec<Value>,
+    refusal: String,
+    /// Pieces of the reply received so far (text, reasoning, arguments):
+    /// what tells a model that is producing from a connection kept alive.
+    tokens: u64,
 }
 
 impl StreamAccumulator {
@@ -132,6 +158,7 @@ impl StreamAccumulator {
                         .prompt_tokens_details
                         .and_then(|d| d.cached_tokens)
                         .unwrap_or(0),
+                    cache_write_tokens: 0,
                 });
             }
         }
@@ -152,10 +179,24 @@ impl StreamAccumulator {
                 continue;
             };
             if let Some(content) = delta.content.filter(|c| !c.is_empty()) {
+                self.tokens += 1;
                 self.content.push_str(&content);
                 text.get_or_insert_with(String::new).push_str(&content);
             }
+            if let Some(refusal) = delta.refusal.filter(|r| !r.is_empty()) {
+                self.tokens += 1;
+                self.refusal.push_str(&refusal);
+            }
+            if let Some(reasoning) = delta.reasoning_content.filter(|r| !r.is_empty()) {
+                self.tokens += 1;
+                self.reasoning_content.push_str(&reasoning);
+            }
+            for piece in delta.reasoning_details.unwrap_or_default() {
+                self.tokens += 1;
+                merge_detail(&mut self.reasoning_details, piece);
+            }
             for call in delta.tool_calls.unwrap_or_default() {
+                self.tokens += 1;
                 self.push_call_delta(call);
             }
         }
@@ -165,7 +206,17 @@ impl StreamAccumulator {
     fn push_call_delta(&mut self, delta: ToolCallDelta) {
         let id = delta.id.filter(|id| !id.is_empty());
         let position = match delta.index {
-            Some(index) => self.calls.iter().position(|c| c.index == Some(index)),
+            Some(index) => match self.calls.iter().rposition(|c| c.index == Some(index)) {
+                // Another id at an index in use is another call (Ollama's parallel calls).
+                Some(p)
+                    if id.as_ref().is_some_and(|id| {
+                        !self.calls[p].id.is_empty() && &self.calls[p].id != id
+                    }) =>
+                {
+                    None
+                }
+                found => found,
+            },
             // Without an index, a new id starts a new call; otherwise it continues the last one.
             None => match &id {
                 Some(id)
@@ -212,6 +263,11 @@ impl StreamAccumulator {
         }
     }
 
+    /// How many pieces of the reply (text, reasoning, arguments) came so far.
+    pub fn tokens(&self) -> u64 {
+        self.tokens
+    }
+
     /// True once a finish reason was seen.
     pub fn finished(&self) -> bool {
         self.finish_reason.is_some()
@@ -232,12 +288,93 @@ impl StreamAccumulator {
                 ToolCallMsg::new(id, c.name, c.arguments).with_extra(c.extra)
             })
             .collect();
-        ModelReply {
-            content: self.content,
-            tool_calls,
-            finish_reason: self.finish_reason,
-            usage: self.usage,
+        let mut reasoning = Map::new();
+        if !self.reasoning_content.is_empty() {
+            reasoning.insert(
+                "reasoning_content".into(),
+                Value::String(self.reasoning_content),
+            );
         }
+        if !self.reasoning_details.is_empty() {
+            reasoning.insert(
+                "reasoning_details".into(),
+                Value::Array(self.reasoning_details),
+            );
+        }
+        // A refusal (OpenAI's `refusal` field) is the reply, and says so.
+        let (content, finish_reason) = if self.refusal.is_empty() {
+            (without_think(self.content), self.finish_reason)
+        } else {
+            (self.refusal, Some("refusal".to_string()))
+        };
+        ModelReply {
+            content,
+            tool_calls,
+            finish_reason,
+            usage: self.usage,
+            reasoning,
+        }
+    }
+}
+
+/// The content without its `<think>…</think>` blocks. A `</think>` with no
+/// opening tag (chat templates that put `<think>` in the prompt) ends
+/// thinking that began with the reply; a block never closed runs to the end.
+pub fn without_think(content: String) -> String {
+    const OPEN: &str = "<think>";
+    const CLOSE: &str = "</think>";
+    if !content.contains(CLOSE) && !content.contains(OPEN) {
+        return content;
+    }
+    let mut rest = content.as_str();
+    // Thinking that began before the reply did.
+    if let Some(close) = rest.find(CLOSE)
+        && rest.find(OPEN).is_none_or(|open| open > close)
+    {
+        rest = rest.get(close + CLOSE.len()..).unwrap_or_default();
+    }
+    let mut answer = String::new();
+    while let Some(open) = rest.find(OPEN) {
+        answer.push_str(rest.get(..open).unwrap_or_default());
+        let after = rest.get(open + OPEN.len()..).unwrap_or_default();
+        rest = match after.find(CLOSE) {
+            Some(close) => after.get(close + CLOSE.len()..).unwrap_or_default(),
+            None => "",
+        };
+    }
+    answer.push_str(rest);
+    answer.trim_start().to_string()
+}
+
+/// Add one streamed piece of OpenRouter's `reasoning_details`: a piece with
+/// the `index` and `type` of one already there continues it (its text,
+/// summary or encrypted data appended, other fields set), any other is a
+/// new entry. Entries keep the order they came in, as OpenRouter wants them back.
+fn merge_detail(details: &mut Vec<Value>, piece: Value) {
+    let Value::Object(piece) = piece else { return };
+    let index = piece.get("index").filter(|i| i.is_u64()).cloned();
+    let existing = index.and_then(|index| {
+        details
+            .iter_mut()
+            .rev()
+            .find(|d| d.get("index") == Some(&index) && d.get("type") == piece.get("type"))
+    });
+    let Some(Value::Object(existing)) = existing else {
+        details.push(Value::Object(piece));
+        return;
+    };
+    for (key, value) in piece {
+        if value.is_null() {
+            continue;
+        }
+        if matches!(key.as_str(), "text" | "summary" | "data")
+            && let (Some(Value::String(old)), Value::String(more)) =
+                (existing.get_mut(&key), &value)
+        {
+            old.push_str(more);
+            continue;
+        }
+        existing.insert(key, value);
     }
 }
 
@@ -246,15 +383,37 @@ pub fn parse_completion_body(body: &str) -> Result<ModelReply, LlmError> {
     if body.trim().is_empty() {
         return Err(LlmError::EmptyReply);
     }
-    let chunk: Chunk = serde_json::from_str(body)
+    let value: Value = serde_json::from_str(body)
         .map_err(|e| LlmError::Decode(format!("{e} in body {}", clip(body))))?;
-    let has_error = chunk.error.as_ref().is_some_and(|e| !e.is_null());
-    if !has_error && chunk.choices.as_ref().is_none_or(|c| c.is_empty()) {
+    let has_choices = value
+        .get("choices")
+        .and_then(Value::as_array)
+        .is_some_and(|c| !c.is_empty());
+    if !has_choices {
+        // An error in a 200 body, in whichever shape: `{"error": ...}`,
+        // vLLM's `{"object": "error", ...}`, or a bare `message`/`detail`.
+        let error = super::errors::error_object(&value)
+            .or_else(|| value.get("message").filter(|m| m.is_string()))
+            .or_else(|| value.get("detail").filter(|m| m.is_string()));
+        if let Some(error) = error.and_then(inline_error) {
+            return Err(if error.overflow {
+                LlmError::ContextOverflow {
+                    message: error.message,
+                }
+            } else {
+                LlmError::Server {
+                    message: error.message,
+                    transient: error.transient,
+                }
+            });
+        }
         return Err(LlmError::Decode(format!(
             "no choices in body {}",
             clip(body)
         )));
     }
+    let chunk: Chunk = serde_json::from_value(value)
+        .map_err(|e| LlmError::Decode(format!("{e} in body {}", clip(body))))?;
     let mut acc = StreamAccumulator::default();
     acc.push_chunk(chunk)?;
     let mut reply = acc.into_reply();

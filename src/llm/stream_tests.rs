@@ -107,6 +107,7 @@ fn usage_only_chunk_and_empty_usage_and_extra_fields() {
             prompt_tokens: 12,
             completion_tokens: 3,
             cached_tokens: 8,
+            cache_write_tokens: 0,
         })
     );
 }
@@ -201,4 +202,82 @@ fn an_empty_or_error_body_is_not_a_decode_error() {
             ..
         })
     ));
+}
+
+#[test]
+fn a_new_id_at_an_index_in_use_is_a_new_call() {
+    // Ollama streams each parallel call whole, every one at `index: 0`.
+    let reply = feed(&[
+        r#"{"choices":[{"index":0,"delta":{"role":"assistant","content":"","tool_calls":[{"id":"call_k1","index":0,"type":"function","function":{"name":"read_file","arguments":"{\"path\":\"a.py\"}"}}]},"finish_reason":null}]}"#,
+        r#"{"choices":[{"index":0,"delta":{"role":"assistant","content":"","tool_calls":[{"id":"call_k2","index":0,"type":"function","function":{"name":"read_file","arguments":"{\"path\":\"b.py\"}"}}]},"finish_reason":null}]}"#,
+        r#"{"choices":[{"index":0,"delta":{"role":"assistant","content":""},"finish_reason":"tool_calls"}]}"#,
+    ]);
+    let calls: Vec<_> = (reply.tool_calls.iter())
+        .map(|c| (c.id.as_str(), c.function.arguments.as_str()))
+        .collect();
+    assert_eq!(
+        calls,
+        [
+            ("call_k1", r#"{"path":"a.py"}"#),
+            ("call_k2", r#"{"path":"b.py"}"#)
+        ]
+    );
+    // The same id repeated (llama-cpp-python) or an empty one (DashScope) continues the call.
+    let reply = feed(&[
+        r#"{"choices":[{"delta":{"tool_calls":[{"index":0,"id":"c","function":{"name":"read_file","arguments":"{\"pa"}}]}}]}"#,
+        r#"{"choices":[{"delta":{"tool_calls":[{"index":0,"id":"c","function":{"name":"read_file","arguments":"th\":"}}]}}]}"#,
+        r#"{"choices":[{"delta":{"tool_calls":[{"index":0,"id":"","function":{"arguments":"\"x\"}"}}]}}]}"#,
+    ]);
+    assert_eq!(reply.tool_calls.len(), 1);
+    assert_eq!(reply.tool_calls[0].function.arguments, r#"{"path":"x"}"#);
+}
+
+#[test]
+fn reasoning_content_pieces_are_joined_and_reasoning_details_merged_by_index() {
+    let reply = feed(&[
+        r#"{"choices":[{"delta":{"role":"assistant","content":null,"reasoning_content":""}}]}"#,
+        r#"{"choices":[{"delta":{"content":null,"reasoning_content":"Read the"}}]}"#,
+        r#"{"choices":[{"delta":{"content":null,"reasoning_content":" file."}}]}"#,
+        r#"{"choices":[{"delta":{"reasoning_details":[{"type":"reasoning.text","text":"Look ","format":"anthropic-claude-v1","index":0}]}}]}"#,
+        r#"{"choices":[{"delta":{"reasoning_details":[{"type":"reasoning.text","text":"first.","signature":null,"index":0}]}}]}"#,
+        r#"{"choices":[{"delta":{"reasoning_details":[{"type":"reasoning.text","signature":"sig==","index":0}]}}]}"#,
+        r#"{"choices":[{"delta":{"reasoning_details":[{"type":"reasoning.encrypted","data":"abc","id":"rs_1","index":1}]}}]}"#,
+        r#"{"choices":[{"delta":{},"finish_reason":"stop"}]}"#,
+    ]);
+    assert_eq!(reply.reasoning["reasoning_content"], "Read the file.");
+    assert_eq!(
+        reply.reasoning["reasoning_details"],
+        serde_json::json!([
+            {"type":"reasoning.text","text":"Look first.","format":"anthropic-claude-v1","signature":"sig==","index":0},
+            {"type":"reasoning.encrypted","data":"abc","id":"rs_1","index":1}
+        ])
+    );
+    assert!(
+        feed(&[r#"{"choices":[{"delta":{"content":"hi"}}]}"#])
+            .reasoning
+            .is_empty()
+    );
+}
+
+#[test]
+fn think_blocks_are_not_part_of_the_content() {
+    let strip = |s: &str| without_think(s.to_string());
+    assert_eq!(
+        strip("<think>\nThe user wants 42.\n</think>\n\nThe answer is 42."),
+        "The answer is 42."
+    );
+    assert_eq!(
+        strip("Okay, the user wants 42.\n</think>\n\n42."),
+        "42.",
+        "the opening tag was in the prompt"
+    );
+    assert_eq!(strip("<think>a</think>One <think>b</think>two"), "One two");
+    assert_eq!(strip("<think>never closed"), "");
+    assert_eq!(strip("no thinking here"), "no thinking here");
+    let reply = feed(&[
+        r#"{"choices":[{"delta":{"content":"<thi"}}]}"#,
+        r#"{"choices":[{"delta":{"content":"nk>hmm</think>\n\nDone."}}]}"#,
+        r#"{"choices":[{"delta":{},"finish_reason":"stop"}]}"#,
+    ]);
+    assert_eq!(reply.content, "Done.");
 }

@@ -2,6 +2,12 @@
 //! Fields a server attached to a tool call that stepwise does not know (e.g.
 //! Gemini's `extra_content` thought signatures) are kept and sent back as
 //! they came: some servers refuse a history without them.
+//!
+//! The reasoning of an assistant turn that called tools (DeepSeek's
+//! `reasoning_content`, OpenRouter's `reasoning_details`) travels with that
+//! turn in `reasoning`, sent back next to `content` as the providers ask:
+//! DeepSeek answers 400 to a tool-call turn without it. A turn without tool
+//! calls never carries it (DeepSeek ignores it there; the agent drops it).
 
 use serde::Serialize;
 use serde_json::{Map, Value};
@@ -72,6 +78,10 @@ pub struct ChatMessage {
     /// server; a scripted model reads it instead of the text.
     #[serde(skip)]
     pub declined: bool,
+    /// Reasoning the server wants back with this (tool-calling assistant)
+    /// turn: `reasoning_content` and/or `reasoning_details`, as they came.
+    #[serde(flatten)]
+    pub reasoning: Map<String, Value>,
 }
 
 impl ChatMessage {
@@ -82,6 +92,7 @@ impl ChatMessage {
             tool_calls: Vec::new(),
             tool_call_id: None,
             declined: false,
+            reasoning: Map::new(),
         }
     }
 
@@ -105,7 +116,14 @@ impl ChatMessage {
             tool_calls,
             tool_call_id: None,
             declined: false,
+            reasoning: Map::new(),
         }
+    }
+
+    /// The same turn carrying the reasoning the server wants back with it.
+    pub fn with_reasoning(mut self, reasoning: Map<String, Value>) -> Self {
+        self.reasoning = reasoning;
+        self
     }
 
     /// The answer to one tool call.
@@ -116,6 +134,7 @@ impl ChatMessage {
             tool_calls: Vec::new(),
             tool_call_id: Some(call_id.into()),
             declined: false,
+            reasoning: Map::new(),
         }
     }
 

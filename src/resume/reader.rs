@@ -146,6 +146,7 @@ impl Building {
             prompt_tokens: body["usage"]["prompt_tokens"].as_u64().unwrap_or(0),
             completion_tokens: body["usage"]["completion_tokens"].as_u64().unwrap_or(0),
             cached_tokens: body["usage"]["cached_tokens"].as_u64().unwrap_or(0),
+            cache_write_tokens: body["usage"]["cache_write_tokens"].as_u64().unwrap_or(0),
         };
         let state = SavedState {
             messages,

@@ -50,6 +50,7 @@ fn state(messages: &[&str], changes: &[(&str, Option<&str>, Option<&str>)]) -> S
             prompt_tokens: 10,
             completion_tokens: 2,
             cached_tokens: 0,
+            cache_write_tokens: 4,
         },
         cost_usd: 0.5,
         tasks: 1,

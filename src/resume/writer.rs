@@ -116,6 +116,7 @@ impl Checkpoints {
             "prompt_tokens": state.usage.prompt_tokens,
             "completion_tokens": state.usage.completion_tokens,
             "cached_tokens": state.usage.cached_tokens,
+            "cache_write_tokens": state.usage.cache_write_tokens,
         });
         let counters = json!([
             state.tasks,

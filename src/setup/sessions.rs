@@ -45,6 +45,7 @@ pub(super) fn prepare_http(config: &Config, settings: LoopSettings) -> Result<Pr
     };
     let model = super::http_model(config)?;
     let mut session = Session::new(settings, model, workspace);
+    session.check_context_window(config.context_window)?;
     if let Some(l) = &loaded {
         session
             .restore(l.state.clone(), &l.name)

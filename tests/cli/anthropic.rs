@@ -78,7 +78,7 @@ async fn a_text_reply_arrives_with_anthropics_headers_and_body_and_cache_usage()
     assert_eq!(body["stream"], true);
     assert!(body["max_tokens"].as_u64().unwrap() > 0);
     assert!(
-        body["system"].as_str().unwrap().len() > 100,
+        body["system"][0]["text"].as_str().unwrap().len() > 100,
         "system is separate"
     );
     let roles: Vec<_> = body["messages"]
@@ -99,6 +99,7 @@ async fn a_text_reply_arrives_with_anthropics_headers_and_body_and_cache_usage()
         .find(|e| e["event"] == "task_finished")
         .unwrap();
     assert_eq!(finished["usage"]["cached_tokens"], api::CACHE_READ);
+    assert_eq!(finished["usage"]["cache_write_tokens"], api::CACHE_CREATED);
     assert_eq!(
         finished["usage"]["prompt_tokens"],
         50 + api::CACHE_READ + api::CACHE_CREATED
@@ -282,4 +283,54 @@ async fn a_redirect_is_never_followed_so_the_key_stays_with_the_chosen_server() 
         "the redirect target saw a request"
     );
     assert!(!shown.contains(ANT_KEY));
+}
+
+#[tokio::test]
+async fn a_reply_stopped_at_the_context_window_is_a_truncation_not_an_answer() {
+    let mock = MockApi::messages(vec![
+        api::text_stopped("Here is the plan: first I", "model_context_window_exceeded"),
+        api::text("Done: nothing needed changing."),
+    ])
+    .await;
+    let ws = copy_workspace();
+    let out = exec(&mock.uri(), ws.path(), &["look"]).await;
+    assert_eq!(out.status.code(), Some(0), "{}", all_output(&out));
+    let answers: Vec<Value> = events(&out)
+        .into_iter()
+        .filter(|e| e["event"] == "final_answer")
+        .collect();
+    assert_eq!(answers.len(), 1);
+    assert_eq!(answers[0]["text"], "Done: nothing needed changing.");
+    let bodies = mock.bodies().await;
+    assert!(
+        bodies[1]
+            .to_string()
+            .contains("cut off at the output token limit"),
+        "{}",
+        bodies[1]
+    );
+}
+
+#[tokio::test]
+async fn a_refusal_is_shown_and_recorded_as_a_refusal_not_as_the_answer() {
+    let refusal = "I can't help with that request.";
+    let mock = MockApi::messages(vec![api::text_stopped(refusal, "refusal")]).await;
+    let ws = copy_workspace();
+    let out = exec(&mock.uri(), ws.path(), &["do something"]).await;
+    let shown = all_output(&out);
+    assert_eq!(out.status.code(), Some(1), "{shown}");
+    let events = events(&out);
+    assert!(
+        !events.iter().any(|e| e["event"] == "final_answer"),
+        "{shown}"
+    );
+    let finished = events
+        .iter()
+        .find(|e| e["event"] == "task_finished")
+        .unwrap();
+    let recorded = finished.to_string();
+    assert!(
+        recorded.contains("the model refused the request") && recorded.contains(refusal),
+        "{finished}"
+    );
 }

@@ -341,3 +341,85 @@ async fn an_answer_without_any_tool_says_so_in_the_receipt_and_exits_0() {
         stdout(&out)
     );
 }
+
+#[tokio::test]
+async fn a_window_too_small_for_the_prompt_and_tools_is_a_configuration_error_with_numbers() {
+    let model = MockModel::start(vec![text("never")]).await;
+    let ws = copy_workspace();
+    let home = tempfile::tempdir().unwrap();
+    let args = ["--context-window", "1500", "--model", "tiny", "say hi"];
+    let mut cmd = Command::new(stepwise_bin());
+    hermetic_env(&mut cmd)
+        .env("HOME", home.path())
+        .env("XDG_CONFIG_HOME", home.path().join(".config"))
+        .arg("exec")
+        .args(["--base-url", &model.base_url()])
+        .arg("--workspace")
+        .arg(ws.path())
+        .args(args);
+    let out = tokio::task::spawn_blocking(move || cmd.output().unwrap())
+        .await
+        .unwrap();
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("the context window of 1500 tokens cannot hold the system prompt (about ")
+            && err.contains("the tool definitions (about ")
+            && err.contains("one step (512): it needs at least "),
+        "{err}"
+    );
+    assert!(model.requests().await.is_empty(), "no request is sent");
+    // A window that holds them starts as usual.
+    let out = run_exec(
+        &["--context-window", "8192", "say hi"],
+        &model.base_url(),
+        ws.path(),
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+}
+
+#[tokio::test]
+async fn the_token_limit_is_configurable_and_keep_alives_do_not_stretch_it() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    // A server that only ever sends keep-alive comments.
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move {
+        while let Ok((mut socket, _)) = listener.accept().await {
+            tokio::spawn(async move {
+                let mut buf = vec![0u8; 65536];
+                let _ = socket.read(&mut buf).await;
+                let head = "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n";
+                let _ = socket.write_all(head.as_bytes()).await;
+                for _ in 0..300 {
+                    tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+                    let ping = ": keep-alive\n\n";
+                    let chunk = format!("{:x}\r\n{ping}\r\n", ping.len());
+                    if socket.write_all(chunk.as_bytes()).await.is_err() {
+                        return;
+                    }
+                }
+            });
+        }
+    });
+    let ws = copy_workspace();
+    let started = std::time::Instant::now();
+    let args = [
+        "--stream-idle-timeout",
+        "1",
+        "--stream-token-timeout",
+        "2",
+        "--max-retries",
+        "0",
+        "say hi",
+    ];
+    let out = run_exec(&args, &format!("http://{addr}/v1"), ws.path()).await;
+    let err = format!("{}{}", stdout(&out), stderr(&out));
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("kept the connection alive but sent no token of the reply for 2s"),
+        "{err}"
+    );
+    assert!(started.elapsed() < std::time::Duration::from_secs(20));
+}

@@ -93,6 +93,8 @@ async fn when_eliding_is_not_enough_older_turns_are_summarized() {
         ws.path(),
         LoopSettings {
             context_limit: 6_000,
+            // The rambling model repeats list_files on purpose: no loop detection here.
+            max_repeats: 0,
             ..LoopSettings::default()
         },
     );
@@ -122,6 +124,8 @@ async fn an_interrupt_does_not_wait_for_a_slow_summary() {
         ws.path(),
         LoopSettings {
             context_limit: 6_000,
+            // The rambling model repeats list_files on purpose: no loop detection here.
+            max_repeats: 0,
             ..LoopSettings::default()
         },
     );
@@ -198,6 +202,7 @@ async fn cost_is_estimated_from_prices_and_max_cost_stops_the_task() {
         context_window: None,
         input: Some(1000.0),
         cached_input: None,
+        cache_write_input: None,
         output: Some(1000.0),
     };
     let mut s = session(

@@ -71,9 +71,15 @@ pub fn text(answer: &str) -> Reply {
 
 /// A text reply cut at the output limit (`stop_reason: max_tokens`).
 pub fn cut_at_max_tokens(partial: &str) -> Reply {
+    text_stopped(partial, "max_tokens")
+}
+
+/// A text reply ending with this stop reason (`refusal`,
+/// `model_context_window_exceeded`, ...).
+pub fn text_stopped(text: &str, stop_reason: &str) -> Reply {
     let mut all = vec![start()];
-    all.extend(text_block(0, partial));
-    all.extend(end("max_tokens"));
+    all.extend(text_block(0, text));
+    all.extend(end(stop_reason));
     events(&all)
 }
 

@@ -70,6 +70,7 @@ fn usage() -> AgentEvent {
         prompt_tokens: 1200,
         completion_tokens: 80,
         cached_tokens: 0,
+        cache_write_tokens: 0,
     })
 }
 

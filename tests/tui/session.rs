@@ -354,6 +354,7 @@ fn the_header_shows_the_rules_file_cached_tokens_and_an_estimated_cost() {
                 prompt_tokens: 2000,
                 completion_tokens: 100,
                 cached_tokens: 1500,
+                cache_write_tokens: 0,
             }),
         ],
     );
@@ -361,7 +362,7 @@ fn the_header_shows_the_rules_file_cached_tokens_and_an_estimated_cost() {
     let mut lines = shown.lines();
     let (first, second) = (lines.next().unwrap_or(""), lines.next().unwrap_or(""));
     assert!(first.contains("rules: AGENTS.md"), "{first}");
-    assert!(second.contains("2.0k/100 (1.5k cached)"), "{second}");
+    assert!(second.contains("2.0k/100 (1.5k cached, 75%)"), "{second}");
     app.update(Msg::Agent(AgentEvent::Cost {
         request_usd: 0.002,
         task_usd: 0.002,

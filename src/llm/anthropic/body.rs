@@ -5,6 +5,13 @@
 //! wants user and assistant to alternate), and OpenAI `tools` become
 //! `{name, description, input_schema}`.
 //!
+//! Prompt caching: cache breakpoints (`cache_control`) go on the last tool,
+//! the system prompt, and the last block of each of the two latest user
+//! turns (the newest step, and the one the previous request ended with),
+//! at most four as the API allows. The conversation only grows between
+//! steps, so what one request marks is a byte-identical prefix of the next,
+//! which then reads it from the cache.
+//!
 //! What must stay true: every tool call's id reaches the API unchanged, and
 //! its answer carries the same id; no empty text block is sent (the API
 //! refuses them); arguments that are not a JSON object (a model's broken
@@ -26,13 +33,45 @@ pub fn body(model: &str, request: &ChatRequest<'_>) -> Value {
         "messages": messages,
         "stream": true,
     });
+    let mut breakpoints = 0;
     if !system.is_empty() {
-        body["system"] = Value::String(system);
+        body["system"] = json!([{"type": "text", "text": system, "cache_control": ephemeral()}]);
+        breakpoints += 1;
     }
     if let Some(tools) = request.tools.and_then(Value::as_array) {
-        body["tools"] = Value::Array(tools.iter().filter_map(tool).collect());
+        let mut tools: Vec<Value> = tools.iter().filter_map(tool).collect();
+        if let Some(last) = tools.last_mut() {
+            last["cache_control"] = ephemeral();
+            breakpoints += 1;
+        }
+        body["tools"] = Value::Array(tools);
+    }
+    if let Some(turns) = body["messages"].as_array_mut() {
+        mark_latest_user_turns(turns, MAX_BREAKPOINTS - breakpoints);
     }
     body
+}
+
+/// Most `cache_control` breakpoints one request may carry.
+pub const MAX_BREAKPOINTS: usize = 4;
+
+fn ephemeral() -> Value {
+    json!({"type": "ephemeral"})
+}
+
+/// A breakpoint on the last block of the latest user turns, two at most
+/// (and no more than `left`).
+fn mark_latest_user_turns(turns: &mut [Value], left: usize) {
+    let marked = turns
+        .iter_mut()
+        .rev()
+        .filter(|t| t["role"] == "user")
+        .take(left.min(2));
+    for turn in marked {
+        if let Some(block) = turn["content"].as_array_mut().and_then(|b| b.last_mut()) {
+            block["cache_control"] = ephemeral();
+        }
+    }
 }
 
 /// The system text and the alternating user/assistant turns.
@@ -146,12 +185,15 @@ mod tests {
             tools: Some(&tools),
         };
         let body = body("claude-x", &request);
-        assert_eq!(body["system"], "be careful");
+        assert_eq!(
+            body["system"],
+            json!([{"type": "text", "text": "be careful", "cache_control": {"type": "ephemeral"}}])
+        );
         assert_eq!(body["max_tokens"], MAX_TOKENS);
         assert_eq!(body["stream"], true);
         assert_eq!(
             body["tools"],
-            json!([{"name": "read_file", "description": "Read", "input_schema": {"type": "object"}}])
+            json!([{"name": "read_file", "description": "Read", "input_schema": {"type": "object"}, "cache_control": {"type": "ephemeral"}}])
         );
         let turns = body["messages"].as_array().unwrap();
         let roles: Vec<_> = turns.iter().map(|t| t["role"].as_str().unwrap()).collect();
@@ -164,12 +206,16 @@ mod tests {
             turns[2]["content"],
             json!([
                 {"type": "tool_result", "tool_use_id": "toolu_1", "content": "def add(): ..."},
-                {"type": "text", "text": "and tests"}
+                {"type": "text", "text": "and tests", "cache_control": {"type": "ephemeral"}}
             ]),
             "a tool result and the next user message merge into one user turn"
         );
         assert_eq!(turns[3]["content"][0]["input"], json!({}));
         assert_eq!(turns[4]["content"][0]["is_error"], true);
+        assert_eq!(turns[4]["content"][0]["cache_control"]["type"], "ephemeral");
+        assert!(turns[0]["content"][0].get("cache_control").is_none());
+        let marks = body.to_string().matches("cache_control").count();
+        assert_eq!(marks, MAX_BREAKPOINTS);
     }
 
     #[test]

@@ -6,9 +6,10 @@
 //! `error` inside the 200 stream.
 //!
 //! What must stay true: the stop reason arrives in chat-completions words
-//! (`max_tokens` → `"length"`, so the agent's cut-at-the-limit handling
-//! applies; `tool_use` → `"tool_calls"`; `end_turn`/`stop_sequence` →
-//! `"stop"`); an `error` event ends the reply with the server's message,
+//! (`max_tokens` and `model_context_window_exceeded` → `"length"`, so the
+//! agent's cut-at-the-limit handling applies; `tool_use` → `"tool_calls"`;
+//! `end_turn`/`stop_sequence` → `"stop"`; `refusal` stays `"refusal"`,
+//! which the agent records as a refusal, never as an answer); an `error` event ends the reply with the server's message,
 //! transient when its type says so; block kinds stepwise does not know
 //! (thinking) are skipped, never an error.
 
@@ -40,6 +41,8 @@ pub struct EventAccumulator {
     usage: TokenUsage,
     saw_usage: bool,
     stopped: bool,
+    /// Content deltas so far (text, arguments, thinking): pieces of the reply.
+    tokens: u64,
 }
 
 /// What one event added, for the live view.
@@ -125,6 +128,7 @@ impl EventAccumulator {
     }
 
     fn delta(&mut self, index: u64, delta: Option<&Value>) -> Added {
+        self.tokens += 1;
         let piece = |key| delta.and_then(|d| d.get(key)).and_then(Value::as_str);
         let Some((_, block)) = self.blocks.iter_mut().rev().find(|(i, _)| *i == index) else {
             return Added::Nothing;
@@ -169,12 +173,18 @@ impl EventAccumulator {
             self.usage.prompt_tokens =
                 input.unwrap_or(0) + created.unwrap_or(0) + read.unwrap_or(0);
             self.usage.cached_tokens = read.unwrap_or(0);
+            self.usage.cache_write_tokens = created.unwrap_or(0);
             self.saw_usage = true;
         }
         if let Some(output) = field("output_tokens") {
             self.usage.completion_tokens = output;
             self.saw_usage = true;
         }
+    }
+
+    /// How many pieces of the reply (content deltas of any block) came so far.
+    pub fn tokens(&self) -> u64 {
+        self.tokens
     }
 
     /// True once `message_stop` (or a stop reason) arrived.
@@ -203,7 +213,8 @@ impl EventAccumulator {
             .collect();
         let finish_reason = self.stop_reason.map(|r| {
             match r.as_str() {
-                "max_tokens" => "length",
+                // Both are truncations: the reply stopped because it met a limit.
+                "max_tokens" | "model_context_window_exceeded" => "length",
                 "tool_use" => "tool_calls",
                 "end_turn" | "stop_sequence" => "stop",
                 other => other,
@@ -215,6 +226,7 @@ impl EventAccumulator {
             tool_calls,
             finish_reason,
             usage: self.saw_usage.then_some(self.usage),
+            reasoning: serde_json::Map::new(),
         }
     }
 }

@@ -32,7 +32,8 @@ fn text_and_usage_with_cache_tokens() {
         Some(TokenUsage {
             prompt_tokens: 100,
             completion_tokens: 7,
-            cached_tokens: 50
+            cached_tokens: 50,
+            cache_write_tokens: 10,
         })
     );
 }

@@ -5,7 +5,10 @@
 //! ([`events`]). Errors take the shared classification (`llm::errors`):
 //! `overloaded_error`/529 and `rate_limit_error`/429 are transient with the
 //! server's `retry-after`, "prompt is too long" is a context overflow, an
-//! `error` event in a 200 stream keeps the server's message.
+//! `error` event in a 200 stream keeps the server's message, a 200 that is
+//! not an event stream (a proxy's page, an error body) says what it is.
+//! Liveness is the shared one (`transport::Liveness`): `ping` events and
+//! any other bytes keep the stream alive, content deltas count as tokens.
 //!
 //! What must stay true: the key travels only in `x-api-key` to the chosen
 //! base URL, is hidden from all output from the moment the client exists,
@@ -18,13 +21,13 @@ mod events;
 
 use super::errors;
 use super::transport::{
-    DEFAULT_IDLE_TIMEOUT, error_chain, header_map, http_client, response_error,
+    DEFAULT_IDLE_TIMEOUT, DEFAULT_TOKEN_TIMEOUT, Liveness, error_chain, header_map, http_client,
+    response_error, stream_failure,
 };
 use super::{ChatModel, ChatRequest, LlmError, ModelReply, StreamSink};
 use crate::config::ApiKey;
 use events::EventAccumulator;
 use eventsource_stream::Eventsource;
-use futures_util::StreamExt;
 use futures_util::future::BoxFuture;
 use reqwest::header::{HeaderMap, HeaderValue};
 use std::sync::Arc;
@@ -44,6 +47,7 @@ pub struct AnthropicModel {
     key_var: &'static str,
     headers: HeaderMap,
     idle_timeout: Duration,
+    token_timeout: Duration,
 }
 
 impl AnthropicModel {
@@ -67,6 +71,7 @@ impl AnthropicModel {
             key_var: "ANTHROPIC_API_KEY",
             headers: HeaderMap::new(),
             idle_timeout: DEFAULT_IDLE_TIMEOUT,
+            token_timeout: DEFAULT_TOKEN_TIMEOUT,
         })
     }
 
@@ -79,6 +84,13 @@ impl AnthropicModel {
     /// Set how long the server may send nothing (before the headers or between events).
     pub fn with_idle_timeout(mut self, idle_timeout: Duration) -> Self {
         self.idle_timeout = idle_timeout;
+        self
+    }
+
+    /// Set how long a stream kept alive (`ping` events, comments) may go
+    /// without a token of the reply; never shorter than the idle limit.
+    pub fn with_token_timeout(mut self, token_timeout: Duration) -> Self {
+        self.token_timeout = token_timeout;
         self
     }
 
@@ -124,20 +136,25 @@ impl AnthropicModel {
         let url = format!("{}/messages", self.api_root);
         let post = self.http.post(url).json(&body::body(&self.model, &request));
         let response = self.send(post).await?;
-        let mut stream = response.bytes_stream().eventsource();
+        let is_sse = (response.headers().get(reqwest::header::CONTENT_TYPE))
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|v| v.starts_with("text/event-stream"));
+        if !is_sse {
+            return Err(self.not_a_stream(response).await);
+        }
+        let mut live = Liveness::new(self.idle_timeout, self.token_timeout);
+        let mut stream = live.watch(response).eventsource();
         let mut acc = EventAccumulator::default();
         let mut any_data = false;
-        while let Some(event) = tokio::time::timeout(self.idle_timeout, stream.next())
-            .await
-            .map_err(|_| self.idle_error())?
-        {
-            let event = event.map_err(|e| LlmError::Stream(e.to_string()))?;
+        while let Some(event) = live.next(&mut stream).await? {
+            let event = event.map_err(stream_failure)?;
             let data = event.data.trim();
             if data.is_empty() {
                 continue;
             }
             any_data = true;
             acc.push(data)?.report(sink);
+            live.tokens_so_far(acc.tokens());
         }
         if !any_data {
             return Err(LlmError::EmptyReply);
@@ -149,6 +166,39 @@ impl AnthropicModel {
             ));
         }
         Ok(acc.into_reply())
+    }
+
+    /// A 200 that is not an event stream: a proxy's HTML page, an error
+    /// body, or something else, said in those words.
+    async fn not_a_stream(&self, response: reqwest::Response) -> LlmError {
+        let status = response.status().as_u16();
+        let body = match tokio::time::timeout(self.idle_timeout, response.text()).await {
+            Err(_) => return self.idle_error(),
+            Ok(Err(e)) => return LlmError::Stream(error_chain(&e)),
+            Ok(Ok(body)) => body,
+        };
+        if body.trim().is_empty() {
+            return LlmError::EmptyReply;
+        }
+        if errors::is_html(&body) {
+            return errors::html_page(status, &body);
+        }
+        let value: Option<serde_json::Value> = serde_json::from_str(&body).ok();
+        match value
+            .as_ref()
+            .and_then(errors::error_object)
+            .and_then(errors::inline_error)
+        {
+            Some(e) if e.overflow => LlmError::ContextOverflow { message: e.message },
+            Some(e) => LlmError::Server {
+                message: e.message,
+                transient: e.transient,
+            },
+            None => LlmError::Decode(format!(
+                "the server answered HTTP {status} without an event stream: {}",
+                body.chars().take(200).collect::<String>()
+            )),
+        }
     }
 
     async fn models(&self) -> Result<Vec<String>, LlmError> {

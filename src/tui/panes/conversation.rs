@@ -213,14 +213,22 @@ impl Conversation {
         self.lines.extend(lines);
     }
 
-    /// The streamed reply is complete: its final rendering, with syntax colours.
+    /// The streamed reply is complete: its final rendering, with syntax
+    /// colours; a leading `<think>` block is shown dimmed above the reply,
+    /// which then starts after it (the final answer never includes it).
     pub fn close_reply(&mut self) {
         let Some(open) = self.open.take() else { return };
         let Some(start) = open.start else { return };
-        let (lines, blocks) = markdown_lines(Kind::Assistant, &open.text);
+        let (thinking, reply) = split_thinking(&open.text);
+        let mut lines: Vec<Logical> = (thinking.lines().enumerate())
+            .map(|(i, line)| Logical::plain(line, Kind::Thinking, i == 0))
+            .collect();
+        let reply_start = start + lines.len();
+        let (reply_lines, blocks) = markdown_lines(Kind::Assistant, &reply);
+        lines.extend(reply_lines);
         self.replace_from(start, lines);
-        self.colours.add(start, blocks);
-        self.last_reply = Some((start, open.text));
+        self.colours.add(reply_start, blocks);
+        self.last_reply = Some((reply_start, reply));
     }
 
     /// A reply that is still streaming broke off (its request failed and is
@@ -337,6 +345,30 @@ impl Conversation {
     }
 }
 
+/// A reply's leading thinking (`<think>…</think>`, or text up to a
+/// `</think>` whose opening tag was in the prompt) and the rest; no
+/// thinking: an empty first part and the whole text.
+fn split_thinking(text: &str) -> (String, String) {
+    const OPEN: &str = "<think>";
+    const CLOSE: &str = "</think>";
+    let trimmed = text.trim_start();
+    let body = trimmed.strip_prefix(OPEN);
+    let Some(close) = body.unwrap_or(trimmed).find(CLOSE) else {
+        return match body {
+            // Still thinking (or never closed): all of it is thinking.
+            Some(body) => (body.trim().to_string(), String::new()),
+            None => (String::new(), text.to_string()),
+        };
+    };
+    let inner = body.unwrap_or(trimmed);
+    if body.is_none() && inner.get(..close).is_some_and(|t| t.contains(OPEN)) {
+        return (String::new(), text.to_string());
+    }
+    let thinking = inner.get(..close).unwrap_or_default().trim().to_string();
+    let rest = inner.get(close + CLOSE.len()..).unwrap_or_default();
+    (thinking, rest.trim_start().to_string())
+}
+
 fn wrap_logical(line: &Logical, width: usize) -> Vec<Line<'static>> {
     if let Some(md) = &line.styled {
         return markdown::rows(md, line.kind, line.first, width);
@@ -356,6 +388,7 @@ fn wrap_logical(line: &Logical, width: usize) -> Vec<Line<'static>> {
         Kind::Declined => ("⊘ ", theme::DECLINED, theme::MUTED),
         Kind::Approved => ("✓ ", theme::GOOD, theme::MUTED),
         Kind::Discarded => ("  ", dim, theme::DISCARDED),
+        Kind::Thinking => ("  ", dim, dim.add_modifier(Modifier::ITALIC)),
         Kind::Receipt | Kind::ReceiptBad => {
             return crate::tui::panes::receipt::rows(&line.text, line.kind, line.first, width);
         }

@@ -76,3 +76,45 @@ fn appending_does_not_rewrap_earlier_lines() {
     assert_eq!(c.cache.known(), before + 2, "only the new lines wrapped");
     assert_eq!(text(&mut c, 30).last().map(String::as_str), Some("✗ boom"));
 }
+
+#[test]
+fn a_think_block_is_shown_dimmed_and_is_not_part_of_the_answer() {
+    let mut c = Conversation::new();
+    c.push_entry(Kind::User, "what is it?");
+    c.delta("<think>\nThe user asks");
+    c.delta(" what it is.\n</think>\n\nA calculator.");
+    c.final_answer("A calculator.");
+    assert_eq!(
+        text(&mut c, 40),
+        [
+            "❯ what is it?",
+            "",
+            "  The user asks what it is.",
+            "✓ A calculator."
+        ],
+        "the answer is not repeated, the thinking has no tags"
+    );
+    let thinking = &c.lines[2];
+    assert_eq!(thinking.kind, Kind::Thinking);
+    let row = wrap_logical(thinking, 40);
+    let styled = row[0]
+        .spans
+        .iter()
+        .find(|s| s.content.contains("user asks"))
+        .unwrap();
+    assert!(styled.style.add_modifier.contains(Modifier::ITALIC));
+    assert_eq!(styled.style.fg, theme::DIM.fg);
+    // Without thinking nothing changes; an opening tag in the prompt leaves only the close.
+    assert_eq!(
+        split_thinking("plain"),
+        (String::new(), "plain".to_string())
+    );
+    assert_eq!(
+        split_thinking("hmm\n</think>\nok"),
+        ("hmm".to_string(), "ok".to_string())
+    );
+    assert_eq!(
+        split_thinking("<think>still"),
+        ("still".to_string(), String::new())
+    );
+}

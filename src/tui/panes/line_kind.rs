@@ -27,4 +27,6 @@ pub enum Kind {
     Approved,
     /// Text of a reply that broke off mid-stream: kept, marked as discarded.
     Discarded,
+    /// A reply's `<think>` block: shown dimmed, never part of the answer.
+    Thinking,
 }

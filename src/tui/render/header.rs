@@ -67,9 +67,10 @@ fn status_line(app: &App, area: Rect, buf: &mut Buffer) {
     } else {
         "step –".to_string()
     };
-    let cached = match app.task_tokens().cached_tokens {
-        0 => String::new(),
-        n => format!(" ({} cached)", count(n)),
+    let task_tokens = app.task_tokens();
+    let cached = match task_tokens.cached_percent() {
+        None => String::new(),
+        Some(percent) => format!(" ({} cached, {percent}%)", count(task_tokens.cached_tokens)),
     };
     let long = format!(
         "tokens in/out {}{cached} · session {}",
