@@ -143,9 +143,9 @@ pub async fn run_with(
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
-        .process_group(0)
         .kill_on_drop(true);
-    // The environment (an allowlist), the temporary folder and the confinement.
+    // The environment (an allowlist), the temporary folder, a session of its
+    // own (which is also its own process group) and the confinement.
     let mut confined = sandbox::prepare(&mut command, root, policy)?;
     command.env("PYTHONDONTWRITEBYTECODE", "1");
     let mut child = match command.spawn() {

@@ -133,6 +133,7 @@ pub fn prepare(command: &mut Command, root: &Path, policy: &Policy) -> Result<Co
         &policy.test_env,
         temp.path(),
     ));
+    detach_from_terminal(command);
     let supervisor = if state.off {
         platform::Supervisor::default()
     } else {
@@ -144,6 +145,41 @@ pub fn prepare(command: &mut Command, root: &Path, policy: &Policy) -> Result<Co
         _temp: temp,
         supervisor,
     })
+}
+
+/// Start the run in a session of its own, with no controlling terminal
+/// (so `/dev/tty` leads nowhere and `TIOCSTI` has no terminal to type into,
+/// CVE-2017-5226), and with every descriptor beyond the standard three
+/// closed at `exec` (a terminal stepwise holds, a descriptor it inherited):
+/// the run gets `/dev/null` as input and the two output pipes, nothing else.
+/// In every mode, `off` included. The session leader's process group is its
+/// own, so the group kill at the end of the run still reaches it.
+fn detach_from_terminal(command: &mut Command) {
+    #[cfg(target_os = "linux")]
+    // SAFETY: setsid, close_range and fcntl are async-signal-safe.
+    unsafe {
+        command.pre_exec(|| {
+            if libc::setsid() < 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            const CLOSE_RANGE_CLOEXEC: libc::c_uint = 1 << 2;
+            if libc::syscall(libc::SYS_close_range, 3u32, u32::MAX, CLOSE_RANGE_CLOEXEC) == 0 {
+                return Ok(());
+            }
+            for fd in 3..4096 {
+                let flags = libc::fcntl(fd, libc::F_GETFD);
+                if flags >= 0 {
+                    libc::fcntl(fd, libc::F_SETFD, flags | libc::FD_CLOEXEC);
+                }
+            }
+            Ok(())
+        });
+    }
+    // Elsewhere: at least a process group of its own, for the group kill.
+    #[cfg(all(unix, not(target_os = "linux")))]
+    command.process_group(0);
+    #[cfg(not(unix))]
+    let _ = command;
 }
 
 impl Confined {
@@ -178,6 +214,9 @@ mod tests {
         let offered = Offered {
             landlock_abi: 3,
             namespaces: false,
+            user_ns: false,
+            pid_ns: false,
+            root: false,
             seccomp: true,
             limits: true,
         };
@@ -190,6 +229,7 @@ mod tests {
         let full = State {
             network: Network::Namespace,
             workspace: true,
+            processes: true,
             ..partial()
         };
         assert_eq!(full.label(), "sandboxed");

@@ -17,6 +17,9 @@
 //! `sub/.env` stays readable, as the file tools' deny list says nothing
 //! about the sandbox); `.git` is read-only but a test can still read it.
 //!
+//! With a PID namespace, `/proc` is the run's own (mounted by its PID 1):
+//! other processes' command lines, environments and limits are out of sight.
+//!
 //! What must stay true: every path and flag is prepared before `fork`;
 //! [`Mounts::apply`] runs in the child right after it enters its namespaces
 //! and before Landlock (which forbids mounting afterwards, so a test cannot
@@ -113,8 +116,10 @@ impl Mounts {
         !self.hidden.is_empty()
     }
 
-    /// Run in the child, inside its new mount namespace. Async-signal-safe.
-    pub fn apply(&self) -> io::Result<()> {
+    /// Run in the child, inside its new mount namespace; `proc`: the child
+    /// is PID 1 of a new PID namespace, whose own `/proc` is mounted over
+    /// the host's (so it shows only the run's processes). Async-signal-safe.
+    pub fn apply(&self, proc: bool) -> io::Result<()> {
         let none = std::ptr::null::<libc::c_char>();
         // SAFETY: mount(2) on NUL-terminated paths prepared before fork.
         unsafe {
@@ -141,6 +146,15 @@ impl Mounts {
             }
             if let Some(source) = &self.shm {
                 bind(source, &CString::from(c"/dev/shm"))?;
+            }
+            if proc {
+                check(libc::mount(
+                    c"proc".as_ptr(),
+                    c"/proc".as_ptr(),
+                    c"proc".as_ptr(),
+                    libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC,
+                    std::ptr::null(),
+                ))?;
             }
         }
         Ok(())
