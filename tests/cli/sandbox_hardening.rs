@@ -1,0 +1,212 @@
+//! The sandbox's third round of escapes, through the real binary, each the
+//! way a supply-chain attack in a test suite would try it: the user's
+//! terminal (with `exec` started in a pseudo-terminal, so there is one to
+//! reach), other processes (their `/proc` entries, signals and limits),
+//! SysV shared memory, the kernel keyring, vsock, and the tool caches that
+//! later, unsandboxed builds execute. Each test lets the mock model ask for
+//! an approved `run_tests` of a test file that tries it.
+
+use crate::sandbox::{Setup, exec_command, kernel_lacks, output_of, run, setup};
+use crate::support::*;
+use serde_json::{Value, json};
+use std::io::Read;
+use stepwise::tools::sandbox;
+
+/// Skip (saying why) where the run would not get its own PID namespace.
+fn lacks_pid_namespace() -> bool {
+    let state = sandbox::state(&sandbox::Policy::default());
+    if !state.processes {
+        eprintln!("skipped: this kernel lacks {}", state.missing().join(", "));
+        return true;
+    }
+    false
+}
+
+/// `exec --yes` in a pseudo-terminal of its own (its controlling terminal):
+/// the combined terminal output and the tool result the model received.
+async fn run_in_terminal(s: &Setup) -> (String, Value) {
+    use portable_pty::{CommandBuilder, PtySize, native_pty_system};
+    let model = MockModel::start(vec![
+        tool_call("run_tests", json!({"command": "unittest"})),
+        text("Done."),
+    ])
+    .await;
+    let std_cmd = exec_command(s, &model.base_url());
+    let pty = native_pty_system()
+        .openpty(PtySize {
+            rows: 40,
+            cols: 200,
+            pixel_width: 0,
+            pixel_height: 0,
+        })
+        .unwrap();
+    let mut cmd = CommandBuilder::new(std_cmd.get_program());
+    cmd.args(std_cmd.get_args());
+    for (name, value) in std_cmd.get_envs() {
+        match value {
+            Some(v) => cmd.env(name, v),
+            None => cmd.env_remove(name),
+        }
+    }
+    cmd.cwd(s.ws.path());
+    let mut child = pty.slave.spawn_command(cmd).unwrap();
+    drop(pty.slave);
+    let mut reader = pty.master.try_clone_reader().unwrap();
+    let screen = tokio::task::spawn_blocking(move || {
+        let mut all = Vec::new();
+        let mut buf = [0u8; 4096];
+        while let Ok(n) = reader.read(&mut buf) {
+            if n == 0 {
+                break;
+            }
+            all.extend_from_slice(&buf[..n]);
+        }
+        all
+    });
+    let status = tokio::task::spawn_blocking(move || child.wait().unwrap())
+        .await
+        .unwrap();
+    drop(pty.master);
+    let screen = tokio::time::timeout(std::time::Duration::from_secs(10), screen)
+        .await
+        .map(|r| String::from_utf8_lossy(&r.unwrap()).into_owned())
+        .unwrap_or_default();
+    let requests = model.requests().await;
+    assert!(requests.len() >= 2, "{status:?}\n{screen}");
+    let tool = tool_messages(&requests[1]);
+    let content = tool[0]["content"].as_str().unwrap_or_default();
+    let result = serde_json::from_str(content).unwrap_or(Value::String(content.into()));
+    (screen, result)
+}
+
+/// Finding 1: through `/dev/tty` and `TIOCSTI` a test typed a command into
+/// the user's shell. Now the run has its own session without a terminal,
+/// no terminal device can be opened, no descriptor of one is inherited,
+/// and `TIOCSTI` is refused by the seccomp filter even on a descriptor.
+#[tokio::test]
+async fn a_test_cannot_reach_the_users_terminal() {
+    if kernel_lacks(true, false) {
+        return;
+    }
+    let body = "import fcntl, termios\n\
+        print('CTTY', open('/proc/self/stat').read().rsplit(')', 1)[1].split()[4])\n\
+        for path in ['/dev/tty', '/dev/console'] + [os.path.join('/dev/pts', n) for n in ('0', '1', '2', '3')]:\n\
+        \x20   try:\n\
+        \x20       fd = os.open(path, os.O_RDWR | os.O_NOCTTY)\n\
+        \x20       print('OPENED', path)\n\
+        \x20       fcntl.ioctl(fd, termios.TIOCSTI, b'#')\n\
+        \x20       print('TYPED', path)\n\
+        \x20   except OSError as e:\n\
+        \x20       print('REFUSED', path, e.errno)\n\
+        print('TTY-FDS', [fd for fd in range(256) if os.isatty(fd)])\n\
+        for fd in (0, 1, 2):\n\
+        \x20   try:\n\
+        \x20       fcntl.ioctl(fd, termios.TIOCSTI, b'#')\n\
+        \x20       print('TYPED', fd)\n\
+        \x20   except OSError as e:\n\
+        \x20       print('TIOCSTI', fd, e.errno)\n";
+    let s = setup(body, "");
+    let (screen, result) = run_in_terminal(&s).await;
+    let output = output_of(&result);
+    assert_eq!(result["success"], true, "{result}\n{screen}");
+    // No controlling terminal (`tty_nr` 0 in /proc/self/stat).
+    assert!(output.contains("CTTY 0\n"), "{output}");
+    assert!(!output.contains("OPENED"), "{output}");
+    assert!(!output.contains("TYPED"), "{output}");
+    assert!(output.contains("REFUSED /dev/tty"), "{output}");
+    assert!(output.contains("TTY-FDS []"), "{output}");
+    // EPERM from the filter, not ENOTTY from the kernel (0 is /dev/null).
+    for fd in 0..3 {
+        assert!(output.contains(&format!("TIOCSTI {fd} 1\n")), "{output}");
+    }
+}
+
+/// Finding 15: the state is printed before the first test runs, not only
+/// in the receipt.
+#[tokio::test]
+async fn exec_says_how_tests_are_confined_before_they_run() {
+    let s = setup("print('RAN')\n", "");
+    let (screen, result) = run_in_terminal(&s).await;
+    assert!(output_of(&result).contains("RAN"), "{result}");
+    let label = result["sandbox"].as_str().unwrap();
+    let first = screen.find(&format!("tests  {label}"));
+    let step = screen.find("[Step 1");
+    assert!(
+        matches!((first, step), (Some(a), Some(b)) if a < b),
+        "{screen}"
+    );
+}
+
+/// Findings 4, 5, 11, 12: other processes' command lines, signals and limits,
+/// SysV shared memory and the session keyring, reached from a test.
+#[tokio::test]
+async fn other_processes_ipc_and_keyrings_are_out_of_reach() {
+    if kernel_lacks(true, true) || lacks_pid_namespace() {
+        return;
+    }
+    // An unrelated process with a recognisable command line.
+    let mut outside = std::process::Command::new("sleep")
+        .arg("61.2345")
+        .spawn()
+        .unwrap();
+    let pid = outside.id();
+    // A SysV shared memory segment of the host.
+    let key = 0x5357_0000 | (std::process::id() as i32 & 0xffff);
+    // SAFETY: plain SysV calls on a segment this test owns.
+    let shm = unsafe { libc::shmget(key, 4096, libc::IPC_CREAT | 0o600) };
+    assert!(shm >= 0);
+    let keyctl = libc::SYS_keyctl;
+    let body = format!(
+        "import ctypes, resource, signal, socket\n\
+         libc = ctypes.CDLL(None, use_errno=True)\n\
+         seen = []\n\
+         for p in os.listdir('/proc'):\n\
+         \x20   if p.isdigit():\n\
+         \x20       try: seen.append(open('/proc/%s/cmdline' % p, 'rb').read())\n\
+         \x20       except OSError: pass\n\
+         print('SEEN-OUTSIDE', any(b'61.2345' in c for c in seen))\n\
+         print('PIDS', len(seen))\n\
+         try:\n\
+         \x20   resource.prlimit({pid}, resource.RLIMIT_FSIZE, (1, 1))\n\
+         \x20   print('LIMITED')\n\
+         except OSError as e:\n\
+         \x20   print('PRLIMIT', e.errno)\n\
+         try:\n\
+         \x20   os.kill({pid}, signal.SIGKILL)\n\
+         \x20   print('KILLED')\n\
+         except OSError as e:\n\
+         \x20   print('KILL', e.errno)\n\
+         print('SHM', libc.shmget({key}, 0, 0))\n\
+         r = libc.syscall({keyctl}, 0, -3, 0)\n\
+         print('KEYRING', r, ctypes.get_errno())\n\
+         try:\n\
+         \x20   socket.socket(socket.AF_VSOCK, socket.SOCK_STREAM)\n\
+         \x20   print('VSOCK open')\n\
+         except OSError as e:\n\
+         \x20   print('VSOCK', e.errno)\n"
+    );
+    let s = setup(&body, "");
+    let (_out, result) = run(&s).await;
+    let output = output_of(&result).to_string();
+    let limits = std::fs::read_to_string(format!("/proc/{pid}/limits")).unwrap_or_default();
+    let alive = outside.try_wait().unwrap().is_none();
+    let _ = outside.kill();
+    let _ = outside.wait();
+    // SAFETY: removing the segment made above.
+    unsafe { libc::shmctl(shm, libc::IPC_RMID, std::ptr::null_mut()) };
+    assert_eq!(result["success"], true, "{result}");
+    assert!(output.contains("SEEN-OUTSIDE False"), "{output}");
+    // ESRCH: the pid does not exist in the run's namespace.
+    assert!(output.contains("PRLIMIT 3"), "{output}");
+    assert!(output.contains("KILL 3"), "{output}");
+    assert!(alive, "the outside process was killed");
+    let fsize = limits
+        .lines()
+        .find(|l| l.starts_with("Max file size"))
+        .unwrap_or_default()
+        .to_string();
+    assert!(fsize.contains("unlimited"), "{limits}");
+    assert!(output.contains("SHM -1"), "{output}");
+    assert!(output.contains("KEYRING -1 1\n"), "{output}");
+    assert!(output.contains("VSOCK 1\n"), "{output}");
+}
