@@ -36,6 +36,9 @@ pub struct TestRun {
     pub limit: Option<String>,
     /// Files the run created, changed or deleted (they count as changes).
     pub changed_files: Vec<RunChange>,
+    /// What the sandbox has to say about the run (a cache it could not
+    /// fill, a planted `.git`), shown first.
+    pub notes: Vec<String>,
 }
 
 impl TestRun {
@@ -52,6 +55,9 @@ impl TestRun {
             "sandbox": self.sandbox,
         });
         let mut payload = payload;
+        if !self.notes.is_empty() {
+            payload["sandbox_notes"] = json!(self.notes);
+        }
         if !self.changed_files.is_empty() {
             payload["files_changed_by_run"] = json!(self.changed_files);
             payload["note"] = json!(format!(
@@ -86,9 +92,15 @@ impl TestRun {
             };
             return ToolOutput::ok(summary, payload);
         }
+        let why = match self.notes.first() {
+            Some(note) => format!("the tests failed: {note}"),
+            None => {
+                "the tests failed; read the output, fix the cause, and run the tests again".into()
+            }
+        };
         ToolOutput::failed(
             format!("{} (exit {})", self.summary, exit_text(self.exit_code)),
-            "the tests failed; read the output, fix the cause, and run the tests again",
+            why,
             payload,
         )
     }
@@ -120,6 +132,7 @@ mod tests {
             verified: Verified::ExitCodeAndSummary,
             counts: Some((1, 0)),
             changed_files: Vec::new(),
+            notes: Vec::new(),
         }
     }
 

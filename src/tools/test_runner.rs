@@ -244,7 +244,12 @@ fn finish(
     } else {
         test_summary::judge(runner.kind, exit_code, &per_stream)
     };
+    let notes = match verdict.passed {
+        true => Vec::new(),
+        false => confined.cache_note(&output).into_iter().collect(),
+    };
     Ok(TestRun {
+        notes,
         command: shown,
         exit_code,
         passed: verdict.passed,

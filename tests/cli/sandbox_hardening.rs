@@ -210,3 +210,252 @@ async fn other_processes_ipc_and_keyrings_are_out_of_reach() {
     assert!(output.contains("KEYRING -1 1\n"), "{output}");
     assert!(output.contains("VSOCK 1\n"), "{output}");
 }
+
+/// `exec --yes` with one approved run of `runner` and extra environment
+/// variables; the tool result the model received.
+async fn run_with_env(s: &Setup, runner: &str, envs: &[(&str, &std::path::Path)]) -> Value {
+    let model = MockModel::start(vec![
+        tool_call("run_tests", json!({"command": runner})),
+        text("Done."),
+    ])
+    .await;
+    let mut cmd = exec_command(s, &model.base_url());
+    for (name, value) in envs {
+        cmd.env(name, value);
+    }
+    let out = tokio::task::spawn_blocking(move || cmd.output().unwrap())
+        .await
+        .unwrap();
+    let requests = model.requests().await;
+    assert!(
+        requests.len() >= 2,
+        "stdout:\n{}\nstderr:\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let tool = tool_messages(&requests[1]);
+    let content = tool[0]["content"].as_str().unwrap_or_default();
+    serde_json::from_str(content).unwrap_or(Value::String(content.into()))
+}
+
+/// Code caches in the test's home, each holding a file later programs run.
+const CACHED_CODE: &[&str] = &[
+    ".cargo/registry/src/index.crates.io-0000/evil-1.0.0/build.rs",
+    ".cargo/git/checkouts/dep-0000/abc/src/lib.rs",
+    ".cache/pip/wheels/ab/six-1.16.0-py2.py3-none-any.whl",
+    ".npm/_npx/0000/node_modules/cowsay/index.js",
+    "go/pkg/mod/example.com/m@v1.0.0/m.go",
+];
+
+/// Finding 2: a test rewrote a crate under `~/.cargo/registry/src` and a
+/// later, unsandboxed build ran it; pip, npx and go caches likewise. Now
+/// they are read-only, while a build output folder named by the
+/// environment is writable, and made first when it does not exist yet (14).
+#[tokio::test]
+async fn code_caches_are_read_only_and_build_outputs_writable() {
+    if kernel_lacks(true, false) {
+        return;
+    }
+    let body = "home = os.environ['HOME']\n\
+        for rel in CACHED:\n\
+        \x20   p = os.path.join(home, rel)\n\
+        \x20   for what, f in [('append', lambda: open(p, 'a').write('\\nplanted()\\n')),\n\
+        \x20                   ('create', lambda: open(os.path.join(os.path.dirname(p), 'new.py'), 'w').write('x'))]:\n\
+        \x20       try:\n\
+        \x20           f()\n\
+        \x20           print('WROTE', what, rel)\n\
+        \x20       except OSError as e:\n\
+        \x20           print('REFUSED', what, e.errno)\n\
+        for var in ['CARGO_TARGET_DIR', 'GOCACHE']:\n\
+        \x20   open(os.path.join(os.environ[var], 'out.o'), 'w').write('built')\n\
+        \x20   print('BUILT', var)\n"
+        .replace(
+            "CACHED",
+            &format!("{CACHED_CODE:?}"),
+        );
+    let s = setup(&body, "");
+    let home = s.home.path();
+    for rel in CACHED_CODE {
+        let path = home.join(rel);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, "original\n").unwrap();
+    }
+    // Neither exists yet, nor does their parent.
+    let target = home.join("ci/target");
+    let gocache = home.join("ci/go-build");
+    let result = run_with_env(
+        &s,
+        "unittest",
+        &[("CARGO_TARGET_DIR", &target), ("GOCACHE", &gocache)],
+    )
+    .await;
+    let output = output_of(&result);
+    assert_eq!(result["success"], true, "{result}");
+    assert!(!output.contains("WROTE"), "{output}");
+    assert_eq!(
+        output.matches("REFUSED").count(),
+        2 * CACHED_CODE.len(),
+        "{output}"
+    );
+    for rel in CACHED_CODE {
+        let path = home.join(rel);
+        assert_eq!(
+            std::fs::read_to_string(&path).unwrap(),
+            "original\n",
+            "{rel}"
+        );
+        assert!(!path.with_file_name("new.py").exists(), "{rel}");
+    }
+    assert!(output.contains("BUILT CARGO_TARGET_DIR") && output.contains("BUILT GOCACHE"));
+    assert_eq!(
+        std::fs::read_to_string(target.join("out.o")).unwrap(),
+        "built"
+    );
+    assert!(gocache.join("out.o").is_file());
+}
+
+/// A run that needs to fill a cache fails with a message saying what to
+/// run outside stepwise.
+#[tokio::test]
+async fn a_run_that_fills_a_cache_is_told_what_to_run_outside() {
+    if kernel_lacks(true, false) {
+        return;
+    }
+    let body = "d = os.path.join(os.environ['HOME'], '.cargo', 'registry', 'cache')\n\
+        open(os.path.join(d, 'serde-1.0.0.crate'), 'wb').write(b'downloaded')\n";
+    let s = setup(body, "");
+    std::fs::create_dir_all(s.home.path().join(".cargo/registry/cache")).unwrap();
+    let result = run_with_env(&s, "unittest", &[]).await;
+    assert_eq!(result["success"], false, "{result}");
+    let notes = result["sandbox_notes"].to_string();
+    assert!(
+        notes.contains("read-only") && notes.contains("`cargo fetch`"),
+        "{result}"
+    );
+    let error = result["error"].as_str().unwrap_or_default();
+    assert!(error.contains("cargo fetch"), "{result}");
+}
+
+/// Finding 12: tests read `~/.git-credentials`, `~/.npmrc`, Cargo, Docker,
+/// Kube and Codex credentials and shell history.
+#[tokio::test]
+async fn common_credential_files_and_histories_are_hidden() {
+    if kernel_lacks(true, false) {
+        return;
+    }
+    const SECRETS: &[&str] = &[
+        ".git-credentials",
+        ".npmrc",
+        ".pypirc",
+        ".cargo/credentials.toml",
+        ".docker/config.json",
+        ".kube/config",
+        ".config/gcloud/credentials.db",
+        ".azure/msal_token_cache.json",
+        ".codex/auth.json",
+        ".claude/.credentials.json",
+        ".bash_history",
+        ".zsh_history",
+    ];
+    let body = format!(
+        "import base64\n\
+         for rel in {SECRETS:?}:\n\
+         \x20   try:\n\
+         \x20       print('READ', base64.b64encode(open(os.path.join(os.environ['HOME'], rel), 'rb').read()))\n\
+         \x20   except OSError as e:\n\
+         \x20       print('REFUSED', e.errno)\n\
+         print('CARGO-CONFIG', open(os.path.join(os.environ['HOME'], '.cargo', 'config.toml')).read().strip())\n"
+    );
+    let s = setup(&body, "");
+    for rel in SECRETS {
+        let path = s.home.path().join(rel);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, "canary-credential-4242").unwrap();
+    }
+    // A file next to a hidden one stays readable.
+    std::fs::write(s.home.path().join(".cargo/config.toml"), "[net]").unwrap();
+    let result = run_with_env(&s, "unittest", &[]).await;
+    let output = output_of(&result);
+    assert_eq!(result["success"], true, "{result}");
+    assert_eq!(
+        output.matches("REFUSED 13").count(),
+        SECRETS.len(),
+        "{output}"
+    );
+    assert!(!output.contains("READ"), "{output}");
+    assert!(output.contains("CARGO-CONFIG [net]"), "{output}");
+}
+
+/// A hostile `cargo test` crate: its test appends to a crate's `build.rs`
+/// in the registry and plants a git checkout; `CARGO_TARGET_DIR` names a
+/// folder that does not exist yet (findings 2 and 14).
+#[tokio::test]
+async fn a_hostile_cargo_suite_cannot_plant_code_in_the_registry() {
+    if kernel_lacks(true, false) {
+        return;
+    }
+    if std::process::Command::new("cargo")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
+        eprintln!("skipped: cargo is not on PATH");
+        return;
+    }
+    let s = setup("pass\n", "");
+    let ws = s.ws.path();
+    std::fs::remove_file(ws.join("test_escape.py")).unwrap();
+    std::fs::write(
+        ws.join("Cargo.toml"),
+        "[package]\nname = \"hostile\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[workspace]\n",
+    )
+    .unwrap();
+    std::fs::create_dir_all(ws.join("src")).unwrap();
+    std::fs::write(
+        ws.join("src/lib.rs"),
+        "#[cfg(test)]\nmod tests {\n\
+         use std::io::Write;\n\
+         #[test]\n\
+         fn plants() {\n\
+         let home = std::env::var(\"CARGO_HOME\").unwrap();\n\
+         let build = format!(\"{home}/registry/src/index.crates.io-0000/evil-1.0.0/build.rs\");\n\
+         let appended = std::fs::OpenOptions::new().append(true).open(&build)\n\
+         .and_then(|mut f| f.write_all(b\"\\nfn planted() {}\\n\"));\n\
+         assert!(appended.is_err(), \"appended to {build}\");\n\
+         let git = format!(\"{home}/git/checkouts/planted.rs\");\n\
+         assert!(std::fs::write(&git, \"x\").is_err(), \"wrote {git}\");\n\
+         }\n}\n",
+    )
+    .unwrap();
+    let cargo_home = s.home.path().join(".cargo");
+    let build = cargo_home.join("registry/src/index.crates.io-0000/evil-1.0.0/build.rs");
+    std::fs::create_dir_all(build.parent().unwrap()).unwrap();
+    std::fs::create_dir_all(cargo_home.join("git/checkouts")).unwrap();
+    std::fs::write(&build, "fn main() {}\n").unwrap();
+    let real_home = std::path::PathBuf::from(std::env::var("HOME").unwrap());
+    let rustup = std::env::var_os("RUSTUP_HOME")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| real_home.join(".rustup"));
+    let target = s.home.path().join("fresh-ci/target");
+    let result = run_with_env(
+        &s,
+        "cargo",
+        &[
+            ("CARGO_HOME", &cargo_home),
+            ("RUSTUP_HOME", &rustup),
+            ("CARGO_TARGET_DIR", &target),
+        ],
+    )
+    .await;
+    assert_eq!(result["success"], true, "{result}");
+    assert!(
+        result["summary"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("1 passed"),
+        "{result}"
+    );
+    assert_eq!(std::fs::read_to_string(&build).unwrap(), "fn main() {}\n");
+    assert!(!cargo_home.join("git/checkouts/planted.rs").exists());
+    assert!(target.is_dir());
+}

@@ -45,6 +45,10 @@ pub struct Policy {
     pub network: bool,
     /// Folders writable besides the workspace and the temporary folder.
     pub writable: Vec<PathBuf>,
+    /// Build output folders to create before a run when they are missing.
+    pub create_first: Vec<PathBuf>,
+    /// Caches of downloaded code, read-only to runs, and what fills each.
+    pub code_caches: Vec<(PathBuf, &'static str)>,
     /// Paths the tests may not read.
     pub hidden: Vec<PathBuf>,
     pub limits: Limits,
@@ -64,6 +68,8 @@ impl Policy {
             mode: settings.mode,
             network: settings.network,
             writable: paths::writable(&settings.writable),
+            create_first: paths::outputs_to_create(),
+            code_caches: paths::code_caches(),
             hidden: paths::hidden(settings.hidden.as_deref()),
             limits: Limits::from_settings(settings),
             test_env: test_env.to_vec(),
@@ -112,6 +118,7 @@ pub fn protect_self() {
 pub struct Confined {
     pub state: State,
     limits: Limits,
+    code_caches: Vec<(PathBuf, &'static str)>,
     _temp: tempfile::TempDir,
     supervisor: platform::Supervisor,
 }
@@ -123,6 +130,17 @@ pub fn prepare(command: &mut Command, root: &Path, policy: &Policy) -> Result<Co
     let state = state(policy);
     if let Some(why) = refusal(policy, &state) {
         return Err(format!("the tests were not run: {why}"));
+    }
+    if !state.off {
+        // The run could not create them itself (their parent is read-only).
+        for dir in &policy.create_first {
+            std::fs::create_dir_all(dir).map_err(|e| {
+                format!(
+                    "the tests were not run: could not create the build output folder {}: {e}",
+                    dir.display()
+                )
+            })?;
+        }
     }
     let temp = tempfile::Builder::new()
         .prefix("stepwise-run-")
@@ -140,6 +158,11 @@ pub fn prepare(command: &mut Command, root: &Path, policy: &Policy) -> Result<Co
         platform::install(command, root, temp.path(), policy, &state)?
     };
     Ok(Confined {
+        code_caches: if state.off {
+            Vec::new()
+        } else {
+            policy.code_caches.clone()
+        },
         state,
         limits: policy.limits,
         _temp: temp,
@@ -198,6 +221,33 @@ impl Confined {
     /// double fork), and reap them.
     pub async fn kill_all(&mut self) {
         self.supervisor.kill_all().await;
+    }
+
+    /// What to tell the user about a failed run that tried to fill a code
+    /// cache: which cache, and the command to fill it outside stepwise.
+    pub fn cache_note(&self, output: &str) -> Option<String> {
+        let fill = self
+            .code_caches
+            .iter()
+            .find(|(path, _)| output.contains(&*path.to_string_lossy()))
+            .map(|(path, fill)| (path.display().to_string(), *fill))
+            .or_else(|| {
+                const WORDS: &[(&str, &str)] = &[
+                    ("failed to download", "cargo fetch"),
+                    ("but --offline was specified", "cargo fetch"),
+                    ("failed to get `", "cargo fetch"),
+                    ("ENOTCACHED", "npm ci"),
+                    ("go: downloading", "go mod download"),
+                ];
+                WORDS
+                    .iter()
+                    .find(|(word, _)| output.contains(word))
+                    .map(|(_, fill)| ("a tool cache".to_string(), *fill))
+            })?;
+        Some(format!(
+            "the run could not fill {}: caches of downloaded code are read-only in test runs (later builds outside the sandbox run what is in them) and the network is off; run `{}` outside stepwise, then run the tests again",
+            fill.0, fill.1
+        ))
     }
 
     /// The description of a limit, e.g. `memory limit (1024 MiB …)`.

@@ -194,7 +194,8 @@ mod tests {
     /// In a forked child: install the filter, then try each call; the
     /// exit code's bits say which calls failed with `EPERM`.
     fn refused_in_child() -> Vec<&'static str> {
-        let checks: [(&str, fn() -> libc::c_long); 8] = [
+        type Check = (&'static str, fn() -> libc::c_long);
+        let checks: [Check; 8] = [
             ("unix", || unsafe {
                 libc::socket(libc::AF_UNIX, libc::SOCK_STREAM, 0) as libc::c_long
             }),
