@@ -177,18 +177,24 @@ impl Session {
             Prepared::Tests(runner) => {
                 let before = Snapshot::take_after(&self.workspace, self.snapshot.as_ref());
                 let root = self.workspace.root();
+                let plants_before = crate::tools::sandbox::plants::find(root);
                 let timeout = self.settings.test_timeout;
                 let policy = &self.settings.sandbox;
                 let result = test_runner::run_with(root, &runner, timeout, t.cancel, policy).await;
                 // Whatever the run did to the files counts, even when it failed.
                 let after = Snapshot::take_after(&self.workspace, Some(&before));
                 let changed = before.changes_to(&after);
+                let planted =
+                    plants_before.planted_since(&crate::tools::sandbox::plants::find(root), root);
                 self.snapshot = Some(after);
                 self.record_run_changes(t, &changed);
                 match result {
                     Ok(mut run) => {
-                        if run.passed && changed.is_empty() {
+                        if run.passed && changed.is_empty() && planted.is_empty() {
                             t.changed_since_tests = false;
+                        }
+                        if let Some(note) = crate::tools::sandbox::plants::note(&planted) {
+                            run.notes.insert(0, note);
                         }
                         run.changed_files = changed;
                         t.last_tests = Some(TestReceipt::from(&run));

@@ -42,6 +42,14 @@ pub struct TestRun {
 }
 
 impl TestRun {
+    /// A warning (a planted `.git` or `.pyc`), shown before the summary.
+    fn warning(&self) -> Option<&str> {
+        self.notes
+            .iter()
+            .find(|n| n.starts_with("WARNING"))
+            .map(String::as_str)
+    }
+
     /// The tool result for the model and the displays.
     pub fn to_output(&self) -> ToolOutput {
         let payload = json!({
@@ -57,6 +65,9 @@ impl TestRun {
         let mut payload = payload;
         if !self.notes.is_empty() {
             payload["sandbox_notes"] = json!(self.notes);
+        }
+        if let Some(note) = self.warning() {
+            payload["summary"] = json!(format!("{note}; {}", self.summary));
         }
         if !self.changed_files.is_empty() {
             payload["files_changed_by_run"] = json!(self.changed_files);
@@ -86,10 +97,13 @@ impl TestRun {
             );
         }
         if self.passed {
-            let summary = match self.changed_files.len() {
+            let mut summary = match self.changed_files.len() {
                 0 => self.summary.clone(),
                 n => format!("{}; the run changed {n} file(s)", self.summary),
             };
+            if let Some(note) = self.warning() {
+                summary = format!("{note}; {summary}");
+            }
             return ToolOutput::ok(summary, payload);
         }
         let why = match self.notes.first() {

@@ -147,7 +147,11 @@ pub async fn run_with(
     // The environment (an allowlist), the temporary folder, a session of its
     // own (which is also its own process group) and the confinement.
     let mut confined = sandbox::prepare(&mut command, root, policy)?;
+    // No bytecode in the workspace: a `.pyc` there after a run is a plant
+    // (see `sandbox::plants`); a test that turns writing back on writes it
+    // into the run's temporary folder.
     command.env("PYTHONDONTWRITEBYTECODE", "1");
+    command.env("PYTHONPYCACHEPREFIX", confined.temp().join("pycache"));
     let mut child = match command.spawn() {
         Ok(c) => c,
         Err(e) => {

@@ -459,3 +459,53 @@ async fn a_hostile_cargo_suite_cannot_plant_code_in_the_registry() {
     assert!(!cargo_home.join("git/checkouts/planted.rs").exists());
     assert!(target.is_dir());
 }
+
+/// Findings 8 and 9: a test planted a `.git` with `core.fsmonitor` (the
+/// user's next `git status` ran it) and a `.pyc` that ran instead of the
+/// reviewed source, and nothing reported them. A nested repository's `.git`
+/// is read-only now, the plants are reported first, and a Python the test
+/// starts with bytecode writing turned back on writes none into the workspace.
+#[tokio::test]
+async fn planted_git_and_pyc_are_reported_and_nested_git_is_read_only() {
+    if kernel_lacks(true, false) {
+        return;
+    }
+    let body = "import subprocess, sys\n\
+        try:\n\
+        \x20   open('vendor/lib/.git/config', 'a').write('[core]\\n\\tfsmonitor = touch /tmp/owned\\n')\n\
+        \x20   print('NESTED written')\n\
+        except OSError as e:\n\
+        \x20   print('NESTED', e.errno)\n\
+        os.makedirs('.git', exist_ok=True)\n\
+        open('.git/config', 'w').write('[core]\\n\\tfsmonitor = touch /tmp/owned\\n')\n\
+        os.makedirs('pkg/__pycache__', exist_ok=True)\n\
+        open('pkg/__pycache__/mod.cpython-311.pyc', 'wb').write(b'planted')\n\
+        env = {k: v for k, v in os.environ.items() if k != 'PYTHONDONTWRITEBYTECODE'}\n\
+        subprocess.run([sys.executable, '-c', 'import helper'], env=env, check=True)\n\
+        print('PREFIX', bool(os.environ.get('PYTHONPYCACHEPREFIX', '').startswith(os.environ['TMPDIR'])))\n";
+    let s = setup(body, "");
+    let ws = s.ws.path();
+    std::fs::create_dir_all(ws.join("vendor/lib/.git")).unwrap();
+    std::fs::write(ws.join("vendor/lib/.git/config"), "[core]\n").unwrap();
+    std::fs::write(ws.join("helper.py"), "X = 1\n").unwrap();
+    std::fs::create_dir_all(ws.join("pkg")).unwrap();
+    let result = run_with_env(&s, "unittest", &[]).await;
+    let output = output_of(&result);
+    assert_eq!(result["success"], true, "{result}");
+    assert!(output.contains("NESTED 30"), "{output}");
+    assert_eq!(
+        std::fs::read_to_string(ws.join("vendor/lib/.git/config")).unwrap(),
+        "[core]\n"
+    );
+    let summary = result["summary"].as_str().unwrap_or_default();
+    assert!(summary.starts_with("WARNING: the run planted"), "{result}");
+    assert!(
+        summary.contains(".git") && summary.contains("pkg/__pycache__/mod.cpython-311.pyc"),
+        "{result}"
+    );
+    assert!(output.contains("PREFIX True"), "{output}");
+    assert!(
+        !ws.join("__pycache__").exists(),
+        "helper.py was compiled into the workspace"
+    );
+}

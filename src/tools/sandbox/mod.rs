@@ -20,6 +20,7 @@
 pub mod env;
 pub mod limits;
 mod paths;
+pub mod plants;
 mod state;
 
 #[cfg(target_os = "linux")]
@@ -206,6 +207,11 @@ fn detach_from_terminal(command: &mut Command) {
 }
 
 impl Confined {
+    /// The run's private temporary folder (removed with this).
+    pub fn temp(&self) -> &Path {
+        self._temp.path()
+    }
+
     /// Call once the process has started.
     pub fn started(&mut self, pid: Option<u32>) {
         self.supervisor.started(pid);

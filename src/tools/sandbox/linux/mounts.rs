@@ -16,6 +16,11 @@
 //! on top can take it back. Limits: only the root level is covered (a
 //! `sub/.env` stays readable, as the file tools' deny list says nothing
 //! about the sandbox); `.git` is read-only but a test can still read it.
+//! Every nested `.git` (a submodule, a repository in a subfolder) is made
+//! read-only too, found by a walk that skips build outputs and installed
+//! packages (see `plants`); a `.git` a run creates
+//! cannot be refused by a mount, so the run's result reports it first
+//! (see `snapshot`).
 //!
 //! With a PID namespace, `/proc` is the run's own (mounted by its PID 1):
 //! other processes' command lines, environments and limits are out of sight.
@@ -40,7 +45,8 @@ const LOCKED: libc::c_ulong = libc::MS_NOSUID
     | libc::MS_NODIRATIME
     | libc::MS_RELATIME;
 
-/// Folders at the root that the tests may read but not change.
+/// Folders at the root that the tests may read but not change (and every
+/// `.git` below it, see `plants`).
 const READ_ONLY: [&str; 2] = [".git", ".stepwise"];
 
 /// Everything to mount, prepared in the parent.
@@ -76,8 +82,11 @@ impl Mounts {
     pub fn new(root: &Path, veil: &Path, shm: Option<&Path>) -> Result<Self, String> {
         let bad = |p: &Path| format!("cannot confine the path {}", p.display());
         let mut read_only = Vec::new();
-        for name in READ_ONLY {
-            let path = root.join(name);
+        let nested = crate::tools::sandbox::plants::find(root)
+            .git
+            .into_keys()
+            .filter(|p| p.parent() != Some(root));
+        for path in READ_ONLY.iter().map(|n| root.join(n)).chain(nested) {
             // Resolved, so that a link is mounted where it points.
             if let Ok(real) = std::fs::canonicalize(&path) {
                 let c = c_path(&real).ok_or_else(|| bad(&real))?;

@@ -1,0 +1,142 @@
+//! Files a test run could plant for code outside the sandbox to run: a
+//! `.git` (folder or file) anywhere in the workspace, whose config
+//! (`core.fsmonitor`, hooks) the user's next `git` there would run, and
+//! compiled Python (`*.pyc`), which Python runs instead of the reviewed
+//! source when its stamp matches. The sandbox makes each existing `.git`
+//! read-only; runs write no bytecode (`PYTHONDONTWRITEBYTECODE`, and
+//! `PYTHONPYCACHEPREFIX` in the run's temporary folder), so a new or changed
+//! `.pyc` in the workspace after a run is a plant, and is reported first.
+//!
+//! What must stay true: the search ignores `.gitignore` (a plant is most
+//! often in an ignored `__pycache__`), never follows a link, lists a `.git`
+//! without searching inside it, and is bounded ([`SEARCH_LIMIT`]); it skips
+//! the folders that only build outputs and installed packages live in.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// Folders never searched (build outputs and installed packages).
+const NOT_SEARCHED: &[&str] = &[".stepwise", "node_modules", "target", ".venv", ".tox"];
+
+/// Most entries looked at by one search.
+pub const SEARCH_LIMIT: usize = 50_000;
+
+/// What identifies one version of a planted path: size, modification and
+/// status-change times, inode.
+pub type Stamp = (u64, (i64, i64), (i64, i64), u64);
+
+/// The `.git` entries and `.pyc` files below `root`, each with its stamp.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Plants {
+    pub git: BTreeMap<PathBuf, Stamp>,
+    pub pyc: BTreeMap<PathBuf, Stamp>,
+}
+
+fn stamp(meta: &std::fs::Metadata) -> Stamp {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        (
+            meta.len(),
+            (meta.mtime(), meta.mtime_nsec()),
+            (meta.ctime(), meta.ctime_nsec()),
+            meta.ino(),
+        )
+    }
+    #[cfg(not(unix))]
+    {
+        (meta.len(), (0, 0), (0, 0), 0)
+    }
+}
+
+/// Search `root` (see the module's rules).
+pub fn find(root: &Path) -> Plants {
+    let walker = ignore::WalkBuilder::new(root)
+        .standard_filters(false)
+        .follow_links(false)
+        .filter_entry(|e| {
+            let in_git = e.path().parent().and_then(Path::file_name) == Some(".git".as_ref());
+            let skipped = e.file_type().is_some_and(|t| t.is_dir())
+                && e.file_name()
+                    .to_str()
+                    .is_some_and(|n| NOT_SEARCHED.contains(&n));
+            e.depth() == 0 || !(in_git || skipped)
+        })
+        .build();
+    let mut out = Plants::default();
+    for entry in walker.flatten().take(SEARCH_LIMIT) {
+        let name = entry.file_name();
+        let is_git = name == ".git";
+        let is_pyc = entry.file_type().is_some_and(|t| t.is_file())
+            && name.to_str().is_some_and(|n| n.ends_with(".pyc"));
+        if !(is_git || is_pyc) {
+            continue;
+        }
+        let Ok(meta) = entry.metadata() else { continue };
+        let map = if is_git { &mut out.git } else { &mut out.pyc };
+        map.insert(entry.into_path(), stamp(&meta));
+    }
+    out
+}
+
+impl Plants {
+    /// What is new or changed in `after`, as paths relative to `root`.
+    pub fn planted_since(&self, after: &Plants, root: &Path) -> Vec<String> {
+        let fresh = |old: &BTreeMap<PathBuf, Stamp>, new: &BTreeMap<PathBuf, Stamp>| {
+            new.iter()
+                .filter(|(p, s)| old.get(*p) != Some(*s))
+                .map(|(p, _)| p.strip_prefix(root).unwrap_or(p).display().to_string())
+                .collect::<Vec<_>>()
+        };
+        // A `.git` folder's own stamp changes with its entries: only a new one counts.
+        let mut out: Vec<String> = after
+            .git
+            .keys()
+            .filter(|p| !self.git.contains_key(*p))
+            .map(|p| p.strip_prefix(root).unwrap_or(p).display().to_string())
+            .collect();
+        out.extend(fresh(&self.pyc, &after.pyc));
+        out
+    }
+}
+
+/// The note for the top of a run's result (`None`: nothing was planted).
+pub fn note(planted: &[String]) -> Option<String> {
+    if planted.is_empty() {
+        return None;
+    }
+    let mut shown: Vec<&str> = planted.iter().take(5).map(String::as_str).collect();
+    let more = planted.len().saturating_sub(shown.len());
+    let extra = format!("and {more} more");
+    if more > 0 {
+        shown.push(&extra);
+    }
+    Some(format!(
+        "WARNING: the run planted {}: a new .git makes the next git command there run its config (core.fsmonitor, hooks), and a .pyc runs instead of the reviewed source; delete them before running git or Python there, and treat the test suite as hostile",
+        shown.join(", ")
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn new_git_folders_and_pyc_files_are_plants_even_when_ignored() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::fs::create_dir_all(root.join(".git/hooks")).unwrap();
+        std::fs::create_dir_all(root.join("pkg/__pycache__")).unwrap();
+        std::fs::write(root.join(".gitignore"), "__pycache__/\nsub/\n").unwrap();
+        let before = find(root);
+        std::fs::create_dir_all(root.join("sub/.git")).unwrap();
+        std::fs::write(root.join("sub/.git/config"), "[core]\nfsmonitor = x\n").unwrap();
+        std::fs::write(root.join("pkg/__pycache__/m.cpython-311.pyc"), b"x").unwrap();
+        std::fs::write(root.join(".git/hooks/pre-commit"), "x").unwrap();
+        let after = find(root);
+        let planted = before.planted_since(&after, root);
+        assert_eq!(planted, ["sub/.git", "pkg/__pycache__/m.cpython-311.pyc"]);
+        assert!(note(&planted).unwrap().contains("sub/.git"));
+        assert_eq!(before.planted_since(&before, root), Vec::<String>::new());
+    }
+}
