@@ -509,3 +509,44 @@ async fn planted_git_and_pyc_are_reported_and_nested_git_is_read_only() {
         "helper.py was compiled into the workspace"
     );
 }
+
+/// Finding 12: tests read other runs' temporary folders (a concurrent
+/// session's fixtures, its bytecode, its secrets).
+#[tokio::test]
+async fn other_runs_temporary_folders_are_hidden() {
+    if kernel_lacks(true, false) {
+        return;
+    }
+    // SAFETY: getuid cannot fail.
+    let uid = unsafe { libc::getuid() };
+    let runs = std::env::temp_dir().join(format!("stepwise-runs-{uid}"));
+    std::fs::create_dir_all(&runs).unwrap();
+    let other = tempfile::Builder::new()
+        .prefix("run-")
+        .tempdir_in(&runs)
+        .unwrap();
+    std::fs::write(other.path().join("fixture.txt"), "other-run-secret").unwrap();
+    let body = format!(
+        "import tempfile\n\
+         open(os.path.join(tempfile.gettempdir(), 'mine'), 'w').write('ok')\n\
+         print('MINE', open(os.path.join(tempfile.gettempdir(), 'mine')).read())\n\
+         try:\n\
+         \x20   print('READ', open({:?}).read())\n\
+         except OSError as e:\n\
+         \x20   print('REFUSED', e.errno)\n\
+         try:\n\
+         \x20   print('LISTED', os.listdir({:?}))\n\
+         except OSError as e:\n\
+         \x20   print('UNLISTED', e.errno)\n",
+        other.path().join("fixture.txt").display().to_string(),
+        runs.display().to_string(),
+    );
+    let s = setup(&body, "");
+    let result = run_with_env(&s, "unittest", &[]).await;
+    let output = output_of(&result);
+    assert_eq!(result["success"], true, "{result}");
+    assert!(output.contains("MINE ok"), "{output}");
+    assert!(output.contains("REFUSED 13"), "{output}");
+    assert!(output.contains("UNLISTED 13"), "{output}");
+    assert!(!output.contains("other-run-secret"), "{output}");
+}

@@ -143,10 +143,16 @@ pub fn prepare(command: &mut Command, root: &Path, policy: &Policy) -> Result<Co
             })?;
         }
     }
+    let runs = runs_folder()
+        .map_err(|e| format!("could not create the test runs' temporary folder: {e}"))?;
     let temp = tempfile::Builder::new()
-        .prefix("stepwise-run-")
-        .tempdir()
+        .prefix("run-")
+        .tempdir_in(&runs)
         .map_err(|e| format!("could not create the test run's temporary folder: {e}"))?;
+    // Other runs' temporary folders (this user's, now and later) are hidden.
+    let mut policy = policy.clone();
+    policy.hidden.push(runs);
+    let policy = &policy;
     command.env_clear().envs(env::build(
         std::env::vars_os(),
         &policy.test_env,
@@ -169,6 +175,41 @@ pub fn prepare(command: &mut Command, root: &Path, policy: &Policy) -> Result<Co
         _temp: temp,
         supervisor,
     })
+}
+
+/// The folder holding every run's temporary folder (this user's, mode
+/// 0700): hidden from each run, whose own folder inside it is granted.
+fn runs_folder() -> std::io::Result<PathBuf> {
+    #[cfg(target_os = "linux")]
+    // SAFETY: getuid cannot fail.
+    let user = unsafe { libc::getuid() }.to_string();
+    #[cfg(not(target_os = "linux"))]
+    let user = std::env::var("USER").unwrap_or_default();
+    let dir = std::env::temp_dir().join(format!("stepwise-runs-{user}"));
+    match std::fs::create_dir(&dir) {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+        Err(e) => return Err(e),
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::{MetadataExt, PermissionsExt};
+        // Not a link, and ours: another user could otherwise pre-create it.
+        let meta = std::fs::symlink_metadata(&dir)?;
+        #[cfg(target_os = "linux")]
+        // SAFETY: getuid cannot fail.
+        let mine = meta.uid() == unsafe { libc::getuid() };
+        #[cfg(not(target_os = "linux"))]
+        let mine = true;
+        if !meta.is_dir() || !mine {
+            return Err(std::io::Error::other(format!(
+                "{} is not a folder of this user",
+                dir.display()
+            )));
+        }
+        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700))?;
+    }
+    Ok(dir)
 }
 
 /// Start the run in a session of its own, with no controlling terminal
