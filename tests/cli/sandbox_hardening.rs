@@ -550,3 +550,56 @@ async fn other_runs_temporary_folders_are_hidden() {
     assert!(output.contains("UNLISTED 13"), "{output}");
     assert!(!output.contains("other-run-secret"), "{output}");
 }
+
+/// Finding 10: `chmod`, `utime` and xattrs worked outside the workspace,
+/// hidden files included (`~/.ssh/id_rsa` 0600 → 0644). Inside, they work.
+#[tokio::test]
+async fn metadata_outside_the_writable_folders_cannot_change() {
+    if kernel_lacks(true, false) {
+        return;
+    }
+    let state = sandbox::state(&sandbox::Policy::default());
+    if !state.metadata {
+        eprintln!("skipped: this kernel lacks {}", state.missing().join(", "));
+        return;
+    }
+    let body = "home = os.environ['HOME']\n\
+        for p in [os.path.join(home, '.ssh', 'id_rsa'), os.path.join(home, 'notes.txt')]:\n\
+        \x20   for what, f in [('chmod', lambda: os.chmod(p, 0o644)),\n\
+        \x20                   ('utime', lambda: os.utime(p, (0, 0))),\n\
+        \x20                   ('xattr', lambda: os.setxattr(p, 'user.planted', b'1'))]:\n\
+        \x20       try:\n\
+        \x20           f()\n\
+        \x20           print('CHANGED', what, p)\n\
+        \x20       except OSError as e:\n\
+        \x20           print('REFUSED', what, e.errno)\n\
+        open('mine.txt', 'w').write('x')\n\
+        os.chmod('mine.txt', 0o600)\n\
+        os.utime('mine.txt', (0, 0))\n\
+        print('INSIDE', oct(os.stat('mine.txt').st_mode & 0o777), os.stat('mine.txt').st_mtime)\n";
+    let s = setup(body, "");
+    use std::os::unix::fs::PermissionsExt;
+    let ssh = s.home.path().join(".ssh");
+    std::fs::create_dir_all(&ssh).unwrap();
+    let key = ssh.join("id_rsa");
+    let notes = s.home.path().join("notes.txt");
+    for p in [&key, &notes] {
+        std::fs::write(p, "x").unwrap();
+        std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o600)).unwrap();
+    }
+    let mtime = |p: &std::path::Path| std::fs::metadata(p).unwrap().modified().unwrap();
+    let (key_time, notes_time) = (mtime(&key), mtime(&notes));
+    let result = run_with_env(&s, "unittest", &[]).await;
+    let output = output_of(&result);
+    assert_eq!(result["success"], true, "{result}");
+    assert!(!output.contains("CHANGED"), "{output}");
+    // EROFS: the read-only view.
+    assert_eq!(output.matches("REFUSED").count(), 6, "{output}");
+    assert!(output.contains("INSIDE 0o600 0.0"), "{output}");
+    for p in [&key, &notes] {
+        let mode = std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600, "{}", p.display());
+    }
+    assert_eq!(mtime(&key), key_time);
+    assert_eq!(mtime(&notes), notes_time);
+}

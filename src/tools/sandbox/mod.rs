@@ -313,6 +313,7 @@ mod tests {
             namespaces: false,
             user_ns: false,
             pid_ns: false,
+            read_only_view: false,
             root: false,
             seccomp: true,
             limits: true,
@@ -327,6 +328,7 @@ mod tests {
             network: Network::Namespace,
             workspace: true,
             processes: true,
+            metadata: true,
             ..partial()
         };
         assert_eq!(full.label(), "sandboxed");

@@ -24,6 +24,8 @@ pub struct Offered {
     pub user_ns: bool,
     /// PID, IPC and UTS namespaces, with the run's own `/proc`.
     pub pid_ns: bool,
+    /// Mounts can be made read-only as a whole (`mount_setattr`, Linux 5.12).
+    pub read_only_view: bool,
     /// stepwise runs as root.
     pub root: bool,
     /// The seccomp filter refusing Unix sockets can be installed.
@@ -56,6 +58,9 @@ pub struct State {
     /// process of it dies with it, and it can see, signal or limit nothing
     /// outside.
     pub processes: bool,
+    /// Everything outside the writable folders is a read-only view, so
+    /// `chmod`, `utime` and xattrs fail there too (Landlock does not check them).
+    pub metadata: bool,
     /// The tests would run as root with real capabilities (root, and no
     /// user namespace to take them away): never `sandboxed`.
     pub real_root: bool,
@@ -87,6 +92,7 @@ impl State {
             workspace: false,
             limits: false,
             processes: false,
+            metadata: false,
             real_root: false,
             off: true,
         }
@@ -112,6 +118,7 @@ impl State {
             workspace: offered.namespaces && abi >= 1,
             limits: offered.limits,
             processes: offered.namespaces && offered.pid_ns && abi >= 1,
+            metadata: offered.namespaces && offered.read_only_view && abi >= 1,
             real_root: offered.root && !offered.user_ns,
             off: false,
         }
@@ -133,6 +140,7 @@ impl State {
             _ if !self.unix_sockets => Some("Unix sockets open"),
             _ if !self.workspace => Some(".git writable"),
             _ if !self.processes => Some("other processes reachable"),
+            _ if !self.metadata => Some("metadata writable outside"),
             _ => None,
         };
         match (partial, self.network) {
@@ -186,6 +194,12 @@ impl State {
                     .into(),
             );
         }
+        if !self.metadata {
+            out.push(
+                "a read-only view outside the workspace (chmod, utime and xattrs work on files outside it; needs mount_setattr, Linux 5.12)"
+                    .into(),
+            );
+        }
         if !self.limits {
             out.push("resource limits and the subreaper".into());
         }
@@ -203,6 +217,7 @@ mod tests {
             namespaces: true,
             user_ns: true,
             pid_ns: true,
+            read_only_view: true,
             root: false,
             seccomp: true,
             limits: true,
@@ -242,6 +257,7 @@ mod tests {
             namespaces: false,
             user_ns: false,
             pid_ns: false,
+            read_only_view: false,
             ..offered(abi)
         };
         let state = State::of(&bare(3), false);

@@ -37,6 +37,7 @@ fn probe() -> Probe {
                 namespaces: found.net.is_some(),
                 user_ns: found.net == Some(NetMethod::UserNs),
                 pid_ns: found.pid_ns,
+                read_only_view: found.read_only_view,
                 root,
                 seccomp: found.seccomp,
                 limits: true,
@@ -65,6 +66,8 @@ struct Found {
     net: Option<NetMethod>,
     /// PID, IPC and UTS namespaces, and the PID namespace's own `/proc`.
     pid_ns: bool,
+    /// `mount_setattr` makes the whole tree read-only.
+    read_only_view: bool,
     seccomp: bool,
 }
 
@@ -77,6 +80,7 @@ fn probe_child() -> Found {
     const PLAIN: i32 = 2;
     const SECCOMP: i32 = 4;
     const PID_NS: i32 = 8;
+    const READ_ONLY_VIEW: i32 = 16;
     let flags = libc::CLONE_NEWNET | libc::CLONE_NEWNS;
     let more = libc::CLONE_NEWPID | libc::CLONE_NEWIPC | libc::CLONE_NEWUTS;
     let filter = seccomp::prepare();
@@ -126,6 +130,11 @@ fn probe_child() -> Found {
                     code |= PID_NS;
                 }
             }
+            if code != 0
+                && mounts::set_read_only(&std::ffi::CString::from(c"/"), true, true).is_ok()
+            {
+                code |= READ_ONLY_VIEW;
+            }
             if filter && seccomp::install().is_ok() {
                 let fd = libc::socket(libc::AF_UNIX, libc::SOCK_STREAM, 0);
                 if fd < 0 && *libc::__errno_location() == libc::EPERM {
@@ -137,6 +146,7 @@ fn probe_child() -> Found {
         let none = Found {
             net: None,
             pid_ns: false,
+            read_only_view: false,
             seccomp: false,
         };
         if pid < 0 {
@@ -154,6 +164,7 @@ fn probe_child() -> Found {
         };
         Found {
             pid_ns: net.is_some() && code & PID_NS != 0,
+            read_only_view: net.is_some() && code & READ_ONLY_VIEW != 0,
             net,
             seccomp: code & SECCOMP != 0,
         }
@@ -181,7 +192,10 @@ pub fn install(
     let (mounts, shm) = if state.workspace {
         let veil = supervisor.veil()?;
         let shm = supervisor.shm()?;
-        let mounts = mounts::Mounts::new(&root, &veil, shm.as_deref())?;
+        let mut writable = vec![root.clone(), temp.to_path_buf()];
+        writable.extend(policy.writable.iter().cloned());
+        let view = state.metadata.then_some(writable.as_slice());
+        let mounts = mounts::Mounts::new(&root, &veil, shm.as_deref(), view)?;
         (Some(mounts), shm)
     } else {
         (None, None)

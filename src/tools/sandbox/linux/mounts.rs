@@ -22,6 +22,13 @@
 //! cannot be refused by a mount, so the run's result reports it first
 //! (see `snapshot`).
 //!
+//! Where the kernel has `mount_setattr` (Linux 5.12), every mount is made
+//! read-only first and each writable folder (the workspace, the run's
+//! temporary folder, the build outputs) is bound over itself writable
+//! again, like bubblewrap's read-only bind of `/`: Landlock does not check
+//! `chmod`, `chown`, `utime` or xattrs, the read-only view refuses them
+//! outside (`EROFS`), hidden files included.
+//!
 //! With a PID namespace, `/proc` is the run's own (mounted by its PID 1):
 //! other processes' command lines, environments and limits are out of sight.
 //!
@@ -58,6 +65,47 @@ pub struct Mounts {
     veil: CString,
     /// The run's own folder to mount over `/dev/shm`.
     shm: Option<CString>,
+    /// Make every mount read-only first, then these writable again
+    /// (`None`: the kernel has no `mount_setattr`).
+    writable: Option<Vec<CString>>,
+}
+
+/// `struct mount_attr` and its flags from `<linux/mount.h>`.
+#[repr(C)]
+struct MountAttr {
+    attr_set: u64,
+    attr_clr: u64,
+    propagation: u64,
+    userns_fd: u64,
+}
+const MOUNT_ATTR_RDONLY: u64 = 1;
+const AT_RECURSIVE: libc::c_uint = 0x8000;
+
+/// Set (`on`) or clear the read-only flag of the mount at `path`, and with
+/// `recursive` of every mount below it. Async-signal-safe.
+pub fn set_read_only(path: &CString, on: bool, recursive: bool) -> io::Result<()> {
+    let attr = MountAttr {
+        attr_set: if on { MOUNT_ATTR_RDONLY } else { 0 },
+        attr_clr: if on { 0 } else { MOUNT_ATTR_RDONLY },
+        propagation: 0,
+        userns_fd: 0,
+    };
+    let flags = if recursive { AT_RECURSIVE } else { 0 };
+    // SAFETY: mount_setattr on a NUL-terminated path and a live struct.
+    let result = unsafe {
+        libc::syscall(
+            libc::SYS_mount_setattr,
+            libc::AT_FDCWD,
+            path.as_ptr(),
+            flags,
+            &attr as *const MountAttr,
+            std::mem::size_of::<MountAttr>(),
+        )
+    };
+    if result < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
 }
 
 fn c_path(path: &Path) -> Option<CString> {
@@ -79,7 +127,14 @@ fn mount_flags(path: &CString) -> libc::c_ulong {
 impl Mounts {
     /// The plan for the workspace `root`; `veil` is an empty file no one may
     /// read; `shm`: the run's folder to mount over `/dev/shm`.
-    pub fn new(root: &Path, veil: &Path, shm: Option<&Path>) -> Result<Self, String> {
+    /// `writable`: the folders the run may write (the rest becomes a
+    /// read-only view), `None` where the kernel cannot do that.
+    pub fn new(
+        root: &Path,
+        veil: &Path,
+        shm: Option<&Path>,
+        writable: Option<&[std::path::PathBuf]>,
+    ) -> Result<Self, String> {
         let bad = |p: &Path| format!("cannot confine the path {}", p.display());
         let mut read_only = Vec::new();
         let nested = crate::tools::sandbox::plants::find(root)
@@ -112,7 +167,24 @@ impl Mounts {
             Some(path) => Some(c_path(path).ok_or_else(|| bad(path))?),
             None => None,
         };
+        let writable = match writable {
+            Some(paths) => {
+                let mut out = Vec::new();
+                for path in paths {
+                    // Resolved, so that the mount is made where it is; a
+                    // folder that does not exist has nothing to grant.
+                    if let Ok(real) = std::fs::canonicalize(path)
+                        && real.is_dir()
+                    {
+                        out.push(c_path(&real).ok_or_else(|| bad(&real))?);
+                    }
+                }
+                Some(out)
+            }
+            None => None,
+        };
         Ok(Mounts {
+            writable,
             read_only,
             hidden,
             veil: c_path(veil).ok_or_else(|| bad(veil))?,
@@ -139,6 +211,16 @@ impl Mounts {
                 libc::MS_REC | libc::MS_SLAVE,
                 std::ptr::null(),
             ))?;
+            if let Some(writable) = &self.writable {
+                // A read-only view of everything (chmod, utime and xattrs
+                // fail outside, which Landlock does not check), then each
+                // writable folder its own mount, writable again.
+                set_read_only(&CString::from(c"/"), true, true)?;
+                for path in writable {
+                    bind(path, path)?;
+                    set_read_only(path, false, false)?;
+                }
+            }
             for (path, flags) in &self.read_only {
                 bind(path, path)?;
                 let remount = libc::MS_BIND | libc::MS_REMOUNT | libc::MS_RDONLY | flags;
@@ -154,7 +236,11 @@ impl Mounts {
                 bind(&self.veil, path)?;
             }
             if let Some(source) = &self.shm {
-                bind(source, &CString::from(c"/dev/shm"))?;
+                let shm = CString::from(c"/dev/shm");
+                bind(source, &shm)?;
+                if self.writable.is_some() {
+                    set_read_only(&shm, false, false)?;
+                }
             }
             if proc {
                 check(libc::mount(
@@ -164,6 +250,17 @@ impl Mounts {
                     libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC,
                     std::ptr::null(),
                 ))?;
+            }
+            if self.writable.is_some() {
+                // The working folder was entered before the mounts: a mount
+                // on it is not seen by relative paths until it is entered
+                // again by its name.
+                let mut cwd = [0u8; 4096];
+                let n = libc::syscall(libc::SYS_getcwd, cwd.as_mut_ptr(), cwd.len());
+                if n <= 0 {
+                    return Err(io::Error::last_os_error());
+                }
+                check(libc::chdir(cwd.as_ptr().cast()))?;
             }
         }
         Ok(())
