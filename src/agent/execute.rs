@@ -177,15 +177,15 @@ impl Session {
             Prepared::Tests(runner) => {
                 let before = Snapshot::take_after(&self.workspace, self.snapshot.as_ref());
                 let root = self.workspace.root();
-                let plants_before = crate::tools::sandbox::plants::find(root);
+                let plants_before = crate::tools::sandbox::plants::find(root, false);
                 let timeout = self.settings.test_timeout;
                 let policy = &self.settings.sandbox;
                 let result = test_runner::run_with(root, &runner, timeout, t.cancel, policy).await;
                 // Whatever the run did to the files counts, even when it failed.
                 let after = Snapshot::take_after(&self.workspace, Some(&before));
                 let changed = before.changes_to(&after);
-                let planted =
-                    plants_before.planted_since(&crate::tools::sandbox::plants::find(root), root);
+                let planted = plants_before
+                    .planted_since(&crate::tools::sandbox::plants::find(root, false), root);
                 self.snapshot = Some(after);
                 self.record_run_changes(t, &changed);
                 match result {

@@ -603,3 +603,47 @@ async fn metadata_outside_the_writable_folders_cannot_change() {
     assert_eq!(mtime(&key), key_time);
     assert_eq!(mtime(&notes), notes_time);
 }
+
+/// Finding 3: a uv-made `.venv` is hard-linked into uv's cache; a test
+/// appended code to a package file there and another project's `import six`
+/// ran it. Linked files are read-only for the run now; past a bound, the
+/// run is refused, naming them.
+#[tokio::test]
+async fn hard_linked_files_cannot_change_their_other_copies() {
+    if kernel_lacks(true, false) {
+        return;
+    }
+    let body = "p = '.venv/lib/python3/site-packages/six.py'\n\
+        try:\n\
+        \x20   open(p, 'a').write('\\nimport os; os.system(\"touch /tmp/owned\")\\n')\n\
+        \x20   print('APPENDED')\n\
+        except OSError as e:\n\
+        \x20   print('REFUSED', e.errno)\n\
+        print('READ', open(p).read().strip())\n";
+    let s = setup(body, "");
+    // uv's cache, outside the workspace, and the venv's link to it.
+    let cache = s.home.path().join(".cache/uv/archive-v0/abc/six.py");
+    std::fs::create_dir_all(cache.parent().unwrap()).unwrap();
+    std::fs::write(&cache, "SIX = 1").unwrap();
+    let venv = s.ws.path().join(".venv/lib/python3/site-packages");
+    std::fs::create_dir_all(&venv).unwrap();
+    std::fs::hard_link(&cache, venv.join("six.py")).unwrap();
+    let result = run_with_env(&s, "unittest", &[]).await;
+    let output = output_of(&result);
+    assert_eq!(result["success"], true, "{result}");
+    assert!(output.contains("REFUSED 30"), "{output}");
+    assert!(output.contains("READ SIX = 1"), "{output}");
+    assert_eq!(std::fs::read_to_string(&cache).unwrap(), "SIX = 1");
+
+    // Too many to make read-only one by one: refused, naming them.
+    let many = s.ws.path().join(".venv/many");
+    std::fs::create_dir_all(&many).unwrap();
+    for i in 0..=stepwise::tools::sandbox::plants::MAX_LINKED {
+        std::fs::hard_link(&cache, many.join(format!("f{i}.py"))).unwrap();
+    }
+    let result = run_with_env(&s, "unittest", &[]).await;
+    let text = result.to_string();
+    assert!(text.contains("more than one hard link"), "{result}");
+    assert!(text.contains("UV_LINK_MODE=copy"), "{result}");
+    assert!(!output_of(&result).contains("READ"), "{result}");
+}

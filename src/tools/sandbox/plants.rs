@@ -7,6 +7,11 @@
 //! `PYTHONPYCACHEPREFIX` in the run's temporary folder), so a new or changed
 //! `.pyc` in the workspace after a run is a plant, and is reported first.
 //!
+//! Files with more than one hard link (a uv `.venv` linked into uv's
+//! cache): a test could change the other names, outside the workspace,
+//! through them; the sandbox makes each read-only for the run, or refuses
+//! the run, naming them, when there are too many.
+//!
 //! What must stay true: the search ignores `.gitignore` (a plant is most
 //! often in an ignored `__pycache__`), never follows a link, lists a `.git`
 //! without searching inside it, and is bounded ([`SEARCH_LIMIT`]); it skips
@@ -15,8 +20,16 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-/// Folders never searched (build outputs and installed packages).
-const NOT_SEARCHED: &[&str] = &[".stepwise", "node_modules", "target", ".venv", ".tox"];
+/// Folders never searched (stepwise's own, build outputs).
+const NOT_SEARCHED: &[&str] = &[".stepwise", "target"];
+
+/// Folders of installed packages: searched only for hard links (a uv
+/// `.venv` or a pnpm `node_modules` is hard-linked into the tool's cache).
+const PACKAGES: &[&str] = &["node_modules", ".venv", ".tox"];
+
+/// Most files with more than one link made read-only for a run; beyond
+/// that the run is refused, naming them (see [`refusal`]).
+pub const MAX_LINKED: usize = 4096;
 
 /// Most entries looked at by one search.
 pub const SEARCH_LIMIT: usize = 50_000;
@@ -30,6 +43,8 @@ pub type Stamp = (u64, (i64, i64), (i64, i64), u64);
 pub struct Plants {
     pub git: BTreeMap<PathBuf, Stamp>,
     pub pyc: BTreeMap<PathBuf, Stamp>,
+    /// Regular files with more than one hard link (only with `links`).
+    pub linked: Vec<PathBuf>,
 }
 
 fn stamp(meta: &std::fs::Metadata) -> Stamp {
@@ -49,34 +64,66 @@ fn stamp(meta: &std::fs::Metadata) -> Stamp {
     }
 }
 
-/// Search `root` (see the module's rules).
-pub fn find(root: &Path) -> Plants {
+/// Search `root` (see the module's rules); `links`: also collect the
+/// files with more than one hard link, installed packages included.
+pub fn find(root: &Path, links: bool) -> Plants {
     let walker = ignore::WalkBuilder::new(root)
         .standard_filters(false)
         .follow_links(false)
-        .filter_entry(|e| {
+        .filter_entry(move |e| {
             let in_git = e.path().parent().and_then(Path::file_name) == Some(".git".as_ref());
             let skipped = e.file_type().is_some_and(|t| t.is_dir())
-                && e.file_name()
-                    .to_str()
-                    .is_some_and(|n| NOT_SEARCHED.contains(&n));
+                && e.file_name().to_str().is_some_and(|n| {
+                    NOT_SEARCHED.contains(&n) || (!links && PACKAGES.contains(&n))
+                });
             e.depth() == 0 || !(in_git || skipped)
         })
         .build();
     let mut out = Plants::default();
     for entry in walker.flatten().take(SEARCH_LIMIT) {
         let name = entry.file_name();
+        let is_file = entry.file_type().is_some_and(|t| t.is_file());
         let is_git = name == ".git";
-        let is_pyc = entry.file_type().is_some_and(|t| t.is_file())
-            && name.to_str().is_some_and(|n| n.ends_with(".pyc"));
-        if !(is_git || is_pyc) {
+        let is_pyc = is_file && name.to_str().is_some_and(|n| n.ends_with(".pyc"));
+        if !(is_git || is_pyc || (links && is_file)) {
             continue;
         }
         let Ok(meta) = entry.metadata() else { continue };
-        let map = if is_git { &mut out.git } else { &mut out.pyc };
-        map.insert(entry.into_path(), stamp(&meta));
+        #[cfg(unix)]
+        if links && is_file && std::os::unix::fs::MetadataExt::nlink(&meta) > 1 {
+            out.linked.push(entry.path().to_path_buf());
+        }
+        let in_packages = || {
+            entry.path().strip_prefix(root).is_ok_and(|rel| {
+                rel.components()
+                    .any(|c| PACKAGES.iter().any(|p| c.as_os_str() == *p))
+            })
+        };
+        if is_git {
+            out.git.insert(entry.path().to_path_buf(), stamp(&meta));
+        } else if is_pyc && !in_packages() {
+            out.pyc.insert(entry.path().to_path_buf(), stamp(&meta));
+        }
     }
     out
+}
+
+/// Why a run is refused for its hard links (`None`: it is not): more files
+/// with several links than can be made read-only one by one.
+pub fn refusal(linked: &[PathBuf], root: &Path) -> Option<String> {
+    if linked.len() <= MAX_LINKED {
+        return None;
+    }
+    let named: Vec<String> = linked
+        .iter()
+        .take(5)
+        .map(|p| p.strip_prefix(root).unwrap_or(p).display().to_string())
+        .collect();
+    Some(format!(
+        "the tests were not run: {} files in the workspace have more than one hard link ({}, …); a test could change the other copies, outside the workspace, through them. Recreate them as copies (uv: UV_LINK_MODE=copy; pnpm: package-import-method=copy) and run the tests again",
+        linked.len(),
+        named.join(", ")
+    ))
 }
 
 impl Plants {
@@ -128,12 +175,12 @@ mod tests {
         std::fs::create_dir_all(root.join(".git/hooks")).unwrap();
         std::fs::create_dir_all(root.join("pkg/__pycache__")).unwrap();
         std::fs::write(root.join(".gitignore"), "__pycache__/\nsub/\n").unwrap();
-        let before = find(root);
+        let before = find(root, false);
         std::fs::create_dir_all(root.join("sub/.git")).unwrap();
         std::fs::write(root.join("sub/.git/config"), "[core]\nfsmonitor = x\n").unwrap();
         std::fs::write(root.join("pkg/__pycache__/m.cpython-311.pyc"), b"x").unwrap();
         std::fs::write(root.join(".git/hooks/pre-commit"), "x").unwrap();
-        let after = find(root);
+        let after = find(root, false);
         let planted = before.planted_since(&after, root);
         assert_eq!(planted, ["sub/.git", "pkg/__pycache__/m.cpython-311.pyc"]);
         assert!(note(&planted).unwrap().contains("sub/.git"));

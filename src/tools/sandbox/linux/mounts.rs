@@ -137,12 +137,20 @@ impl Mounts {
     ) -> Result<Self, String> {
         let bad = |p: &Path| format!("cannot confine the path {}", p.display());
         let mut read_only = Vec::new();
-        let nested = crate::tools::sandbox::plants::find(root)
+        let found = crate::tools::sandbox::plants::find(root, true);
+        if let Some(why) = crate::tools::sandbox::plants::refusal(&found.linked, root) {
+            return Err(why);
+        }
+        // Each `.git` below the root, and each file with another name
+        // elsewhere (a uv `.venv` linked into uv's cache).
+        let nested = found
             .git
             .into_keys()
-            .filter(|p| p.parent() != Some(root));
+            .filter(|p| p.parent() != Some(root))
+            .chain(found.linked);
         for path in READ_ONLY.iter().map(|n| root.join(n)).chain(nested) {
-            // Resolved, so that a link is mounted where it points.
+            // Resolved, so that a link is mounted where it points; a hard
+            // link is its own path (it is no symbolic link).
             if let Ok(real) = std::fs::canonicalize(&path) {
                 let c = c_path(&real).ok_or_else(|| bad(&real))?;
                 let flags = mount_flags(&c);
