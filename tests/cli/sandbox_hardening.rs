@@ -461,8 +461,9 @@ async fn a_hostile_cargo_suite_cannot_plant_code_in_the_registry() {
 }
 
 /// Findings 8 and 9: a test planted a `.git` with `core.fsmonitor` (the
-/// user's next `git status` ran it) and a `.pyc` that ran instead of the
-/// reviewed source, and nothing reported them. A nested repository's `.git`
+/// user's next `git status` ran it), a `.pyc` that ran instead of the
+/// reviewed source, a self-ignored folder and a symbolic link, and nothing
+/// reported them. A nested repository's `.git`
 /// is read-only now, the plants are reported first, and a Python the test
 /// starts with bytecode writing turned back on writes none into the workspace.
 #[tokio::test]
@@ -482,6 +483,10 @@ async fn planted_git_and_pyc_are_reported_and_nested_git_is_read_only() {
         open('pkg/__pycache__/mod.cpython-311.pyc', 'wb').write(b'planted')\n\
         env = {k: v for k, v in os.environ.items() if k != 'PYTHONDONTWRITEBYTECODE'}\n\
         subprocess.run([sys.executable, '-c', 'import helper'], env=env, check=True)\n\
+        os.makedirs('quiet', exist_ok=True)\n\
+        open('quiet/.gitignore', 'w').write('*\\n')\n\
+        open('quiet/payload.py', 'w').write('x')\n\
+        os.symlink('/etc/passwd', 'passwd-link')\n\
         print('PREFIX', bool(os.environ.get('PYTHONPYCACHEPREFIX', '').startswith(os.environ['TMPDIR'])))\n";
     let s = setup(body, "");
     let ws = s.ws.path();
@@ -501,6 +506,12 @@ async fn planted_git_and_pyc_are_reported_and_nested_git_is_read_only() {
     assert!(summary.starts_with("WARNING: the run planted"), "{result}");
     assert!(
         summary.contains(".git") && summary.contains("pkg/__pycache__/mod.cpython-311.pyc"),
+        "{result}"
+    );
+    // A self-ignored folder and a symbolic link are no regular files the
+    // snapshot would show.
+    assert!(
+        summary.contains("quiet/.gitignore") && summary.contains("passwd-link"),
         "{result}"
     );
     assert!(output.contains("PREFIX True"), "{output}");

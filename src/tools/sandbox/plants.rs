@@ -2,7 +2,9 @@
 //! `.git` (folder or file) anywhere in the workspace, whose config
 //! (`core.fsmonitor`, hooks) the user's next `git` there would run, and
 //! compiled Python (`*.pyc`), which Python runs instead of the reviewed
-//! source when its stamp matches. The sandbox makes each existing `.git`
+//! source when its stamp matches; and what hides a run's work: symbolic
+//! links (the snapshot looks at regular files only) and `.gitignore` files
+//! (one that ignores its own folder hides it from the snapshot). The sandbox makes each existing `.git`
 //! read-only; runs write no bytecode (`PYTHONDONTWRITEBYTECODE`, and
 //! `PYTHONPYCACHEPREFIX` in the run's temporary folder), so a new or changed
 //! `.pyc` in the workspace after a run is a plant, and is reported first.
@@ -43,6 +45,10 @@ pub type Stamp = (u64, (i64, i64), (i64, i64), u64);
 pub struct Plants {
     pub git: BTreeMap<PathBuf, Stamp>,
     pub pyc: BTreeMap<PathBuf, Stamp>,
+    /// Symbolic links and `.gitignore` files: a link can lead the user's
+    /// tools to a file outside, and a `.gitignore` that ignores its own
+    /// folder hides that folder from the run's snapshot.
+    pub hiding: BTreeMap<PathBuf, Stamp>,
     /// Regular files with more than one hard link (only with `links`).
     pub linked: Vec<PathBuf>,
 }
@@ -85,10 +91,14 @@ pub fn find(root: &Path, links: bool) -> Plants {
         let is_file = entry.file_type().is_some_and(|t| t.is_file());
         let is_git = name == ".git";
         let is_pyc = is_file && name.to_str().is_some_and(|n| n.ends_with(".pyc"));
-        if !(is_git || is_pyc || (links && is_file)) {
+        let is_link = entry.path_is_symlink();
+        let hiding = is_link || (is_file && name == ".gitignore");
+        if !(is_git || is_pyc || hiding || (links && is_file)) {
             continue;
         }
-        let Ok(meta) = entry.metadata() else { continue };
+        let Ok(meta) = std::fs::symlink_metadata(entry.path()) else {
+            continue;
+        };
         #[cfg(unix)]
         if links && is_file && std::os::unix::fs::MetadataExt::nlink(&meta) > 1 {
             out.linked.push(entry.path().to_path_buf());
@@ -103,6 +113,8 @@ pub fn find(root: &Path, links: bool) -> Plants {
             out.git.insert(entry.path().to_path_buf(), stamp(&meta));
         } else if is_pyc && !in_packages() {
             out.pyc.insert(entry.path().to_path_buf(), stamp(&meta));
+        } else if hiding && !in_packages() {
+            out.hiding.insert(entry.path().to_path_buf(), stamp(&meta));
         }
     }
     out
@@ -143,6 +155,7 @@ impl Plants {
             .map(|p| p.strip_prefix(root).unwrap_or(p).display().to_string())
             .collect();
         out.extend(fresh(&self.pyc, &after.pyc));
+        out.extend(fresh(&self.hiding, &after.hiding));
         out
     }
 }
@@ -159,7 +172,7 @@ pub fn note(planted: &[String]) -> Option<String> {
         shown.push(&extra);
     }
     Some(format!(
-        "WARNING: the run planted {}: a new .git makes the next git command there run its config (core.fsmonitor, hooks), and a .pyc runs instead of the reviewed source; delete them before running git or Python there, and treat the test suite as hostile",
+        "WARNING: the run planted {}: a new .git makes the next git command there run its config (core.fsmonitor, hooks), a .pyc runs instead of the reviewed source, a symbolic link can lead tools outside the workspace and a .gitignore can hide what the run wrote; delete them before running git or Python there, and treat the test suite as hostile",
         shown.join(", ")
     ))
 }
@@ -180,9 +193,20 @@ mod tests {
         std::fs::write(root.join("sub/.git/config"), "[core]\nfsmonitor = x\n").unwrap();
         std::fs::write(root.join("pkg/__pycache__/m.cpython-311.pyc"), b"x").unwrap();
         std::fs::write(root.join(".git/hooks/pre-commit"), "x").unwrap();
+        std::fs::create_dir_all(root.join("quiet")).unwrap();
+        std::fs::write(root.join("quiet/.gitignore"), "*\n").unwrap();
+        std::os::unix::fs::symlink("/etc/passwd", root.join("pkg/link")).unwrap();
         let after = find(root, false);
         let planted = before.planted_since(&after, root);
-        assert_eq!(planted, ["sub/.git", "pkg/__pycache__/m.cpython-311.pyc"]);
+        assert_eq!(
+            planted,
+            [
+                "sub/.git",
+                "pkg/__pycache__/m.cpython-311.pyc",
+                "pkg/link",
+                "quiet/.gitignore"
+            ]
+        );
         assert!(note(&planted).unwrap().contains("sub/.git"));
         assert_eq!(before.planted_since(&before, root), Vec::<String>::new());
     }
