@@ -1,13 +1,18 @@
 //! Test runs in a sandbox. Owns everything between "the user approved
 //! `run_tests`" and the process starting: the minimal environment, a private
-//! temporary folder, and on Linux a Landlock ruleset (write only the
-//! workspace, the temporary folder and the tool caches; read everything but
-//! the hidden paths; no TCP or signals outside the run), a network namespace
-//! with only loopback, a mount namespace (`.git` and `.stepwise` read-only,
-//! the root's `.env` files unreadable, a private `/dev/shm`), a seccomp
-//! filter refusing Unix sockets, resource limits, and a subreaper that kills
-//! every descendant when the run ends. [`State`] (in `state`) says which of
-//! these a run gets.
+//! temporary folder (inside one folder per user that every run is hidden
+//! from), a session of its own without a terminal, and on Linux a Landlock
+//! ruleset (write only the workspace, the temporary folder and the build
+//! outputs; read everything but the hidden paths and the terminal devices;
+//! no TCP or signals outside the run), a network namespace with only
+//! loopback, PID, IPC and UTS namespaces with the run's own `/proc`, a mount
+//! namespace (a read-only view of everything but the writable folders;
+//! every `.git`, `.stepwise` and hard-linked files read-only, the root's
+//! `.env` files unreadable, a private `/dev/shm`), a seccomp filter (no
+//! socket families but IPv4/IPv6, no `TIOCSTI`, no keyrings), resource
+//! limits, and a subreaper that kills every descendant when the run ends.
+//! [`State`] (in `state`) says which of these a run gets; `plants` finds
+//! what a run may have planted for code outside to run.
 //!
 //! What must stay true: everything the child does after `fork` is prepared
 //! before it (rulesets opened, paths and strings built), so the `pre_exec`

@@ -1,5 +1,7 @@
-//! The Linux sandbox: probing what the kernel offers (once), preparing the
-//! child's plan and ruleset before `fork`, and supervising the run.
+//! The Linux sandbox: probing what the kernel offers (once: user, network,
+//! mount, PID, IPC and UTS namespaces, a fresh `/proc`, `mount_setattr`,
+//! the seccomp filter, the Landlock ABI), preparing the child's plan and
+//! ruleset before `fork`, and supervising the run.
 //!
 //! What must stay true: the probe decides the state word and the plan alike,
 //! so what is shown is what is set up.
