@@ -29,6 +29,16 @@ const NOT_SEARCHED: &[&str] = &[".stepwise", "target"];
 /// `.venv` or a pnpm `node_modules` is hard-linked into the tool's cache).
 const PACKAGES: &[&str] = &["node_modules", ".venv", ".tox"];
 
+/// Data folders test tools make with a `.gitignore` of `*` in them
+/// (pytest's cache and the like): their own `.gitignore` is no plant.
+const TOOL_DATA: &[&str] = &[
+    ".pytest_cache",
+    ".hypothesis",
+    ".mypy_cache",
+    ".ruff_cache",
+    ".nyc_output",
+];
+
 /// Most files with more than one link made read-only for a run; beyond
 /// that the run is refused, naming them (see [`refusal`]).
 pub const MAX_LINKED: usize = 4096;
@@ -103,17 +113,18 @@ pub fn find(root: &Path, links: bool) -> Plants {
         if links && is_file && std::os::unix::fs::MetadataExt::nlink(&meta) > 1 {
             out.linked.push(entry.path().to_path_buf());
         }
-        let in_packages = || {
+        let under = |names: &[&str]| {
             entry.path().strip_prefix(root).is_ok_and(|rel| {
                 rel.components()
-                    .any(|c| PACKAGES.iter().any(|p| c.as_os_str() == *p))
+                    .any(|c| names.iter().any(|p| c.as_os_str() == *p))
             })
         };
+        let in_packages = || under(PACKAGES);
         if is_git {
             out.git.insert(entry.path().to_path_buf(), stamp(&meta));
         } else if is_pyc && !in_packages() {
             out.pyc.insert(entry.path().to_path_buf(), stamp(&meta));
-        } else if hiding && !in_packages() {
+        } else if hiding && !in_packages() && !under(TOOL_DATA) {
             out.hiding.insert(entry.path().to_path_buf(), stamp(&meta));
         }
     }
@@ -196,6 +207,9 @@ mod tests {
         std::fs::create_dir_all(root.join("quiet")).unwrap();
         std::fs::write(root.join("quiet/.gitignore"), "*\n").unwrap();
         std::os::unix::fs::symlink("/etc/passwd", root.join("pkg/link")).unwrap();
+        // pytest's own cache ignores itself: no plant.
+        std::fs::create_dir_all(root.join(".pytest_cache")).unwrap();
+        std::fs::write(root.join(".pytest_cache/.gitignore"), "*\n").unwrap();
         let after = find(root, false);
         let planted = before.planted_since(&after, root);
         assert_eq!(
