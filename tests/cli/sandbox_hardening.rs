@@ -22,6 +22,16 @@ fn lacks_pid_namespace() -> bool {
     false
 }
 
+/// Skip (saying why) where the run would lack `part` of the sandbox.
+fn lacks(part: fn(&sandbox::State) -> bool) -> bool {
+    let state = sandbox::state(&sandbox::Policy::default());
+    if !part(&state) {
+        eprintln!("skipped: this kernel lacks {}", state.missing().join(", "));
+        return true;
+    }
+    false
+}
+
 /// `exec --yes` in a pseudo-terminal of its own (its controlling terminal):
 /// the combined terminal output and the tool result the model received.
 async fn run_in_terminal(s: &Setup) -> (String, Value) {
@@ -85,7 +95,7 @@ async fn run_in_terminal(s: &Setup) -> (String, Value) {
 /// and `TIOCSTI` is refused by the seccomp filter even on a descriptor.
 #[tokio::test]
 async fn a_test_cannot_reach_the_users_terminal() {
-    if kernel_lacks(true, false) {
+    if kernel_lacks(true, false) || lacks(|s| s.unix_sockets) {
         return;
     }
     let body = "import fcntl, termios\n\
@@ -141,7 +151,7 @@ async fn exec_says_how_tests_are_confined_before_they_run() {
 /// SysV shared memory and the session keyring, reached from a test.
 #[tokio::test]
 async fn other_processes_ipc_and_keyrings_are_out_of_reach() {
-    if kernel_lacks(true, true) || lacks_pid_namespace() {
+    if kernel_lacks(true, true) || lacks_pid_namespace() || lacks(|s| s.unix_sockets) {
         return;
     }
     // An unrelated process with a recognisable command line.
@@ -468,7 +478,7 @@ async fn a_hostile_cargo_suite_cannot_plant_code_in_the_registry() {
 /// starts with bytecode writing turned back on writes none into the workspace.
 #[tokio::test]
 async fn planted_git_and_pyc_are_reported_and_nested_git_is_read_only() {
-    if kernel_lacks(true, false) {
+    if kernel_lacks(true, false) || lacks(|s| s.workspace) {
         return;
     }
     let body = "import subprocess, sys\n\
@@ -621,7 +631,7 @@ async fn metadata_outside_the_writable_folders_cannot_change() {
 /// run is refused, naming them.
 #[tokio::test]
 async fn hard_linked_files_cannot_change_their_other_copies() {
-    if kernel_lacks(true, false) {
+    if kernel_lacks(true, false) || lacks(|s| s.workspace) {
         return;
     }
     let body = "p = '.venv/lib/python3/site-packages/six.py'\n\
