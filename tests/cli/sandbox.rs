@@ -251,7 +251,7 @@ async fn a_setsid_grandchild_does_not_outlive_the_run() {
     grandchild_stops_with_the_run("pass").await;
 }
 
-/// Finding: a grandchild in a new user and network namespace was not found
+/// Escape: a grandchild in a new user and network namespace was not found
 /// by the reaper (it looks for the run's network namespace).
 #[tokio::test]
 async fn a_grandchild_in_new_namespaces_does_not_outlive_the_run() {

@@ -89,7 +89,7 @@ async fn run_in_terminal(s: &Setup) -> (String, Value) {
     (screen, result)
 }
 
-/// Finding 1: through `/dev/tty` and `TIOCSTI` a test typed a command into
+/// Escape: through `/dev/tty` and `TIOCSTI` a test typed a command into
 /// the user's shell. Now the run has its own session without a terminal,
 /// no terminal device can be opened, no descriptor of one is inherited,
 /// and `TIOCSTI` is refused by the seccomp filter even on a descriptor.
@@ -131,7 +131,7 @@ async fn a_test_cannot_reach_the_users_terminal() {
     }
 }
 
-/// Finding 15: the state is printed before the first test runs, not only
+/// Escape: the state is printed before the first test runs, not only
 /// in the receipt.
 #[tokio::test]
 async fn exec_says_how_tests_are_confined_before_they_run() {
@@ -147,7 +147,7 @@ async fn exec_says_how_tests_are_confined_before_they_run() {
     );
 }
 
-/// Findings 4, 5, 11, 12: other processes' command lines, signals and limits,
+/// Escape: other processes' command lines, signals and limits,
 /// SysV shared memory and the session keyring, reached from a test.
 #[tokio::test]
 async fn other_processes_ipc_and_keyrings_are_out_of_reach() {
@@ -257,10 +257,10 @@ const CACHED_CODE: &[&str] = &[
     "go/pkg/mod/example.com/m@v1.0.0/m.go",
 ];
 
-/// Finding 2: a test rewrote a crate under `~/.cargo/registry/src` and a
+/// Escape: a test rewrote a crate under `~/.cargo/registry/src` and a
 /// later, unsandboxed build ran it; pip, npx and go caches likewise. Now
 /// they are read-only, while a build output folder named by the
-/// environment is writable, and made first when it does not exist yet (14).
+/// environment is writable, and made first when it does not exist yet.
 #[tokio::test]
 async fn code_caches_are_read_only_and_build_outputs_writable() {
     if kernel_lacks(true, false) {
@@ -346,7 +346,7 @@ async fn a_run_that_fills_a_cache_is_told_what_to_run_outside() {
     assert!(error.contains("cargo fetch"), "{result}");
 }
 
-/// Finding 12: tests read `~/.git-credentials`, `~/.npmrc`, Cargo, Docker,
+/// Escape: tests read `~/.git-credentials`, `~/.npmrc`, Cargo, Docker,
 /// Kube and Codex credentials and shell history.
 #[tokio::test]
 async fn common_credential_files_and_histories_are_hidden() {
@@ -398,7 +398,7 @@ async fn common_credential_files_and_histories_are_hidden() {
 
 /// A hostile `cargo test` crate: its test appends to a crate's `build.rs`
 /// in the registry and plants a git checkout; `CARGO_TARGET_DIR` names a
-/// folder that does not exist yet (findings 2 and 14).
+/// folder that does not exist yet.
 #[tokio::test]
 async fn a_hostile_cargo_suite_cannot_plant_code_in_the_registry() {
     if kernel_lacks(true, false) {
@@ -470,7 +470,7 @@ async fn a_hostile_cargo_suite_cannot_plant_code_in_the_registry() {
     assert!(target.is_dir());
 }
 
-/// Findings 8 and 9: a test planted a `.git` with `core.fsmonitor` (the
+/// Escape: a test planted a `.git` with `core.fsmonitor` (the
 /// user's next `git status` ran it), a `.pyc` that ran instead of the
 /// reviewed source, a self-ignored folder and a symbolic link, and nothing
 /// reported them. A nested repository's `.git`
@@ -531,7 +531,7 @@ async fn planted_git_and_pyc_are_reported_and_nested_git_is_read_only() {
     );
 }
 
-/// Finding 12: tests read other runs' temporary folders (a concurrent
+/// Escape: tests read other runs' temporary folders (a concurrent
 /// session's fixtures, its bytecode, its secrets).
 #[tokio::test]
 async fn other_runs_temporary_folders_are_hidden() {
@@ -572,7 +572,7 @@ async fn other_runs_temporary_folders_are_hidden() {
     assert!(!output.contains("other-run-secret"), "{output}");
 }
 
-/// Finding 10: `chmod`, `utime` and xattrs worked outside the workspace,
+/// Escape: `chmod`, `utime` and xattrs worked outside the workspace,
 /// hidden files included (`~/.ssh/id_rsa` 0600 → 0644). Inside, they work.
 #[tokio::test]
 async fn metadata_outside_the_writable_folders_cannot_change() {
@@ -625,7 +625,7 @@ async fn metadata_outside_the_writable_folders_cannot_change() {
     assert_eq!(mtime(&notes), notes_time);
 }
 
-/// Finding 3: a uv-made `.venv` is hard-linked into uv's cache; a test
+/// Escape: a uv-made `.venv` is hard-linked into uv's cache; a test
 /// appended code to a package file there and another project's `import six`
 /// ran it. Linked files are read-only for the run now; past a bound, the
 /// run is refused, naming them.

@@ -1,4 +1,4 @@
-//! Finding 1 in the full-screen UI, through the real binary: an approved
+//! The terminal escape in the full-screen UI, through the real binary: an approved
 //! test run (and a process it leaves behind) tries to type into the UI
 //! through `/dev/tty` and the terminal's `/dev/pts` device with `TIOCSTI`,
 //! and to draw on it. Nothing may reach the screen or the input line.
