@@ -131,7 +131,7 @@ async fn a_test_cannot_reach_the_users_terminal() {
     }
 }
 
-/// Escape: the state is printed before the first test runs, not only
+/// The state is printed before the first test runs, not only
 /// in the receipt.
 #[tokio::test]
 async fn exec_says_how_tests_are_confined_before_they_run() {
