@@ -117,6 +117,14 @@ pub async fn run(config: Config, args: ExecArgs) -> i32 {
     };
     let inbox = prepared.events_for_front_end(inbox, decided_by);
     let printing = tokio::spawn(printer.run(inbox));
+    if !args.json {
+        // How test runs are confined, printed before any of them runs (the
+        // JSON stream carries it on each run_tests approval instead).
+        let _ = events.send(crate::agent::AgentEvent::SessionReady {
+            rules: prepared.session.rule_files(),
+            sandbox: prepared.session.sandbox_state(),
+        });
+    }
     if let Some(restored) = prepared.session.restored_event() {
         let _ = events.send(restored);
     }

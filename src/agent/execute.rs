@@ -192,18 +192,31 @@ impl Session {
             Prepared::Tests(runner) => {
                 let before = Snapshot::take_after(&self.workspace, self.snapshot.as_ref());
                 let root = self.workspace.root();
+                let plants_before = crate::tools::sandbox::plants::find(root, false);
                 let timeout = self.settings.test_timeout;
                 let policy = &self.settings.sandbox;
                 let result = test_runner::run_with(root, &runner, timeout, t.cancel, policy).await;
                 // Whatever the run did to the files counts, even when it failed.
                 let after = Snapshot::take_after(&self.workspace, Some(&before));
                 let changed = before.changes_to(&after);
+                let planted = plants_before
+                    .planted_since(&crate::tools::sandbox::plants::find(root, false), root);
                 self.snapshot = Some(after);
                 self.record_changes(t, &changed, ChangedBy::Tests);
                 match result {
                     Ok(mut run) => {
                         let rewrote = changed.iter().map(|c| c.path.clone()).collect();
-                        let converged = t.tests_ran(run.passed, rewrote);
+                        // A plant (a .pyc, a .git, a link) keeps the gate armed and
+                        // never converges: it is no report of the run's own.
+                        let converged = if planted.is_empty() {
+                            t.tests_ran(run.passed, rewrote)
+                        } else {
+                            t.changed();
+                            false
+                        };
+                        if let Some(note) = crate::tools::sandbox::plants::note(&planted) {
+                            run.notes.insert(0, note);
+                        }
                         run.changed_files = changed;
                         t.last_tests = Some(TestReceipt::from(&run));
                         let mut output = run.to_output();

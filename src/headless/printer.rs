@@ -102,6 +102,13 @@ impl Printer {
                 max_steps,
                 rules,
             } => self.task_started(&task, max_steps, &rules),
+            // How test runs are confined, said before the first one runs
+            // (not only in the receipt, after the tests have run).
+            AgentEvent::SessionReady { sandbox, .. } => {
+                let line = format!("tests  {}", one_line(&sandbox));
+                let color = if sandbox == "sandboxed" { DIM } else { RED };
+                self.line(&self.paint(color, &line));
+            }
             AgentEvent::AssistantMessage { text } => self.last_message = text,
             AgentEvent::AssistantDelta { text } => self.stream_text(&text),
             AgentEvent::ToolCallProposed {
@@ -131,7 +138,6 @@ impl Printer {
             | AgentEvent::UndoFinished { .. }
             | AgentEvent::LiveEditBase { .. }
             | AgentEvent::ToolRunning { .. }
-            | AgentEvent::SessionReady { .. }
             | AgentEvent::ScopesChanged { .. }
             | AgentEvent::ModelChanged { .. }
             | AgentEvent::ApprovalRequested(_) => {}

@@ -36,9 +36,20 @@ pub struct TestRun {
     pub limit: Option<String>,
     /// Files the run created, changed or deleted (they count as changes).
     pub changed_files: Vec<RunChange>,
+    /// What the sandbox has to say about the run (a cache it could not
+    /// fill, a planted `.git`), shown first.
+    pub notes: Vec<String>,
 }
 
 impl TestRun {
+    /// A warning (a planted `.git` or `.pyc`), shown before the summary.
+    fn warning(&self) -> Option<&str> {
+        self.notes
+            .iter()
+            .find(|n| n.starts_with("WARNING"))
+            .map(String::as_str)
+    }
+
     /// The tool result for the model and the displays.
     pub fn to_output(&self) -> ToolOutput {
         let payload = json!({
@@ -52,6 +63,12 @@ impl TestRun {
             "sandbox": self.sandbox,
         });
         let mut payload = payload;
+        if !self.notes.is_empty() {
+            payload["sandbox_notes"] = json!(self.notes);
+        }
+        if let Some(note) = self.warning() {
+            payload["summary"] = json!(format!("{note}; {}", self.summary));
+        }
         if !self.changed_files.is_empty() {
             payload["files_changed_by_run"] = json!(self.changed_files);
             payload["note"] = json!(format!(
@@ -80,15 +97,24 @@ impl TestRun {
             );
         }
         if self.passed {
-            let summary = match self.changed_files.len() {
+            let mut summary = match self.changed_files.len() {
                 0 => self.summary.clone(),
                 n => format!("{}; the run changed {n} file(s)", self.summary),
             };
+            if let Some(note) = self.warning() {
+                summary = format!("{note}; {summary}");
+            }
             return ToolOutput::ok(summary, payload);
         }
+        let why = match self.notes.first() {
+            Some(note) => format!("the tests failed: {note}"),
+            None => {
+                "the tests failed; read the output, fix the cause, and run the tests again".into()
+            }
+        };
         ToolOutput::failed(
             format!("{} (exit {})", self.summary, exit_text(self.exit_code)),
-            "the tests failed; read the output, fix the cause, and run the tests again",
+            why,
             payload,
         )
     }
@@ -120,6 +146,7 @@ mod tests {
             verified: Verified::ExitCodeAndSummary,
             counts: Some((1, 0)),
             changed_files: Vec::new(),
+            notes: Vec::new(),
         }
     }
 

@@ -143,11 +143,15 @@ pub async fn run_with(
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
-        .process_group(0)
         .kill_on_drop(true);
-    // The environment (an allowlist), the temporary folder and the confinement.
+    // The environment (an allowlist), the temporary folder, a session of its
+    // own (which is also its own process group) and the confinement.
     let mut confined = sandbox::prepare(&mut command, root, policy)?;
+    // No bytecode in the workspace: a `.pyc` there after a run is a plant
+    // (see `sandbox::plants`); a test that turns writing back on writes it
+    // into the run's temporary folder.
     command.env("PYTHONDONTWRITEBYTECODE", "1");
+    command.env("PYTHONPYCACHEPREFIX", confined.temp().join("pycache"));
     let mut child = match command.spawn() {
         Ok(c) => c,
         Err(e) => {
@@ -244,7 +248,12 @@ fn finish(
     } else {
         test_summary::judge(runner.kind, exit_code, &per_stream)
     };
+    let notes = match verdict.passed {
+        true => Vec::new(),
+        false => confined.cache_note(&output).into_iter().collect(),
+    };
     Ok(TestRun {
+        notes,
         command: shown,
         exit_code,
         passed: verdict.passed,

@@ -23,6 +23,7 @@ mod provider_keys;
 mod resume;
 mod sandbox;
 mod sandbox_escapes;
+mod sandbox_hardening;
 mod sandbox_require;
 mod scrub;
 mod trust;

@@ -111,15 +111,6 @@ pub(crate) fn output_of(result: &Value) -> &str {
     result["output"].as_str().unwrap_or_default()
 }
 
-fn alive(pid: i32) -> bool {
-    std::fs::read_to_string(format!("/proc/{pid}/stat"))
-        .map(|s| {
-            let state = s.rsplit(')').next().unwrap_or("").split_whitespace().next();
-            state != Some("Z")
-        })
-        .unwrap_or(false)
-}
-
 #[tokio::test]
 async fn writes_outside_the_workspace_are_refused() {
     if kernel_lacks(true, false) {
@@ -227,28 +218,56 @@ async fn the_network_is_cut_off() {
     assert!(listener.accept().is_err(), "the listener saw a connection");
 }
 
-#[tokio::test]
-async fn a_setsid_grandchild_does_not_outlive_the_run() {
-    let body = "pid = os.fork()\n\
-        if pid == 0:\n\
-        \x20   os.setsid()\n\
-        \x20   if os.fork() == 0:\n\
-        \x20       open('grandchild.tmp', 'w').write(str(os.getpid()))\n\
-        \x20       os.rename('grandchild.tmp', 'grandchild.pid')\n\
-        \x20       import time; time.sleep(300)\n\
-        \x20   os._exit(0)\n\
-        os.waitpid(pid, 0)\n\
-        import time\n\
-        while not os.path.exists('grandchild.pid'): time.sleep(0.01)\n";
-    let s = setup(body, "");
+/// A grandchild that leaves the run's session (and, with `unshare`, its
+/// namespaces) and keeps appending to a file in the workspace: the file
+/// must stop growing once the result is sent.
+async fn grandchild_stops_with_the_run(unshare: &str) {
+    let body = format!(
+        "import ctypes, time\n\
+         pid = os.fork()\n\
+         if pid == 0:\n\
+         \x20   os.setsid()\n\
+         \x20   if os.fork() == 0:\n\
+         \x20       {unshare}\n\
+         \x20       while True:\n\
+         \x20           with open('beat.txt', 'a') as f: f.write('.')\n\
+         \x20           time.sleep(0.01)\n\
+         \x20   os._exit(0)\n\
+         os.waitpid(pid, 0)\n\
+         while not os.path.exists('beat.txt'): time.sleep(0.01)\n"
+    );
+    let s = setup(&body, "");
     let (_out, result) = run(&s).await;
     assert_eq!(result["success"], true, "{result}");
-    let pid: i32 = std::fs::read_to_string(s.ws.path().join("grandchild.pid"))
-        .unwrap()
-        .trim()
-        .parse()
-        .unwrap();
-    assert!(!alive(pid), "grandchild {pid} survived the run");
+    let beat = s.ws.path().join("beat.txt");
+    let before = std::fs::metadata(&beat).unwrap().len();
+    std::thread::sleep(std::time::Duration::from_millis(400));
+    let after = std::fs::metadata(&beat).unwrap().len();
+    assert_eq!(before, after, "a grandchild kept writing after the run");
+}
+
+#[tokio::test]
+async fn a_setsid_grandchild_does_not_outlive_the_run() {
+    grandchild_stops_with_the_run("pass").await;
+}
+
+/// Escape: a grandchild in a new user and network namespace was not found
+/// by the reaper (it looks for the run's network namespace).
+#[tokio::test]
+async fn a_grandchild_in_new_namespaces_does_not_outlive_the_run() {
+    if kernel_lacks(true, true) {
+        return;
+    }
+    let state = sandbox::state(&sandbox::Policy::default());
+    if !state.processes {
+        eprintln!("skipped: this kernel lacks {}", state.missing().join(", "));
+        return;
+    }
+    // CLONE_NEWUSER | CLONE_NEWNET; whether it works or not, the loop runs.
+    grandchild_stops_with_the_run(
+        "print('UNSHARE', ctypes.CDLL(None, use_errno=True).unshare(0x10000000 | 0x40000000))",
+    )
+    .await;
 }
 
 async fn stopped_by(body: &str, config: &str, limit: &str) -> Value {

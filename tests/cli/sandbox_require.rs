@@ -17,13 +17,18 @@ const ARCH: u32 = 0xC000_003E;
 #[cfg(target_arch = "aarch64")]
 const ARCH: u32 = 0xC000_00B7;
 
+const LD: u16 = (libc::BPF_LD | libc::BPF_W | libc::BPF_ABS) as u16;
+const JEQ: u16 = (libc::BPF_JMP | libc::BPF_JEQ | libc::BPF_K) as u16;
+const JSET: u16 = (libc::BPF_JMP | libc::BPF_JSET | libc::BPF_K) as u16;
+const RET: u16 = (libc::BPF_RET | libc::BPF_K) as u16;
+
+fn op(code: u16, jt: u8, jf: u8, k: u32) -> libc::sock_filter {
+    libc::sock_filter { code, jt, jf, k }
+}
+
 /// Make every `unshare()` of the started process fail with `EPERM`.
 fn without_namespaces(cmd: &mut Command) {
-    const LD: u16 = (libc::BPF_LD | libc::BPF_W | libc::BPF_ABS) as u16;
-    const JEQ: u16 = (libc::BPF_JMP | libc::BPF_JEQ | libc::BPF_K) as u16;
-    const RET: u16 = (libc::BPF_RET | libc::BPF_K) as u16;
-    let op = |code, jt, jf, k| libc::sock_filter { code, jt, jf, k };
-    let program = [
+    let program = vec![
         op(LD, 0, 0, 4),
         op(JEQ, 0, 3, ARCH),
         op(LD, 0, 0, 0),
@@ -31,6 +36,26 @@ fn without_namespaces(cmd: &mut Command) {
         op(RET, 0, 0, libc::SECCOMP_RET_ERRNO | libc::EPERM as u32),
         op(RET, 0, 0, libc::SECCOMP_RET_ALLOW),
     ];
+    with_filter(cmd, program);
+}
+
+/// Make only `unshare(CLONE_NEWUSER | …)` fail, as on a kernel without user
+/// namespaces (`user.max_user_namespaces = 0`): root still makes the others.
+fn without_user_namespaces(cmd: &mut Command) {
+    let program = vec![
+        op(LD, 0, 0, 4),
+        op(JEQ, 0, 5, ARCH),
+        op(LD, 0, 0, 0),
+        op(JEQ, 0, 3, libc::SYS_unshare as u32),
+        op(LD, 0, 0, 16),
+        op(JSET, 0, 1, libc::CLONE_NEWUSER as u32),
+        op(RET, 0, 0, libc::SECCOMP_RET_ERRNO | libc::EPERM as u32),
+        op(RET, 0, 0, libc::SECCOMP_RET_ALLOW),
+    ];
+    with_filter(cmd, program);
+}
+
+fn with_filter(cmd: &mut Command, program: Vec<libc::sock_filter>) {
     // SAFETY: two prctl calls in the child; `program` is copied into the
     // closure and outlives them.
     unsafe {
@@ -51,13 +76,17 @@ fn without_namespaces(cmd: &mut Command) {
 
 /// Run `exec` without namespaces; the output and the requests the model got.
 async fn run_without_namespaces(s: &Setup) -> (Output, Vec<Value>) {
+    run_filtered(s, without_namespaces).await
+}
+
+async fn run_filtered(s: &Setup, filter: fn(&mut Command)) -> (Output, Vec<Value>) {
     let model = MockModel::start(vec![
         tool_call("run_tests", json!({"command": "unittest"})),
         text("Done."),
     ])
     .await;
     let mut cmd = exec_command(s, &model.base_url());
-    without_namespaces(&mut cmd);
+    filter(&mut cmd);
     let out = tokio::task::spawn_blocking(move || cmd.output().unwrap())
         .await
         .unwrap();
@@ -96,6 +125,61 @@ async fn auto_says_what_the_run_lacks_without_namespaces() {
     let result: Value = serde_json::from_str(tool[0]["content"].as_str().unwrap()).unwrap();
     assert!(output_of(&result).contains("RAN"), "{result}");
     let label = result["sandbox"].as_str().unwrap_or_default();
-    assert!(label.starts_with("sandbox: "), "{result}");
     assert_ne!(label, "sandboxed", "{result}");
+    // SAFETY: geteuid cannot fail.
+    if unsafe { libc::geteuid() } == 0 {
+        // Root without any namespace keeps its real capabilities.
+        assert_eq!(
+            label, "not sandboxed: root without user namespaces",
+            "{result}"
+        );
+    } else {
+        assert!(label.starts_with("sandbox: "), "{result}");
+    }
+}
+
+/// Whether this test runs as root (the case of finding 6).
+fn root() -> bool {
+    // SAFETY: geteuid cannot fail.
+    unsafe { libc::geteuid() == 0 }
+}
+
+#[tokio::test]
+async fn root_without_user_namespaces_is_never_sandboxed() {
+    if kernel_lacks(true, false) {
+        return;
+    }
+    if !root() {
+        eprintln!("skipped: only root makes namespaces without a user namespace");
+        return;
+    }
+    let s = setup("pass\n", "");
+    let (out, requests) = run_filtered(&s, without_user_namespaces).await;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(requests.len() >= 2, "{stderr}");
+    let tool = tool_messages(&requests[1]);
+    let result: Value = serde_json::from_str(tool[0]["content"].as_str().unwrap()).unwrap();
+    assert_eq!(
+        result["sandbox"], "not sandboxed: root without user namespaces",
+        "{result}"
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("not sandboxed: root without user namespaces"),
+        "{stdout}"
+    );
+
+    let s = setup(
+        "open('ran.txt', 'w').write('x')\n",
+        "[sandbox]\nmode = \"require\"\n",
+    );
+    let (out, requests) = run_filtered(&s, without_user_namespaces).await;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("a user namespace (root without user namespaces"),
+        "{stderr}"
+    );
+    assert!(requests.is_empty(), "the model was asked: {requests:?}");
+    assert!(!s.ws.path().join("ran.txt").exists());
 }

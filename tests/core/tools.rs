@@ -213,14 +213,16 @@ fn python_test(body: &str) -> (tempfile::TempDir, Workspace) {
 
 #[tokio::test]
 async fn hanging_tests_are_killed_at_the_timeout_with_their_children() {
-    // The pid goes inside the workspace: the sandbox refuses writes elsewhere.
+    // The child is found by its command line: inside the run's PID
+    // namespace its pid means nothing out here.
     let (_tmp, ws) = python_test("");
     let pid_file = ws.root().join("child.pid");
+    let marker = format!("300.{}", std::process::id());
     let body = format!(
         "import subprocess, time, unittest\n\
          class T(unittest.TestCase):\n\
          \x20   def test_hang(self):\n\
-         \x20       p = subprocess.Popen(['sleep', '300'])\n\
+         \x20       p = subprocess.Popen(['sleep', {marker:?}])\n\
          \x20       open({:?}, 'w').write(str(p.pid))\n\
          \x20       time.sleep(300)\n",
         pid_file.display().to_string()
@@ -241,16 +243,34 @@ async fn hanging_tests_are_killed_at_the_timeout_with_their_children() {
     assert!(!out.success);
     assert_eq!(out.body["timed_out"], true);
     assert!(out.summary.contains("timed out"));
-    let child: i32 = std::fs::read_to_string(&pid_file)
+    assert!(pid_file.exists(), "the child never started: {}", out.body);
+    // The grandchild is gone (or a zombie being reaped).
+    let survivors: Vec<String> = std::fs::read_dir("/proc")
         .unwrap()
-        .trim()
-        .parse()
-        .unwrap();
-    // The grandchild was in the test's process group and is gone (or a zombie being reaped).
-    let alive = std::fs::read_to_string(format!("/proc/{child}/stat"))
-        .map(|s| s.split_whitespace().nth(2).is_none_or(|state| state != "Z"))
-        .unwrap_or(false);
-    assert!(!alive, "child {child} survived the timeout");
+        .flatten()
+        .filter(|e| {
+            e.file_name()
+                .to_str()
+                .is_some_and(|n| n.parse::<u32>().is_ok())
+        })
+        .filter(|e| {
+            let cmdline = std::fs::read(e.path().join("cmdline")).unwrap_or_default();
+            let stat = std::fs::read_to_string(e.path().join("stat")).unwrap_or_default();
+            let zombie = stat
+                .rsplit(')')
+                .next()
+                .unwrap_or("")
+                .split_whitespace()
+                .next()
+                == Some("Z");
+            !zombie && String::from_utf8_lossy(&cmdline).contains(&marker)
+        })
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(
+        survivors.is_empty(),
+        "the child survived the timeout: {survivors:?}"
+    );
 }
 
 #[tokio::test]

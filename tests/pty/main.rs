@@ -13,6 +13,7 @@ mod patch_review;
 mod picker;
 mod resume;
 mod review;
+mod sandbox_terminal;
 mod screens;
 mod startup_keys;
 mod trust;

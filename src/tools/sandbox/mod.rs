@@ -1,13 +1,18 @@
 //! Test runs in a sandbox. Owns everything between "the user approved
 //! `run_tests`" and the process starting: the minimal environment, a private
-//! temporary folder, and on Linux a Landlock ruleset (write only the
-//! workspace, the temporary folder and the tool caches; read everything but
-//! the hidden paths; no TCP or signals outside the run), a network namespace
-//! with only loopback, a mount namespace (`.git` and `.stepwise` read-only,
-//! the root's `.env` files unreadable, a private `/dev/shm`), a seccomp
-//! filter refusing Unix sockets, resource limits, and a subreaper that kills
-//! every descendant when the run ends. [`State`] (in `state`) says which of
-//! these a run gets.
+//! temporary folder (inside one folder per user that every run is hidden
+//! from), a session of its own without a terminal, and on Linux a Landlock
+//! ruleset (write only the workspace, the temporary folder and the build
+//! outputs; read everything but the hidden paths and the terminal devices;
+//! no TCP or signals outside the run), a network namespace with only
+//! loopback, PID, IPC and UTS namespaces with the run's own `/proc`, a mount
+//! namespace (a read-only view of everything but the writable folders;
+//! every `.git`, `.stepwise` and hard-linked files read-only, the root's
+//! `.env` files unreadable, a private `/dev/shm`), a seccomp filter (no
+//! socket families but IPv4/IPv6, no `TIOCSTI`, no keyrings), resource
+//! limits, and a subreaper that kills every descendant when the run ends.
+//! [`State`] (in `state`) says which of these a run gets; `plants` finds
+//! what a run may have planted for code outside to run.
 //!
 //! What must stay true: everything the child does after `fork` is prepared
 //! before it (rulesets opened, paths and strings built), so the `pre_exec`
@@ -20,6 +25,7 @@
 pub mod env;
 pub mod limits;
 mod paths;
+pub mod plants;
 mod state;
 
 #[cfg(target_os = "linux")]
@@ -45,6 +51,10 @@ pub struct Policy {
     pub network: bool,
     /// Folders writable besides the workspace and the temporary folder.
     pub writable: Vec<PathBuf>,
+    /// Build output folders to create before a run when they are missing.
+    pub create_first: Vec<PathBuf>,
+    /// Caches of downloaded code, read-only to runs, and what fills each.
+    pub code_caches: Vec<(PathBuf, &'static str)>,
     /// Paths the tests may not read.
     pub hidden: Vec<PathBuf>,
     pub limits: Limits,
@@ -64,6 +74,8 @@ impl Policy {
             mode: settings.mode,
             network: settings.network,
             writable: paths::writable(&settings.writable),
+            create_first: paths::outputs_to_create(),
+            code_caches: paths::code_caches(),
             hidden: paths::hidden(settings.hidden.as_deref()),
             limits: Limits::from_settings(settings),
             test_env: test_env.to_vec(),
@@ -112,6 +124,7 @@ pub fn protect_self() {
 pub struct Confined {
     pub state: State,
     limits: Limits,
+    code_caches: Vec<(PathBuf, &'static str)>,
     _temp: tempfile::TempDir,
     supervisor: platform::Supervisor,
 }
@@ -124,21 +137,44 @@ pub fn prepare(command: &mut Command, root: &Path, policy: &Policy) -> Result<Co
     if let Some(why) = refusal(policy, &state) {
         return Err(format!("the tests were not run: {why}"));
     }
+    if !state.off {
+        // The run could not create them itself (their parent is read-only).
+        for dir in &policy.create_first {
+            std::fs::create_dir_all(dir).map_err(|e| {
+                format!(
+                    "the tests were not run: could not create the build output folder {}: {e}",
+                    dir.display()
+                )
+            })?;
+        }
+    }
+    let runs = runs_folder()
+        .map_err(|e| format!("could not create the test runs' temporary folder: {e}"))?;
     let temp = tempfile::Builder::new()
-        .prefix("stepwise-run-")
-        .tempdir()
+        .prefix("run-")
+        .tempdir_in(&runs)
         .map_err(|e| format!("could not create the test run's temporary folder: {e}"))?;
+    // Other runs' temporary folders (this user's, now and later) are hidden.
+    let mut policy = policy.clone();
+    policy.hidden.push(runs);
+    let policy = &policy;
     command.env_clear().envs(env::build(
         std::env::vars_os(),
         &policy.test_env,
         temp.path(),
     ));
+    detach_from_terminal(command);
     let supervisor = if state.off {
         platform::Supervisor::default()
     } else {
         platform::install(command, root, temp.path(), policy, &state)?
     };
     Ok(Confined {
+        code_caches: if state.off {
+            Vec::new()
+        } else {
+            policy.code_caches.clone()
+        },
         state,
         limits: policy.limits,
         _temp: temp,
@@ -146,7 +182,82 @@ pub fn prepare(command: &mut Command, root: &Path, policy: &Policy) -> Result<Co
     })
 }
 
+/// The folder holding every run's temporary folder (this user's, mode
+/// 0700): hidden from each run, whose own folder inside it is granted.
+fn runs_folder() -> std::io::Result<PathBuf> {
+    #[cfg(target_os = "linux")]
+    // SAFETY: getuid cannot fail.
+    let user = unsafe { libc::getuid() }.to_string();
+    #[cfg(not(target_os = "linux"))]
+    let user = std::env::var("USER").unwrap_or_default();
+    let dir = std::env::temp_dir().join(format!("stepwise-runs-{user}"));
+    match std::fs::create_dir(&dir) {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+        Err(e) => return Err(e),
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::{MetadataExt, PermissionsExt};
+        // Not a link, and ours: another user could otherwise pre-create it.
+        let meta = std::fs::symlink_metadata(&dir)?;
+        #[cfg(target_os = "linux")]
+        // SAFETY: getuid cannot fail.
+        let mine = meta.uid() == unsafe { libc::getuid() };
+        #[cfg(not(target_os = "linux"))]
+        let mine = true;
+        if !meta.is_dir() || !mine {
+            return Err(std::io::Error::other(format!(
+                "{} is not a folder of this user",
+                dir.display()
+            )));
+        }
+        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700))?;
+    }
+    Ok(dir)
+}
+
+/// Start the run in a session of its own, with no controlling terminal
+/// (so `/dev/tty` leads nowhere and `TIOCSTI` has no terminal to type into,
+/// CVE-2017-5226), and with every descriptor beyond the standard three
+/// closed at `exec` (a terminal stepwise holds, a descriptor it inherited):
+/// the run gets `/dev/null` as input and the two output pipes, nothing else.
+/// In every mode, `off` included. The session leader's process group is its
+/// own, so the group kill at the end of the run still reaches it.
+fn detach_from_terminal(command: &mut Command) {
+    #[cfg(target_os = "linux")]
+    // SAFETY: setsid, close_range and fcntl are async-signal-safe.
+    unsafe {
+        command.pre_exec(|| {
+            if libc::setsid() < 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            const CLOSE_RANGE_CLOEXEC: libc::c_uint = 1 << 2;
+            if libc::syscall(libc::SYS_close_range, 3u32, u32::MAX, CLOSE_RANGE_CLOEXEC) == 0 {
+                return Ok(());
+            }
+            for fd in 3..4096 {
+                let flags = libc::fcntl(fd, libc::F_GETFD);
+                if flags >= 0 {
+                    libc::fcntl(fd, libc::F_SETFD, flags | libc::FD_CLOEXEC);
+                }
+            }
+            Ok(())
+        });
+    }
+    // Elsewhere: at least a process group of its own, for the group kill.
+    #[cfg(all(unix, not(target_os = "linux")))]
+    command.process_group(0);
+    #[cfg(not(unix))]
+    let _ = command;
+}
+
 impl Confined {
+    /// The run's private temporary folder (removed with this).
+    pub fn temp(&self) -> &Path {
+        self._temp.path()
+    }
+
     /// Call once the process has started.
     pub fn started(&mut self, pid: Option<u32>) {
         self.supervisor.started(pid);
@@ -164,6 +275,33 @@ impl Confined {
         self.supervisor.kill_all().await;
     }
 
+    /// What to tell the user about a failed run that tried to fill a code
+    /// cache: which cache, and the command to fill it outside stepwise.
+    pub fn cache_note(&self, output: &str) -> Option<String> {
+        let fill = self
+            .code_caches
+            .iter()
+            .find(|(path, _)| output.contains(&*path.to_string_lossy()))
+            .map(|(path, fill)| (path.display().to_string(), *fill))
+            .or_else(|| {
+                const WORDS: &[(&str, &str)] = &[
+                    ("failed to download", "cargo fetch"),
+                    ("but --offline was specified", "cargo fetch"),
+                    ("failed to get `", "cargo fetch"),
+                    ("ENOTCACHED", "npm ci"),
+                    ("go: downloading", "go mod download"),
+                ];
+                WORDS
+                    .iter()
+                    .find(|(word, _)| output.contains(word))
+                    .map(|(_, fill)| ("a tool cache".to_string(), *fill))
+            })?;
+        Some(format!(
+            "the run could not fill {}: caches of downloaded code are read-only in test runs (later builds outside the sandbox run what is in them) and the network is off; run `{}` outside stepwise, then run the tests again",
+            fill.0, fill.1
+        ))
+    }
+
     /// The description of a limit, e.g. `memory limit (1024 MiB …)`.
     pub fn describe(&self, limit: Limit) -> String {
         limit.describe(&self.limits)
@@ -178,6 +316,10 @@ mod tests {
         let offered = Offered {
             landlock_abi: 3,
             namespaces: false,
+            user_ns: false,
+            pid_ns: false,
+            read_only_view: false,
+            root: false,
             seccomp: true,
             limits: true,
         };
@@ -190,6 +332,8 @@ mod tests {
         let full = State {
             network: Network::Namespace,
             workspace: true,
+            processes: true,
+            metadata: true,
             ..partial()
         };
         assert_eq!(full.label(), "sandboxed");

@@ -10,10 +10,9 @@ use tokio::process::Command;
 
 pub fn state(_policy: &Policy) -> State {
     State {
-        files: false,
         network: Network::Open,
-        limits: false,
         off: false,
+        ..State::off()
     }
 }
 

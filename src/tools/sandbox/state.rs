@@ -8,7 +8,9 @@
 //! checked, so a test could empty any file it can read); the workspace
 //! protections (`.git` read-only, root secrets hidden, private `/dev/shm`)
 //! only with a mount namespace *and* Landlock (which stops a test from
-//! unmounting them); the label never says `sandboxed` while a part is missing.
+//! unmounting them); the label never says `sandboxed` while a part is
+//! missing, nor at all while the tests would run as root with real
+//! capabilities (root and no user namespace).
 
 /// What this system lets a run have.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -18,6 +20,14 @@ pub struct Offered {
     /// A network and mount namespace can be made (with a user namespace
     /// where unprivileged).
     pub namespaces: bool,
+    /// The namespaces come with a user namespace (capabilities only inside it).
+    pub user_ns: bool,
+    /// PID, IPC and UTS namespaces, with the run's own `/proc`.
+    pub pid_ns: bool,
+    /// Mounts can be made read-only as a whole (`mount_setattr`, Linux 5.12).
+    pub read_only_view: bool,
+    /// stepwise runs as root.
+    pub root: bool,
     /// The seccomp filter refusing Unix sockets can be installed.
     pub seccomp: bool,
     /// Resource limits and the subreaper.
@@ -44,6 +54,16 @@ pub struct State {
     pub workspace: bool,
     /// Resource limits and the subreaper apply.
     pub limits: bool,
+    /// The run has its own PID, IPC and UTS namespaces and `/proc`: every
+    /// process of it dies with it, and it can see, signal or limit nothing
+    /// outside.
+    pub processes: bool,
+    /// Everything outside the writable folders is a read-only view, so
+    /// `chmod`, `utime` and xattrs fail there too (Landlock does not check them).
+    pub metadata: bool,
+    /// The tests would run as root with real capabilities (root, and no
+    /// user namespace to take them away): never `sandboxed`.
+    pub real_root: bool,
     /// The sandbox is off by configuration.
     pub off: bool,
 }
@@ -71,6 +91,9 @@ impl State {
             unix_sockets: false,
             workspace: false,
             limits: false,
+            processes: false,
+            metadata: false,
+            real_root: false,
             off: true,
         }
     }
@@ -94,6 +117,9 @@ impl State {
             unix_sockets: offered.seccomp,
             workspace: offered.namespaces && abi >= 1,
             limits: offered.limits,
+            processes: offered.namespaces && offered.pid_ns && abi >= 1,
+            metadata: offered.namespaces && offered.read_only_view && abi >= 1,
+            real_root: offered.root && !offered.user_ns,
             off: false,
         }
     }
@@ -104,12 +130,17 @@ impl State {
         if self.off || self.landlock_abi == 0 {
             return "not sandboxed".into();
         }
+        if self.real_root {
+            return "not sandboxed: root without user namespaces".into();
+        }
         let partial = match self.network {
             _ if !self.files => Some("files partly confined"),
             Network::TcpOnly => Some("only TCP blocked"),
             Network::Open => Some("no network isolation"),
             _ if !self.unix_sockets => Some("Unix sockets open"),
             _ if !self.workspace => Some(".git writable"),
+            _ if !self.processes => Some("other processes reachable"),
+            _ if !self.metadata => Some("metadata writable outside"),
             _ => None,
         };
         match (partial, self.network) {
@@ -130,6 +161,12 @@ impl State {
             return vec!["the sandbox is off ([sandbox] mode = \"off\")".into()];
         }
         let mut out = Vec::new();
+        if self.real_root {
+            out.push(
+                "a user namespace (root without user namespaces: the tests would keep root's real capabilities, e.g. mknod and chown outside the workspace)"
+                    .into(),
+            );
+        }
         match self.landlock_abi {
             0 => out.push("file isolation (Landlock is not available on this system)".into()),
             abi if abi < FILES_ABI => out.push(format!(
@@ -151,6 +188,18 @@ impl State {
                     .into(),
             );
         }
+        if !self.processes {
+            out.push(
+                "a PID namespace (the tests can see, signal and limit other processes, and a process that enters another namespace can outlive the run)"
+                    .into(),
+            );
+        }
+        if !self.metadata {
+            out.push(
+                "a read-only view outside the workspace (chmod, utime and xattrs work on files outside it; needs mount_setattr, Linux 5.12)"
+                    .into(),
+            );
+        }
         if !self.limits {
             out.push("resource limits and the subreaper".into());
         }
@@ -166,6 +215,10 @@ mod tests {
         Offered {
             landlock_abi: abi,
             namespaces: true,
+            user_ns: true,
+            pid_ns: true,
+            read_only_view: true,
+            root: false,
             seccomp: true,
             limits: true,
         }
@@ -202,6 +255,9 @@ mod tests {
     fn without_namespaces_the_network_falls_back_by_abi() {
         let bare = |abi| Offered {
             namespaces: false,
+            user_ns: false,
+            pid_ns: false,
+            read_only_view: false,
             ..offered(abi)
         };
         let state = State::of(&bare(3), false);
@@ -237,7 +293,47 @@ mod tests {
             true,
         );
         assert_eq!(state.missing(), ["resource limits and the subreaper"]);
+        let state = State::of(
+            &Offered {
+                pid_ns: false,
+                ..offered(7)
+            },
+            false,
+        );
+        assert_eq!(state.label(), "sandbox: other processes reachable");
+        assert!(state.missing()[0].starts_with("a PID namespace"));
         assert_eq!(State::off().label(), "not sandboxed");
         assert!(!State::off().complete());
+    }
+
+    #[test]
+    fn root_without_user_namespaces_is_never_sandboxed() {
+        // Namespaces made without a user namespace: root keeps its capabilities.
+        let real_root = Offered {
+            user_ns: false,
+            root: true,
+            ..offered(7)
+        };
+        let state = State::of(&real_root, false);
+        assert_eq!(state.label(), "not sandboxed: root without user namespaces");
+        assert!(!state.complete());
+        assert!(state.missing()[0].contains("root without user namespaces"));
+        // The same kernel for another user is fine, and so is root with one.
+        let user = State::of(
+            &Offered {
+                root: false,
+                ..real_root
+            },
+            false,
+        );
+        assert_eq!(user.label(), "sandboxed");
+        let root = State::of(
+            &Offered {
+                root: true,
+                ..offered(7)
+            },
+            false,
+        );
+        assert_eq!(root.label(), "sandboxed");
     }
 }

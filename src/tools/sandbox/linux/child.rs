@@ -1,8 +1,21 @@
 //! What the test process does between `fork` and `exec`: die with stepwise,
 //! take its resource limits, enter a network namespace with only loopback
-//! up and a mount namespace (see `mounts`), drop `CAP_SYS_PTRACE` (and the
-//! capabilities that read past file modes, where files are hidden), restrict
-//! itself with the Landlock ruleset, then install the seccomp filter.
+//! up, a mount namespace (see `mounts`) and, where the kernel offers them,
+//! PID, IPC and UTS namespaces; drop `CAP_SYS_PTRACE` (and the capabilities
+//! that read past file modes, where files are hidden), restrict itself with
+//! the Landlock ruleset, then install the seccomp filter.
+//!
+//! With a PID namespace the process stepwise started (the "outer" one)
+//! forks once more: its child is PID 1 of the new namespace, mounts the
+//! run's own `/proc` there, confines itself, and forks the test process
+//! (PID 2), then only waits (reaping what is re-parented to it) until the
+//! test process ends and passes its wait status to the outer process
+//! through a pipe. The outer process ends the same way (the same exit code,
+//! or the same signal), so stepwise sees the test's own ending. When PID 1
+//! ends, for whatever reason, the kernel kills every process left in the
+//! namespace, whatever other namespace it entered: nothing outlives the run.
+//! Both helpers close every file descriptor but their end of that pipe, so
+//! the output pipes and `std`'s exec-error pipe are held only by the test.
 //!
 //! What must stay true: [`Plan::apply`] runs in the forked child of a
 //! multi-threaded program, so it only makes system calls on data built
@@ -44,7 +57,24 @@ pub struct Plan {
     /// processes in that namespace, that is, the run's).
     pub nproc: Option<libc::rlim_t>,
     pub ruleset: Option<RulesetCreated>,
+    /// A second handle on the ruleset, to grant the run's own `/proc`
+    /// after it is mounted (with `pid_ns`).
+    pub ruleset_fd: Option<std::os::fd::OwnedFd>,
+    /// Enter PID, IPC and UTS namespaces, with a fresh `/proc` (needs `net`).
+    pub pid_ns: bool,
     pub maps: IdMaps,
+}
+
+/// Landlock's read rights (execute, read file, read folder: ABI 1 and up).
+const READ_ACCESS: u64 = 1 | 1 << 2 | 1 << 3;
+/// `LANDLOCK_RULE_PATH_BENEATH`.
+const RULE_PATH_BENEATH: libc::c_int = 1;
+
+/// `struct landlock_path_beneath_attr` (packed, as in the kernel header).
+#[repr(C, packed)]
+struct PathBeneathAttr {
+    allowed_access: u64,
+    parent_fd: i32,
 }
 
 /// The files and lines that map the caller's ids into a user namespace.
@@ -120,6 +150,7 @@ fn loopback_up() -> io::Result<()> {
 impl Plan {
     /// Run in the child after `fork`.
     pub fn apply(&mut self) -> io::Result<()> {
+        let pid_ns = self.pid_ns && self.net.is_some() && self.mounts.is_some();
         // SAFETY: each call is a plain system call with valid arguments.
         unsafe {
             check(libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL))?;
@@ -140,6 +171,9 @@ impl Plan {
             if self.mounts.is_some() {
                 flags |= libc::CLONE_NEWNS;
             }
+            if pid_ns {
+                flags |= libc::CLONE_NEWPID | libc::CLONE_NEWIPC | libc::CLONE_NEWUTS;
+            }
             match self.net {
                 Some(NetMethod::Plain) => check(libc::unshare(flags))?,
                 Some(NetMethod::UserNs) => {
@@ -153,8 +187,15 @@ impl Plan {
             if self.net.is_some() && self.new_net {
                 loopback_up()?;
             }
+            if pid_ns {
+                // Returns only in the namespace's PID 1.
+                enter_pid_namespace()?;
+            }
             if let Some(mounts) = &self.mounts {
-                mounts.apply()?;
+                mounts.apply(pid_ns)?;
+                if pid_ns {
+                    self.grant_proc()?;
+                }
                 if mounts.hides_files() {
                     for cap in CAP_DAC {
                         check(libc::prctl(libc::PR_CAPBSET_DROP, cap))?;
@@ -178,6 +219,153 @@ impl Plan {
         if self.seccomp {
             seccomp::install()?;
         }
+        if pid_ns {
+            // Returns only in the test process.
+            // SAFETY: fork, wait, write and _exit, in a single-threaded process.
+            unsafe { be_init()? };
+        }
         Ok(())
+    }
+
+    /// Let the run read its own `/proc`, just mounted: a rule on the
+    /// folder it covers would not apply (Landlock skips covered mount points).
+    fn grant_proc(&self) -> io::Result<()> {
+        let Some(ruleset) = &self.ruleset_fd else {
+            return Ok(());
+        };
+        // SAFETY: open, a Landlock call on a packed struct, close.
+        unsafe {
+            let fd = libc::open(c"/proc".as_ptr(), libc::O_PATH | libc::O_CLOEXEC);
+            check(fd)?;
+            let attr = PathBeneathAttr {
+                allowed_access: READ_ACCESS,
+                parent_fd: fd,
+            };
+            let result = libc::syscall(
+                libc::SYS_landlock_add_rule,
+                std::os::fd::AsRawFd::as_raw_fd(ruleset),
+                RULE_PATH_BENEATH,
+                &attr as *const PathBeneathAttr,
+                0,
+            );
+            let error = io::Error::last_os_error();
+            libc::close(fd);
+            if result < 0 {
+                return Err(error);
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The status pipe between PID 1 and the outer process (its write end, in PID 1).
+static STATUS_FD: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new(-1);
+
+/// Close every descriptor but `keep` (async-signal-safe).
+fn close_all_but(keep: libc::c_int) {
+    // SAFETY: closing descriptors of a process that will only wait and exit.
+    unsafe {
+        let below = libc::syscall(libc::SYS_close_range, 0u32, (keep - 1) as u32, 0u32);
+        let above = libc::syscall(libc::SYS_close_range, (keep + 1) as u32, u32::MAX, 0u32);
+        if below < 0 || above < 0 {
+            for fd in 0..4096 {
+                if fd != keep {
+                    libc::close(fd);
+                }
+            }
+        }
+    }
+}
+
+fn retry<T: PartialOrd + From<i8>>(mut call: impl FnMut() -> T) -> T {
+    loop {
+        let r = call();
+        // SAFETY: reading errno.
+        if r >= T::from(0) || unsafe { *libc::__errno_location() } != libc::EINTR {
+            return r;
+        }
+    }
+}
+
+/// Fork: the child (PID 1 of the new PID namespace) returns; the outer
+/// process waits for it and ends as the test process ended.
+fn enter_pid_namespace() -> io::Result<()> {
+    let mut fds = [-1; 2];
+    // SAFETY: pipe2, fork and the outer process's waits, all system calls.
+    unsafe {
+        check(libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC))?;
+        let pid = libc::fork();
+        check(pid)?;
+        if pid == 0 {
+            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+            libc::close(fds[0]);
+            STATUS_FD.store(fds[1], std::sync::atomic::Ordering::Relaxed);
+            return Ok(());
+        }
+        close_all_but(fds[0]);
+        let mut status = [0u8; 4];
+        let read = retry(|| libc::read(fds[0], status.as_mut_ptr().cast(), 4));
+        let mut own = 0;
+        retry(|| libc::waitpid(pid, &mut own, 0));
+        let status = if read == 4 {
+            i32::from_ne_bytes(status)
+        } else {
+            own
+        };
+        end_as(status)
+    }
+}
+
+/// End this process as a process with `status` ended.
+unsafe fn end_as(status: libc::c_int) -> ! {
+    // SAFETY: signal disposition, a mask, a limit and a signal to itself.
+    unsafe {
+        if libc::WIFSIGNALED(status) {
+            let sig = libc::WTERMSIG(status);
+            // No core file of this helper in the workspace.
+            let none = libc::rlimit {
+                rlim_cur: 0,
+                rlim_max: 0,
+            };
+            libc::setrlimit(libc::RLIMIT_CORE, &none);
+            libc::signal(sig, libc::SIG_DFL);
+            let mut set: libc::sigset_t = std::mem::zeroed();
+            libc::sigemptyset(&mut set);
+            libc::sigaddset(&mut set, sig);
+            libc::sigprocmask(libc::SIG_UNBLOCK, &set, std::ptr::null_mut());
+            libc::kill(libc::getpid(), sig);
+            libc::_exit(128 + sig);
+        }
+        libc::_exit(if libc::WIFEXITED(status) {
+            libc::WEXITSTATUS(status)
+        } else {
+            255
+        })
+    }
+}
+
+/// As PID 1: fork the test process (which returns), then reap until it
+/// ends, pass its status on and exit (which ends the namespace).
+unsafe fn be_init() -> io::Result<()> {
+    // SAFETY: as the caller says.
+    unsafe {
+        let test = libc::fork();
+        check(test)?;
+        if test == 0 {
+            return Ok(());
+        }
+        let status_fd = STATUS_FD.load(std::sync::atomic::Ordering::Relaxed);
+        close_all_but(status_fd);
+        loop {
+            let mut status = 0;
+            let pid = retry(|| libc::waitpid(-1, &mut status, 0));
+            if pid == test || pid < 0 {
+                let bytes = status.to_ne_bytes();
+                if pid == test {
+                    libc::write(status_fd, bytes.as_ptr().cast(), 4);
+                }
+                libc::_exit(0);
+            }
+        }
     }
 }

@@ -1,5 +1,7 @@
-//! The Linux sandbox: probing what the kernel offers (once), preparing the
-//! child's plan and ruleset before `fork`, and supervising the run.
+//! The Linux sandbox: probing what the kernel offers (once: user, network,
+//! mount, PID, IPC and UTS namespaces, a fresh `/proc`, `mount_setattr`,
+//! the seccomp filter, the Landlock ABI), preparing the child's plan and
+//! ruleset before `fork`, and supervising the run.
 //!
 //! What must stay true: the probe decides the state word and the plan alike,
 //! so what is shown is what is set up.
@@ -28,15 +30,21 @@ struct Probe {
 fn probe() -> Probe {
     static PROBE: OnceLock<Probe> = OnceLock::new();
     *PROBE.get_or_init(|| {
-        let (net, seccomp) = probe_child();
+        let found = probe_child();
+        // SAFETY: geteuid cannot fail.
+        let root = unsafe { libc::geteuid() } == 0;
         Probe {
             offered: Offered {
                 landlock_abi: landlock_abi(),
-                namespaces: net.is_some(),
-                seccomp,
+                namespaces: found.net.is_some(),
+                user_ns: found.net == Some(NetMethod::UserNs),
+                pid_ns: found.pid_ns,
+                read_only_view: found.read_only_view,
+                root,
+                seccomp: found.seccomp,
                 limits: true,
             },
-            net,
+            net: found.net,
         }
     })
 }
@@ -55,14 +63,29 @@ fn landlock_abi() -> i32 {
     i32::try_from(v).unwrap_or(0).max(0)
 }
 
+/// What the throwaway child found.
+struct Found {
+    net: Option<NetMethod>,
+    /// PID, IPC and UTS namespaces, and the PID namespace's own `/proc`.
+    pid_ns: bool,
+    /// `mount_setattr` makes the whole tree read-only.
+    read_only_view: bool,
+    seccomp: bool,
+}
+
 /// In a throwaway child: each way into a network and mount namespace (and
-/// making `/` a slave there), then the seccomp filter (does a Unix socket
-/// fail afterwards?).
-fn probe_child() -> (Option<NetMethod>, bool) {
+/// making `/` a slave there), with PID, IPC and UTS namespaces if it can
+/// (then a grandchild, PID 1 there, mounts its `/proc`), then the seccomp
+/// filter (does a Unix socket fail afterwards?).
+fn probe_child() -> Found {
     const USER_NS: i32 = 1;
     const PLAIN: i32 = 2;
     const SECCOMP: i32 = 4;
+    const PID_NS: i32 = 8;
+    const READ_ONLY_VIEW: i32 = 16;
     let flags = libc::CLONE_NEWNET | libc::CLONE_NEWNS;
+    let more = libc::CLONE_NEWPID | libc::CLONE_NEWIPC | libc::CLONE_NEWUTS;
+    let filter = seccomp::prepare();
     // SAFETY: the child makes only async-signal-safe calls and `_exit`s; the
     // parent waits for exactly that pid.
     unsafe {
@@ -76,14 +99,45 @@ fn probe_child() -> (Option<NetMethod>, bool) {
             // A user namespace first, also for root: only outside the
             // initial one does `PR_SET_DUMPABLE` keep root's tests out of
             // stepwise's /proc entry (they have no capabilities there).
-            let mut code = if libc::unshare(libc::CLONE_NEWUSER | flags) == 0 && slave() {
-                USER_NS
-            } else if libc::unshare(flags) == 0 && slave() {
-                PLAIN
-            } else {
-                0
-            };
-            if seccomp::SUPPORTED && seccomp::install().is_ok() {
+            let mut pid_ns = true;
+            let mut code = 0;
+            for extra in [more, 0] {
+                code = if libc::unshare(libc::CLONE_NEWUSER | flags | extra) == 0 && slave() {
+                    USER_NS
+                } else if libc::unshare(flags | extra) == 0 && slave() {
+                    PLAIN
+                } else {
+                    0
+                };
+                if code != 0 {
+                    break;
+                }
+                pid_ns = false;
+            }
+            if code != 0 && pid_ns {
+                let init = libc::fork();
+                if init == 0 {
+                    let none = std::ptr::null::<libc::c_void>();
+                    let flags = libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC;
+                    let proc = c"proc".as_ptr();
+                    let ok = libc::mount(proc, c"/proc".as_ptr(), proc, flags, none) == 0;
+                    libc::_exit(i32::from(!ok));
+                }
+                let mut status = 0;
+                if init > 0
+                    && libc::waitpid(init, &mut status, 0) == init
+                    && libc::WIFEXITED(status)
+                    && libc::WEXITSTATUS(status) == 0
+                {
+                    code |= PID_NS;
+                }
+            }
+            if code != 0
+                && mounts::set_read_only(&std::ffi::CString::from(c"/"), true, true).is_ok()
+            {
+                code |= READ_ONLY_VIEW;
+            }
+            if filter && seccomp::install().is_ok() {
                 let fd = libc::socket(libc::AF_UNIX, libc::SOCK_STREAM, 0);
                 if fd < 0 && *libc::__errno_location() == libc::EPERM {
                     code |= SECCOMP;
@@ -91,12 +145,18 @@ fn probe_child() -> (Option<NetMethod>, bool) {
             }
             libc::_exit(code);
         }
+        let none = Found {
+            net: None,
+            pid_ns: false,
+            read_only_view: false,
+            seccomp: false,
+        };
         if pid < 0 {
-            return (None, false);
+            return none;
         }
         let mut status = 0;
         if libc::waitpid(pid, &mut status, 0) != pid || !libc::WIFEXITED(status) {
-            return (None, false);
+            return none;
         }
         let code = libc::WEXITSTATUS(status);
         let net = match code & 3 {
@@ -104,7 +164,12 @@ fn probe_child() -> (Option<NetMethod>, bool) {
             PLAIN => Some(NetMethod::Plain),
             _ => None,
         };
-        (net, code & SECCOMP != 0)
+        Found {
+            pid_ns: net.is_some() && code & PID_NS != 0,
+            read_only_view: net.is_some() && code & READ_ONLY_VIEW != 0,
+            net,
+            seccomp: code & SECCOMP != 0,
+        }
     }
 }
 
@@ -129,11 +194,15 @@ pub fn install(
     let (mounts, shm) = if state.workspace {
         let veil = supervisor.veil()?;
         let shm = supervisor.shm()?;
-        let mounts = mounts::Mounts::new(&root, &veil, shm.as_deref())?;
+        let mut writable = vec![root.clone(), temp.to_path_buf()];
+        writable.extend(policy.writable.iter().cloned());
+        let view = state.metadata.then_some(writable.as_slice());
+        let mounts = mounts::Mounts::new(&root, &veil, shm.as_deref(), view)?;
         (Some(mounts), shm)
     } else {
         (None, None)
     };
+    let pid_ns = state.processes;
     let ruleset = if state.landlock_abi >= 1 {
         let block_tcp = state.network == Network::TcpOnly;
         Some(rules::build(
@@ -146,6 +215,18 @@ pub fn install(
     } else {
         None
     };
+    let ruleset_fd = match (&ruleset, pid_ns) {
+        (Some(r), true) => {
+            let copy = r
+                .try_clone()
+                .map_err(|e| format!("could not prepare the sandbox rules: {e}"))?;
+            Option::<std::os::fd::OwnedFd>::from(copy)
+        }
+        _ => None,
+    };
+    if state.unix_sockets && !seccomp::prepare() {
+        return Err("could not build the sandbox's seccomp filter".into());
+    }
     let mut plan = Plan {
         rlimits: vec![
             (libc::RLIMIT_AS, l.memory_bytes, l.memory_bytes),
@@ -165,6 +246,8 @@ pub fn install(
         seccomp: state.unix_sockets,
         nproc: (net == Some(NetMethod::UserNs)).then_some(l.processes),
         ruleset,
+        ruleset_fd,
+        pid_ns,
         maps: IdMaps::new(),
     };
     // SAFETY: `Plan::apply` is async-signal-safe (see its module).

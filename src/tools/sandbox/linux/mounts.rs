@@ -16,6 +16,21 @@
 //! on top can take it back. Limits: only the root level is covered (a
 //! `sub/.env` stays readable, as the file tools' deny list says nothing
 //! about the sandbox); `.git` is read-only but a test can still read it.
+//! Every nested `.git` (a submodule, a repository in a subfolder) is made
+//! read-only too, found by a walk that skips build outputs and installed
+//! packages (see `plants`); a `.git` a run creates
+//! cannot be refused by a mount, so the run's result reports it first
+//! (see `snapshot`).
+//!
+//! Where the kernel has `mount_setattr` (Linux 5.12), every mount is made
+//! read-only first and each writable folder (the workspace, the run's
+//! temporary folder, the build outputs) is bound over itself writable
+//! again, like bubblewrap's read-only bind of `/`: Landlock does not check
+//! `chmod`, `chown`, `utime` or xattrs, the read-only view refuses them
+//! outside (`EROFS`), hidden files included.
+//!
+//! With a PID namespace, `/proc` is the run's own (mounted by its PID 1):
+//! other processes' command lines, environments and limits are out of sight.
 //!
 //! What must stay true: every path and flag is prepared before `fork`;
 //! [`Mounts::apply`] runs in the child right after it enters its namespaces
@@ -37,7 +52,8 @@ const LOCKED: libc::c_ulong = libc::MS_NOSUID
     | libc::MS_NODIRATIME
     | libc::MS_RELATIME;
 
-/// Folders at the root that the tests may read but not change.
+/// Folders at the root that the tests may read but not change (and every
+/// `.git` below it, see `plants`).
 const READ_ONLY: [&str; 2] = [".git", ".stepwise"];
 
 /// Everything to mount, prepared in the parent.
@@ -49,6 +65,47 @@ pub struct Mounts {
     veil: CString,
     /// The run's own folder to mount over `/dev/shm`.
     shm: Option<CString>,
+    /// Make every mount read-only first, then these writable again
+    /// (`None`: the kernel has no `mount_setattr`).
+    writable: Option<Vec<CString>>,
+}
+
+/// `struct mount_attr` and its flags from `<linux/mount.h>`.
+#[repr(C)]
+struct MountAttr {
+    attr_set: u64,
+    attr_clr: u64,
+    propagation: u64,
+    userns_fd: u64,
+}
+const MOUNT_ATTR_RDONLY: u64 = 1;
+const AT_RECURSIVE: libc::c_uint = 0x8000;
+
+/// Set (`on`) or clear the read-only flag of the mount at `path`, and with
+/// `recursive` of every mount below it. Async-signal-safe.
+pub fn set_read_only(path: &CString, on: bool, recursive: bool) -> io::Result<()> {
+    let attr = MountAttr {
+        attr_set: if on { MOUNT_ATTR_RDONLY } else { 0 },
+        attr_clr: if on { 0 } else { MOUNT_ATTR_RDONLY },
+        propagation: 0,
+        userns_fd: 0,
+    };
+    let flags = if recursive { AT_RECURSIVE } else { 0 };
+    // SAFETY: mount_setattr on a NUL-terminated path and a live struct.
+    let result = unsafe {
+        libc::syscall(
+            libc::SYS_mount_setattr,
+            libc::AT_FDCWD,
+            path.as_ptr(),
+            flags,
+            &attr as *const MountAttr,
+            std::mem::size_of::<MountAttr>(),
+        )
+    };
+    if result < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
 }
 
 fn c_path(path: &Path) -> Option<CString> {
@@ -70,12 +127,30 @@ fn mount_flags(path: &CString) -> libc::c_ulong {
 impl Mounts {
     /// The plan for the workspace `root`; `veil` is an empty file no one may
     /// read; `shm`: the run's folder to mount over `/dev/shm`.
-    pub fn new(root: &Path, veil: &Path, shm: Option<&Path>) -> Result<Self, String> {
+    /// `writable`: the folders the run may write (the rest becomes a
+    /// read-only view), `None` where the kernel cannot do that.
+    pub fn new(
+        root: &Path,
+        veil: &Path,
+        shm: Option<&Path>,
+        writable: Option<&[std::path::PathBuf]>,
+    ) -> Result<Self, String> {
         let bad = |p: &Path| format!("cannot confine the path {}", p.display());
         let mut read_only = Vec::new();
-        for name in READ_ONLY {
-            let path = root.join(name);
-            // Resolved, so that a link is mounted where it points.
+        let found = crate::tools::sandbox::plants::find(root, true);
+        if let Some(why) = crate::tools::sandbox::plants::refusal(&found.linked, root) {
+            return Err(why);
+        }
+        // Each `.git` below the root, and each file with another name
+        // elsewhere (a uv `.venv` linked into uv's cache).
+        let nested = found
+            .git
+            .into_keys()
+            .filter(|p| p.parent() != Some(root))
+            .chain(found.linked);
+        for path in READ_ONLY.iter().map(|n| root.join(n)).chain(nested) {
+            // Resolved, so that a link is mounted where it points; a hard
+            // link is its own path (it is no symbolic link).
             if let Ok(real) = std::fs::canonicalize(&path) {
                 let c = c_path(&real).ok_or_else(|| bad(&real))?;
                 let flags = mount_flags(&c);
@@ -100,7 +175,24 @@ impl Mounts {
             Some(path) => Some(c_path(path).ok_or_else(|| bad(path))?),
             None => None,
         };
+        let writable = match writable {
+            Some(paths) => {
+                let mut out = Vec::new();
+                for path in paths {
+                    // Resolved, so that the mount is made where it is; a
+                    // folder that does not exist has nothing to grant.
+                    if let Ok(real) = std::fs::canonicalize(path)
+                        && real.is_dir()
+                    {
+                        out.push(c_path(&real).ok_or_else(|| bad(&real))?);
+                    }
+                }
+                Some(out)
+            }
+            None => None,
+        };
         Ok(Mounts {
+            writable,
             read_only,
             hidden,
             veil: c_path(veil).ok_or_else(|| bad(veil))?,
@@ -113,8 +205,10 @@ impl Mounts {
         !self.hidden.is_empty()
     }
 
-    /// Run in the child, inside its new mount namespace. Async-signal-safe.
-    pub fn apply(&self) -> io::Result<()> {
+    /// Run in the child, inside its new mount namespace; `proc`: the child
+    /// is PID 1 of a new PID namespace, whose own `/proc` is mounted over
+    /// the host's (so it shows only the run's processes). Async-signal-safe.
+    pub fn apply(&self, proc: bool) -> io::Result<()> {
         let none = std::ptr::null::<libc::c_char>();
         // SAFETY: mount(2) on NUL-terminated paths prepared before fork.
         unsafe {
@@ -125,6 +219,16 @@ impl Mounts {
                 libc::MS_REC | libc::MS_SLAVE,
                 std::ptr::null(),
             ))?;
+            if let Some(writable) = &self.writable {
+                // A read-only view of everything (chmod, utime and xattrs
+                // fail outside, which Landlock does not check), then each
+                // writable folder its own mount, writable again.
+                set_read_only(&CString::from(c"/"), true, true)?;
+                for path in writable {
+                    bind(path, path)?;
+                    set_read_only(path, false, false)?;
+                }
+            }
             for (path, flags) in &self.read_only {
                 bind(path, path)?;
                 let remount = libc::MS_BIND | libc::MS_REMOUNT | libc::MS_RDONLY | flags;
@@ -140,7 +244,31 @@ impl Mounts {
                 bind(&self.veil, path)?;
             }
             if let Some(source) = &self.shm {
-                bind(source, &CString::from(c"/dev/shm"))?;
+                let shm = CString::from(c"/dev/shm");
+                bind(source, &shm)?;
+                if self.writable.is_some() {
+                    set_read_only(&shm, false, false)?;
+                }
+            }
+            if proc {
+                check(libc::mount(
+                    c"proc".as_ptr(),
+                    c"/proc".as_ptr(),
+                    c"proc".as_ptr(),
+                    libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC,
+                    std::ptr::null(),
+                ))?;
+            }
+            if self.writable.is_some() {
+                // The working folder was entered before the mounts: a mount
+                // on it is not seen by relative paths until it is entered
+                // again by its name.
+                let mut cwd = [0u8; 4096];
+                let n = libc::syscall(libc::SYS_getcwd, cwd.as_mut_ptr(), cwd.len());
+                if n <= 0 {
+                    return Err(io::Error::last_os_error());
+                }
+                check(libc::chdir(cwd.as_ptr().cast()))?;
             }
         }
         Ok(())

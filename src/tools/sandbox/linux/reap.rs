@@ -1,4 +1,7 @@
-//! Every process a run starts, found and killed: stepwise is a child
+//! Every process a run starts, found and killed. Where the run has its own
+//! PID namespace, the kernel already kills everything in it when the run's
+//! PID 1 ends (see `child`); this is the second wall, and the only one
+//! without that namespace. Stepwise is a child
 //! subreaper, so a grandchild that calls `setsid()` or double-forks is
 //! re-parented to stepwise instead of escaping; the run's processes are the
 //! test process, the processes re-parented to stepwise since it started,

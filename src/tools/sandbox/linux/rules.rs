@@ -1,6 +1,7 @@
 //! The Landlock ruleset of a run, built before `fork`: full access beneath
-//! the workspace, the temporary folder and the writable caches; read and
-//! execute everywhere else except the hidden paths; no TCP connect or bind
+//! the workspace, the temporary folder and the build output folders; read and
+//! execute everywhere else except the hidden paths and the terminal devices
+//! (`/dev/tty`, `/dev/pts`, `/dev/console`, …); no TCP connect or bind
 //! unless a network namespace already cuts the network off (or the policy
 //! allows it); no signals to processes outside the run, and no connecting
 //! to abstract Unix sockets made outside it (ABI 6; the seccomp filter
@@ -23,8 +24,30 @@ use std::path::{Path, PathBuf};
 /// The newest ABI this code asks for; older kernels get what they support.
 const ABI_WANTED: ABI = ABI::V7;
 
-/// Device files every runtime writes.
-const DEVICES: &[&str] = &["/dev/null", "/dev/zero", "/dev/full", "/dev/tty"];
+/// Device files every runtime writes (not `/dev/tty`: a run has no terminal).
+const DEVICES: &[&str] = &["/dev/null", "/dev/zero", "/dev/full"];
+
+/// Whether a name in `/dev` is a terminal (the user's `/dev/pts/N`, the
+/// console, virtual consoles and their screen memory, serial lines, the
+/// pty multiplexer): none of them may be opened by a run, so it can neither
+/// read the user's keystrokes nor draw on their screen.
+fn terminal_device(name: &str) -> bool {
+    ["tty", "pts", "ptmx", "console", "vcs", "hvc"]
+        .iter()
+        .any(|p| name.starts_with(p))
+}
+
+/// The terminal devices in `/dev`, hidden from every run.
+fn terminals() -> Vec<PathBuf> {
+    let Ok(entries) = std::fs::read_dir("/dev") else {
+        return Vec::new();
+    };
+    entries
+        .flatten()
+        .filter(|e| terminal_device(&e.file_name().to_string_lossy()))
+        .map(|e| e.path())
+        .collect()
+}
 
 /// Build the ruleset; `block_tcp`: refuse TCP connect and bind; `shm`:
 /// the run's own folder that it sees as `/dev/shm`, which may be written.
@@ -49,11 +72,12 @@ pub fn build(
             .map_err(fail)?;
     }
     let mut created = ruleset.create().map_err(fail)?;
-    let hidden: Vec<PathBuf> = policy
+    let mut hidden: Vec<PathBuf> = policy
         .hidden
         .iter()
         .filter_map(|p| std::fs::canonicalize(p).ok())
         .collect();
+    hidden.extend(terminals());
     for path in read_roots(Path::new("/"), &hidden) {
         created = add(created, &path, AccessFs::from_read(abi))?;
     }

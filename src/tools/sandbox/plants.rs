@@ -1,0 +1,227 @@
+//! Files a test run could plant for code outside the sandbox to run: a
+//! `.git` (folder or file) anywhere in the workspace, whose config
+//! (`core.fsmonitor`, hooks) the user's next `git` there would run, and
+//! compiled Python (`*.pyc`), which Python runs instead of the reviewed
+//! source when its stamp matches; and what hides a run's work: symbolic
+//! links (the snapshot looks at regular files only) and `.gitignore` files
+//! (one that ignores its own folder hides it from the snapshot). The sandbox makes each existing `.git`
+//! read-only; runs write no bytecode (`PYTHONDONTWRITEBYTECODE`, and
+//! `PYTHONPYCACHEPREFIX` in the run's temporary folder), so a new or changed
+//! `.pyc` in the workspace after a run is a plant, and is reported first.
+//!
+//! Files with more than one hard link (a uv `.venv` linked into uv's
+//! cache): a test could change the other names, outside the workspace,
+//! through them; the sandbox makes each read-only for the run, or refuses
+//! the run, naming them, when there are too many.
+//!
+//! What must stay true: the search ignores `.gitignore` (a plant is most
+//! often in an ignored `__pycache__`), never follows a link, lists a `.git`
+//! without searching inside it, and is bounded ([`SEARCH_LIMIT`]); it skips
+//! the folders that only build outputs and installed packages live in.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// Folders never searched (stepwise's own, build outputs).
+const NOT_SEARCHED: &[&str] = &[".stepwise", "target"];
+
+/// Folders of installed packages: searched only for hard links (a uv
+/// `.venv` or a pnpm `node_modules` is hard-linked into the tool's cache).
+const PACKAGES: &[&str] = &["node_modules", ".venv", ".tox"];
+
+/// Data folders test tools make with a `.gitignore` of `*` in them
+/// (pytest's cache and the like): their own `.gitignore` is no plant.
+const TOOL_DATA: &[&str] = &[
+    ".pytest_cache",
+    ".hypothesis",
+    ".mypy_cache",
+    ".ruff_cache",
+    ".nyc_output",
+];
+
+/// Most files with more than one link made read-only for a run; beyond
+/// that the run is refused, naming them (see [`refusal`]).
+pub const MAX_LINKED: usize = 4096;
+
+/// Most entries looked at by one search.
+pub const SEARCH_LIMIT: usize = 50_000;
+
+/// What identifies one version of a planted path: size, modification and
+/// status-change times, inode.
+pub type Stamp = (u64, (i64, i64), (i64, i64), u64);
+
+/// The `.git` entries and `.pyc` files below `root`, each with its stamp.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Plants {
+    pub git: BTreeMap<PathBuf, Stamp>,
+    pub pyc: BTreeMap<PathBuf, Stamp>,
+    /// Symbolic links and `.gitignore` files: a link can lead the user's
+    /// tools to a file outside, and a `.gitignore` that ignores its own
+    /// folder hides that folder from the run's snapshot.
+    pub hiding: BTreeMap<PathBuf, Stamp>,
+    /// Regular files with more than one hard link (only with `links`).
+    pub linked: Vec<PathBuf>,
+}
+
+fn stamp(meta: &std::fs::Metadata) -> Stamp {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        (
+            meta.len(),
+            (meta.mtime(), meta.mtime_nsec()),
+            (meta.ctime(), meta.ctime_nsec()),
+            meta.ino(),
+        )
+    }
+    #[cfg(not(unix))]
+    {
+        (meta.len(), (0, 0), (0, 0), 0)
+    }
+}
+
+/// Search `root` (see the module's rules); `links`: also collect the
+/// files with more than one hard link, installed packages included.
+pub fn find(root: &Path, links: bool) -> Plants {
+    let walker = ignore::WalkBuilder::new(root)
+        .standard_filters(false)
+        .follow_links(false)
+        .filter_entry(move |e| {
+            let in_git = e.path().parent().and_then(Path::file_name) == Some(".git".as_ref());
+            let skipped = e.file_type().is_some_and(|t| t.is_dir())
+                && e.file_name().to_str().is_some_and(|n| {
+                    NOT_SEARCHED.contains(&n) || (!links && PACKAGES.contains(&n))
+                });
+            e.depth() == 0 || !(in_git || skipped)
+        })
+        .build();
+    let mut out = Plants::default();
+    for entry in walker.flatten().take(SEARCH_LIMIT) {
+        let name = entry.file_name();
+        let is_file = entry.file_type().is_some_and(|t| t.is_file());
+        let is_git = name == ".git";
+        let is_pyc = is_file && name.to_str().is_some_and(|n| n.ends_with(".pyc"));
+        let is_link = entry.path_is_symlink();
+        let hiding = is_link || (is_file && name == ".gitignore");
+        if !(is_git || is_pyc || hiding || (links && is_file)) {
+            continue;
+        }
+        let Ok(meta) = std::fs::symlink_metadata(entry.path()) else {
+            continue;
+        };
+        #[cfg(unix)]
+        if links && is_file && std::os::unix::fs::MetadataExt::nlink(&meta) > 1 {
+            out.linked.push(entry.path().to_path_buf());
+        }
+        let under = |names: &[&str]| {
+            entry.path().strip_prefix(root).is_ok_and(|rel| {
+                rel.components()
+                    .any(|c| names.iter().any(|p| c.as_os_str() == *p))
+            })
+        };
+        let in_packages = || under(PACKAGES);
+        if is_git {
+            out.git.insert(entry.path().to_path_buf(), stamp(&meta));
+        } else if is_pyc && !in_packages() {
+            out.pyc.insert(entry.path().to_path_buf(), stamp(&meta));
+        } else if hiding && !in_packages() && !under(TOOL_DATA) {
+            out.hiding.insert(entry.path().to_path_buf(), stamp(&meta));
+        }
+    }
+    out
+}
+
+/// Why a run is refused for its hard links (`None`: it is not): more files
+/// with several links than can be made read-only one by one.
+pub fn refusal(linked: &[PathBuf], root: &Path) -> Option<String> {
+    if linked.len() <= MAX_LINKED {
+        return None;
+    }
+    let named: Vec<String> = linked
+        .iter()
+        .take(5)
+        .map(|p| p.strip_prefix(root).unwrap_or(p).display().to_string())
+        .collect();
+    Some(format!(
+        "the tests were not run: {} files in the workspace have more than one hard link ({}, …); a test could change the other copies, outside the workspace, through them. Recreate them as copies (uv: UV_LINK_MODE=copy; pnpm: package-import-method=copy) and run the tests again",
+        linked.len(),
+        named.join(", ")
+    ))
+}
+
+impl Plants {
+    /// What is new or changed in `after`, as paths relative to `root`.
+    pub fn planted_since(&self, after: &Plants, root: &Path) -> Vec<String> {
+        let fresh = |old: &BTreeMap<PathBuf, Stamp>, new: &BTreeMap<PathBuf, Stamp>| {
+            new.iter()
+                .filter(|(p, s)| old.get(*p) != Some(*s))
+                .map(|(p, _)| p.strip_prefix(root).unwrap_or(p).display().to_string())
+                .collect::<Vec<_>>()
+        };
+        // A `.git` folder's own stamp changes with its entries: only a new one counts.
+        let mut out: Vec<String> = after
+            .git
+            .keys()
+            .filter(|p| !self.git.contains_key(*p))
+            .map(|p| p.strip_prefix(root).unwrap_or(p).display().to_string())
+            .collect();
+        out.extend(fresh(&self.pyc, &after.pyc));
+        out.extend(fresh(&self.hiding, &after.hiding));
+        out
+    }
+}
+
+/// The note for the top of a run's result (`None`: nothing was planted).
+pub fn note(planted: &[String]) -> Option<String> {
+    if planted.is_empty() {
+        return None;
+    }
+    let mut shown: Vec<&str> = planted.iter().take(5).map(String::as_str).collect();
+    let more = planted.len().saturating_sub(shown.len());
+    let extra = format!("and {more} more");
+    if more > 0 {
+        shown.push(&extra);
+    }
+    Some(format!(
+        "WARNING: the run planted {}: a new .git makes the next git command there run its config (core.fsmonitor, hooks), a .pyc runs instead of the reviewed source, a symbolic link can lead tools outside the workspace and a .gitignore can hide what the run wrote; delete them before running git or Python there, and treat the test suite as hostile",
+        shown.join(", ")
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn new_git_folders_and_pyc_files_are_plants_even_when_ignored() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::fs::create_dir_all(root.join(".git/hooks")).unwrap();
+        std::fs::create_dir_all(root.join("pkg/__pycache__")).unwrap();
+        std::fs::write(root.join(".gitignore"), "__pycache__/\nsub/\n").unwrap();
+        let before = find(root, false);
+        std::fs::create_dir_all(root.join("sub/.git")).unwrap();
+        std::fs::write(root.join("sub/.git/config"), "[core]\nfsmonitor = x\n").unwrap();
+        std::fs::write(root.join("pkg/__pycache__/m.cpython-311.pyc"), b"x").unwrap();
+        std::fs::write(root.join(".git/hooks/pre-commit"), "x").unwrap();
+        std::fs::create_dir_all(root.join("quiet")).unwrap();
+        std::fs::write(root.join("quiet/.gitignore"), "*\n").unwrap();
+        std::os::unix::fs::symlink("/etc/passwd", root.join("pkg/link")).unwrap();
+        // pytest's own cache ignores itself: no plant.
+        std::fs::create_dir_all(root.join(".pytest_cache")).unwrap();
+        std::fs::write(root.join(".pytest_cache/.gitignore"), "*\n").unwrap();
+        let after = find(root, false);
+        let planted = before.planted_since(&after, root);
+        assert_eq!(
+            planted,
+            [
+                "sub/.git",
+                "pkg/__pycache__/m.cpython-311.pyc",
+                "pkg/link",
+                "quiet/.gitignore"
+            ]
+        );
+        assert!(note(&planted).unwrap().contains("sub/.git"));
+        assert_eq!(before.planted_since(&before, root), Vec::<String>::new());
+    }
+}
