@@ -18,6 +18,8 @@ const COLS: NonZeroU16 = NonZeroU16::new(120).expect("nonzero");
 const DEADLINE: Duration = Duration::from_secs(20);
 /// What an approval prompt shows while it still ignores keys.
 const ARMING_MARK: &str = "arming…";
+/// What the prompt bar says while the user counts as typing.
+const WAITING_MARK: &str = "prompt waiting";
 pub const TASK: &str =
     "Add a divide function to calculator.py that raises ValueError on zero, with tests.";
 
@@ -110,14 +112,17 @@ impl Tui {
     }
 
     /// Poll the parsed screen until it shows `needle` and no approval
-    /// prompt is still arming (it ignores keys then, so nothing could be
-    /// answered yet). Once it does, wait until the screen holds still for a
+    /// prompt is still arming or waiting for the user to stop typing (its
+    /// keys would not answer it yet). Once it does, wait until the screen holds still for a
     /// moment, so a frame that arrived in several reads is seen whole.
     pub async fn wait_for(&self, needle: &str) -> String {
         let start = Instant::now();
         loop {
             let screen = self.screen();
-            if screen.contains(needle) && !screen.contains(ARMING_MARK) {
+            if screen.contains(needle)
+                && !screen.contains(ARMING_MARK)
+                && !screen.contains(WAITING_MARK)
+            {
                 return self.settled(screen).await;
             }
             if start.elapsed() > DEADLINE {

@@ -226,9 +226,14 @@ pub fn propose_scoped(
     answer
 }
 
-/// Let the open prompt finish arming, as a user who reads it first would.
+/// Let the open prompt finish arming, as a user who reads it first would
+/// (and who stopped typing a moment ago, so the prompt has the keys).
 pub fn settle(app: &mut App) {
     app.set_now(app.now() + stepwise::tui::approval::ARMING);
+    if app.composing() && app.input().is_empty() {
+        let rest = stepwise::tui::input::COMPOSING - stepwise::tui::approval::ARMING;
+        app.set_now(app.now() + rest);
+    }
 }
 
 /// A 40-line file and a proposal changing it in three far-apart places

@@ -8,7 +8,6 @@ use crossterm::event::KeyCode;
 use serde_json::json;
 use std::time::Duration;
 use stepwise::agent::{AgentEvent, CallStatus, Decision, FinishReason};
-use stepwise::tui::approval::ARMING;
 use stepwise::tui::{App, Effect, Msg};
 use tokio::sync::oneshot::Receiver;
 
@@ -160,17 +159,73 @@ fn letters_typed_ahead_never_answer_a_prompt_that_just_opened() {
     )));
     let shown = screen(&draw(&mut app, 80, 24));
     assert!(shown.contains("arming"), "{shown}");
-    later(&mut app, 100);
-    type_text(&mut app, "at next y");
-    assert!(undecided(&mut rx), "nothing typed while arming answers");
+    // A sentence with y, e, n and a in it, at human speed, through the moment
+    // the prompt opened and long after.
+    for word in ["at next, yes and ", "anyway leave it"] {
+        later(&mut app, 150);
+        type_text(&mut app, word);
+        assert!(undecided(&mut rx), "nothing typed answers: {word}");
+        assert!(
+            app.approvals().confirm().is_none(),
+            "not even half of `a a`"
+        );
+    }
+    later(&mut app, 2_000);
+    press(&mut app, KeyCode::Char('y'));
+    press(&mut app, KeyCode::Char('n'));
     assert!(
-        app.approvals().confirm().is_none(),
-        "not even half of an `a a`"
+        undecided(&mut rx),
+        "a draft in the input keeps the keys text"
     );
-    let wake = app.wake_at().expect("the prompt arms by a timer");
-    assert!(wake <= app.now() + ARMING);
-    later(&mut app, 250);
-    assert!(!screen(&draw(&mut app, 80, 24)).contains("arming"));
+    assert_eq!(
+        app.input().text(),
+        "so what next, yes and anyway leave ityn",
+        "nothing typed is lost"
+    );
+    let shown = screen(&draw(&mut app, 80, 24));
+    assert!(shown.contains("prompt waiting"), "{shown}");
+    // An explicit move to the prompt gives it the keys.
+    press(&mut app, KeyCode::Esc);
+    press(&mut app, KeyCode::Char('y'));
+    assert_eq!(rx.try_recv().ok(), Some(Decision::Approve));
+    assert_eq!(
+        app.input().text(),
+        "so what next, yes and anyway leave ityn"
+    );
+}
+
+#[test]
+fn a_user_who_stopped_typing_answers_as_before() {
+    let mut app = app();
+    explored(&mut app);
+    let mut rx = write_calculator(&mut app);
+    // The task was sent (the input is empty) and the user has been idle.
+    press(&mut app, KeyCode::Char('y'));
+    assert_eq!(rx.try_recv().ok(), Some(Decision::Approve));
+}
+
+#[test]
+fn enter_on_the_tool_calls_pane_opens_details_and_never_answers() {
+    let mut app = app();
+    explored(&mut app);
+    let mut rx = write_calculator(&mut app);
+    press(&mut app, KeyCode::Tab);
+    press(&mut app, KeyCode::Tab);
+    assert_eq!(app.focus(), stepwise::tui::Focus::ToolCalls);
+    press(&mut app, KeyCode::Enter);
+    assert!(
+        undecided(&mut rx),
+        "Enter on a row is not the prompt's Enter"
+    );
+    assert!(
+        matches!(app.overlay(), Some(stepwise::tui::Overlay::Detail(_))),
+        "the details open while the prompt waits"
+    );
+    press(&mut app, KeyCode::Esc);
+    assert!(
+        app.overlay().is_none() && undecided(&mut rx),
+        "Esc closes them only"
+    );
     press(&mut app, KeyCode::Char('y'));
     assert_eq!(rx.try_recv().ok(), Some(Decision::Approve));
 }

@@ -148,6 +148,9 @@ pub struct App {
     pub(in crate::tui) approvals: Approvals,
     pub(in crate::tui) input: InputBox,
     pub(in crate::tui) focus: Focus,
+    /// When a key last went into the input as text (prompts wait while the
+    /// user is composing, see `App::composing`).
+    pub(in crate::tui) last_typed: Option<Instant>,
     pub(in crate::tui) overlay: Option<Overlay>,
     /// First row of the help overlay shown (it scrolls on small terminals).
     pub(in crate::tui) help_top: usize,
@@ -218,6 +221,7 @@ impl App {
             approvals: Approvals::default(),
             input: InputBox::new(),
             focus: Focus::Input,
+            last_typed: None,
             overlay: None,
             help_top: 0,
             mouse_capture: true,

@@ -73,14 +73,18 @@ impl App {
         self.show_flash(format!("Quit? {what}: {how} within 2 s to quit."));
     }
 
-    /// The next moment the screen changes by itself (a prompt done arming,
-    /// a quit confirmation or a retry's countdown running out), if it is
-    /// still ahead.
+    /// The next moment the screen changes by itself (a prompt done arming
+    /// or done waiting for the user to stop typing, a quit confirmation or
+    /// a retry's countdown running out), if it is still ahead.
     pub fn wake_at(&self) -> Option<Instant> {
         let quit = self.quit_confirm.filter(|until| self.now < *until);
         let retry = self.retry_until.filter(|until| self.now < *until);
         let arming = self.approvals.arming_until(self.now);
-        [quit, retry, arming].into_iter().flatten().min()
+        let idle = self
+            .last_typed
+            .map(|typed| typed + crate::tui::input::COMPOSING)
+            .filter(|until| self.now < *until && self.approvals.is_open());
+        [quit, retry, arming, idle].into_iter().flatten().min()
     }
 
     /// Code in view still waits for its syntax colours: the frame after

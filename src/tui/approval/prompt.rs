@@ -25,6 +25,21 @@ impl App {
         if self.approvals.reason().is_some() {
             return self.reason_key(key);
         }
+        // Enter acts on what has focus: a pane's row opens its details and
+        // never answers the prompt.
+        if key.code == KeyCode::Enter && self.focus == Focus::ToolCalls {
+            return self.open_detail();
+        }
+        if key.code == KeyCode::Enter && self.focus == Focus::Conversation {
+            self.focus = Focus::Input;
+            return;
+        }
+        // Tab still moves between the panes, in the order help gives.
+        match keymap::action(Layer::Main, &key) {
+            Some(Action::FocusNext) => return self.cycle_focus(true),
+            Some(Action::FocusPrev) => return self.cycle_focus(false),
+            _ => {}
+        }
         let action = keymap::action(Layer::Prompt, &key);
         let confirm = self.approvals.confirm();
         self.approvals.set_confirm(None);

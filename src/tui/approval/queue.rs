@@ -5,7 +5,9 @@
 //! the prompt bar that shows them is drawn by `render::prompt_bar`.
 //!
 //! What must stay true: a request that comes to the front ignores its keys
-//! for `ARMING` (keys typed ahead into the input never answer it), and a
+//! for `ARMING` (keys typed ahead into the input never answer it); while the
+//! user is composing (`App::composing`) its keys stay text until the user
+//! moves to the prompt (`take`), which each request needs anew; and a
 //! key that asks for a second press (`a` for the whole task, `n` on the
 //! user's own version) is forgotten when another request comes to the front.
 
@@ -53,6 +55,8 @@ pub struct Approvals {
     opened_at: Option<Instant>,
     /// A key waiting for its second press.
     confirm: Option<Confirm>,
+    /// The user moved to the prompt (Esc or Tab while composing).
+    taken: bool,
 }
 
 impl Approvals {
@@ -78,6 +82,7 @@ impl Approvals {
         self.reason = None;
         self.opened_at = None;
         self.confirm = None;
+        self.taken = false;
         self.review = self
             .queue
             .front()
@@ -91,6 +96,16 @@ impl Approvals {
         if self.opened_at.is_none() && self.is_open() {
             self.opened_at = Some(now);
         }
+    }
+
+    /// The user moved to the front request's prompt: its keys answer it even
+    /// with a draft in the input.
+    pub fn take(&mut self) {
+        self.taken = true;
+    }
+
+    pub fn taken(&self) -> bool {
+        self.taken
     }
 
     /// Until when the front request ignores keys, if it still does at `now`.

@@ -25,6 +25,10 @@ use ratatui_textarea::Input;
 /// Rows one wheel notch scrolls.
 const WHEEL_ROWS: usize = 3;
 
+/// How long after the last key typed into the input the user still counts
+/// as composing (a prompt that opens then waits for them).
+pub const COMPOSING: std::time::Duration = std::time::Duration::from_secs(1);
+
 impl App {
     /// One event from the terminal.
     pub(in crate::tui) fn on_terminal(&mut self, event: Event) {
@@ -62,14 +66,18 @@ impl App {
             Some(Action::Revoke) => return self.revoke_approvals(),
             _ => {}
         }
-        if self.approvals.is_open() {
-            return self.prompt_key(key, quit_key);
-        }
+        // The details the user opened while a prompt waits come first.
         if matches!(
             self.overlay,
             Some(Overlay::Detail(_) | Overlay::SessionDiff(_))
         ) {
             return self.detail_key(key);
+        }
+        if self.approvals.is_open() {
+            if self.composing() && !self.approvals.taken() && !quit_key {
+                return self.composing_key(key);
+            }
+            return self.prompt_key(key, quit_key);
         }
         if quit_key && (self.focus != Focus::Input || self.input.is_empty()) {
             return self.quit_key();
@@ -120,8 +128,39 @@ impl App {
         }
     }
 
+    /// Whether the user is writing in the input: a draft is there, or a key
+    /// went into it within the last `COMPOSING` (before the prompt opened,
+    /// or since). Idle with an empty input, the user is reading.
+    pub fn composing(&self) -> bool {
+        !self.input.is_empty()
+            || self
+                .last_typed
+                .is_some_and(|typed| self.now().saturating_duration_since(typed) < COMPOSING)
+    }
+
+    /// A key while a prompt waits for a user who is composing: Esc or Tab
+    /// moves to the prompt; anything else stays text in the input.
+    fn composing_key(&mut self, key: KeyEvent) {
+        if matches!(key.code, KeyCode::Esc | KeyCode::Tab) {
+            self.approvals.take();
+            self.show_flash(
+                "The prompt has the keys now: y approves, n declines (Enter declines too).",
+            );
+            return;
+        }
+        self.focus = Focus::Input;
+        self.input_key(key);
+    }
+
     fn input_key(&mut self, key: KeyEvent) {
         let action = keymap::action(Layer::Input, &key);
+        if !key
+            .modifiers
+            .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT)
+            && matches!(key.code, KeyCode::Char(_) | KeyCode::Backspace)
+        {
+            self.last_typed = Some(self.now());
+        }
         if self.input.searching() {
             match action {
                 Some(Action::HistorySearch) => {}
@@ -207,13 +246,13 @@ impl App {
         self.start_task(task.trim().to_string());
     }
 
-    fn open_detail(&mut self) {
+    pub(in crate::tui) fn open_detail(&mut self) {
         if let Some(row) = self.calls.current() {
             self.overlay = Some(Overlay::Detail(DetailView::new(row)));
         }
     }
 
-    fn cycle_focus(&mut self, forward: bool) {
+    pub(in crate::tui) fn cycle_focus(&mut self, forward: bool) {
         let mut order = vec![Focus::Input, Focus::Conversation, Focus::ToolCalls];
         if self.panes.diff.is_some() {
             order.push(Focus::Diff);

@@ -66,10 +66,18 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
             let text = format!(" {step}{question}? [y/N]{hunks}{queued}");
             let groups = key_groups(app, request, review);
             let arming = approvals.arming_until(app.now()).is_some();
+            let waiting = app.composing() && !approvals.taken();
             let second = match app.flash() {
                 _ if arming => Line::styled(
                     truncate(" arming… keys typed this instant are ignored", w),
                     dim,
+                ),
+                _ if waiting => Line::styled(
+                    truncate(
+                        " prompt waiting: you are typing, keys stay text · Esc to leave the input, or Tab",
+                        w,
+                    ),
+                    theme::WARN,
                 ),
                 Some(flash) => Line::styled(
                     format!(" {}", truncate(&sanitize(flash), w.saturating_sub(1))),
