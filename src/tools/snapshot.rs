@@ -12,10 +12,12 @@
 //! What it looks at: every regular file the walk of the file tools finds,
 //! and also hidden files and folders (a run that plants `.github/workflows/`
 //! or `.gitattributes` changed the project). Never `.git/` and `.stepwise/`,
-//! nor the cache folders the file tools skip (`__pycache__`, `.pytest_cache`,
-//! `node_modules`, `target`) and the data test tools rewrite on each run
-//! (`.hypothesis`, `.mypy_cache`, `.ruff_cache`, `.nyc_output`, `.coverage`),
-//! nor `.gitignore`d paths. A file on the deny
+//! nor the build and cache folders (`node_modules`, `target`,
+//! `.pytest_cache`) and the data test tools rewrite on each run
+//! (`.hypothesis`, `.mypy_cache`, `.ruff_cache`, `.nyc_output`, `.coverage`).
+//! `.gitignore`d paths and `__pycache__` *are* looked at: a run that plants
+//! `generated/ci-cache.txt` or a `.pyc` changed what later code runs, and
+//! is named like any change. A file on the deny
 //! list is compared by its metadata only: its content is never read.
 //!
 //! What must stay true: the walk never follows a symlink; every file is read
@@ -34,10 +36,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 /// Folders a snapshot never walks into: stepwise's own, git's, and the
 /// caches that test runs rewrite on every run (counting them would make
 /// every run a change, and the gate could never be met).
-const NOT_WALKED: [&str; 10] = [
+const NOT_WALKED: [&str; 9] = [
     super::workspace::PRIVATE_DIR,
     ".git",
-    "__pycache__",
     ".pytest_cache",
     "node_modules",
     "target",
@@ -204,6 +205,12 @@ fn walk(ws: &Workspace) -> (Vec<(String, Stamp)>, bool) {
     let walker = ignore::WalkBuilder::new(ws.root())
         .hidden(false)
         .require_git(false)
+        // What git ignores still runs (a planted cache or `.pyc`).
+        .git_ignore(false)
+        .git_exclude(false)
+        .git_global(false)
+        .ignore(false)
+        .parents(false)
         .follow_links(false)
         .filter_entry(|e| {
             !(e.file_type().is_some_and(|t| t.is_dir())

@@ -3,6 +3,21 @@
 use super::*;
 
 #[test]
+fn files_in_ignored_folders_are_named_too() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path();
+    std::fs::write(p.join(".gitignore"), "generated/\n*.log\n").unwrap();
+    std::fs::create_dir(p.join("generated")).unwrap();
+    let ws = Workspace::open(p).unwrap();
+    let before = Snapshot::take(&ws);
+    std::fs::write(p.join("generated/ci-cache.txt"), "planted\n").unwrap();
+    std::fs::write(p.join("run.log"), "log\n").unwrap();
+    let changes = before.changes_to(&Snapshot::take(&ws));
+    let seen: Vec<&str> = changes.iter().map(|c| c.path.as_str()).collect();
+    assert_eq!(seen, ["generated/ci-cache.txt", "run.log"]);
+}
+
+#[test]
 fn created_changed_and_deleted_files_are_found_even_with_the_same_size_and_time() {
     let dir = tempfile::tempdir().unwrap();
     let p = dir.path();
@@ -36,17 +51,19 @@ fn created_changed_and_deleted_files_are_found_even_with_the_same_size_and_time(
         seen,
         [
             (".hidden", Touch::Created),
+            // A planted `.pyc` runs instead of the reviewed source: named.
+            ("__pycache__/x.pyc", Touch::Created),
             ("edit.py", Touch::Changed),
             ("gone.md", Touch::Deleted),
             ("new.txt", Touch::Created)
         ]
     );
-    assert_eq!(changes[1].before.as_deref(), Some("x = 1\n"));
-    assert_eq!(changes[1].after.as_deref(), Some("x = 2\n"));
+    assert_eq!(changes[2].before.as_deref(), Some("x = 1\n"));
+    assert_eq!(changes[2].after.as_deref(), Some("x = 2\n"));
     assert!(changes.iter().all(|c| c.contents_known));
     assert_eq!(
         describe(&changes),
-        "created .hidden, changed edit.py, deleted gone.md, created new.txt"
+        "created .hidden, created __pycache__/x.pyc, changed edit.py, deleted gone.md, created new.txt"
     );
 }
 

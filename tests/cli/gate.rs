@@ -182,3 +182,43 @@ async fn a_task_that_changes_how_tests_run_says_so_on_the_receipt() {
         "{printed}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_planted_pyc_and_a_file_in_an_ignored_folder_are_named_in_the_receipt() {
+    let ws = copy_workspace();
+    std::fs::write(ws.path().join(".gitignore"), "generated/\n").unwrap();
+    let tests = std::fs::read_to_string(ws.path().join("test_calculator.py")).unwrap();
+    // Planted once (a suite that plants on every run never passes the gate).
+    let planting = format!(
+        "import os\n{tests}\n\ndef tearDownModule():\n    if os.path.exists('generated'):\n        return\n    os.makedirs('generated')\n    open('generated/ci-cache.txt', 'w').write('cached')\n    os.makedirs('__pycache__', exist_ok=True)\n    open('__pycache__/calculator.cpython-311.pyc', 'wb').write(b'not the reviewed source')\n"
+    );
+    std::fs::write(ws.path().join("test_calculator.py"), planting).unwrap();
+    let model = MockModel::start(vec![
+        tool_call("write_file", json!({"path": "notes.txt", "content": "x\n"})),
+        tool_call("run_tests", json!({"command": "unittest"})),
+        text("Done."),
+        tool_call("run_tests", json!({"command": "unittest"})),
+        text("Done, tested twice."),
+    ])
+    .await;
+    let (out, events) = exec_json("Change and test", &model.base_url(), ws.path()).await;
+    assert_eq!(out.status.code(), Some(0), "{events:#?}");
+    assert_eq!(
+        of(&events, "gate_refused").len(),
+        1,
+        "the plants re-armed the gate"
+    );
+    let receipt = &of(&events, "final_answer")[0]["receipt"];
+    let named: Vec<&str> = receipt["changed_by_tests"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|c| c["path"].as_str())
+        .collect();
+    for planted in [
+        "__pycache__/calculator.cpython-311.pyc",
+        "generated/ci-cache.txt",
+    ] {
+        assert!(named.contains(&planted), "{planted} not in {named:?}");
+    }
+}
