@@ -17,8 +17,9 @@ use super::guard::Guard;
 use super::providers::{KEY_VARS, is_key_var};
 use std::path::{Path, PathBuf};
 
-/// The variable of the base URL row, open when paired with the key in one file.
-const BASE_URL_VAR: &str = "OPENAI_BASE_URL";
+/// The variables open when paired with the key in one file: where the key
+/// goes and which model it pays for are then the file's own business.
+const PAIRED_WITH_KEY: [&str; 2] = ["OPENAI_BASE_URL", "STEPWISE_MODEL"];
 
 /// The documented variables of one `.env` that the environment does not already set.
 #[derive(Debug, Clone, Default)]
@@ -84,7 +85,7 @@ impl DotEnv {
         let pairs_key = env.vars.iter().any(|(n, _, _)| is_key_var(n))
             && !KEY_VARS.iter().any(|v| already_set(v));
         for (name, _, guarded) in &mut env.vars {
-            if pairs_key && name == BASE_URL_VAR {
+            if pairs_key && PAIRED_WITH_KEY.contains(&name.as_str()) {
                 *guarded = Guarded::Open;
             }
         }
@@ -233,16 +234,19 @@ mod tests {
 
     #[test]
     fn a_base_url_next_to_its_key_needs_no_trust_unless_the_environment_sends_its_own_key() {
-        let text = "OPENAI_API_KEY=sk-file\nOPENAI_BASE_URL=http://host.example/v1\n";
+        let text = "OPENAI_API_KEY=sk-file\nOPENAI_BASE_URL=http://host.example/v1\nSTEPWISE_MODEL=m\n";
         let env = read(text, &[]);
         assert_eq!(
             names(env.open().map(|(n, _)| n)),
-            ["OPENAI_API_KEY", "OPENAI_BASE_URL"]
+            ["OPENAI_API_KEY", "OPENAI_BASE_URL", "STEPWISE_MODEL"]
         );
         assert_eq!(env.guarded().count(), 0);
         let env = read(text, &["OPENAI_API_KEY"]);
         assert_eq!(env.open().count(), 0);
-        assert_eq!(names(env.guarded().map(|(n, _, _)| n)), ["OPENAI_BASE_URL"]);
+        assert_eq!(
+            names(env.guarded().map(|(n, _, _)| n)),
+            ["OPENAI_BASE_URL", "STEPWISE_MODEL"]
+        );
     }
 
     #[test]
