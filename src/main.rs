@@ -35,9 +35,26 @@ fn main() {
             stepwise::config::cli_docs::completions(shell, &mut std::io::stdout());
             std::process::exit(0);
         }
-        Some(Command::Man) => {
+        Some(Command::Man { dir: None }) => {
             let written = stepwise::config::cli_docs::man(&mut std::io::stdout());
             std::process::exit(if written.is_ok() { 0 } else { 1 });
+        }
+        Some(Command::Man { dir: Some(dir) }) => {
+            match stepwise::config::cli_docs::man_pages(&dir) {
+                Ok(pages) => {
+                    for page in pages {
+                        println!("{}", page.display());
+                    }
+                    std::process::exit(0);
+                }
+                Err(e) => {
+                    eprintln!(
+                        "stepwise: cannot write the man pages to {}: {e}",
+                        dir.display()
+                    );
+                    std::process::exit(1);
+                }
+            }
         }
         _ => {}
     }
@@ -101,7 +118,7 @@ fn main() {
         Some(Command::Exec(args)) => runtime.block_on(headless::run(config, args)),
         None | Some(Command::Resume { .. }) => stepwise::tui::run(&runtime, config),
         Some(Command::Models) => runtime.block_on(headless::models::list(config)),
-        Some(Command::Completions { .. } | Command::Man) => 0,
+        Some(Command::Completions { .. } | Command::Man { .. }) => 0,
     };
     // A prompt may still be blocked reading stdin; don't wait for it.
     runtime.shutdown_background();

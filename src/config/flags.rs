@@ -132,8 +132,12 @@ pub enum Command {
         #[arg(value_enum)]
         shell: clap_complete::Shell,
     },
-    /// Print the manual page in roff (e.g. `stepwise man > ~/.local/share/man/man1/stepwise.1`).
-    Man,
+    /// Print the manual page in roff (e.g. `stepwise man > ~/.local/share/man/man1/stepwise.1`), or with --dir write one page per subcommand.
+    Man {
+        /// Write `stepwise.1` and one `stepwise-SUBCOMMAND.1` per subcommand into this folder (created if missing), instead of printing the main page.
+        #[arg(long, value_name = "DIR")]
+        dir: Option<PathBuf>,
+    },
     /// List the models the server offers (GET /models of the provider's API), one per line.
     Models,
     /// Pick an earlier session of this workspace and continue it in the UI.
