@@ -49,3 +49,40 @@ fn paths_are_found_in_backticks_and_links_but_not_in_globs() {
     let found: Vec<String> = named_paths(text).into_iter().collect();
     assert_eq!(found, ["fuzz/README.md", "tests/core/tools.rs"]);
 }
+
+/// The fenced block right after `heading`.
+fn first_block_after<'a>(readme: &'a str, heading: &str) -> &'a str {
+    let section = readme.split(heading).nth(1).expect("the heading");
+    let block = section.split("```").nth(1).expect("a fenced block");
+    block
+        .split_once('\n')
+        .map(|(_, body)| body)
+        .unwrap_or_default()
+}
+
+#[test]
+fn the_quick_start_is_two_commands_and_names_the_rust_version_cargo_requires() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
+    let commands: Vec<&str> = first_block_after(&readme, "## Quick start")
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect();
+    assert_eq!(commands, ["cargo run --release -- --demo", "cargo test"]);
+
+    // An install builds what was tested: the lock file's versions.
+    assert!(readme.contains("cargo install --locked --path ."));
+    assert!(
+        !readme.contains("cargo install --path"),
+        "an install without --locked"
+    );
+
+    let manifest: toml::Table =
+        toml::from_str(&std::fs::read_to_string(root.join("Cargo.toml")).unwrap()).unwrap();
+    let version = manifest["package"]["rust-version"].as_str().unwrap();
+    assert!(
+        readme.contains(&format!("**Rust {version}** or later")),
+        "the README does not name rust-version {version}"
+    );
+}
