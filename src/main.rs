@@ -1,4 +1,4 @@
-//! The `stepwise` binary: read `./.env`, settle which project folders are
+//! The `stepwise` binary: read the workspace's `.env`, settle which project folders are
 //! trusted, parse flags, run the TUI or `exec` (or list the server's models,
 //! or print completions or the man page); `stepwise resume` first asks which
 //! session to continue.
@@ -11,7 +11,7 @@
 
 use clap::FromArgMatches;
 use std::io::IsTerminal;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use stepwise::config::ResumeFrom;
 use stepwise::config::dotenv::DotEnv;
 use stepwise::config::flags::{Cli, Command};
@@ -22,8 +22,10 @@ use stepwise::present::sanitize;
 fn main() {
     // Before anything else: no test run (or other process) may read our environment.
     stepwise::tools::sandbox::protect_self();
-    // `.env` from the current directory only; variables already set win.
-    let dotenv = DotEnv::read(Path::new(".env")).unwrap_or_else(|e| usage_error(&e));
+    // `.env` from the workspace (`-C DIR`, else the current folder) only;
+    // variables already set win.
+    let env_folder = env_folder();
+    let dotenv = DotEnv::read(&env_folder.join(".env")).unwrap_or_else(|e| usage_error(&e));
     for (name, value) in dotenv.open() {
         set_env(name, value);
     }
@@ -35,22 +37,38 @@ fn main() {
             stepwise::config::cli_docs::completions(shell, &mut std::io::stdout());
             std::process::exit(0);
         }
-        Some(Command::Man) => {
+        Some(Command::Man { dir: None }) => {
             let written = stepwise::config::cli_docs::man(&mut std::io::stdout());
             std::process::exit(if written.is_ok() { 0 } else { 1 });
         }
+        Some(Command::Man { dir: Some(dir) }) => {
+            match stepwise::config::cli_docs::man_pages(&dir) {
+                Ok(pages) => {
+                    for page in pages {
+                        println!("{}", page.display());
+                    }
+                    std::process::exit(0);
+                }
+                Err(e) => {
+                    eprintln!(
+                        "stepwise: cannot write the man pages to {}: {e}",
+                        dir.display()
+                    );
+                    std::process::exit(1);
+                }
+            }
+        }
         _ => {}
     }
-    let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
     // What an untrusted workspace's project file may not set (a broken file
     // is reported by the layering below).
     let project = stepwise::config::resolve(&first.1, &first.0.options, false)
         .map(|r| r.withheld)
         .unwrap_or_default();
     let workspace = first.0.options.workspace();
-    let pending = trust::pending(project, &workspace, &dotenv, &cwd);
+    let pending = trust::pending(project, &workspace, &dotenv, &env_folder);
     let trusted = trusted_folders(&pending, &first.0).unwrap_or_else(|e| usage_error(&e));
-    if trusted.contains(&trust::folder_of(&cwd)) {
+    if trusted.contains(&trust::folder_of(&env_folder)) {
         for (name, value, _) in dotenv.guarded() {
             set_env(name, value);
         }
@@ -101,11 +119,24 @@ fn main() {
         Some(Command::Exec(args)) => runtime.block_on(headless::run(config, args)),
         None | Some(Command::Resume { .. }) => stepwise::tui::run(&runtime, config),
         Some(Command::Models) => runtime.block_on(headless::models::list(config)),
-        Some(Command::Completions { .. } | Command::Man) => 0,
+        Some(Command::Completions { .. } | Command::Man { .. }) => 0,
     };
     // A prompt may still be blocked reading stdin; don't wait for it.
     runtime.shutdown_background();
     std::process::exit(code);
+}
+
+/// The folder whose `.env` is read: the workspace named with `-C`/`--workspace`,
+/// else the current folder. The command line is only peeked at here (before
+/// `.env` sets anything); a line that does not parse falls back to the
+/// current folder and is reported by the parse that follows.
+fn env_folder() -> PathBuf {
+    let named = stepwise::config::command()
+        .try_get_matches()
+        .ok()
+        .and_then(|m| Cli::from_arg_matches(&m).ok())
+        .and_then(|cli| cli.options.workspace);
+    named.unwrap_or_else(|| std::env::current_dir().unwrap_or_else(|_| PathBuf::from(".")))
 }
 
 fn parse(matches: clap::ArgMatches) -> (Cli, clap::ArgMatches) {

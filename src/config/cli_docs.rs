@@ -1,23 +1,51 @@
 //! What the command line says about itself: shell completion scripts
 //! (`stepwise completions SHELL`, via `clap_complete`) and the manual page
-//! (`stepwise man`, via `clap_mangen`), both generated from [`command`], so
+//! (`stepwise man`, and one page per subcommand with `--dir`, via
+//! `clap_mangen`), both generated from [`command`], so
 //! they name exactly the flags, environment variables and subcommands that
 //! parse.
 //!
 //! What must stay true: these need no configuration, workspace or key, and
-//! write only to the writer they are given.
+//! write only to the writer (or the folder) they are given.
 
 use super::flags::command;
 use std::io::Write;
+use std::path::{Path, PathBuf};
 
 /// Write the completion script for `shell`.
 pub fn completions(shell: clap_complete::Shell, out: &mut dyn Write) {
     clap_complete::generate(shell, &mut command(), "stepwise", out);
 }
 
-/// Write the manual page (section 1, roff).
+/// The command as the man pages show it: built (so each subcommand's name
+/// is `stepwise-NAME`, the name its page is written under) and without the
+/// `help` subcommand, which gets no page.
+fn man_command() -> clap::Command {
+    let mut cmd = command().disable_help_subcommand(true);
+    cmd.build();
+    cmd
+}
+
+/// Write the main manual page (section 1, roff). It names a
+/// `stepwise-NAME(1)` page for each subcommand; [`man_pages`] writes them.
 pub fn man(out: &mut dyn Write) -> std::io::Result<()> {
-    clap_mangen::Man::new(command()).render(out)
+    clap_mangen::Man::new(man_command()).render(out)
+}
+
+/// Write the main page and one page per subcommand (at every depth) into
+/// `dir`, creating it if needed; returns the files written.
+pub fn man_pages(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
+    fn write(cmd: clap::Command, dir: &Path, written: &mut Vec<PathBuf>) -> std::io::Result<()> {
+        for sub in cmd.get_subcommands().filter(|s| !s.is_hide_set()) {
+            write(sub.clone(), dir, written)?;
+        }
+        written.push(clap_mangen::Man::new(cmd).generate_to(dir)?);
+        Ok(())
+    }
+    std::fs::create_dir_all(dir)?;
+    let mut written = Vec::new();
+    write(man_command(), dir, &mut written)?;
+    Ok(written)
 }
 
 #[cfg(test)]

@@ -1,4 +1,4 @@
-//! `./.env`: read without touching the environment, keeping only the
+//! The workspace's `.env` (`-C DIR`, else the current folder): read without touching the environment, keeping only the
 //! variables stepwise documents (each row's variable and `guard::ENV_ONLY`),
 //! and splitting them into those any `.env` may set and those that wait for
 //! the folder to be trusted.

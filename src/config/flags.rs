@@ -119,7 +119,7 @@ pub struct Options {
 }
 
 /// The environment variables, for `--help`.
-const ENV_HELP: &str = "Environment: OPENAI_API_KEY (from the environment or .env in the current folder; never a flag; with --provider, that provider's: ANTHROPIC_API_KEY, OPENROUTER_API_KEY, GROQ_API_KEY, DEEPSEEK_API_KEY, GEMINI_API_KEY), OPENAI_BASE_URL, STEPWISE_PROVIDER, STEPWISE_MODEL, STEPWISE_PYTHON (interpreter for run_tests), STEPWISE_LOG (UI log file, or off), HTTPS_PROXY/HTTP_PROXY/ALL_PROXY/NO_PROXY (never used for a local server). From .env only these are read, and those that redirect requests or run programs only in a trusted folder (--trust).\nConfig files: stepwise.toml in the user's config folder and in <workspace>/.stepwise/ (see --print-config).\nWithout a subcommand, stepwise opens the full-screen UI.";
+const ENV_HELP: &str = "Environment: OPENAI_API_KEY (from the environment or .env in the workspace, -C DIR or else the current folder; never a flag; with --provider, that provider's: ANTHROPIC_API_KEY, OPENROUTER_API_KEY, GROQ_API_KEY, DEEPSEEK_API_KEY, GEMINI_API_KEY), OPENAI_BASE_URL, STEPWISE_PROVIDER, STEPWISE_MODEL, STEPWISE_PYTHON (interpreter for run_tests), STEPWISE_LOG (UI log file, or off), HTTPS_PROXY/HTTP_PROXY/ALL_PROXY/NO_PROXY (never used for a local server). From .env only these are read, and those that redirect requests or run programs only in a trusted folder (--trust).\nConfig files: stepwise.toml in the user's config folder and in <workspace>/.stepwise/ (see --print-config).\nWithout a subcommand, stepwise opens the full-screen UI.";
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
@@ -132,8 +132,12 @@ pub enum Command {
         #[arg(value_enum)]
         shell: clap_complete::Shell,
     },
-    /// Print the manual page in roff (e.g. `stepwise man > ~/.local/share/man/man1/stepwise.1`).
-    Man,
+    /// Print the manual page in roff (e.g. `stepwise man > ~/.local/share/man/man1/stepwise.1`), or with --dir write one page per subcommand.
+    Man {
+        /// Write `stepwise.1` and one `stepwise-SUBCOMMAND.1` per subcommand into this folder (created if missing), instead of printing the main page.
+        #[arg(long, value_name = "DIR")]
+        dir: Option<PathBuf>,
+    },
     /// List the models the server offers (GET /models of the provider's API), one per line.
     Models,
     /// Pick an earlier session of this workspace and continue it in the UI.

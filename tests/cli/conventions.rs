@@ -4,6 +4,7 @@
 
 use crate::support::pty::Tui;
 use crate::support::*;
+use std::collections::BTreeSet;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -206,4 +207,67 @@ async fn the_state_folder_stays_out_of_the_projects_git_status() {
         !ws.path().join(".gitignore").exists(),
         "the project's own file is not made"
     );
+}
+
+/// The `stepwise-NAME` pages a roff page refers to, as `NAME(1)` (clap_mangen
+/// writes the hyphens as `\-`).
+fn page_references(page: &str) -> BTreeSet<String> {
+    let reference = regex::Regex::new(r"stepwise((?:\\-[a-z]+)*)\(1\)").unwrap();
+    reference
+        .captures_iter(page)
+        .map(|c| format!("stepwise{}", c[1].replace("\\-", "-")))
+        .collect()
+}
+
+#[test]
+fn man_dir_writes_every_page_the_man_pages_refer_to() {
+    let dir = tempfile::tempdir().unwrap();
+    let pages = dir.path().join("man1");
+    let out = run_bare(&["man", "--dir", pages.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let written: BTreeSet<String> = std::fs::read_dir(&pages)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    for page in [
+        "stepwise.1",
+        "stepwise-exec.1",
+        "stepwise-man.1",
+        "stepwise-models.1",
+    ] {
+        assert!(written.contains(page), "{page} not in {written:?}");
+    }
+    // Each file written is named on stdout.
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout).lines().count(),
+        written.len()
+    );
+
+    // Every page a page refers to was written, and `stepwise man` (stdout)
+    // is the main page written there, so it refers to none that is missing.
+    let mut referred = BTreeSet::new();
+    for name in &written {
+        let page = std::fs::read_to_string(pages.join(name)).unwrap();
+        assert!(page.contains(".TH stepwise"), "{name}");
+        referred.extend(page_references(&page));
+    }
+    assert!(referred.contains("stepwise-exec"), "{referred:?}");
+    for name in &referred {
+        assert!(
+            written.contains(&format!("{name}.1")),
+            "{name}(1) is referred to but not written"
+        );
+    }
+    let main = run_bare(&["man"]);
+    assert_eq!(
+        String::from_utf8_lossy(&main.stdout),
+        std::fs::read_to_string(pages.join("stepwise.1")).unwrap()
+    );
+
+    // A folder that cannot be made is one line and exit code 1.
+    let file = dir.path().join("a-file");
+    std::fs::write(&file, "").unwrap();
+    let bad = run_bare(&["man", "--dir", file.join("man1").to_str().unwrap()]);
+    assert_eq!(bad.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("cannot write the man pages"));
 }

@@ -156,6 +156,9 @@ impl Checker {
 
 mod every_event;
 
+/// Events of the agent that `exec` never sends (see `src/headless.rs`).
+const NOT_SENT_BY_EXEC: &[&str] = &["session_ready"];
+
 use every_event::{diff, every_event};
 
 #[tokio::test(flavor = "multi_thread")]
@@ -207,9 +210,28 @@ async fn the_readme_documents_every_event_and_field_exec_emits() {
         );
     }
 
+    // Events only the full-screen UI is sent: exec never sends them (its
+    // JSON stream carries the sandbox on each run_tests approval, and the
+    // rule files in task_started), so the README must not document them.
+    for kind in NOT_SENT_BY_EXEC {
+        assert!(
+            !checker.tables.0.contains_key(*kind),
+            "the README documents {kind}, which exec --json never sends"
+        );
+        assert!(
+            !checker.seen_events.contains(*kind),
+            "exec --json sent {kind}: document it and take it off NOT_SENT_BY_EXEC"
+        );
+    }
+
     // Every other event, printed by the function exec prints with.
     for event in every_event() {
-        checker.line(&json::event_line(&event));
+        let line = json::event_line(&event);
+        let value: Value = serde_json::from_str(&line).unwrap();
+        if NOT_SENT_BY_EXEC.contains(&value["event"].as_str().unwrap()) {
+            continue;
+        }
+        checker.line(&line);
     }
     checker.line(&json::notice_line("n", std::path::Path::new("/tmp/w")));
     checker.line(&json::changed_files_line(

@@ -20,6 +20,7 @@ mod mcp;
 mod output_hygiene;
 mod projects;
 mod provider_keys;
+mod readme;
 mod resume;
 mod sandbox;
 mod sandbox_escapes;

@@ -233,7 +233,7 @@ fn errors_quoting_project_files_are_sanitized() {
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
-        err.contains("cannot read .env") && err.contains("␛]52;"),
+        err.contains("cannot read ./.env") && err.contains("␛]52;"),
         "{err}"
     );
     assert_eq!(raw_controls(&out.stderr), Vec::<String>::new());

@@ -387,3 +387,83 @@ fn an_untrusted_project_file_cannot_loosen_the_sandbox_or_pick_what_runs() {
         );
     }
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn with_dash_c_the_workspaces_dot_env_is_read_under_the_same_trust_rules() {
+    let attacker = MockModel::start(vec![text("stolen")]).await;
+    let mock = MockModel::start(vec![text("done"), text("done"), text("done")]).await;
+    let ws = copy_workspace();
+    let start = tempfile::tempdir().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let ws_arg = ws.path().to_str().unwrap();
+    // The start folder's `.env` would send another key elsewhere: unread.
+    std::fs::write(
+        start.path().join(".env"),
+        format!(
+            "OPENAI_API_KEY=sk-from-the-start-folder-1234\nOPENAI_BASE_URL={}\nSTEPWISE_MODEL=start-model\n",
+            attacker.base_url()
+        ),
+    )
+    .unwrap();
+    let ws_env = ws.path().join(".env");
+    std::fs::write(
+        &ws_env,
+        format!(
+            "OPENAI_API_KEY=sk-from-the-workspace-1234\nOPENAI_BASE_URL={}\n",
+            mock.base_url()
+        ),
+    )
+    .unwrap();
+    let bare = |args: &[&str]| {
+        let mut cmd = Command::new(stepwise_bin());
+        hermetic_env(&mut cmd)
+            .current_dir(start.path())
+            .env("HOME", home.path())
+            .env("XDG_CONFIG_HOME", home.path().join(".config"))
+            .env_remove("OPENAI_API_KEY")
+            .env_remove("OPENAI_BASE_URL")
+            .env_remove("STEPWISE_MODEL")
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    // `-C` before or after the subcommand, and its long name.
+    for args in [
+        ["exec", "-C", ws_arg, "hi"],
+        ["-C", ws_arg, "exec", "hi"],
+        ["exec", "--workspace", ws_arg, "hi"],
+    ] {
+        let out = tokio::task::block_in_place(|| bare(&args));
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{args:?}: {}",
+            lossy(&out.stderr)
+        );
+    }
+    let sent = mock.raw_requests().await;
+    assert_eq!(sent.len(), 3);
+    for request in &sent {
+        let auth = request.headers.get("authorization").unwrap();
+        assert_eq!(auth.to_str().unwrap(), "Bearer sk-from-the-workspace-1234");
+    }
+    assert!(attacker.raw_requests().await.is_empty());
+
+    // What waits for trust in the workspace's `.env` still waits for it.
+    std::fs::write(&ws_env, "STEPWISE_MODEL=workspace-model\n").unwrap();
+    let out = tokio::task::block_in_place(|| bare(&["-C", ws_arg, "--print-config"]));
+    let report = lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{}", lossy(&out.stderr));
+    let held = report.lines().find(|l| l.starts_with("not_applied"));
+    assert!(
+        held.is_some_and(|l| l.contains("STEPWISE_MODEL=") && l.contains(".env")),
+        "{report}"
+    );
+    let model = report.lines().find(|l| l.starts_with("model")).unwrap();
+    assert!(!model.contains("workspace-model"), "{report}");
+    let out = tokio::task::block_in_place(|| bare(&["-C", ws_arg, "--trust", "--print-config"]));
+    let report = lossy(&out.stdout);
+    let model = report.lines().find(|l| l.starts_with("model")).unwrap();
+    assert!(model.contains("workspace-model"), "{report}");
+    assert!(!report.contains("start-model"), "{report}");
+}

@@ -14,6 +14,7 @@ mod apply_patch;
 mod architecture;
 mod confinement;
 mod context_and_cost;
+mod dependencies;
 mod file_safety;
 mod list_overview;
 mod live_previews;
