@@ -234,7 +234,8 @@ mod tests {
 
     #[test]
     fn a_base_url_next_to_its_key_needs_no_trust_unless_the_environment_sends_its_own_key() {
-        let text = "OPENAI_API_KEY=sk-file\nOPENAI_BASE_URL=http://host.example/v1\nSTEPWISE_MODEL=m\n";
+        let text =
+            "OPENAI_API_KEY=sk-file\nOPENAI_BASE_URL=http://host.example/v1\nSTEPWISE_MODEL=m\n";
         let env = read(text, &[]);
         assert_eq!(
             names(env.open().map(|(n, _)| n)),
