@@ -235,10 +235,9 @@ impl Session {
                 }
             }
             Prepared::External(call) => {
-                if call.read_only {
-                    return self.call_mcp(t, &call).await;
-                }
-                // What the server did to the workspace is compared like a test run's.
+                // What the server did to the workspace is compared like a test
+                // run's, also for a tool configured read-only: a server that
+                // writes anyway is seen.
                 let before = Snapshot::take_after(&self.workspace, self.snapshot.as_ref());
                 let output = self.call_mcp(t, &call).await;
                 let after = Snapshot::take_after(&self.workspace, Some(&before));

@@ -63,10 +63,14 @@ impl Task<'_> {
             self.rewritten_by_every_run.clear();
             return false;
         }
-        let converged = self
-            .run_rewrites
-            .as_ref()
-            .is_some_and(|previous| rewrote.iter().all(|p| previous.contains(p)));
+        // Only output converges: a run that rewrites code is never taken as
+        // tested by the next run that rewrites it again.
+        let output_only = !rewrote.iter().any(|p| is_code(p));
+        let converged = output_only
+            && self
+                .run_rewrites
+                .as_ref()
+                .is_some_and(|previous| rewrote.iter().all(|p| previous.contains(p)));
         if converged {
             self.changed_since_tests = false;
             self.rewritten_by_every_run = rewrote;
@@ -79,5 +83,45 @@ impl Task<'_> {
     pub(super) fn emit(&self, event: AgentEvent) {
         // A consumer that went away is not the core's problem.
         let _ = self.events.send(event);
+    }
+}
+
+/// Whether a path is source code or a file that steers the build or tests
+/// (rewritten by a run, it changed what was tested).
+fn is_code(path: &str) -> bool {
+    const CODE: [&str; 28] = [
+        "py", "pyc", "rs", "js", "mjs", "cjs", "ts", "tsx", "jsx", "go", "java", "kt", "c", "h",
+        "cc", "cpp", "hpp", "rb", "php", "sh", "swift", "cs", "scala", "lua", "pl", "toml", "cfg",
+        "ini",
+    ];
+    let name = path.rsplit('/').next().unwrap_or(path);
+    let ext = name.rsplit_once('.').map(|(_, e)| e.to_ascii_lowercase());
+    ext.is_some_and(|e| CODE.contains(&e.as_str()))
+        || crate::tools::test_infra::infra_change(path, Some("a"), Some("b")).is_some()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::is_code;
+
+    #[test]
+    fn reports_converge_and_code_does_not() {
+        for report in [
+            "report.txt",
+            "coverage.xml",
+            "out/results.json",
+            "junit.xml",
+        ] {
+            assert!(!is_code(report), "{report}");
+        }
+        for code in [
+            "calculator.py",
+            "src/lib.rs",
+            "web/app.ts",
+            "Makefile",
+            "conftest.py",
+        ] {
+            assert!(is_code(code), "{code}");
+        }
     }
 }

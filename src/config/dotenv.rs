@@ -49,8 +49,9 @@ impl DotEnv {
         let Some(text) = super::read::regular_text(path, super::read::MAX_CONFIG_BYTES)? else {
             return Ok(DotEnv::default());
         };
-        let literal = without_substitution(&text);
-        let entries = dotenvy::from_read_iter(literal.as_bytes());
+        let escaped = without_substitution(&text)
+            .ok_or_else(|| format!("cannot read {}: it holds U+F8FF", path.display()))?;
+        let entries = dotenvy::from_read_iter(escaped.as_bytes());
         let mut env = DotEnv {
             path: Some(path.to_path_buf()),
             ..DotEnv::default()
@@ -58,6 +59,7 @@ impl DotEnv {
         for entry in entries {
             let (name, value) =
                 entry.map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+            let (name, value) = (literal(name), literal(value));
             let Some(guard) = super::settings::env_guard(&name) else {
                 env.ignored.push(name);
                 continue;
@@ -109,45 +111,39 @@ impl DotEnv {
     }
 }
 
-/// The text with every `$` that `dotenvy` would expand escaped (`\$`), so
-/// its values come out literal. Mirrors its reading: nothing in single
-/// quotes is expanded, a backslash escapes the next character, a comment
-/// (`#` at a line's start, or after a blank outside quotes) runs to the end
-/// of its line, and quotes may span lines.
-fn without_substitution(text: &str) -> String {
-    let mut out = String::with_capacity(text.len() + 16);
-    let (mut single, mut double, mut escaped, mut comment) = (false, false, false, false);
-    let mut after_blank = true;
-    for c in text.chars() {
-        if comment {
-            out.push(c);
-            comment = c != '\n';
-            after_blank = true;
-            continue;
-        }
-        if single {
-            single = c != '\'';
-            out.push(c);
-            continue;
-        }
-        if escaped {
-            escaped = false;
-            out.push(c);
-            after_blank = false;
-            continue;
-        }
-        match c {
-            '\\' => escaped = true,
-            '\'' if !double => single = true,
-            '"' => double = !double,
-            '$' => out.push('\\'),
-            '#' if !double && after_blank => comment = true,
-            _ => {}
-        }
-        out.push(c);
-        after_blank = !double && (c == ' ' || c == '\t' || c == '\n');
+/// What stands for a `$` while `dotenvy` reads the text: a private-use
+/// character it treats as any letter, so it has nothing to expand.
+const DOLLAR: char = '\u{f8ff}';
+
+/// The text with every `$` that `dotenvy` could expand (any `$` not escaped
+/// by a backslash) replaced by [`DOLLAR`]; the values are mapped back
+/// afterwards ([`literal`]). No quoting or comment state is mirrored, so
+/// no input can make a `$` reach `dotenvy`'s expansion. `None`: the text
+/// already holds the stand-in (refused rather than misread).
+fn without_substitution(text: &str) -> Option<String> {
+    if text.contains(DOLLAR) {
+        return None;
     }
-    out
+    let mut out = String::with_capacity(text.len());
+    let mut backslashes = 0usize;
+    for c in text.chars() {
+        if c == '$' && backslashes.is_multiple_of(2) {
+            out.push(DOLLAR);
+        } else {
+            out.push(c);
+        }
+        backslashes = if c == '\\' { backslashes + 1 } else { 0 };
+    }
+    Some(out)
+}
+
+/// A name or value as the file wrote it.
+fn literal(text: String) -> String {
+    if text.contains(DOLLAR) {
+        text.replace(DOLLAR, "$")
+    } else {
+        text
+    }
 }
 
 #[cfg(test)]
@@ -170,6 +166,34 @@ mod tests {
         assert_eq!(value("STEPWISE_PROVIDER"), Some("a$b"));
         assert_eq!(value("STEPWISE_LOG"), Some("multi\nline $PATH"));
         assert_eq!(value("HTTPS_PROXY"), Some("$STEPWISE_MODEL"));
+    }
+
+    #[test]
+    fn no_quoting_or_comment_trick_reaches_the_expansion() {
+        for text in [
+            // A blank dotenvy counts before `#`, then a quote a mirror would open.
+            "STEPWISE_LOG=x\u{a0}#'\nSTEPWISE_MODEL=${HOME}\n",
+            "STEPWISE_LOG=x\u{b}#'\nSTEPWISE_MODEL=$HOME\n",
+            // An escaped quote inside single quotes.
+            "STEPWISE_MODEL='x\\'\n#$HOME'\n",
+        ] {
+            let dir = tempfile::tempdir().unwrap();
+            let path = dir.path().join(".env");
+            std::fs::write(&path, text).unwrap();
+            let Ok(env) = DotEnv::read_with(&path, |_| false) else {
+                continue; // a file dotenvy cannot read is refused whole
+            };
+            let home = std::env::var("HOME").unwrap_or_default();
+            let values: Vec<&str> = env
+                .open()
+                .map(|(_, v)| v)
+                .chain(env.guarded().map(|(_, v, _)| v))
+                .collect();
+            assert!(
+                values.iter().all(|v| home.is_empty() || !v.contains(&home)),
+                "{text:?} expanded HOME: {values:?}"
+            );
+        }
     }
 
     #[test]

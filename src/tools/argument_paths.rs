@@ -30,74 +30,138 @@ impl Workspace {
         match value {
             Value::String(s) => self.denied_path_text(s),
             Value::Array(items) => items.iter().find_map(|v| self.denied_value(v, depth + 1)),
-            Value::Object(map) => map.values().find_map(|v| self.denied_value(v, depth + 1)),
+            // Keys can name files too (`{"files": {".env": true}}`).
+            Value::Object(map) => map.iter().find_map(|(k, v)| {
+                self.denied_path_text(k)
+                    .or_else(|| self.denied_value(v, depth + 1))
+            }),
             _ => None,
         }
     }
 
-    /// Why the path a string names is denied, if it names one of the workspace.
+    /// Why the path a string names is denied, if it names one of the
+    /// workspace (or a credential file anywhere).
     fn denied_path_text(&self, text: &str) -> Option<String> {
-        let text = text.trim();
-        let text = text.strip_prefix("file://").unwrap_or(text);
-        // Another scheme's URL names no file of the workspace.
-        if text.is_empty() || text.contains("://") || text.contains('\0') || text.contains('\n') {
+        let shown = text.trim();
+        let text = file_uri_path(shown)?;
+        if text.is_empty() || text.contains('\0') || text.contains('\n') {
             return None;
         }
-        let path = Path::new(text);
-        let relative = if path.is_absolute() {
-            lexical(path).strip_prefix(self.root()).ok()?.to_path_buf()
-        } else {
-            let rel = Workspace::check(text).ok()?;
-            rel.as_path().to_path_buf()
-        };
-        if let Some(why) = self.deny().reason(&relative) {
-            return Some(format!("{text} is refused: {why}"));
+        let path = Path::new(&text);
+        // Names denied wherever they are: `.env`, keys, anything in `.git/`.
+        if let Some(why) = denied_anywhere(path) {
+            return Some(format!("{shown} is refused: {why}"));
         }
-        match self.real_relative(&relative) {
-            Ok(real) if real != relative => self.deny().reason(&real).map(|why| {
+        let full = if path.is_absolute() {
+            path.to_path_buf()
+        } else {
+            self.root().join(path)
+        };
+        // Resolved as the kernel would: symlinks first, `..` after them.
+        match real_path(&full).strip_prefix(self.root()) {
+            Ok(inside) => self.deny().reason(inside).map(|why| {
                 format!(
-                    "{text} is refused: it leads to {}, and {why}",
-                    real.display()
+                    "{shown} is refused: it leads to {}, and {why}",
+                    inside.display()
                 )
             }),
-            Ok(_) => None,
-            Err(outside) => Some(format!(
-                "{text} is refused: it leads outside the workspace, to {}",
-                outside.display()
+            // A relative path that climbs out names no file of the workspace
+            // the server should touch; plain text with blanks is not a path.
+            Err(_) if !path.is_absolute() && !text.contains(char::is_whitespace) => Some(format!(
+                "{shown} is refused: it leads outside the workspace"
             )),
+            Err(_) => None,
         }
     }
+}
 
-    /// Where a workspace path really leads, relative to the root: its
-    /// deepest existing ancestor resolved (symlinks followed), the rest
-    /// joined on. `Err`: it leads outside the root, to that place.
-    fn real_relative(&self, relative: &Path) -> Result<PathBuf, PathBuf> {
-        let mut existing = self.root().join(relative);
-        let mut rest = Vec::new();
-        let real = loop {
-            match std::fs::canonicalize(&existing) {
-                Ok(real) => break real,
-                Err(_) => match (
-                    existing.file_name().map(|n| n.to_os_string()),
-                    existing.parent(),
-                ) {
-                    (Some(name), Some(parent)) => {
-                        rest.push(name);
-                        existing = parent.to_path_buf();
-                    }
-                    _ => return Ok(relative.to_path_buf()),
-                },
+/// The path a `file:` URI names (any case, `localhost` host, percent
+/// escapes decoded), the text itself when it is no URI, `None` for a URL
+/// of another scheme.
+fn file_uri_path(text: &str) -> Option<String> {
+    let lower = text.to_ascii_lowercase();
+    let Some(rest) = lower.strip_prefix("file://").map(|_| &text[7..]) else {
+        return (!text.contains("://")).then(|| text.to_string());
+    };
+    let rest = if rest.len() >= 9 && rest[..9].eq_ignore_ascii_case("localhost") {
+        &rest[9..]
+    } else {
+        rest
+    };
+    Some(percent_decode(rest))
+}
+
+fn percent_decode(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let hex = |b: u8| (b as char).to_digit(16);
+        match (
+            bytes[i],
+            bytes.get(i + 1).and_then(|b| hex(*b)),
+            bytes.get(i + 2).and_then(|b| hex(*b)),
+        ) {
+            (b'%', Some(h), Some(l)) => {
+                out.push((h * 16 + l) as u8);
+                i += 3;
             }
-        };
-        let mut full = real;
-        for part in rest.into_iter().rev() {
-            full.push(part);
-        }
-        match full.strip_prefix(self.root()) {
-            Ok(inside) => Ok(inside.to_path_buf()),
-            Err(_) => Err(full),
+            (b, _, _) => {
+                out.push(b);
+                i += 1;
+            }
         }
     }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// Why a path is denied by its names alone, wherever it is.
+fn denied_anywhere(path: &Path) -> Option<&'static str> {
+    let names: Vec<&str> = path
+        .components()
+        .filter_map(|c| match c {
+            Component::Normal(n) => n.to_str(),
+            _ => None,
+        })
+        .collect();
+    if names.iter().any(|n| {
+        super::deny::DENIED_DIRS
+            .iter()
+            .any(|d| d.eq_ignore_ascii_case(n))
+    }) {
+        return Some("everything inside .git/, .stepwise/ and .kube/ is off limits");
+    }
+    names.last().filter(|n| super::deny::denied_name(n)).map(
+        |_| "environment files, private keys and credential files are never readable or writable",
+    )
+}
+
+/// Where a path really leads: its deepest existing ancestor resolved
+/// (symlinks followed, `..` taken after them, as the kernel does), the
+/// rest joined on and folded.
+fn real_path(full: &Path) -> PathBuf {
+    let mut existing = full.to_path_buf();
+    let mut rest = Vec::new();
+    let resolved = loop {
+        match std::fs::canonicalize(&existing) {
+            Ok(real) => break real,
+            Err(_) => match (
+                existing.file_name().map(|n| n.to_os_string()),
+                existing.parent(),
+            ) {
+                (Some(name), Some(parent)) => {
+                    rest.push(name);
+                    existing = parent.to_path_buf();
+                }
+                _ => break lexical(full),
+            },
+        }
+    };
+    let mut out = resolved;
+    for part in rest.into_iter().rev() {
+        out.push(part);
+    }
+    lexical(&out)
 }
 
 /// `path` with `.` and `..` folded away, without touching the disk.
@@ -164,6 +228,33 @@ mod tests {
         std::os::unix::fs::symlink("/etc", dir.path().join("etc")).unwrap();
         let out = denied(&ws, json!({"path": "etc/passwd"})).unwrap();
         assert!(out.contains("outside the workspace"), "{out}");
+    }
+
+    #[test]
+    fn no_spelling_of_a_denied_path_gets_through() {
+        let (dir, ws) = workspace();
+        let root = ws.root().display().to_string();
+        let name = ws.root().file_name().unwrap().to_string_lossy().to_string();
+        std::fs::create_dir_all(dir.path().join(".git/objects")).unwrap();
+        std::os::unix::fs::symlink(".git/objects", dir.path().join("d")).unwrap();
+        let alias = tempfile::tempdir().unwrap();
+        std::os::unix::fs::symlink(ws.root(), alias.path().join("proj")).unwrap();
+        for path in [
+            format!("../{name}/.env.local"),
+            format!("src/../../{name}/.env.local"),
+            format!("FILE://{root}/.env.local"),
+            format!("file://{root}/%2Eenv.local"),
+            format!("file://localhost{root}/.env.local"),
+            format!("{}/proj/.env.local", alias.path().display()),
+            "d/../config".to_string(),
+            "/home/someone/.ssh/id_ed25519".to_string(),
+        ] {
+            assert!(denied(&ws, json!({"path": path})).is_some(), "{path}");
+        }
+        assert!(
+            denied(&ws, json!({"files": {".env.local": true}})).is_some(),
+            "a key"
+        );
     }
 
     #[test]

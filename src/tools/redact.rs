@@ -41,6 +41,31 @@ fn secret_name(name: &str) -> bool {
             .any(|part| SECRET_PARTS.contains(&part))
 }
 
+/// Whether a name in the middle of a line looks like a credential's: by its
+/// parts, so `key='name'` (a sort key) and `tokenizer` are not, while
+/// `api_key`, `PASSWORD` and `client_secret` are.
+fn secret_name_in_line(name: &str) -> bool {
+    let upper = name.to_ascii_uppercase();
+    let parts: Vec<&str> = upper
+        .split(['_', '-', '.'])
+        .filter(|p| !p.is_empty())
+        .collect();
+    let strong = [
+        "TOKEN",
+        "SECRET",
+        "PASSWORD",
+        "PASSWD",
+        "PASSPHRASE",
+        "CREDENTIAL",
+        "CREDENTIALS",
+    ];
+    parts
+        .iter()
+        .any(|p| strong.contains(p) || SECRET_PARTS.contains(p))
+        || (parts.len() > 1 && parts.iter().any(|p| *p == "KEY" || *p == "APIKEY"))
+        || upper == "APIKEY"
+}
+
 /// Secrets found by their shape anywhere in a line: the capture group
 /// `secret` is hidden.
 fn shapes() -> &'static Regex {
@@ -52,8 +77,8 @@ fn shapes() -> &'static Regex {
             // The password of a URL's user info.
             r"[A-Za-z][A-Za-z0-9+.-]*://[^\s:/@]+:(?P<secret>[^\s@/]+)@",
             // An Authorization header's credentials, and bearer tokens.
-            r"(?i)\b(?:proxy-)?authorization\s*[:=]\s*(?:(?:bearer|basic|token|digest)\s+)?(?P<secret>[^\s\x22',;]+)",
-            r"(?i)\bbearer\s+(?P<secret>[A-Za-z0-9._~+/=-]{12,})",
+            r"(?i)\b(?:proxy-)?authorization\s*[:=]\s*(?:bearer|basic|token|digest)\s+(?P<secret>[A-Za-z0-9._~+/=-]{8,})",
+            r"(?i)\bbearer\s+(?P<secret>[A-Za-z0-9._~+/=-]*[0-9][A-Za-z0-9._~+/=-]*)",
         ];
         let joined = patterns
             .iter()
@@ -71,7 +96,7 @@ fn quoted_pairs() -> &'static Regex {
     static PAIRS: OnceLock<Regex> = OnceLock::new();
     PAIRS.get_or_init(|| {
         let pattern =
-            r#"["']?(?P<name>[A-Za-z0-9_.-]+)["']?\s*[:=]\s*(?:"(?P<dq>[^"]+)"|'(?P<sq>[^']+)')"#;
+            r#"["']?(?P<name>[A-Za-z0-9_.-]+)["']?\s*[:=]\s*(?:"(?P<dq>(?:[^"\\]|\\.)+)"|'(?P<sq>(?:[^'\\]|\\.)+)')"#;
         Regex::new(pattern).unwrap_or_else(|_| never())
     })
 }
@@ -101,11 +126,17 @@ fn shaped_secrets(line: &str) -> Vec<Range<usize>> {
     let mut out = Vec::new();
     for caps in shapes().captures_iter(line) {
         for group in caps.iter().skip(1).flatten() {
+            // A token right before `(` is a call (`headers.get(`), not a secret.
+            if line[group.end()..].starts_with('(') {
+                continue;
+            }
             out.push(group.start()..group.end());
         }
     }
     for caps in quoted_pairs().captures_iter(line) {
-        let named = caps.name("name").is_some_and(|n| secret_name(n.as_str()));
+        let named = caps
+            .name("name")
+            .is_some_and(|n| secret_name_in_line(n.as_str()));
         if let (true, Some(value)) = (named, caps.name("dq").or_else(|| caps.name("sq"))) {
             out.push(value.start()..value.end());
         }
@@ -418,6 +449,11 @@ mod tests {
             "url = https://example.org/path@v2",
             "see https://github.com/user/repo",
             "task: skip the flaky test",
+            "def f(authorization: str = Header(None)):",
+            "    authorization = request.headers.get(\"Authorization\")",
+            "# uses Bearer authentication here",
+            "xs = sorted(xs, key='name')",
+            "<li key=\"row\">",
         ] {
             assert_eq!(shown(line), line, "{line}");
         }

@@ -20,6 +20,10 @@ const DEADLINE: Duration = Duration::from_secs(20);
 const ARMING_MARK: &str = "arming…";
 /// What the prompt bar says while the user counts as typing.
 const WAITING_MARK: &str = "prompt waiting";
+/// What every approval prompt's question ends with.
+const PROMPT_MARK: &str = "[y/N]";
+/// How long a reader takes at a prompt: past its arming and the typing second.
+const READING: Duration = Duration::from_millis(1100);
 pub const TASK: &str =
     "Add a divide function to calculator.py that raises ValueError on zero, with tests.";
 
@@ -123,7 +127,15 @@ impl Tui {
                 && !screen.contains(ARMING_MARK)
                 && !screen.contains(WAITING_MARK)
             {
-                return self.settled(screen).await;
+                let screen = self.settled(screen).await;
+                if !screen.contains(PROMPT_MARK) {
+                    return screen;
+                }
+                // A prompt: read it as a person would, so that neither its
+                // arming nor the typing second can still be running in a
+                // frame that arrived late on a loaded machine.
+                tokio::time::sleep(READING).await;
+                return self.screen();
             }
             if start.elapsed() > DEADLINE {
                 panic!("timed out waiting for {needle:?}; the screen shows:\n{screen}");

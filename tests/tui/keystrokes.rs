@@ -243,7 +243,12 @@ fn a_next_prompt_arms_again_after_an_answer() {
         undecided(&mut tests),
         "a double y does not approve the next one"
     );
+    // Typed while the next prompt armed, the y is text, kept in the input.
+    assert_eq!(app.input().text(), "y");
     settle(&mut app);
+    press(&mut app, KeyCode::Char('y'));
+    assert!(undecided(&mut tests), "a draft keeps the keys text");
+    press(&mut app, KeyCode::Esc);
     press(&mut app, KeyCode::Char('y'));
     assert_eq!(tests.try_recv().ok(), Some(Decision::Approve));
 }

@@ -18,8 +18,15 @@ impl App {
             return self.quit_key();
         }
         if self.approvals.arming_until(self.now()).is_some() {
-            // Typed before the prompt could be read: never an answer.
-            tracing::debug!("key ignored while the prompt arms");
+            // Typed before the prompt could be read: never an answer. Text
+            // stays text (and marks the user as composing), nothing is lost.
+            let plain = !key
+                .modifiers
+                .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT);
+            if plain && matches!(key.code, KeyCode::Char(_) | KeyCode::Backspace) {
+                self.focus = Focus::Input;
+                self.input_key(key);
+            }
             return;
         }
         if self.approvals.reason().is_some() {

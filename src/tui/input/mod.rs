@@ -152,7 +152,7 @@ impl App {
         self.input_key(key);
     }
 
-    fn input_key(&mut self, key: KeyEvent) {
+    pub(in crate::tui) fn input_key(&mut self, key: KeyEvent) {
         let action = keymap::action(Layer::Input, &key);
         if !key
             .modifiers
