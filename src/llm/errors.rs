@@ -192,6 +192,22 @@ pub struct InlineError {
     pub overflow: bool,
 }
 
+impl InlineError {
+    /// The reply's end: a context overflow, else a server error.
+    pub fn into_llm_error(self) -> LlmError {
+        if self.overflow {
+            LlmError::ContextOverflow {
+                message: self.message,
+            }
+        } else {
+            LlmError::Server {
+                message: self.message,
+                transient: self.transient,
+            }
+        }
+    }
+}
+
 /// What the `error` member of a chunk or body says, unless it is `null`.
 pub fn inline_error(error: &Value) -> Option<InlineError> {
     if error.is_null() {

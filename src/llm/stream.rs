@@ -137,16 +137,7 @@ impl StreamAccumulator {
     /// `finish_reason: "error"`) ends the reply with that error.
     fn push_chunk(&mut self, chunk: Chunk) -> Result<Option<String>, LlmError> {
         if let Some(error) = chunk.error.as_ref().and_then(inline_error) {
-            return Err(if error.overflow {
-                LlmError::ContextOverflow {
-                    message: error.message,
-                }
-            } else {
-                LlmError::Server {
-                    message: error.message,
-                    transient: error.transient,
-                }
-            });
+            return Err(error.into_llm_error());
         }
         if let Some(usage) = chunk.usage {
             // `usage: {}` carries nothing; keep whatever we had.
@@ -396,16 +387,7 @@ pub fn parse_completion_body(body: &str) -> Result<ModelReply, LlmError> {
             .or_else(|| value.get("message").filter(|m| m.is_string()))
             .or_else(|| value.get("detail").filter(|m| m.is_string()));
         if let Some(error) = error.and_then(inline_error) {
-            return Err(if error.overflow {
-                LlmError::ContextOverflow {
-                    message: error.message,
-                }
-            } else {
-                LlmError::Server {
-                    message: error.message,
-                    transient: error.transient,
-                }
-            });
+            return Err(error.into_llm_error());
         }
         return Err(LlmError::Decode(format!(
             "no choices in body {}",

@@ -15,7 +15,7 @@ pub mod names;
 pub mod result;
 
 pub use client::CallError;
-pub use names::{ToolInfo, split_full_name};
+pub use names::ToolInfo;
 
 use crate::config::mcp::{McpServerSettings, McpSettings};
 use client::Connection;

@@ -19,8 +19,8 @@ pub const MAX_TOOLS: usize = 64;
 pub const MAX_SCHEMA_BYTES: usize = 16 * 1024;
 /// Longest description passed on, in characters.
 pub const MAX_DESCRIPTION_CHARS: usize = 1024;
-/// The prefix of every MCP tool name.
-pub const PREFIX: &str = "mcp__";
+/// The prefix of every MCP tool name (the format is `tools::id`'s).
+use crate::tools::{MCP_PREFIX as PREFIX, mcp_name};
 
 /// One tool of a server, as offered to the model.
 #[derive(Debug, Clone, PartialEq)]
@@ -51,11 +51,6 @@ impl ToolInfo {
     }
 }
 
-/// The server and tool of a full name, if it has the MCP shape.
-pub fn split_full_name(full: &str) -> Option<(&str, &str)> {
-    full.strip_prefix(PREFIX)?.split_once("__")
-}
-
 /// The tools of a `tools/list` answer (its `tools` array as JSON), and a
 /// note for each one left out.
 pub fn offered_tools(
@@ -70,7 +65,7 @@ pub fn offered_tools(
             notes.push("a tool without a name was left out".to_string());
             continue;
         };
-        let full_name = format!("{PREFIX}{server}__{name}");
+        let full_name = mcp_name(server, name);
         // A leading `_` would make `mcp__a___b` ambiguous (server `a`, tool `_b`).
         if !valid_name(name, MAX_TOOL_NAME)
             || name.starts_with('_')
@@ -173,8 +168,6 @@ mod tests {
         );
         assert!(offered[0].description.starts_with("Echo "));
         assert_eq!(notes.len(), 5, "{notes:?}");
-        assert_eq!(split_full_name("mcp__t__echo"), Some(("t", "echo")));
-        assert_eq!(split_full_name("read_file"), None);
         let many: Vec<Value> = (0..MAX_TOOLS + 5)
             .map(|i| json!({"name": format!("t{i}")}))
             .collect();

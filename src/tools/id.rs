@@ -85,11 +85,6 @@ impl ToolId {
             _ => None,
         }
     }
-
-    /// The name the model uses.
-    pub fn name(&self) -> String {
-        self.to_string()
-    }
 }
 
 /// `mcp__<server>__<tool>`.
