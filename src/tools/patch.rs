@@ -75,6 +75,9 @@ pub struct PatchHunk {
     pub old_no_newline: bool,
     /// The last new line is the new file's last and has no newline.
     pub new_no_newline: bool,
+    /// The refusal for a last hunk that ends short of its `@@` counts (the
+    /// patch may be cut), unless the file shows the hunk is whole.
+    pub short: Option<String>,
 }
 
 #[cfg(test)]
@@ -139,11 +142,8 @@ mod tests {
                 .unwrap_err()
                 .contains("bad hunk header")
         );
-        assert!(
-            parse("--- a/f\n+++ b/f\n@@ -1,3 +1,3 @@\n a\n")
-                .unwrap_err()
-                .contains("ends early")
-        );
+        let cut = parse("--- a/f\n+++ b/f\n@@ -1,4 +1,4 @@\n a\n-b\n").unwrap();
+        assert!(apply(FILE, &cut[0]).unwrap_err().contains("ends early"));
         assert!(
             parse("--- a/f\n+++ b/f\n")
                 .unwrap_err()

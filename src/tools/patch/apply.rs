@@ -3,8 +3,10 @@
 //! order), hunks that overlap are refused, context lines keep the file's own
 //! bytes, the final newline changes only where a `\ No newline at end of
 //! file` marker says so (a patch that does not mention it keeps the file's),
-//! and a hunk that would change or border a hidden credential is refused on
-//! its own, the rest of the file staying patchable.
+//! a hunk that would change or border a hidden credential is refused on its
+//! own, the rest of the file staying patchable; a last hunk short of its
+//! counts applies only if it ends in context or at the file's end; a hunk
+//! placed more than a few lines from its header's line says how far.
 
 use super::locate::{FileLines, Fit, locate};
 use super::{FilePatch, LineOp, PatchHunk};
@@ -38,6 +40,8 @@ pub fn apply_checked(content: &str, patch: &FilePatch) -> Result<Applied, String
     let mut old_spans = Vec::new();
     for (n, &(at, hunk)) in placed.iter().enumerate() {
         check_hidden(&file, at, hunk, path)?;
+        check_whole(&file, at, hunk)?;
+        warnings.extend(moved(at, hunk, path));
         out.extend(&file.lines[cursor..at]);
         let (mut k, mut loose) = (at, 0);
         for line in &hunk.body {
@@ -93,6 +97,41 @@ pub fn apply_checked(content: &str, patch: &FilePatch) -> Result<Applied, String
         warnings,
         old_spans,
     })
+}
+
+/// How far from its header's line a hunk is placed, past a few lines: the
+/// place matched the file only there (`locate` placed it), but the user and
+/// the model should know the line numbers were off.
+const MOVED_SILENTLY: usize = 3;
+
+fn moved(at: usize, hunk: &PatchHunk, path: &str) -> Option<String> {
+    let hint = hunk.hint?;
+    let distance = at.abs_diff(hint);
+    (distance > MOVED_SILENTLY && !hunk.old_lines.is_empty()).then(|| {
+        let side = if at > hint { "below" } else { "above" };
+        format!(
+            "{path}: hunk {} was applied at line {}, {distance} lines {side} line {} where its \
+             header says; its lines match the file only there",
+            hunk.header,
+            at + 1,
+            hint + 1
+        )
+    })
+}
+
+/// A last hunk short of its counts is whole when it ends in context or at
+/// the file's end; otherwise the patch may have been cut mid-change.
+fn check_whole(file: &FileLines, at: usize, hunk: &PatchHunk) -> Result<(), String> {
+    let Some(short) = &hunk.short else {
+        return Ok(());
+    };
+    let ends_in_context = hunk.body.last().is_some_and(|l| l.op == LineOp::Context);
+    let at_file_end = at + hunk.old_lines.len() == file.lines.len();
+    if ends_in_context || at_file_end {
+        Ok(())
+    } else {
+        Err(short.clone())
+    }
 }
 
 /// Every hunk's place in the original file, in file order, none overlapping.
@@ -167,6 +206,40 @@ mod tests {
     }
 
     const NL: &str = "\\ No newline at end of file";
+
+    fn checked(content: &str, patch: &str) -> Result<Applied, String> {
+        let files = parse(&format!("--- a/f\n+++ b/f\n{patch}"))?;
+        apply_checked(content, &files[0])
+    }
+
+    #[test]
+    fn a_last_hunk_with_counts_too_large_applies_when_the_file_shows_it_whole() {
+        let file = "a\nb\nc\nd\n";
+        // Ends in context: whole, applied with the count warning.
+        let done = checked(file, "@@ -1,6 +1,6 @@\n a\n-b\n+B\n c\n").unwrap();
+        assert_eq!(done.text, "a\nB\nc\nd\n");
+        // Ends at the file's last line: whole too.
+        let done = checked(file, "@@ -3,4 +3,4 @@\n c\n-d\n+D\n").unwrap();
+        assert_eq!(done.text, "a\nb\nc\nD\n");
+        // Ends mid-change, not at the file's end: it may be cut, refused.
+        let err = checked(file, "@@ -1,5 +1,5 @@\n a\n-b\n").unwrap_err();
+        assert!(err.contains("ends early"), "{err}");
+    }
+
+    #[test]
+    fn a_hunk_far_from_its_header_line_says_how_far() {
+        let file: String = (1..=30).map(|i| format!("l{i}\n")).collect();
+        let done = checked(&file, "@@ -2,2 +2,2 @@\n l20\n-l21\n+L21\n").unwrap();
+        assert!(done.text.contains("l20\nL21\nl22"), "{}", done.text);
+        let far = done
+            .warnings
+            .iter()
+            .find(|w| w.contains("18 lines below line 2"));
+        assert!(far.is_some(), "{:?}", done.warnings);
+        // Two lines off: line numbers drift that little in every edit, no warning.
+        let near = checked(&file, "@@ -18,2 +18,2 @@\n l20\n-l21\n+L21\n").unwrap();
+        assert!(near.warnings.is_empty(), "{:?}", near.warnings);
+    }
 
     #[test]
     fn the_final_newline_is_added_removed_or_kept_as_the_markers_say() {

@@ -4,7 +4,7 @@
 //! trailing whitespace, hunks reordered or split into sections). What must
 //! stay true: every patch either yields exactly the intended bytes or is
 //! refused; an unmistaken patch, or one whose line numbers are still right,
-//! always applies. A second test runs the real `git diff --no-index`.
+//! always applies, whatever its counts; at least 95% of all apply. A second test runs the real `git diff --no-index`.
 
 use super::{apply_checked, parse};
 use crate::diff::{FileDiff, Hunk, LineKind, NO_NEWLINE};
@@ -203,12 +203,14 @@ fn generated_patches_apply_exactly_or_are_refused() {
             return Ok(());
         };
         let ok = check(&old, &new, &mistaken).map_err(TestCaseError::fail)?;
-        // Right line numbers and whole hunk lines: only a cut-looking last
-        // hunk (counts too large) may be refused.
-        // (Lines that read as a `---`/`+++` header need right counts.)
-        let numbered = !m.bare
-            && m.counts.iter().all(|&(o, n)| o <= 0 && n <= 0)
-            && !mistaken.contains("\n--- c");
+        // Right line numbers and whole hunk lines apply, whatever the counts
+        // say (a last hunk short of them is whole: git ends hunks in context
+        // or at the file's end). Lines that read as a `---`/`+++` header
+        // need right counts, and so does a hunk followed by a repeated file
+        // header: counts too large read the header as a removed and an added
+        // line, and the patch is refused (safe, and rare).
+        let counts_too_large = m.counts.iter().any(|&(o, n)| o > 0 || n > 0);
+        let numbered = !m.bare && !mistaken.contains("\n--- c") && !(m.split && counts_too_large);
         prop_assert!(ok || !numbered, "refused though numbered:\n{}", mistaken);
         tried.set(tried.get() + 1);
         applied.set(applied.get() + u32::from(ok));
@@ -222,9 +224,10 @@ fn generated_patches_apply_exactly_or_are_refused() {
         applied.get(),
         tried.get()
     );
-    // The mistaken patches are not all refused (the test would prove nothing).
+    // At least 95% of the model-style mistakes apply (the rest are bare
+    // `@@` hunks that match at several places, rightly refused).
     assert!(
-        applied.get() * 10 > tried.get() * 7,
+        applied.get() * 100 >= tried.get() * 95,
         "{} of {} applied",
         applied.get(),
         tried.get()

@@ -5,7 +5,8 @@
 //! believed only when they end it exactly there (so a removed `-- x` and an
 //! added `++ y` line stay lines), otherwise the hunk is recounted with a
 //! warning; a hunk that stops at the very end of the patch short of its
-//! counts is refused as cut.
+//! counts may be cut, so it carries the refusal that `apply` gives unless
+//! the file shows it is whole (it ends in context, or at the file's end).
 
 use super::{HunkLine, LineOp, PatchHunk};
 
@@ -127,6 +128,7 @@ pub(super) fn parse_hunk(
     }
     let counted = header.as_ref().and_then(|h| counted_end(lines, start, h));
     let mut warning = None;
+    let mut short = None;
     let end = match (&header, counted) {
         (_, Some(counted)) => counted,
         (None, None) => trim_blank_tail(lines, start, end),
@@ -135,10 +137,11 @@ pub(super) fn parse_hunk(
             let (old, new) = count(&lines[start..end]);
             let at_patch_end = (end..lines.len()).all(|j| lines[j].is_empty());
             if at_patch_end && (old < h.old_count || new < h.new_count) {
-                return Err(format!(
-                    "{path}: hunk {header_line} ends early (the patch is cut): its header counts \
-                     {} old and {} new lines, the patch ends after {old} and {new}. If the patch \
-                     is complete, correct the counts",
+                short = Some(format!(
+                    "{path}: hunk {header_line} ends early (the patch may be cut): its header \
+                     counts {} old and {} new lines, the patch ends after {old} and {new}, with \
+                     a changed line that is not the file's last. If the patch is complete, \
+                     correct the counts",
                     h.old_count, h.new_count
                 ));
             }
@@ -152,6 +155,7 @@ pub(super) fn parse_hunk(
     };
     let mut hunk = build_hunk(header_line, &lines[start..end], path)?;
     hunk.hint = header.map(|h| hint(&h, hunk.old_lines.len()));
+    hunk.short = short;
     Ok((hunk, end, warning))
 }
 
@@ -184,6 +188,7 @@ fn build_hunk(header: &str, body: &[&str], path: &str) -> Result<PatchHunk, Stri
         new_lines: Vec::new(),
         old_no_newline: false,
         new_no_newline: false,
+        short: None,
     };
     for line in body {
         let text = line.get(1..).unwrap_or("").to_string();
@@ -258,6 +263,16 @@ mod tests {
             "{:?}",
             f.warnings
         );
+    }
+    #[test]
+    fn a_last_hunk_short_of_its_counts_may_be_cut() {
+        let f = one("--- a/f\n+++ b/f\n@@ -1,5 +1,5 @@\n a\n-b\n+B\n");
+        assert_eq!(f.hunks[0].old_lines, ["a", "b"]);
+        let short = f.hunks[0].short.as_deref().unwrap_or("");
+        assert!(short.contains("ends early"), "{short}");
+        assert_eq!(f.warnings.len(), 1);
+        let whole = one("--- a/f\n+++ b/f\n@@ -1,2 +1,2 @@\n a\n-b\n+B\n");
+        assert_eq!(whole.hunks[0].short, None);
     }
     #[test]
     fn a_count_too_large_reads_the_lines_up_to_the_next_hunk() {
