@@ -193,6 +193,9 @@ pub fn finish_line(reason: &FinishReason, steps: u32, elapsed: Duration) -> Stri
         FinishReason::Error(_) => {
             format!("Stopped by an error after {steps} step{plural} · {secs}")
         }
+        FinishReason::Refused(_) => {
+            format!("Stopped: the model refused the task after {steps} step{plural} · {secs}")
+        }
     }
 }
 
@@ -379,6 +382,10 @@ mod tests {
         assert_eq!(
             finish_line(&FinishReason::Cancelled, 3, minute),
             "Interrupted after 3 steps · 1:15. The conversation is kept."
+        );
+        assert_eq!(
+            finish_line(&FinishReason::Refused("no".into()), 0, minute),
+            "Stopped: the model refused the task after 0 steps · 1:15"
         );
         assert_eq!(elapsed_text(Duration::from_secs(3725)), "1:02:05");
     }

@@ -162,10 +162,8 @@ impl Session {
         } else {
             format!("the model refused the request (stop reason \"refusal\"): {text}")
         };
-        t.emit(AgentEvent::Error {
-            message: message.clone(),
-        });
-        FinishReason::Error(message)
+        t.emit(AgentEvent::Error { message });
+        FinishReason::Refused(text.to_string())
     }
 
     /// A request, compacting the conversation once when the server says it

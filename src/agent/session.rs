@@ -304,7 +304,7 @@ impl Session {
             FinishReason::Cancelled => {
                 protocol::record_feedback(&mut self.history, "The user interrupted the task.");
             }
-            FinishReason::Answered | FinishReason::Error(_) => {}
+            FinishReason::Answered | FinishReason::Error(_) | FinishReason::Refused(_) => {}
         }
         self.note_finished(t.step, &reason);
         t.emit(AgentEvent::TaskFinished {
@@ -420,7 +420,7 @@ impl Session {
         }
         let why = match reason {
             FinishReason::BudgetExhausted => "not executed: the step budget ran out",
-            FinishReason::Error(_) => "not executed: the task stopped",
+            FinishReason::Error(_) | FinishReason::Refused(_) => "not executed: the task stopped",
             _ => "not executed: the user interrupted the task",
         };
         let body = serde_json::json!({"success": false, "error": why}).to_string();

@@ -271,12 +271,17 @@ async fn an_openai_refusal_is_recorded_as_a_refusal_not_as_the_answer() {
     let ws = copy_workspace();
     let mut s = session_at(&model.base_url(), ws.path(), 0, Duration::from_secs(10));
     let (reason, events) = run_with(&mut s, Some("do it"), CancellationToken::new()).await;
-    let FinishReason::Error(message) = reason else {
-        panic!("{reason:?}")
-    };
     assert_eq!(
-        message,
-        "the model refused the request (stop reason \"refusal\"): I'm sorry, I can't help with that."
+        reason,
+        FinishReason::Refused("I'm sorry, I can't help with that.".into())
+    );
+    let error = events.iter().find(|e| e["event"] == "error");
+    assert_eq!(
+        error.map(|e| e["message"].clone()),
+        Some(json!(
+            "the model refused the request (stop reason \"refusal\"): I'm sorry, I can't help with that."
+        )),
+        "{events:?}"
     );
     assert!(!events.iter().any(|e| e["event"] == "final_answer"));
     assert_eq!(model.requests().await.len(), 1);

@@ -56,6 +56,9 @@ pub enum FinishReason {
     CostLimit,
     /// The model could not be reached or did not follow the protocol.
     Error(String),
+    /// The model refused the task (a refusal stop reason, or OpenAI's
+    /// `refusal` field): its words, never taken as an answer.
+    Refused(String),
 }
 
 /// One thing that happened in a session.

@@ -132,9 +132,10 @@ impl App {
         let state = match &reason {
             FinishReason::Answered => TaskState::Done,
             FinishReason::Cancelled => TaskState::Interrupted,
-            FinishReason::BudgetExhausted | FinishReason::CostLimit | FinishReason::Error(_) => {
-                TaskState::Failed
-            }
+            FinishReason::BudgetExhausted
+            | FinishReason::CostLimit
+            | FinishReason::Error(_)
+            | FinishReason::Refused(_) => TaskState::Failed,
         };
         let text = present::finish_line(&reason, steps, elapsed);
         tracing::info!(?reason, steps, "task finished");
