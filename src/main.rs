@@ -7,7 +7,9 @@
 //! thread exists; a guarded value of a project file (see `config::guard`)
 //! applies only in a folder trusted by `--trust` or a remembered answer;
 //! `exec` never asks (it refuses with exit code 2), the UI asks before it
-//! starts; every message quoting a project file is sanitized.
+//! starts; an answer applies only to the values it showed (files changed
+//! meanwhile are asked about again); every message quoting a project file
+//! is sanitized.
 
 use clap::FromArgMatches;
 use std::io::IsTerminal;
@@ -74,10 +76,36 @@ fn main() {
         }
     }
     // Again, now that the trusted variables are set.
-    let (cli, matches) = parse(stepwise::config::command().get_matches());
-    let trust_project = trusted.contains(&trust::folder_of(&cli.options.workspace()));
+    let (mut cli, mut matches) = parse(stepwise::config::command().get_matches());
+    let folder = trust::folder_of(&cli.options.workspace());
+    let trust_project = trusted.contains(&folder);
     let mut resolved = stepwise::config::resolve(&matches, &cli.options, trust_project)
         .unwrap_or_else(|e| usage_error(&e));
+    if trust_project && !cli.options.trust {
+        // The answer covers exactly the values it was given for; the files
+        // were read again since, so what applies now must be what was shown.
+        let now = trust::pending(resolved.trusted.clone(), &workspace, &dotenv, &env_folder);
+        let applied = now.into_iter().find(|p| p.folder == folder);
+        let shown = pending.iter().find(|p| p.folder == folder);
+        if let Some(applied) = applied.filter(|a| Some(a.digest()) != shown.map(Pending::digest)) {
+            eprintln!(
+                "stepwise: the project files in {} changed after they were read for the trust question; asking about what they say now",
+                sanitize(&folder.display().to_string())
+            );
+            let again = trusted_folders(std::slice::from_ref(&applied), &cli)
+                .unwrap_or_else(|e| usage_error(&e));
+            if again.is_empty() {
+                if folder == trust::folder_of(&env_folder) {
+                    for (name, _, _) in dotenv.guarded() {
+                        remove_env(name);
+                    }
+                }
+                (cli, matches) = parse(stepwise::config::command().get_matches());
+                resolved = stepwise::config::resolve(&matches, &cli.options, false)
+                    .unwrap_or_else(|e| usage_error(&e));
+            }
+        }
+    }
     if cli.options.print_config {
         // `.env` values held back show like the workspace file's.
         let held = pending.iter().filter(|p| !trusted.contains(&p.folder));
@@ -156,6 +184,12 @@ fn usage_error(message: &str) -> ! {
 fn set_env(name: &str, value: &str) {
     // SAFETY: called from `main` before the runtime or any other thread exists.
     unsafe { std::env::set_var(name, value) };
+}
+
+/// Undo `set_env` for a `.env` value that turned out not to be trusted.
+fn remove_env(name: &str) {
+    // SAFETY: called from `main` before the runtime or any other thread exists.
+    unsafe { std::env::remove_var(name) };
 }
 
 /// The folders whose guarded values apply: all with `--trust`, else those

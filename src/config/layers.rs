@@ -49,6 +49,24 @@ fn resolve_files(
     trust_project: bool,
 ) -> Result<Resolved, String> {
     let loaded = file::load(files)?;
+    let mut resolved = layer(matches, options, files, &loaded, trust_project)?;
+    if trust_project {
+        // What the same bytes would have withheld: the values trust applied.
+        resolved.trusted = layer(matches, options, files, &loaded, false)
+            .map(|untrusted| untrusted.withheld)
+            .unwrap_or_default();
+    }
+    Ok(resolved)
+}
+
+/// The layers of files read once (`loaded`).
+fn layer(
+    matches: &ArgMatches,
+    options: &Options,
+    files: &[PathBuf],
+    loaded: &LoadedFiles,
+    trust_project: bool,
+) -> Result<Resolved, String> {
     let mut applied = loaded.clone();
     let mut withheld = Vec::new();
     let project = file::project_path(&options.workspace());
@@ -62,13 +80,13 @@ fn resolve_files(
     // An untrusted project file's limit applies only when it is stricter
     // than what the other sources give.
     if !limits.is_empty() {
-        let (without, _) = build(matches, options, &loaded, &applied)?;
+        let (without, _) = build(matches, options, loaded, &applied)?;
         for (key, value, stricter) in limits {
             let mut trial = applied.clone();
             if let Some((_, table)) = trial.each.iter_mut().find(|(p, _)| *p == project) {
                 table.insert(key.clone(), value.clone());
             }
-            let (with, _) = build(matches, options, &loaded, &trial)?;
+            let (with, _) = build(matches, options, loaded, &trial)?;
             if stricter(&with, &without) {
                 applied = trial;
             } else {
@@ -82,7 +100,7 @@ fn resolve_files(
             }
         }
     }
-    let (config, sources) = build(matches, options, &loaded, &applied)?;
+    let (config, sources) = build(matches, options, loaded, &applied)?;
     let mut provenance = Vec::new();
     for (setting, source) in sources {
         report::show(setting, source, &config, &mut provenance);
@@ -94,7 +112,7 @@ fn resolve_files(
     provenance.extend(report::closing_lines(
         &config,
         workspace.into(),
-        &loaded,
+        loaded,
         files,
     ));
     provenance.extend(report::withheld_lines(&withheld));
@@ -102,6 +120,7 @@ fn resolve_files(
         config,
         provenance,
         withheld,
+        trusted: Vec::new(),
     })
 }
 

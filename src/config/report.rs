@@ -34,6 +34,10 @@ pub struct Resolved {
     pub provenance: Vec<Provenance>,
     /// Guarded values the workspace's file sets that were not applied (folder not trusted).
     pub withheld: Vec<Assignment>,
+    /// Guarded values the workspace's file sets that were applied (folder
+    /// trusted), read from the same bytes as the configuration: what the
+    /// trust question must have shown.
+    pub trusted: Vec<Assignment>,
 }
 
 impl Resolved {
