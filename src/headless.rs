@@ -125,7 +125,7 @@ pub async fn run(config: Config, args: ExecArgs) -> i32 {
             sandbox: prepared.session.sandbox_state(),
         });
     }
-    if let Some(restored) = prepared.session.restored_event() {
+    for restored in prepared.session.restored_events() {
         let _ = events.send(restored);
     }
     let reason = prepared.session.run_task(&task, &events, cancel).await;

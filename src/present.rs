@@ -15,7 +15,7 @@ mod restored;
 mod sanitize;
 
 pub use numbers::thousands;
-pub use restored::{restored_entry_text, restored_line, restored_tool_line};
+pub use restored::{cut_off_line, restored_entry_text, restored_line, restored_tool_line};
 pub use sanitize::{content_line, json_safe, one_line, sanitize, screen_line, visible};
 
 use crate::agent::{FinishReason, Receipt};

@@ -21,6 +21,7 @@ pub mod protocol;
 mod repeats;
 mod request;
 mod restore;
+pub use restore::{CUT_OFF, RUNNING};
 mod retry;
 mod review;
 mod revise;

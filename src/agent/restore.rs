@@ -5,12 +5,43 @@
 //! What must stay true: a restored session starts with no task running
 //! (nothing to `/continue`): the next task is a new one; its change log is
 //! the saved one, so `/undo` reverts earlier edits (still refusing a file
-//! changed on disk since).
+//! changed on disk since). A task still running at its last checkpoint was
+//! cut off: it is said so (`TaskCutOff`, its changes in `/diff` and
+//! `/undo`), and its unanswered tool calls get a result saying why.
 
 use super::contract::{AgentEvent, RestoredEntry};
 use super::saved::SavedState;
 use super::session::Session;
 use crate::llm::{ChatMessage, Role};
+use std::collections::HashSet;
+
+/// The outcome a checkpoint names while a task runs.
+pub const RUNNING: &str = "running";
+/// The outcome of a task whose process stopped while it ran.
+pub const CUT_OFF: &str = "cut_off";
+
+/// Tool calls a cut-off task never answered get a result saying so, or the
+/// next request would be invalid (every call needs its result).
+fn answer_dangling_calls(history: &mut Vec<ChatMessage>) {
+    let answered: HashSet<String> = (history.iter())
+        .filter(|m| m.role == Role::Tool)
+        .filter_map(|m| m.tool_call_id.clone())
+        .collect();
+    let dangling: Vec<String> = (history.iter())
+        .filter(|m| m.role == Role::Assistant)
+        .flat_map(|m| &m.tool_calls)
+        .map(|c| c.id.clone())
+        .filter(|id| !answered.contains(id))
+        .collect();
+    let body = serde_json::json!({
+        "success": false,
+        "error": "stepwise stopped while this call ran, so its result was lost; files it changed are in the session's change log (/diff). Read them again before going on."
+    })
+    .to_string();
+    for id in dangling {
+        history.push(ChatMessage::tool_result(id, body.clone()));
+    }
+}
 
 impl Session {
     /// Send every checkpoint to `sink` (the transcript).
@@ -59,21 +90,42 @@ impl Session {
         self.saved.outcome = state.outcome;
         self.saved.restored_from = Some(from.to_string());
         self.carried = None;
+        if self.saved.outcome.as_deref() == Some(RUNNING) {
+            self.saved.outcome = Some(CUT_OFF.to_string());
+            answer_dangling_calls(&mut self.history);
+        }
         Ok(())
     }
 
-    /// The event that shows a restored conversation, once, when the session
-    /// was restored.
-    pub fn restored_event(&self) -> Option<AgentEvent> {
-        let from = self.saved.restored_from.clone()?;
-        Some(AgentEvent::SessionRestored {
+    /// The events that show a restored conversation, once, when the session
+    /// was restored: `SessionRestored`, then `TaskCutOff` if its last task
+    /// never finished.
+    pub fn restored_events(&self) -> Vec<AgentEvent> {
+        let Some(from) = self.saved.restored_from.clone() else {
+            return Vec::new();
+        };
+        let mut events = vec![AgentEvent::SessionRestored {
             session: from,
             entries: restored_entries(&self.history),
             tasks: self.tasks,
             steps: self.saved.steps,
             usage: self.session_usage,
             cost_usd: (self.session_cost > 0.0).then_some(self.session_cost),
-        })
+        }];
+        if self.saved.outcome.as_deref() == Some(CUT_OFF) {
+            let files = self.changes.task_contents(self.tasks);
+            events.push(AgentEvent::TaskCutOff {
+                files: files.into_iter().map(|(path, _, _)| path).collect(),
+            });
+        }
+        events
+    }
+
+    /// A task starts: until it finishes, a checkpoint says it is running, so
+    /// a session whose process was killed mid-task resumes knowing it.
+    pub(super) fn note_running(&mut self) {
+        self.saved.outcome = Some(RUNNING.to_string());
+        self.checkpoint();
     }
 
     /// Count a finished task for the session list.
@@ -113,4 +165,33 @@ fn restored_entries(history: &[ChatMessage]) -> Vec<RestoredEntry> {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::llm::ToolCallMsg;
+
+    #[test]
+    fn a_cut_off_tasks_unanswered_calls_get_a_result_and_answered_ones_keep_theirs() {
+        let calls = vec![
+            ToolCallMsg::new("c1", "read_file", "{}"),
+            ToolCallMsg::new("c2", "write_file", "{}"),
+        ];
+        let mut history = vec![
+            ChatMessage::user("task"),
+            ChatMessage::assistant_tool_calls("", calls),
+            ChatMessage::tool_result("c1", "{\"success\":true}"),
+        ];
+        answer_dangling_calls(&mut history);
+        assert_eq!(history.len(), 4);
+        assert_eq!(history[3].tool_call_id.as_deref(), Some("c2"));
+        let body = history[3].content.as_deref().unwrap_or("");
+        assert!(
+            body.contains("stepwise stopped while this call ran"),
+            "{body}"
+        );
+        answer_dangling_calls(&mut history);
+        assert_eq!(history.len(), 4, "answered once");
+    }
 }

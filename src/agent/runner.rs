@@ -22,7 +22,7 @@ pub fn spawn_agent(mut session: Session, events: EventSender) -> AgentHandle {
         rules: session.rule_files(),
         sandbox: session.sandbox_state(),
     });
-    if let Some(restored) = session.restored_event() {
+    for restored in session.restored_events() {
         let _ = events.send(restored);
     }
     forward_mcp_reports(session.mcp_hub(), &events);

@@ -274,6 +274,7 @@ impl Session {
         if let Some(task) = task {
             self.history.push(ChatMessage::user(task));
         }
+        self.note_running();
         let reason = self.drive(&mut t).await;
         if reason != FinishReason::Answered {
             self.carried = Some(Carried::from_task(&t));
@@ -377,6 +378,7 @@ impl Session {
                         arguments,
                     } => {
                         t.tool_used = true;
+                        let changes_before = self.changes.len();
                         let output = self.execute(t, &call_id, &name, &arguments).await;
                         let mut text = self.fit_tool_result(&call_id, &name, &output.body);
                         let verdict = (t.repeats).observe(
@@ -396,6 +398,10 @@ impl Session {
                             &output,
                             text,
                         );
+                        if self.changes.len() != changes_before {
+                            // On disk after each change, so a killed process loses none.
+                            self.checkpoint();
+                        }
                         if let Verdict::Stop(times) = verdict {
                             let message = format!(
                                 "the model repeats itself: it made the same {name} call with the same result {times} times in a row (max_repeats = {times}; 0 turns this off)"

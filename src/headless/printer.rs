@@ -189,6 +189,9 @@ impl Printer {
                 let text = present::restored_line(&session, tasks, steps);
                 self.line(&self.paint(DIM, &text));
             }
+            AgentEvent::TaskCutOff { files } => {
+                self.problem("", "!", &present::cut_off_line(&files))
+            }
             AgentEvent::McpServer(report) => self.mcp_server(&report),
             AgentEvent::TaskFinished {
                 reason,

@@ -17,6 +17,20 @@ pub fn restored_line(session: &str, tasks: u32, steps: u32) -> String {
     )
 }
 
+/// A restored session whose last task never finished (its process stopped).
+pub fn cut_off_line(files: &[String]) -> String {
+    let changed = if files.is_empty() {
+        "It had changed no file.".to_string()
+    } else {
+        let names: Vec<String> = files.iter().map(|f| one_line(f).into_owned()).collect();
+        format!(
+            "It had changed {}: /diff shows the changes and /undo reverts them.",
+            names.join(", ")
+        )
+    };
+    format!("The last task was cut off: stepwise stopped before it finished. {changed}")
+}
+
 /// A tool call of a restored conversation, on one line.
 pub fn restored_tool_line(name: &str, arguments: &str) -> String {
     const MAX: usize = 160;

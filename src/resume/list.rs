@@ -63,7 +63,11 @@ pub fn row(n: usize, s: &Loaded) -> String {
         .chars()
         .take(60)
         .collect();
-    let outcome = s.state.outcome.as_deref().unwrap_or("not finished");
+    let outcome = match s.state.outcome.as_deref() {
+        None => "not finished",
+        Some(crate::agent::RUNNING | crate::agent::CUT_OFF) => "cut off",
+        Some(word) => word,
+    };
     format!(
         "{n:>3}. {}  {}  {} steps, {}  \"{task}\"",
         one_line(&s.started),

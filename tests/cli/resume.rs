@@ -193,10 +193,18 @@ async fn a_transcript_cut_off_mid_record_resumes_from_its_last_complete_checkpoi
     let sent = messages(&model.requests().await[0]);
     assert_eq!(sent[..earlier.len()], earlier[..]);
     assert_eq!(sent.last().unwrap()["content"], "third task");
+    // The last complete checkpoint is the one written as the second task
+    // started: that task was cut off, its answer is not there.
     assert!(
-        !sent.iter().any(|m| m["content"] == "second task"),
+        sent.iter().any(|m| m["content"] == "second task"),
         "{sent:?}"
     );
+    assert!(
+        !sent.iter().any(|m| m["content"] == "second answer"),
+        "{sent:?}"
+    );
+    let shown = format!("{}{}", String::from_utf8_lossy(&out.stdout), stderr(&out));
+    assert!(shown.contains("The last task was cut off"), "{shown}");
     // The records written after the cut start on their own line: it resumes again.
     let model = MockModel::start(vec![text("fourth answer")]).await;
     let out = exec(
@@ -360,4 +368,75 @@ async fn a_shared_log_folder_never_resumes_another_workspaces_session() {
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let sent = serde_json::to_string(&model.requests().await).unwrap();
     assert!(sent.contains("task in A"), "{sent}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_task_killed_mid_way_resumes_with_its_changes_and_says_it_was_cut_off() {
+    let (ws, home) = (copy_workspace(), tempfile::tempdir().unwrap());
+    let model = MockModel::start(vec![
+        tool_call(
+            "write_file",
+            json!({"path": "notes.txt", "content": "written before the kill\n"}),
+        ),
+        delayed(text("never sent"), 60_000),
+    ])
+    .await;
+    let mut cmd = Command::new(stepwise_bin());
+    hermetic_env(&mut cmd)
+        .env("OPENAI_API_KEY", KEY)
+        .env("XDG_CONFIG_HOME", home.path())
+        .args([
+            "exec",
+            "--yes",
+            "--base-url",
+            &model.base_url(),
+            "--workspace",
+        ])
+        .arg(ws.path())
+        .arg("write notes")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null());
+    let mut child = cmd.spawn().unwrap();
+    // The second request is sent after the edit's result: kill -9 while it waits.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while model.requests().await.len() < 2 {
+        assert!(std::time::Instant::now() < deadline, "no second request");
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert!(ws.path().join("notes.txt").exists());
+
+    let model = MockModel::start(vec![text("Picked up.")]).await;
+    let out = exec(
+        &model,
+        ws.path(),
+        home.path(),
+        &["--continue", "--json"],
+        "go on",
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let events: Vec<Value> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect();
+    let cut = events.iter().find(|e| e["event"] == "task_cut_off");
+    assert_eq!(
+        cut.map(|e| e["files"].clone()),
+        Some(json!(["notes.txt"])),
+        "{events:?}"
+    );
+    // The killed task's call has a result saying why, so the request is valid.
+    let sent = messages(&model.requests().await[0]);
+    let call = sent
+        .iter()
+        .find(|m| m["tool_calls"].is_array())
+        .expect("the write_file call");
+    let id = &call["tool_calls"][0]["id"];
+    let result = sent
+        .iter()
+        .find(|m| m["role"] == "tool" && &m["tool_call_id"] == id);
+    assert!(result.is_some(), "{sent:?}");
+    assert_eq!(sent.last().unwrap()["content"], "go on");
 }

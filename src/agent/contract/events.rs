@@ -236,6 +236,12 @@ pub enum AgentEvent {
     },
     /// An MCP server started, failed, or stopped; `tools` is what it offers now.
     McpServer(crate::mcp::ServerReport),
+    /// Sent after `SessionRestored` when the session's last task was still
+    /// running when its process stopped (killed, crashed, the machine went
+    /// down): the files it had changed, kept for `/diff` and `/undo`.
+    TaskCutOff {
+        files: Vec<String>,
+    },
 }
 
 /// One line of a restored conversation.

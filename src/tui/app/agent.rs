@@ -84,6 +84,9 @@ impl App {
         use AgentEvent as E;
         match event {
             E::AssistantDelta { text } => self.conversation.delta(&text),
+            E::TaskCutOff { files } => self
+                .conversation
+                .push_entry(Kind::Notice, &present::cut_off_line(&files)),
             E::AssistantMessage { text } => {
                 if !self.conversation.is_streaming() {
                     self.conversation.delta(&text);

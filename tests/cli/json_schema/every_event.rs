@@ -206,6 +206,9 @@ pub fn every_event() -> Vec<AgentEvent> {
             usage,
             cost_usd: None,
         },
+        AgentEvent::TaskCutOff {
+            files: vec!["calculator.py".into()],
+        },
         AgentEvent::McpServer(stepwise::mcp::ServerReport {
             server: "t".into(),
             state: stepwise::mcp::ServerState::Running,
@@ -235,6 +238,7 @@ pub fn every_event() -> Vec<AgentEvent> {
             | AgentEvent::SessionDiff { .. }
             | AgentEvent::UndoFinished { .. }
             | AgentEvent::SessionRestored { .. }
+            | AgentEvent::TaskCutOff { .. }
             | AgentEvent::Error { .. }
             | AgentEvent::ResumeRefused { .. }
             | AgentEvent::ScopesChanged { .. }
