@@ -81,7 +81,7 @@ pub fn project_path(workspace: &Path) -> PathBuf {
 pub fn load(paths: &[PathBuf]) -> Result<LoadedFiles, String> {
     let mut loaded = LoadedFiles::default();
     for path in paths {
-        let Some(text) = super::read::regular_text(path, super::read::MAX_CONFIG_BYTES)? else {
+        let Some(text) = super::read::config_text(path)? else {
             continue;
         };
         let table: toml::Table =

@@ -2,7 +2,8 @@
 //! rule files, the trust store): a regular file only, opened without
 //! blocking, read up to a cap. A FIFO, a device (`/dev/zero` behind a
 //! symlink), a folder or an oversized file is an error naming it, never a
-//! hang or a gigabyte read.
+//! hang or a gigabyte read; for `.env` and `stepwise.toml` a special file
+//! is a warning and skipped (`config_text`).
 //!
 //! What must stay true: at most `cap` bytes (plus one, to see that there is
 //! more) are ever read; opening never waits for a writer.
@@ -13,6 +14,30 @@ use std::path::Path;
 
 /// The largest configuration or rule file read (1 MiB).
 pub const MAX_CONFIG_BYTES: u64 = 1024 * 1024;
+
+/// A configuration file's text, as [`regular_text`] reads it, except that
+/// a special file (a FIFO, a device, a folder) is skipped with a one-line
+/// warning on stderr, once per path: no real configuration is one, and a
+/// repository planting one must not stop stepwise from starting. Broken or
+/// oversized regular files stay errors.
+pub fn config_text(path: &Path) -> Result<Option<String>, String> {
+    use std::sync::Mutex;
+    static WARNED: Mutex<Vec<std::path::PathBuf>> = Mutex::new(Vec::new());
+    match regular_text(path, MAX_CONFIG_BYTES) {
+        Err(e) if e.ends_with(NOT_REGULAR) => {
+            if let Ok(mut warned) = WARNED.lock()
+                && !warned.iter().any(|p| p == path)
+            {
+                warned.push(path.to_path_buf());
+                eprintln!("stepwise: {}; ignored", crate::present::sanitize(&e));
+            }
+            Ok(None)
+        }
+        other => other,
+    }
+}
+
+const NOT_REGULAR: &str = "is not a regular file; it was not read";
 
 /// The text of the regular file at `path` (`Ok(None)`: there is none).
 pub fn regular_text(path: &Path, cap: u64) -> Result<Option<String>, String> {
@@ -30,10 +55,7 @@ pub fn regular_text(path: &Path, cap: u64) -> Result<Option<String>, String> {
         .metadata()
         .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
     if !meta.is_file() {
-        return Err(format!(
-            "{} is not a regular file; it was not read",
-            path.display()
-        ));
+        return Err(format!("{} {NOT_REGULAR}", path.display()));
     }
     let mut bytes = Vec::new();
     file.take(cap + 1)

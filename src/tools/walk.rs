@@ -10,7 +10,9 @@
 //!
 //! What must stay true: every walk starts from [`walker`], so a folder walked
 //! on its own (with the `.gitignore` files of the folders above it, which
-//! `ignore` reads) is filtered exactly as it is inside a walk of its parent.
+//! `ignore` reads) is filtered exactly as it is inside a walk of its parent;
+//! a folder whose ignore file is a FIFO, a device or huge is never entered
+//! (`ignore` would block on it or read it without end).
 
 use super::deny::DenyList;
 use super::workspace::PRIVATE_DIR;
@@ -38,12 +40,52 @@ pub fn walker(start: &Path) -> ignore::WalkBuilder {
         .require_git(false)
         .follow_links(false)
         .filter_entry(|e| {
-            !(e.file_type().is_some_and(|t| t.is_dir())
-                && e.file_name()
+            let is_dir = e.file_type().is_some_and(|t| t.is_dir());
+            !(is_dir
+                && (e
+                    .file_name()
                     .to_str()
-                    .is_some_and(|n| SKIPPED_DIRS.contains(&n)))
+                    .is_some_and(|n| SKIPPED_DIRS.contains(&n))
+                    || !ignore_files_readable(e.path())))
         });
+    // The folders above `start` and `start` itself: `ignore` reads theirs as it builds.
+    if !start.ancestors().skip(1).all(ignore_files_readable) {
+        builder.parents(false);
+    }
+    if !ignore_files_readable(start) {
+        builder.git_ignore(false).git_exclude(false).ignore(false);
+    }
     builder
+}
+
+/// The files `ignore` opens in each folder it enters (`.git` as a file
+/// names a worktree's git folder, which it reads too).
+const IGNORE_FILES: [&str; 4] = [".gitignore", ".ignore", ".git/info/exclude", ".git"];
+
+/// Larger than any real ignore file: `/dev/zero` behind a link is not one.
+const MAX_IGNORE_BYTES: u64 = 4 * 1024 * 1024;
+
+/// Whether `ignore` can read `dir`'s ignore files without blocking or
+/// reading without end: each is absent, a folder (`.git`), or a regular
+/// file (after links) of a sane size. `ignore` opens them with a plain
+/// blocking `open`, so a FIFO would hang the walk and a device would be
+/// read until memory ran out; a folder with such a file is left out of the
+/// walk (logged), never entered. (A file swapped in between this check and
+/// `ignore`'s open is beyond it; the sandbox reaps every process of a test
+/// run before the next walk.)
+fn ignore_files_readable(dir: &Path) -> bool {
+    IGNORE_FILES.iter().all(|name| {
+        let path = dir.join(name);
+        match std::fs::metadata(&path) {
+            Err(_) => true, // absent, or `ignore`'s open fails as well
+            Ok(m) if m.is_dir() && *name == ".git" => true,
+            Ok(m) if m.is_file() && m.len() <= MAX_IGNORE_BYTES => true,
+            Ok(_) => {
+                tracing::warn!(path = %path.display(), "not a regular ignore file; its folder is not walked");
+                false
+            }
+        }
+    })
 }
 
 /// How many walking threads to use.

@@ -271,3 +271,56 @@ fn man_dir_writes_every_page_the_man_pages_refer_to() {
     assert_eq!(bad.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&bad.stderr).contains("cannot write the man pages"));
 }
+
+/// A file of the workspace made a FIFO (`mkfifo`), or `false` without the tool.
+fn mkfifo(path: &std::path::Path) -> bool {
+    Command::new("mkfifo")
+        .arg(path)
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn special_files_read_at_start_up_and_in_walks_are_warnings_not_hangs() {
+    let ws = copy_workspace();
+    // A FIFO would block a plain open; /dev/zero would be read without end.
+    if !mkfifo(&ws.path().join(".gitignore")) || !mkfifo(&ws.path().join(".env")) {
+        println!("skipped: no mkfifo");
+        return;
+    }
+    std::fs::create_dir_all(ws.path().join("sub")).unwrap();
+    std::fs::write(ws.path().join("sub/inner.txt"), "x\n").unwrap();
+    std::os::unix::fs::symlink("/dev/zero", ws.path().join("sub/.gitignore")).unwrap();
+    std::fs::create_dir_all(ws.path().join(".stepwise")).unwrap();
+    std::os::unix::fs::symlink("/dev/zero", ws.path().join(".stepwise/stepwise.toml")).unwrap();
+    let model = MockModel::start(vec![
+        tool_call("list_files", serde_json::json!({"path": "."})),
+        text("Listed."),
+    ])
+    .await;
+    let mut cmd = Command::new(stepwise_bin());
+    hermetic_env(&mut cmd)
+        .env("OPENAI_API_KEY", "sk-test")
+        .args(["exec", "--yes", "--base-url", &model.base_url(), "-C"])
+        .arg(ws.path())
+        .arg("list the files")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let child = cmd.spawn().unwrap();
+    let pid = child.id();
+    let waited = tokio::task::spawn_blocking(move || child.wait_with_output());
+    let Ok(out) = tokio::time::timeout(Duration::from_secs(60), waited).await else {
+        let _ = Command::new("kill").args(["-9", &pid.to_string()]).status();
+        panic!("stepwise hung on a special file");
+    };
+    let out = out.unwrap().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    // Each special config file is one warning line, and the task runs.
+    assert!(err.contains(".env is not a regular file"), "{err}");
+    assert!(err.contains("stepwise.toml is not a regular file"), "{err}");
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    let requests = model.requests().await;
+    let listing = tool_messages(&requests[1]);
+    let listed = listing[0]["content"].as_str().unwrap_or("");
+    assert!(listed.contains("calculator.py"), "{listed}");
+}
