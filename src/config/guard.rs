@@ -61,11 +61,20 @@ impl Guard {
     }
 }
 
-/// Price keys of a model-table entry: a project file could make a task look
-/// free and so slip past `max_cost`.
-const PRICE_KEYS: [&str; 4] = ["input", "cached_input", "cache_write_input", "output"];
+/// The keys of a model-table entry that wait for trust: with prices a
+/// project file could make a task look free and so slip past `max_cost`;
+/// with `context_window` it could lift the window past the `context_window`
+/// limit (which only lets an untrusted file make it smaller), sending more
+/// of the conversation, at more cost, with every request.
+const GUARDED_MODEL_KEYS: [&str; 5] = [
+    "input",
+    "cached_input",
+    "cache_write_input",
+    "output",
+    "context_window",
+];
 
-/// The model table without its prices, and its prices alone.
+/// The model table without its guarded keys, and those keys alone.
 pub(super) fn split_prices(value: &toml::Value) -> Split {
     let Some(models) = value.as_table() else {
         // Not a table: the row's reader refuses it either way.
@@ -83,7 +92,7 @@ pub(super) fn split_prices(value: &toml::Value) -> Split {
         let (prices, rest): (toml::Table, toml::Table) = fields
             .clone()
             .into_iter()
-            .partition(|(k, _)| PRICE_KEYS.contains(&k.as_str()));
+            .partition(|(k, _)| GUARDED_MODEL_KEYS.contains(&k.as_str()));
         open.insert(name.clone(), toml::Value::Table(rest));
         if !prices.is_empty() {
             guarded.insert(name.clone(), toml::Value::Table(prices));

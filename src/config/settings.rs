@@ -150,7 +150,11 @@ pub const SETTINGS: &[Setting] = &[
         set: |c, raw| put(&mut c.max_repeats, raw.whole(ranges::MAX_REPEATS)),
         fallback: Fallback::FlagDefault,
         shown: Shown::Line(|c| c.max_repeats.to_string()),
-        guard: Guard::Open,
+        // 0 turns the stop off: the loosest of all.
+        guard: Guard::Limit(|with, without| {
+            let bound = |n: u32| if n == 0 { u32::MAX } else { n };
+            bound(with.max_repeats) <= bound(without.max_repeats)
+        }),
     },
     Setting {
         key: "stream_idle_timeout",
@@ -253,7 +257,10 @@ pub const SETTINGS: &[Setting] = &[
         },
         fallback: Fallback::Initial,
         shown: Shown::Hidden,
-        guard: Guard::Part("what a task is counted as costing", split_prices),
+        guard: Guard::Part(
+            "what a task is counted as costing, and how much of the conversation is sent",
+            split_prices,
+        ),
     },
     Setting {
         key: "context_window",
@@ -420,6 +427,7 @@ mod tests {
             "max_retries",
             "context_budget",
             "context_window",
+            "max_repeats",
         ] {
             let guard = by_key(limit).map(|s| s.guard);
             assert!(matches!(guard, Some(Guard::Limit(_))), "{limit}");
