@@ -190,16 +190,18 @@ mod tests {
     use super::*;
 
     #[test]
-    fn prices_are_split_from_the_rest_of_the_model_table() {
+    fn prices_and_windows_are_split_from_the_rest_of_the_model_table() {
         let table: toml::Value =
-            toml::from_str("[m]\ncontext_window = 5000\ninput = 0.0\n[n]\ncontext_window = 9\n")
+            toml::from_str("[m]\ncontext_window = 5000\ninput = 0.0\n[n]\nunknown = 1\n")
                 .unwrap();
         let split = split_prices(&table);
         let open = split.open.unwrap();
-        assert_eq!(open["m"]["context_window"].as_integer(), Some(5000));
         assert!(open["m"].get("input").is_none());
+        assert!(open["m"].get("context_window").is_none());
+        assert_eq!(open["n"]["unknown"].as_integer(), Some(1));
         let guarded = split.guarded.unwrap();
         assert_eq!(guarded["m"]["input"].as_float(), Some(0.0));
-        assert!(guarded.get("n").is_none(), "no prices, nothing to trust");
+        assert_eq!(guarded["m"]["context_window"].as_integer(), Some(5000));
+        assert!(guarded.get("n").is_none(), "nothing guarded, nothing to trust");
     }
 }
