@@ -14,7 +14,30 @@ use std::path::{Path, PathBuf};
 
 /// Write the completion script for `shell`.
 pub fn completions(shell: clap_complete::Shell, out: &mut dyn Write) {
-    clap_complete::generate(shell, &mut command(), "stepwise", out);
+    let mut cmd = match shell {
+        clap_complete::Shell::Zsh => without_task(command()),
+        _ => command(),
+    };
+    clap_complete::generate(shell, &mut cmd, "stepwise", out);
+}
+
+/// The command without the top level's free-text task: zsh's script counts
+/// it as the first word, so it expected a subcommand only in second place
+/// and completed nothing after the first word (`stepwise exec --<Tab>`).
+/// A task is prose; there is nothing to complete in it.
+fn without_task(cmd: clap::Command) -> clap::Command {
+    let mut top = clap::Command::new("stepwise");
+    if let Some(about) = cmd.get_about() {
+        top = top.about(about.clone());
+    }
+    top = top.version(env!("CARGO_PKG_VERSION"));
+    let args = cmd
+        .get_arguments()
+        .filter(|a| a.get_id() != "task")
+        .cloned();
+    let subcommands = cmd.get_subcommands().cloned();
+    top.args(args.collect::<Vec<_>>())
+        .subcommands(subcommands.collect::<Vec<_>>())
 }
 
 /// The command as the man pages show it: built (so each subcommand's name

@@ -192,8 +192,7 @@ mod tests {
     #[test]
     fn prices_and_windows_are_split_from_the_rest_of_the_model_table() {
         let table: toml::Value =
-            toml::from_str("[m]\ncontext_window = 5000\ninput = 0.0\n[n]\nunknown = 1\n")
-                .unwrap();
+            toml::from_str("[m]\ncontext_window = 5000\ninput = 0.0\n[n]\nunknown = 1\n").unwrap();
         let split = split_prices(&table);
         let open = split.open.unwrap();
         assert!(open["m"].get("input").is_none());
@@ -202,6 +201,9 @@ mod tests {
         let guarded = split.guarded.unwrap();
         assert_eq!(guarded["m"]["input"].as_float(), Some(0.0));
         assert_eq!(guarded["m"]["context_window"].as_integer(), Some(5000));
-        assert!(guarded.get("n").is_none(), "nothing guarded, nothing to trust");
+        assert!(
+            guarded.get("n").is_none(),
+            "nothing guarded, nothing to trust"
+        );
     }
 }

@@ -324,3 +324,98 @@ async fn special_files_read_at_start_up_and_in_walks_are_warnings_not_hangs() {
     let listed = listing[0]["content"].as_str().unwrap_or("");
     assert!(listed.contains("calculator.py"), "{listed}");
 }
+
+/// What an interactive zsh (with stepwise's completion script installed and
+/// `compinit` run) shows after `typed` and a Tab, or `None` without zsh.
+fn zsh_completes(typed: &str) -> Option<String> {
+    use portable_pty::{CommandBuilder, PtySize, native_pty_system};
+    use std::io::{Read, Write};
+    Command::new("zsh").arg("--version").output().ok()?;
+    let home = tempfile::tempdir().unwrap();
+    let functions = home.path().join("functions");
+    std::fs::create_dir_all(&functions).unwrap();
+    let script = run_bare(&["completions", "zsh"]).stdout;
+    std::fs::write(functions.join("_stepwise"), script).unwrap();
+    let bin = std::path::Path::new(stepwise_bin()).parent().unwrap();
+    std::fs::write(
+        home.path().join(".zshrc"),
+        format!(
+            "fpath=({} $fpath)\nautoload -Uz compinit\ncompinit -u -d {}/.zcompdump\nPROMPT='READY> '\n",
+            functions.display(),
+            home.path().display()
+        ),
+    )
+    .unwrap();
+    let pty = native_pty_system()
+        .openpty(PtySize {
+            rows: 30,
+            cols: 160,
+            pixel_width: 0,
+            pixel_height: 0,
+        })
+        .unwrap();
+    let mut cmd = CommandBuilder::new("zsh");
+    cmd.args(["-i"]);
+    cmd.env("HOME", home.path());
+    cmd.env("ZDOTDIR", home.path());
+    cmd.env("TERM", "xterm");
+    cmd.env("PATH", format!("{}:/usr/bin:/bin", bin.display()));
+    let mut child = pty.slave.spawn_command(cmd).unwrap();
+    drop(pty.slave);
+    let size = |n: u16| std::num::NonZeroU16::new(n).unwrap();
+    let parser = vt100::Parser::new(size(30), size(160), 0);
+    let parser = std::sync::Arc::new(std::sync::Mutex::new(parser));
+    let mut reader = pty.master.try_clone_reader().unwrap();
+    let p = parser.clone();
+    std::thread::spawn(move || {
+        let mut buf = [0u8; 4096];
+        while let Ok(n) = reader.read(&mut buf) {
+            if n == 0 {
+                break;
+            }
+            p.lock().unwrap().process(&buf[..n]);
+        }
+    });
+    let mut writer = pty.master.take_writer().unwrap();
+    let screen = || parser.lock().unwrap().screen().contents();
+    let wait = |what: &dyn Fn(&str) -> bool| {
+        let start = Instant::now();
+        while !what(&screen()) {
+            assert!(
+                start.elapsed() < Duration::from_secs(20),
+                "zsh shows:\n{}",
+                screen()
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    };
+    wait(&|s| s.contains("READY>"));
+    writer.write_all(format!("{typed}\t").as_bytes()).unwrap();
+    writer.flush().unwrap();
+    // Completion is done once the screen holds still.
+    let mut last = String::new();
+    loop {
+        std::thread::sleep(Duration::from_millis(300));
+        let now = screen();
+        if now == last && now.contains(typed) {
+            break;
+        }
+        last = now;
+    }
+    let _ = child.kill();
+    Some(last)
+}
+
+#[test]
+fn zsh_completes_past_the_first_word() {
+    // A subcommand's own flags, and a subcommand's name after the first word.
+    let Some(screen) = zsh_completes("stepwise exec --js") else {
+        println!("skipped: no zsh");
+        return;
+    };
+    assert!(screen.contains("stepwise exec --json"), "{screen}");
+    let screen = zsh_completes("stepwise comp").unwrap();
+    assert!(screen.contains("stepwise completions"), "{screen}");
+    let screen = zsh_completes("stepwise completions z").unwrap();
+    assert!(screen.contains("stepwise completions zsh"), "{screen}");
+}
