@@ -227,6 +227,8 @@ fn finish(
     let limit = match ending {
         Ending::TooManyProcesses => Some(confined.describe(sandbox::Limit::Processes)),
         _ if exit_code == Some(0) || timed_out => None,
+        // The run's control group ran out: the kernel's OOM kill, counted.
+        _ if confined.out_of_memory() => Some(confined.describe(sandbox::Limit::Memory)),
         _ => sandbox::limits::detect(exit_signal(status), &output).map(|(limit, evidence)| {
             let text = confined.describe(limit);
             match evidence {

@@ -293,6 +293,68 @@ async fn memory_beyond_the_limit_is_refused_and_named() {
     .await;
 }
 
+/// Whether this process may make a child group with memory and process
+/// limits (cgroup v2 with both controllers delegated, or v1's hierarchies),
+/// found out here without stepwise's code.
+fn machine_offers_run_groups() -> bool {
+    let own = std::fs::read_to_string("/proc/self/cgroup").unwrap_or_default();
+    let path_of = |name: &str| {
+        own.lines().find_map(|l| {
+            let mut p = l.splitn(3, ':');
+            let (_, names, path) = (p.next()?, p.next()?, p.next()?);
+            (names == name || names.split(',').any(|n| n == name && !name.is_empty()))
+                .then(|| path.trim_start_matches('/').to_string())
+        })
+    };
+    let can_make = |dir: PathBuf| {
+        let probe = dir.join(format!("test-probe-{}", std::process::id()));
+        std::fs::create_dir(&probe).is_ok() && std::fs::remove_dir(&probe).is_ok()
+    };
+    let root = Path::new("/sys/fs/cgroup");
+    let v2 = path_of("").map(|p| root.join(p)).filter(|dir| {
+        let c = std::fs::read_to_string(dir.join("cgroup.subtree_control")).unwrap_or_default();
+        c.contains("memory") && c.contains("pids")
+    });
+    if let Some(dir) = v2 {
+        return can_make(dir);
+    }
+    match (path_of("memory"), path_of("pids")) {
+        (Some(m), Some(p)) => {
+            can_make(root.join("memory").join(m)) && can_make(root.join("pids").join(p))
+        }
+        _ => false,
+    }
+}
+
+/// Escape: four processes, each under the per-process limit, used a
+/// gigabyte between them. A control group bounds the whole run.
+#[tokio::test]
+async fn memory_is_bounded_for_the_whole_run_where_a_control_group_can_be_made() {
+    // Each child touches 120 MiB (well under its 256 MiB of address space).
+    let body = "import time\n\
+        kids = []\n\
+        for _ in range(4):\n\
+        \x20   pid = os.fork()\n\
+        \x20   if pid == 0:\n\
+        \x20       b = b'x' * (120 * 1024 * 1024)\n\
+        \x20       time.sleep(3); os._exit(0)\n\
+        \x20   kids.append(pid)\n\
+        codes = [os.waitpid(k, 0)[1] for k in kids]\n\
+        self.assertEqual(codes, [0, 0, 0, 0])\n";
+    let s = setup(body, "[sandbox]\nmemory_mb = 256\n");
+    let (_out, result) = run(&s).await;
+    let probe = stepwise::tools::sandbox::state(&sandbox::Policy::default());
+    if probe.off || probe.landlock_abi == 0 || !machine_offers_run_groups() {
+        // No group on this machine: the per-process limits are all there is,
+        // and the run says so when a limit is named (see `Limits::whole_run`).
+        eprintln!("skipped: no control group for runs on this machine: {result}");
+        return;
+    }
+    assert_eq!(result["success"], false, "{result}");
+    let named = result["limit"].as_str().unwrap_or_default();
+    assert!(named.contains("256 MiB for the whole run"), "{result}");
+}
+
 #[tokio::test]
 async fn a_10_gib_file_stops_at_the_file_size_limit() {
     let s_body = "chunk = b'x' * (1024 * 1024)\n\

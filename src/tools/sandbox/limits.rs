@@ -18,6 +18,9 @@ pub struct Limits {
     pub file_size_bytes: u64,
     pub open_files: u64,
     pub processes: u64,
+    /// Memory and processes are bounded for the whole run too (a control
+    /// group), not only per process.
+    pub whole_run: bool,
 }
 
 impl Limits {
@@ -28,6 +31,7 @@ impl Limits {
             file_size_bytes: s.file_size_mb.saturating_mul(MIB),
             open_files: s.open_files,
             processes: s.processes,
+            whole_run: false,
         }
     }
 }
@@ -54,17 +58,26 @@ pub enum Evidence {
 impl Limit {
     /// E.g. `memory limit (1024 MiB of address space)`.
     pub fn describe(self, limits: &Limits) -> String {
+        let mib = limits.memory_bytes / MIB;
         match self {
-            Limit::Memory => format!(
-                "memory limit ({} MiB of address space per process)",
-                limits.memory_bytes / MIB
-            ),
+            Limit::Memory if limits.whole_run => {
+                format!(
+                    "memory limit ({mib} MiB for the whole run, and of address space per process)"
+                )
+            }
+            Limit::Memory => format!("memory limit ({mib} MiB of address space per process)"),
             Limit::CpuTime => format!("CPU time limit ({}s per process)", limits.cpu_seconds),
             Limit::FileSize => format!(
                 "file size limit ({} MiB per file)",
                 limits.file_size_bytes / MIB
             ),
             Limit::OpenFiles => format!("open files limit ({} per process)", limits.open_files),
+            Limit::Processes if limits.whole_run => {
+                format!(
+                    "process limit ({} at once in the whole run)",
+                    limits.processes
+                )
+            }
             Limit::Processes => format!("process limit ({} at once)", limits.processes),
         }
     }

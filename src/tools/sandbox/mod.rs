@@ -169,6 +169,8 @@ pub fn prepare(command: &mut Command, root: &Path, policy: &Policy) -> Result<Co
     } else {
         platform::install(command, root, temp.path(), policy, &state)?
     };
+    let mut limits = policy.limits;
+    limits.whole_run = supervisor.whole_run();
     Ok(Confined {
         code_caches: if state.off {
             Vec::new()
@@ -176,7 +178,7 @@ pub fn prepare(command: &mut Command, root: &Path, policy: &Policy) -> Result<Co
             policy.code_caches.clone()
         },
         state,
-        limits: policy.limits,
+        limits,
         _temp: temp,
         supervisor,
     })
@@ -300,6 +302,12 @@ impl Confined {
             "the run could not fill {}: caches of downloaded code are read-only in test runs (later builds outside the sandbox run what is in them) and the network is off; run `{}` outside stepwise, then run the tests again",
             fill.0, fill.1
         ))
+    }
+
+    /// Whether the kernel killed a process of the run for the whole run's
+    /// memory (its control group's limit).
+    pub fn out_of_memory(&self) -> bool {
+        self.supervisor.out_of_memory()
     }
 
     /// The description of a limit, e.g. `memory limit (1024 MiB …)`.

@@ -45,6 +45,8 @@ pub enum NetMethod {
 
 /// Everything the child needs, prepared in the parent.
 pub struct Plan {
+    /// The run's control groups' `cgroup.procs` (see `cgroup`), joined first.
+    pub cgroup_procs: Vec<std::os::fd::RawFd>,
     pub rlimits: Vec<(libc::__rlimit_resource_t, libc::rlim_t, libc::rlim_t)>,
     pub net: Option<NetMethod>,
     /// Bring up loopback in a new network namespace (with `net`).
@@ -153,6 +155,12 @@ impl Plan {
         let pid_ns = self.pid_ns && self.net.is_some() && self.mounts.is_some();
         // SAFETY: each call is a plain system call with valid arguments.
         unsafe {
+            // Into the run's groups before anything can fork ("0": this process).
+            for &fd in &self.cgroup_procs {
+                if libc::write(fd, b"0".as_ptr().cast(), 1) != 1 {
+                    return Err(io::Error::last_os_error());
+                }
+            }
             check(libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL))?;
             for &(resource, soft, hard) in &self.rlimits {
                 let limit = libc::rlimit {

@@ -6,6 +6,7 @@
 //! What must stay true: the probe decides the state word and the plan alike,
 //! so what is shown is what is set up.
 
+mod cgroup;
 mod child;
 mod mounts;
 mod reap;
@@ -227,7 +228,9 @@ pub fn install(
     if state.unix_sockets && !seccomp::prepare() {
         return Err("could not build the sandbox's seccomp filter".into());
     }
+    let cgroup_procs = supervisor.run_group(l.memory_bytes, l.processes);
     let mut plan = Plan {
+        cgroup_procs,
         rlimits: vec![
             (libc::RLIMIT_AS, l.memory_bytes, l.memory_bytes),
             // The soft limit sends SIGXCPU (named in the result); the hard

@@ -107,6 +107,8 @@ pub struct Supervisor {
     veil: Option<tempfile::TempPath>,
     /// The run's private `/dev/shm`, removed with it.
     shm: Option<tempfile::TempDir>,
+    /// The run's control group, emptied and removed with it.
+    group: Option<super::cgroup::RunGroup>,
     armed: bool,
 }
 
@@ -168,6 +170,29 @@ impl Supervisor {
         let path = dir.path().to_path_buf();
         self.shm = Some(dir);
         Ok(Some(path))
+    }
+
+    /// A control group bounding the whole run, where one can be made: the
+    /// descriptors the run's process joins it through (none: no group).
+    pub fn run_group(&mut self, memory: u64, processes: u64) -> Vec<std::os::fd::RawFd> {
+        // One over the limit: stepwise's own count (`watch`) sees the run
+        // pass it, ends the run and names the limit; the group's bound
+        // keeps a fork bomb from getting further meanwhile.
+        self.group = super::cgroup::RunGroup::create(memory, processes.saturating_add(1));
+        self.group
+            .as_ref()
+            .map(|g| g.join_fds())
+            .unwrap_or_default()
+    }
+
+    /// Whether memory and processes are bounded for the whole run.
+    pub fn whole_run(&self) -> bool {
+        self.group.is_some()
+    }
+
+    /// Whether the kernel killed a process of the run for the run's memory.
+    pub fn out_of_memory(&self) -> bool {
+        self.group.as_ref().is_some_and(|g| g.oom_killed())
     }
 
     pub fn started(&mut self, pid: Option<u32>) {
