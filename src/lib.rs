@@ -55,6 +55,7 @@
 //! - a new **front end** drives `agent::spawn_agent` with `AgentCommand`s and
 //!   renders `AgentEvent`s and approval shapes, as `headless` and `tui` do.
 
+pub mod acp;
 pub mod agent;
 pub mod audit;
 pub mod config;

@@ -1,0 +1,139 @@
+//! One ACP session: a prepared stepwise session running as its own agent
+//! task (`agent::spawn_agent`), the event pump that speaks for it
+//! (`turn.rs`), and the state the two share: the running turn (its cancel
+//! token, where its end is reported, the tools rejected for it) and the
+//! tools approved for the rest of the task.
+//!
+//! What must stay true: one turn at a time per session (a second prompt is
+//! refused, not queued); a turn's end is reported once, by the pump, after
+//! every update of the turn was sent; the workspace lock is held as long as
+//! the session lives.
+
+use super::rpc::{Outbox, RpcError};
+use super::turn::Pump;
+use crate::agent::{AgentCommand, FinishReason, Receipt, ToolId};
+use crate::lock::WorkspaceLock;
+use crate::setup::Prepared;
+use std::sync::{Arc, Mutex, MutexGuard};
+use tokio::sync::{mpsc, oneshot};
+use tokio_util::sync::CancellationToken;
+
+/// How a turn ended.
+#[derive(Debug)]
+pub(super) struct Ended {
+    pub reason: FinishReason,
+    pub receipt: Option<Receipt>,
+}
+
+/// The running turn.
+pub(super) struct Turn {
+    /// Numbers the turn's tool call ids (a model may reuse its own).
+    pub number: u32,
+    pub cancel: CancellationToken,
+    pub done: Option<oneshot::Sender<Ended>>,
+    pub receipt: Option<Receipt>,
+    /// Tools the client rejected for the rest of the turn (`reject_always`).
+    pub rejected: Vec<ToolId>,
+}
+
+/// What the pump and the request handlers share.
+#[derive(Default)]
+pub(super) struct Shared {
+    pub turn: Option<Turn>,
+    pub turns: u32,
+    /// The tools approved for the rest of the task (from `ScopesChanged`).
+    pub approved: Vec<ToolId>,
+}
+
+pub(super) type SharedState = Arc<Mutex<Shared>>;
+
+pub(super) fn lock(shared: &SharedState) -> MutexGuard<'_, Shared> {
+    shared.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// A live session.
+pub(super) struct Live {
+    commands: mpsc::UnboundedSender<AgentCommand>,
+    shared: SharedState,
+    _lock: WorkspaceLock,
+}
+
+impl Live {
+    /// Spawn the agent on `prepared` and the pump that speaks for it.
+    pub fn start(mut prepared: Prepared, id: &str, out: Arc<Outbox>) -> Live {
+        let (events, inbox) = mpsc::unbounded_channel();
+        // What the transcript says decided each approval.
+        let inbox = prepared.events_for_front_end(inbox, "acp client");
+        let Prepared {
+            session,
+            lock: workspace_lock,
+            ..
+        } = prepared;
+        let root = session.workspace().root().to_path_buf();
+        let handle = crate::agent::spawn_agent(session, events);
+        let shared = SharedState::default();
+        let pump = Pump::new(out, id.to_string(), shared.clone(), root);
+        tokio::spawn(pump.run(inbox));
+        Live {
+            commands: handle.commands,
+            shared,
+            _lock: workspace_lock,
+        }
+    }
+
+    /// Run one task to its end (or its cancel).
+    pub async fn prompt(&self, task: String) -> Result<Ended, RpcError> {
+        let (done, ended) = oneshot::channel();
+        let cancel = CancellationToken::new();
+        {
+            let mut shared = lock(&self.shared);
+            if shared.turn.is_some() {
+                return Err(RpcError::invalid_params(
+                    "a prompt is already running in this session",
+                ));
+            }
+            shared.turns += 1;
+            shared.turn = Some(Turn {
+                number: shared.turns,
+                cancel: cancel.clone(),
+                done: Some(done),
+                receipt: None,
+                rejected: Vec::new(),
+            });
+        }
+        let sent = self.commands.send(AgentCommand::RunTask { task, cancel });
+        if sent.is_err() {
+            lock(&self.shared).turn = None;
+            return Err(RpcError::internal("the session has ended"));
+        }
+        ended
+            .await
+            .map_err(|_| RpcError::internal("the session ended before the turn did"))
+    }
+
+    /// Interrupt the running turn, if any.
+    pub fn cancel(&self) {
+        if let Some(turn) = &lock(&self.shared).turn {
+            turn.cancel.cancel();
+        }
+    }
+
+    /// Take back "allow for the rest of the task" for these tools (all the
+    /// approved ones when `None`); returns the tools revoked.
+    pub fn revoke(&self, names: Option<&[String]>) -> Vec<ToolId> {
+        let approved = lock(&self.shared).approved.clone();
+        let tools: Vec<ToolId> = match names {
+            None => approved,
+            Some(names) => approved
+                .into_iter()
+                .filter(|t| names.iter().any(|n| t.to_string() == *n))
+                .collect(),
+        };
+        if !tools.is_empty() {
+            let _ = self
+                .commands
+                .send(AgentCommand::RevokeApprovals(tools.clone()));
+        }
+        tools
+    }
+}
