@@ -107,7 +107,8 @@ impl Server {
             Incoming::Notification { method, params } => self.notification(&method, params),
             Incoming::Response { id, outcome } => {
                 if !self.out.resolve(&id, outcome) {
-                    tracing::warn!("an answer to no waiting request (id {id})");
+                    // A late answer to a request whose turn was cancelled, say.
+                    tracing::debug!("an answer to no waiting request (id {id})");
                 }
             }
             Incoming::Invalid { id, error } => self.out.respond(id, Err(error)),
