@@ -10,7 +10,8 @@
 //!   `session/prompt`, `session/cancel`, `_stepwise/revoke`);
 //! - `start.rs`: a session's configuration for the client's `cwd` (trust,
 //!   the client's MCP servers);
-//! - `session.rs`: one live session and its turn; `turn.rs`: its event pump;
+//! - `session.rs`: one live session; `turn.rs`: its event pump; `state.rs`:
+//!   what the two share (the running turn);
 //! - `map.rs`: the ACP shape of each event; `permission.rs`: the options of
 //!   a permission request and what an answer decides.
 //!
@@ -25,6 +26,7 @@ mod rpc;
 mod server;
 mod session;
 mod start;
+mod state;
 mod turn;
 
 pub use server::{REVOKE, run};

@@ -1,55 +1,20 @@
 //! One ACP session: a prepared stepwise session running as its own agent
-//! task (`agent::spawn_agent`), the event pump that speaks for it
-//! (`turn.rs`), and the state the two share: the running turn (its cancel
-//! token, where its end is reported, the tools rejected for it) and the
-//! tools approved for the rest of the task.
+//! task (`agent::spawn_agent`) and the event pump that speaks for it
+//! (`turn.rs`); prompts, cancels and revokes go through here.
 //!
 //! What must stay true: one turn at a time per session (a second prompt is
-//! refused, not queued); a turn's end is reported once, by the pump, after
-//! every update of the turn was sent; the workspace lock is held as long as
-//! the session lives.
+//! refused, not queued); the workspace lock is held as long as the session
+//! lives.
 
 use super::rpc::{Outbox, RpcError};
+use super::state::{Ended, SharedState, Turn, lock};
 use super::turn::Pump;
-use crate::agent::{AgentCommand, FinishReason, Receipt, ToolId};
+use crate::agent::{AgentCommand, ToolId};
 use crate::lock::WorkspaceLock;
 use crate::setup::Prepared;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::Arc;
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
-
-/// How a turn ended.
-#[derive(Debug)]
-pub(super) struct Ended {
-    pub reason: FinishReason,
-    pub receipt: Option<Receipt>,
-}
-
-/// The running turn.
-pub(super) struct Turn {
-    /// Numbers the turn's tool call ids (a model may reuse its own).
-    pub number: u32,
-    pub cancel: CancellationToken,
-    pub done: Option<oneshot::Sender<Ended>>,
-    pub receipt: Option<Receipt>,
-    /// Tools the client rejected for the rest of the turn (`reject_always`).
-    pub rejected: Vec<ToolId>,
-}
-
-/// What the pump and the request handlers share.
-#[derive(Default)]
-pub(super) struct Shared {
-    pub turn: Option<Turn>,
-    pub turns: u32,
-    /// The tools approved for the rest of the task (from `ScopesChanged`).
-    pub approved: Vec<ToolId>,
-}
-
-pub(super) type SharedState = Arc<Mutex<Shared>>;
-
-pub(super) fn lock(shared: &SharedState) -> MutexGuard<'_, Shared> {
-    shared.lock().unwrap_or_else(|e| e.into_inner())
-}
 
 /// A live session.
 pub(super) struct Live {

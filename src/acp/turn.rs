@@ -14,7 +14,7 @@
 use super::map;
 use super::permission::{self, Choice};
 use super::rpc::Outbox;
-use super::session::{Ended, SharedState, lock};
+use super::state::{Ended, SharedState, lock};
 use crate::agent::{AgentEvent, ApprovalRequest, Decision, EventReceiver};
 use agent_client_protocol_schema::v1::{
     RequestPermissionRequest, SessionNotification, SessionUpdate,
