@@ -1,19 +1,26 @@
 //! `session/request_permission`: the options an approval offers and what
 //! the client's answer decides, for a tool call and for trusting a folder.
 //!
+//! Hunk-level choices are a stepwise extension, for a client that says it
+//! supports them (`clientCapabilities._meta.stepwise.hunks: true`): the
+//! request's `_meta.stepwise.hunks` lists each file's hunk headers, and an
+//! `allow_once` answer may carry `_meta.stepwise.accept: [{path, hunks}]`
+//! to apply only those hunks (indices into the listed ones).
+//!
 //! What must stay true: `allow_always` (approve the tool for the rest of
 //! the task, revocable) is offered only when the request allows it; an
 //! answer that is not one of the options offered, an error or a cancelled
-//! request never approves; hunk-level choices are not offered (a client has
-//! no way to say it supports them yet), so the whole diff is the unit.
+//! request never approves; without the client's word, hunks are neither
+//! offered nor taken from an answer: the whole diff is the unit.
 
-use crate::agent::Decision;
+use crate::agent::{ApprovalAction, Decision, FileHunks};
 use crate::config::trust::{Answer, Pending};
+use crate::diff::FileDiff;
 use agent_client_protocol_schema::v1::{
     PermissionOption, PermissionOptionKind, RequestPermissionOutcome, RequestPermissionResponse,
     ToolCallContent, ToolCallUpdate, ToolCallUpdateFields, ToolKind,
 };
-use serde_json::Value;
+use serde_json::{Value, json};
 
 pub const ALLOW_ONCE: &str = "allow_once";
 pub const ALLOW_ALWAYS: &str = "allow_always";
@@ -94,6 +101,72 @@ pub fn decision(choice: Choice) -> Decision {
         Choice::RejectAlways => Decision::Decline {
             reason: Some(REJECTED_FOR_TASK.into()),
         },
+    }
+}
+
+/// Whether the client's capabilities say it can choose hunks.
+pub fn client_chooses_hunks(capabilities: &Value) -> bool {
+    capabilities["_meta"]["stepwise"]["hunks"] == json!(true)
+}
+
+/// The files an approval's hunks could be chosen from.
+fn hunk_files(action: &ApprovalAction) -> Vec<&FileDiff> {
+    match action {
+        ApprovalAction::Edit { diff, .. } => vec![diff],
+        ApprovalAction::Patch { files } => files.iter().collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// The request's `_meta` for a client that chooses hunks: each file's hunk headers.
+pub fn hunk_offer(action: &ApprovalAction) -> Option<serde_json::Map<String, Value>> {
+    let files = hunk_files(action);
+    if files.is_empty() {
+        return None;
+    }
+    let listed: Vec<Value> = files
+        .iter()
+        .map(|d| {
+            let headers: Vec<String> = d.hunks.iter().map(|h| h.header()).collect();
+            json!({"path": d.path, "hunks": headers})
+        })
+        .collect();
+    json!({"stepwise": {"hunks": listed}}).as_object().cloned()
+}
+
+#[derive(serde::Deserialize)]
+struct Accepted {
+    path: String,
+    hunks: Vec<usize>,
+}
+
+/// The decision of an `allow_once` answer that names hunks (`None`: it
+/// names none, so the whole diff is approved).
+pub fn hunk_decision(answer: &Result<Value, Value>, action: &ApprovalAction) -> Option<Decision> {
+    let accept = answer
+        .as_ref()
+        .ok()?
+        .get("_meta")?
+        .get("stepwise")?
+        .get("accept")?;
+    let accepted: Vec<Accepted> = serde_json::from_value(accept.clone()).ok()?;
+    match action {
+        ApprovalAction::Edit { diff, .. } => {
+            let chosen = accepted.into_iter().find(|a| a.path == diff.path)?;
+            Some(Decision::ApproveHunks {
+                accepted: chosen.hunks,
+            })
+        }
+        ApprovalAction::Patch { .. } => Some(Decision::ApprovePatchHunks {
+            files: accepted
+                .into_iter()
+                .map(|a| FileHunks {
+                    path: a.path,
+                    accepted: a.hunks,
+                })
+                .collect(),
+        }),
+        _ => None,
     }
 }
 
@@ -212,6 +285,47 @@ mod tests {
                 reason: Some(REJECTED_FOR_TASK.into())
             }
         );
+    }
+
+    #[test]
+    fn hunks_are_offered_for_file_changes_and_taken_from_an_allow() {
+        assert!(client_chooses_hunks(
+            &json!({"_meta": {"stepwise": {"hunks": true}}})
+        ));
+        assert!(!client_chooses_hunks(&json!({"fs": {}})));
+        let old = "a\nb\nc\nd\ne\nf\ng\nh\ni\nj\n";
+        let new = "A\nb\nc\nd\ne\nf\ng\nh\ni\nJ\n";
+        let edit = ApprovalAction::Edit {
+            path: "x.py".into(),
+            diff: FileDiff::compute("x.py", Some(old), new),
+            proposed: new.into(),
+            original: Some(old.into()),
+        };
+        let offer = Value::Object(hunk_offer(&edit).unwrap());
+        assert_eq!(offer["stepwise"]["hunks"][0]["path"], "x.py");
+        assert_eq!(
+            offer["stepwise"]["hunks"][0]["hunks"]
+                .as_array()
+                .unwrap()
+                .len(),
+            2
+        );
+        let answer = Ok(json!({
+            "outcome": {"outcome": "selected", "optionId": ALLOW_ONCE},
+            "_meta": {"stepwise": {"accept": [{"path": "x.py", "hunks": [1]}]}}
+        }));
+        assert_eq!(
+            hunk_decision(&answer, &edit),
+            Some(Decision::ApproveHunks { accepted: vec![1] })
+        );
+        let plain = Ok(json!({"outcome": {"outcome": "selected", "optionId": ALLOW_ONCE}}));
+        assert_eq!(hunk_decision(&plain, &edit), None);
+        let run = ApprovalAction::RunTests {
+            command: vec!["x".into()],
+            sandbox: String::new(),
+        };
+        assert!(hunk_offer(&run).is_none());
+        assert_eq!(hunk_decision(&answer, &run), None);
     }
 
     #[test]

@@ -22,7 +22,7 @@ use agent_client_protocol_schema::v1::{
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use tokio::io::AsyncBufReadExt;
 
@@ -39,6 +39,7 @@ pub async fn run(start: Start) -> i32 {
         out: out.clone(),
         sessions: Mutex::new(HashMap::new()),
         next: AtomicU64::new(1),
+        hunks: AtomicBool::new(false),
     });
     let mut input = tokio::io::BufReader::new(tokio::io::stdin());
     let mut line = Vec::new();
@@ -81,6 +82,8 @@ struct Server {
     out: Arc<Outbox>,
     sessions: Mutex<HashMap<String, Arc<Live>>>,
     next: AtomicU64,
+    /// The client can choose hunks (`clientCapabilities._meta.stepwise.hunks`).
+    hunks: AtomicBool,
 }
 
 fn params<T: DeserializeOwned>(value: Value) -> Result<T, RpcError> {
@@ -117,7 +120,12 @@ impl Server {
 
     async fn request(&self, method: &str, params: Value) -> Result<Value, RpcError> {
         match method {
-            "initialize" => to_json(self.initialize()),
+            "initialize" => {
+                let chooses =
+                    super::permission::client_chooses_hunks(&params["clientCapabilities"]);
+                self.hunks.store(chooses, Ordering::Relaxed);
+                to_json(self.initialize())
+            }
             "authenticate" => Ok(json!({})),
             "session/new" => self.new_session(self::params(params)?).await,
             "session/load" => self.load_session(self::params(params)?).await,
@@ -142,7 +150,7 @@ impl Server {
 
     fn initialize(&self) -> InitializeResponse {
         let resumable = self.start.options.log() != LogSetting::Off;
-        let meta = json!({"stepwise": {"revoke": REVOKE}});
+        let meta = json!({"stepwise": {"revoke": REVOKE, "hunks": true}});
         let capabilities = AgentCapabilities::new()
             .load_session(resumable)
             .prompt_capabilities(PromptCapabilities::new().embedded_context(true))
@@ -183,7 +191,8 @@ impl Server {
     }
 
     fn keep(&self, id: &str, prepared: crate::setup::Prepared) {
-        let live = Arc::new(Live::start(prepared, id, self.out.clone()));
+        let hunks = self.hunks.load(Ordering::Relaxed);
+        let live = Arc::new(Live::start(prepared, id, self.out.clone(), hunks));
         let mut sessions = self.sessions.lock().unwrap_or_else(|e| e.into_inner());
         sessions.insert(id.to_string(), live);
     }

@@ -25,7 +25,7 @@ pub(super) struct Live {
 
 impl Live {
     /// Spawn the agent on `prepared` and the pump that speaks for it.
-    pub fn start(mut prepared: Prepared, id: &str, out: Arc<Outbox>) -> Live {
+    pub fn start(mut prepared: Prepared, id: &str, out: Arc<Outbox>, hunks: bool) -> Live {
         let (events, inbox) = mpsc::unbounded_channel();
         // What the transcript says decided each approval.
         let inbox = prepared.events_for_front_end(inbox, "acp client");
@@ -37,7 +37,7 @@ impl Live {
         let root = session.workspace().root().to_path_buf();
         let handle = crate::agent::spawn_agent(session, events);
         let shared = SharedState::default();
-        let pump = Pump::new(out, id.to_string(), shared.clone(), root);
+        let pump = Pump::new(out, id.to_string(), shared.clone(), root, hunks);
         tokio::spawn(pump.run(inbox));
         Live {
             commands: handle.commands,

@@ -7,7 +7,8 @@
 //! What must stay true: the receipt is the turn's last `agent_message_chunk`
 //! and is sent before the turn's end is reported; an approval is answered
 //! only with what the client chose among the options offered (anything else
-//! declines); an approval whose task was cancelled meanwhile is left alone
+//! declines, and hunks only when the client said it can choose them); an
+//! approval whose task was cancelled meanwhile is left alone
 //! (the core declines it); a tool rejected for the turn is declined without
 //! asking again.
 
@@ -30,16 +31,25 @@ pub(super) struct Pump {
     root: PathBuf,
     /// The model's current reply was streamed (its whole text is not sent again).
     streamed: bool,
+    /// The client said it can choose hunks (a stepwise extension).
+    hunks: bool,
 }
 
 impl Pump {
-    pub fn new(out: Arc<Outbox>, session: String, shared: SharedState, root: PathBuf) -> Self {
+    pub fn new(
+        out: Arc<Outbox>,
+        session: String,
+        shared: SharedState,
+        root: PathBuf,
+        hunks: bool,
+    ) -> Self {
         Pump {
             out,
             session,
             shared,
             root,
             streamed: false,
+            hunks,
         }
     }
 
@@ -145,6 +155,9 @@ impl Pump {
                 self.update(map::note(&line));
             }
             AgentEvent::Error { message } => self.update(map::note(&message)),
+            AgentEvent::McpServer(report) => {
+                self.update(map::note(&crate::present::mcp::server_line(&report)));
+            }
             AgentEvent::ScopesChanged { approved } => lock(&self.shared).approved = approved,
             AgentEvent::TaskFinished { reason, .. } => self.finish(reason),
             // Shown by `session/load` itself, before it answers.
@@ -188,7 +201,10 @@ impl Pump {
         let id = self.call_id(&request.call_id);
         let options = permission::options(request.allow_for_task);
         let call = map::permission_call(&id, &request.action, &self.root);
-        let asked = RequestPermissionRequest::new(self.session.clone(), call, options.clone());
+        let mut asked = RequestPermissionRequest::new(self.session.clone(), call, options.clone());
+        if self.hunks {
+            asked = asked.meta(permission::hunk_offer(&request.action));
+        }
         let mut reply = request.reply;
         let answer = tokio::select! {
             answer = self.out.request("session/request_permission", asked) => answer,
@@ -201,7 +217,11 @@ impl Pump {
         {
             turn.rejected.push(request.tool.clone());
         }
-        let decision: Decision = permission::decision(choice);
+        let chosen_hunks = match choice {
+            Choice::AllowOnce if self.hunks => permission::hunk_decision(&answer, &request.action),
+            _ => None,
+        };
+        let decision: Decision = chosen_hunks.unwrap_or_else(|| permission::decision(choice));
         let _ = reply.send(decision);
     }
 }

@@ -148,10 +148,15 @@ impl Client {
     }
 
     async fn initialize(&mut self) -> Value {
+        let capabilities = json!({"fs": {"readTextFile": false, "writeTextFile": false}});
+        self.initialize_with(capabilities).await
+    }
+
+    async fn initialize_with(&mut self, capabilities: Value) -> Value {
         let id = self
             .request(
                 "initialize",
-                json!({"protocolVersion": 1, "clientCapabilities": {"fs": {"readTextFile": false, "writeTextFile": false}}}),
+                json!({"protocolVersion": 1, "clientCapabilities": capabilities}),
             )
             .await;
         let response = self
@@ -313,6 +318,11 @@ async fn acp_an_edit_is_offered_with_its_diff_approved_written_tested_and_ends_t
     assert_eq!(
         option_ids(&asked[0]),
         ["allow_once", "allow_always", "reject_once", "reject_always"]
+    );
+    assert!(
+        asked[0]["_meta"].is_null(),
+        "no hunks for a client that did not ask for them: {}",
+        asked[0]
     );
     let run = &asked[1]["toolCall"];
     assert_eq!(run["kind"], "execute");
@@ -660,5 +670,54 @@ async fn acp_malformed_lines_get_errors_and_the_agent_goes_on() {
     assert_eq!(bad["error"]["code"], -32602, "{bad}");
     let init = client.initialize().await;
     assert_eq!(init["protocolVersion"], 1, "still serving");
+    client.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn acp_a_client_that_chooses_hunks_gets_only_the_hunks_it_accepted() {
+    let (ws, home) = (copy_workspace(), tempfile::tempdir().unwrap());
+    let before = std::fs::read_to_string(ws.path().join("calculator.py")).unwrap();
+    // Two changes far apart: the first line and the last docstring.
+    let after = before
+        .replace("A tiny calculator", "A small calculator")
+        .replace("Return a minus b.", "Return a minus b (a - b).");
+    let model = MockModel::start(vec![
+        read_calculator(),
+        tool_call(
+            "write_file",
+            json!({"path": "calculator.py", "content": after}),
+        ),
+        tool_call("run_tests", json!({"command": "unittest"})),
+        text("Updated the module docstring."),
+    ])
+    .await;
+    let mut client = spawn_on(&model, home.path());
+    client
+        .initialize_with(json!({"_meta": {"stepwise": {"hunks": true}}}))
+        .await;
+    let session = client.new_session(ws.path()).await;
+    let id = client.prompt(&session, "docstrings").await;
+    let mut offered = Vec::new();
+    let response = client
+        .until(id, |request| {
+            let meta = request["params"]["_meta"].clone();
+            offered.push(meta.clone());
+            if meta.is_null() {
+                return select("allow_once");
+            }
+            Act::Answer(json!({
+                "outcome": {"outcome": "selected", "optionId": "allow_once"},
+                "_meta": {"stepwise": {"accept": [{"path": "calculator.py", "hunks": [0]}]}}
+            }))
+        })
+        .await;
+    assert_eq!(response["result"]["stopReason"], "end_turn", "{response}");
+    let hunks = &offered[0]["stepwise"]["hunks"][0];
+    assert_eq!(hunks["path"], "calculator.py");
+    assert_eq!(hunks["hunks"].as_array().unwrap().len(), 2, "{hunks}");
+    assert!(offered[1].is_null(), "a test run has no hunks: {:?}", offered[1]);
+    let written = std::fs::read_to_string(ws.path().join("calculator.py")).unwrap();
+    assert!(written.contains("A small calculator"), "hunk 0 applied: {written}");
+    assert!(written.contains("Return a minus b."), "hunk 1 left out: {written}");
     client.close().await;
 }
