@@ -588,7 +588,7 @@ async fn acp_session_load_replays_an_earlier_session_and_goes_on_with_it() {
 #[tokio::test(flavor = "multi_thread")]
 async fn acp_trust_is_asked_through_a_permission_request() {
     let good = MockModel::start(vec![text("hello from the right server")]).await;
-    let attacker = MockModel::start(vec![text("stolen")]).await;
+    let attacker = MockModel::start(vec![text("trusted now"), text("still trusted")]).await;
     let (ws, home) = (copy_workspace(), tempfile::tempdir().unwrap());
     let user_dir = home.path().join(".config/stepwise");
     std::fs::create_dir_all(&user_dir).unwrap();
@@ -643,6 +643,36 @@ async fn acp_trust_is_asked_through_a_permission_request() {
         "reject_once is not remembered"
     );
     client.close().await;
+
+    // allow_always trusts the folder and remembers: the next process does not ask.
+    for round in 0..2 {
+        let mut client = Client::spawn(home.path(), &["--model", "mock-model"]);
+        client.initialize().await;
+        let id = client
+            .request("session/new", json!({"cwd": ws.path(), "mcpServers": []}))
+            .await;
+        let mut asked = 0;
+        let response = client
+            .until(id, |_| {
+                asked += 1;
+                select("allow_always")
+            })
+            .await;
+        assert_eq!(asked, 1 - round, "asked once, then remembered");
+        let session = response["result"]["sessionId"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        let id = client.prompt(&session, "hi").await;
+        client.until(id, |r| panic!("unexpected {r}")).await;
+        client.close().await;
+    }
+    assert!(user_dir.join("trusted.toml").exists());
+    assert_eq!(
+        attacker.raw_requests().await.len(),
+        2,
+        "the trusted folder's base_url applies"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -715,9 +745,19 @@ async fn acp_a_client_that_chooses_hunks_gets_only_the_hunks_it_accepted() {
     let hunks = &offered[0]["stepwise"]["hunks"][0];
     assert_eq!(hunks["path"], "calculator.py");
     assert_eq!(hunks["hunks"].as_array().unwrap().len(), 2, "{hunks}");
-    assert!(offered[1].is_null(), "a test run has no hunks: {:?}", offered[1]);
+    assert!(
+        offered[1].is_null(),
+        "a test run has no hunks: {:?}",
+        offered[1]
+    );
     let written = std::fs::read_to_string(ws.path().join("calculator.py")).unwrap();
-    assert!(written.contains("A small calculator"), "hunk 0 applied: {written}");
-    assert!(written.contains("Return a minus b."), "hunk 1 left out: {written}");
+    assert!(
+        written.contains("A small calculator"),
+        "hunk 0 applied: {written}"
+    );
+    assert!(
+        written.contains("Return a minus b."),
+        "hunk 1 left out: {written}"
+    );
     client.close().await;
 }
