@@ -190,16 +190,35 @@ impl Server {
         Ok((id, prepared))
     }
 
-    fn keep(&self, id: &str, prepared: crate::setup::Prepared) {
+    /// Start the session under `id`, or (`unique`) under `id+N` when two
+    /// workspaces' transcripts got the same name; the id it runs under.
+    fn keep(
+        &self,
+        id: &str,
+        prepared: crate::setup::Prepared,
+        unique: bool,
+    ) -> Result<String, RpcError> {
         let hunks = self.hunks.load(Ordering::Relaxed);
-        let live = Arc::new(Live::start(prepared, id, self.out.clone(), hunks));
         let mut sessions = self.sessions.lock().unwrap_or_else(|e| e.into_inner());
-        sessions.insert(id.to_string(), live);
+        let mut chosen = id.to_string();
+        let mut n = 1;
+        while sessions.contains_key(&chosen) {
+            if !unique {
+                return Err(RpcError::invalid_params(format!(
+                    "session {id:?} is already open"
+                )));
+            }
+            n += 1;
+            chosen = format!("{id}+{n}");
+        }
+        let live = Arc::new(Live::start(prepared, &chosen, self.out.clone(), hunks));
+        sessions.insert(chosen.clone(), live);
+        Ok(chosen)
     }
 
     async fn new_session(&self, request: NewSessionRequest) -> Result<Value, RpcError> {
         let (id, prepared) = self.open(&request.cwd, &request.mcp_servers, None).await?;
-        self.keep(&id, prepared);
+        let id = self.keep(&id, prepared, true)?;
         to_json(NewSessionResponse::new(id))
     }
 
@@ -224,7 +243,7 @@ impl Server {
                 );
             }
         }
-        self.keep(&id, prepared);
+        self.keep(&id, prepared, false)?;
         to_json(LoadSessionResponse::new())
     }
 

@@ -761,3 +761,27 @@ async fn acp_a_client_that_chooses_hunks_gets_only_the_hunks_it_accepted() {
     );
     client.close().await;
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn acp_sessions_on_two_workspaces_have_their_own_ids() {
+    let model = MockModel::start(vec![text("one"), text("two")]).await;
+    let (a, b, home) = (
+        copy_workspace(),
+        copy_workspace(),
+        tempfile::tempdir().unwrap(),
+    );
+    let mut client = spawn_on(&model, home.path());
+    client.initialize().await;
+    // Transcripts are named by the second they start in: these two may share a name.
+    let first = client.new_session(a.path()).await;
+    let second = client.new_session(b.path()).await;
+    assert_ne!(first, second);
+    for session in [&first, &second] {
+        let id = client.prompt(session, "hello").await;
+        let done = client.until(id, |r| panic!("unexpected {r}")).await;
+        assert_eq!(done["result"]["stopReason"], "end_turn", "{done}");
+    }
+    let sessions: Vec<&Value> = client.updates.iter().map(|u| &u["sessionId"]).collect();
+    assert!(sessions.contains(&&json!(first)) && sessions.contains(&&json!(second)));
+    client.close().await;
+}
