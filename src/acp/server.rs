@@ -61,10 +61,12 @@ pub async fn run(start: Start) -> i32 {
         }
     }
     server.close();
+    // Everything said before stdin closed is written; what the ending
+    // sessions still say has a moment, but cannot keep the process alive.
     out.flush().await;
     drop(server);
     drop(out);
-    let _ = writer.await;
+    let _ = tokio::time::timeout(std::time::Duration::from_secs(2), writer).await;
     0
 }
 

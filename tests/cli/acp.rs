@@ -785,3 +785,26 @@ async fn acp_sessions_on_two_workspaces_have_their_own_ids() {
     assert!(sessions.contains(&&json!(first)) && sessions.contains(&&json!(second)));
     client.close().await;
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn acp_stdin_closing_while_a_permission_waits_ends_the_process_and_writes_nothing() {
+    let model = MockModel::start(vec![read_calculator(), add_divide(), text("never")]).await;
+    let (ws, home) = (copy_workspace(), tempfile::tempdir().unwrap());
+    let before = std::fs::read_to_string(ws.path().join("calculator.py")).unwrap();
+    let mut client = spawn_on(&model, home.path());
+    client.initialize().await;
+    let session = client.new_session(ws.path()).await;
+    client.prompt(&session, "add divide").await;
+    loop {
+        let message = client.next().await;
+        if message["method"] == "session/request_permission" {
+            break;
+        }
+    }
+    // The editor goes away without answering.
+    client.close().await;
+    assert_eq!(
+        std::fs::read_to_string(ws.path().join("calculator.py")).unwrap(),
+        before
+    );
+}
