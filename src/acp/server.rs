@@ -224,15 +224,17 @@ impl Server {
         to_json(NewSessionResponse::new(id))
     }
 
-    /// Resume the transcript named by the session id, replay it, then answer.
+    /// Resume the transcript named by the session id (up to a `+N` that
+    /// told two open sessions apart), replay it, then answer.
     async fn load_session(&self, request: LoadSessionRequest) -> Result<Value, RpcError> {
-        let name = request.session_id.0.to_string();
-        if self.session(&name).is_ok() {
+        let id = request.session_id.0.to_string();
+        if self.session(&id).is_ok() {
             return Err(RpcError::invalid_params(format!(
-                "session {name:?} is already open"
+                "session {id:?} is already open"
             )));
         }
-        let (id, prepared) = self
+        let name = id.split('+').next().unwrap_or_default().to_string();
+        let (_, prepared) = self
             .open(&request.cwd, &request.mcp_servers, Some(&name))
             .await?;
         if let Some(crate::agent::AgentEvent::SessionRestored { entries, .. }) =
