@@ -28,12 +28,14 @@
 //!    [`audit`] tees events into the JSONL transcript, [`resume`] writes
 //!    and reads its signed checkpoints, [`lock`] and [`state_dir`] own
 //!    `.stepwise/`.
-//! 5. **Front ends**: [`headless`] (`stepwise exec`) and [`tui`] (the
-//!    full-screen app, in folders by component; see its own map).
+//! 5. **Front ends**: [`headless`] (`stepwise exec`), [`acp`] (`stepwise
+//!    acp`, the Agent Client Protocol on stdin/stdout for editors) and
+//!    [`tui`] (the full-screen app, in folders by component; see its own map).
 //!
 //! Rules that tests check (`tests/core/architecture.rs`): the core (`agent`,
 //! `llm`, `tools`, `diff`, `present`) never names `ratatui`, `crossterm`,
-//! `clap`, `crate::tui` or `crate::headless`; no files import each other in a
+//! `clap`, `agent_client_protocol_schema`, `crate::tui`, `crate::headless` or
+//! `crate::acp`; no files import each other in a
 //! circle. Clippy checks the rest: no `unwrap`/`expect` outside tests, no lock
 //! held across an `await`, and colours named only in the TUI's theme.
 //!
@@ -53,8 +55,10 @@
 //! - a new **key** is one row of the TUI's key map (`tui/input/keymap.rs`),
 //!   which handlers, help and hints all read;
 //! - a new **front end** drives `agent::spawn_agent` with `AgentCommand`s and
-//!   renders `AgentEvent`s and approval shapes, as `headless` and `tui` do.
+//!   renders `AgentEvent`s and approval shapes, as `headless`, `acp` and
+//!   `tui` do.
 
+pub mod acp;
 pub mod agent;
 pub mod audit;
 pub mod config;

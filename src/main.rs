@@ -1,5 +1,5 @@
 //! The `stepwise` binary: read the workspace's `.env`, settle which project folders are
-//! trusted, parse flags, run the TUI or `exec` (or list the server's models,
+//! trusted, parse flags, run the TUI, `exec` or `acp` (or list the server's models,
 //! or print completions or the man page); `stepwise resume` first asks which
 //! session to continue.
 //!
@@ -7,9 +7,10 @@
 //! thread exists; a guarded value of a project file (see `config::guard`)
 //! applies only in a folder trusted by `--trust` or a remembered answer;
 //! `exec` never asks (it refuses with exit code 2), the UI asks before it
-//! starts; an answer applies only to the values it showed (files changed
-//! meanwhile are asked about again); every message quoting a project file
-//! is sanitized.
+//! starts, `acp` never reads stdin for it (each session asks its client);
+//! an answer applies only to the values it showed (files changed meanwhile
+//! are asked about again); every message quoting a project file is
+//! sanitized.
 
 use clap::FromArgMatches;
 use std::io::IsTerminal;
@@ -143,8 +144,13 @@ fn main() {
             std::process::exit(1);
         }
     };
+    let start = stepwise::acp::Start {
+        matches: matches.clone(),
+        options: cli.options.clone(),
+    };
     let code = match cli.command {
         Some(Command::Exec(args)) => runtime.block_on(headless::run(config, args)),
+        Some(Command::Acp) => runtime.block_on(stepwise::acp::run(start)),
         None | Some(Command::Resume { .. }) => stepwise::tui::run(&runtime, config),
         Some(Command::Models) => runtime.block_on(headless::models::list(config)),
         Some(Command::Completions { .. } | Command::Man { .. }) => 0,
@@ -208,6 +214,9 @@ fn trusted_folders(pending: &[Pending], cli: &Cli) -> Result<Vec<PathBuf>, Strin
             None if matches!(cli.command, Some(Command::Exec(_))) => {
                 return Err(trust::refusal(p));
             }
+            // Stdin is the protocol's: each session asks about its own
+            // folder through the client; `.env` applies only when trusted.
+            None if matches!(cli.command, Some(Command::Acp)) => Answer::Declined,
             None if !std::io::stdin().is_terminal() => Answer::Declined,
             None => {
                 let stdin = std::io::stdin();

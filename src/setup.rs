@@ -60,6 +60,11 @@ pub struct ResumeName {
 }
 
 impl ResumeName {
+    /// The transcript's name, whether or not it holds a checkpoint yet.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
     /// The name, when there is something to resume (not for a session
     /// that never ran a command).
     pub fn ready(&self) -> Option<&str> {

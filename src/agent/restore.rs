@@ -9,7 +9,7 @@
 //! cut off: it is said so (`TaskCutOff`, its changes in `/diff` and
 //! `/undo`), and its unanswered tool calls get a result saying why.
 
-use super::contract::{AgentEvent, RestoredEntry};
+use super::contract::{AgentEvent, CallStatus, RestoredEntry};
 use super::saved::SavedState;
 use super::session::Session;
 use crate::llm::{ChatMessage, Role};
@@ -139,7 +139,7 @@ impl Session {
 }
 
 /// The conversation as the user saw it: their tasks, the model's text and
-/// the tools it called (results are not repeated).
+/// the tools it called with how each ended (results are not repeated).
 fn restored_entries(history: &[ChatMessage]) -> Vec<RestoredEntry> {
     let mut out = Vec::new();
     for m in history {
@@ -158,6 +158,7 @@ fn restored_entries(history: &[ChatMessage]) -> Vec<RestoredEntry> {
                     out.push(RestoredEntry::Tool {
                         name: call.function.name.clone(),
                         arguments: call.function.arguments.clone(),
+                        status: status_of(history, &call.id),
                     });
                 }
             }
@@ -165,6 +166,23 @@ fn restored_entries(history: &[ChatMessage]) -> Vec<RestoredEntry> {
         }
     }
     out
+}
+
+/// How the call `id` ended, from its result in the conversation: declined,
+/// or the result's `success` field. `None` when the result is gone or was
+/// replaced by a stub (compaction) that says neither.
+fn status_of(history: &[ChatMessage], id: &str) -> Option<CallStatus> {
+    let result = history
+        .iter()
+        .find(|m| m.role == Role::Tool && m.tool_call_id.as_deref() == Some(id))?;
+    if result.declined {
+        return Some(CallStatus::Declined);
+    }
+    let body: serde_json::Value = serde_json::from_str(result.content.as_deref()?).ok()?;
+    match body.get("success")?.as_bool()? {
+        true => Some(CallStatus::Ok),
+        false => Some(CallStatus::Failed),
+    }
 }
 
 #[cfg(test)]
@@ -193,5 +211,40 @@ mod tests {
         );
         answer_dangling_calls(&mut history);
         assert_eq!(history.len(), 4, "answered once");
+    }
+
+    #[test]
+    fn a_restored_tool_call_says_how_it_ended() {
+        let calls = vec![
+            ToolCallMsg::new("a", "read_file", "{}"),
+            ToolCallMsg::new("b", "write_file", "{}"),
+            ToolCallMsg::new("c", "run_tests", "{}"),
+            ToolCallMsg::new("d", "list_files", "{}"),
+        ];
+        let history = vec![
+            ChatMessage::system("s"),
+            ChatMessage::user("task"),
+            ChatMessage::assistant_tool_calls("", calls),
+            ChatMessage::tool_result("a", r#"{"success":true,"content":"x"}"#),
+            ChatMessage::tool_result("b", "declined").declined(true),
+            ChatMessage::tool_result("c", r#"{"success":false,"error":"exit 1"}"#),
+            ChatMessage::tool_result("d", "[elided]"),
+        ];
+        let statuses: Vec<Option<CallStatus>> = restored_entries(&history)
+            .into_iter()
+            .filter_map(|e| match e {
+                RestoredEntry::Tool { status, .. } => Some(status),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(
+            statuses,
+            vec![
+                Some(CallStatus::Ok),
+                Some(CallStatus::Declined),
+                Some(CallStatus::Failed),
+                None
+            ]
+        );
     }
 }

@@ -140,6 +140,8 @@ pub enum Command {
     },
     /// List the models the server offers (GET /models of the provider's API), one per line.
     Models,
+    /// Run as an Agent Client Protocol agent for an editor (e.g. Zed): JSON-RPC on stdin/stdout, logs on stderr.
+    Acp,
     /// Pick an earlier session of this workspace and continue it in the UI.
     Resume {
         /// Take the newest session without asking.

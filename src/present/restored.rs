@@ -43,7 +43,9 @@ pub fn restored_entry_text(entry: &RestoredEntry) -> String {
     match entry {
         RestoredEntry::User { text } => format!("> {}", one_line(text)),
         RestoredEntry::Assistant { text } => one_line(text).to_string(),
-        RestoredEntry::Tool { name, arguments } => restored_tool_line(name, arguments),
+        RestoredEntry::Tool {
+            name, arguments, ..
+        } => restored_tool_line(name, arguments),
     }
 }
 

@@ -7,6 +7,7 @@
 #[path = "../support/mod.rs"]
 mod support;
 
+mod acp;
 mod anthropic;
 mod audit_log;
 mod config_layers;

@@ -14,6 +14,8 @@ const FRONT_END_NAMES: &[&str] = &[
     "clap",
     "crate::tui",
     "crate::headless",
+    "crate::acp",
+    "agent_client_protocol",
 ];
 
 fn src() -> PathBuf {

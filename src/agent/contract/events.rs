@@ -252,6 +252,11 @@ pub enum RestoredEntry {
     User { text: String },
     /// The model's text.
     Assistant { text: String },
-    /// A tool the model called, with its arguments (JSON text).
-    Tool { name: String, arguments: String },
+    /// A tool the model called, with its arguments (JSON text) and how it
+    /// ended (`None`: its result is not in the conversation any more).
+    Tool {
+        name: String,
+        arguments: String,
+        status: Option<CallStatus>,
+    },
 }

@@ -32,7 +32,9 @@ impl App {
                 RestoredEntry::Assistant { text } => {
                     self.conversation.push_entry(Kind::Assistant, text)
                 }
-                RestoredEntry::Tool { name, arguments } => self
+                RestoredEntry::Tool {
+                    name, arguments, ..
+                } => self
                     .conversation
                     .push_entry(Kind::Notice, &present::restored_tool_line(name, arguments)),
             }

@@ -9,6 +9,11 @@ use crate::tui::app::App;
 use crossterm::event::{Event, KeyEvent};
 
 /// Everything that can change the App.
+// A `Msg` lives only from the loop into `update`, so a large core event is
+// moved once, not stored; boxing each would cost an allocation per event.
+// (It grew past clippy's limit when `serde_json`'s `preserve_order` came in
+// with the ACP schema crate: a `Value` map keeps its insertion order now.)
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug)]
 pub enum Msg {
     /// A key, mouse, paste or resize event from the terminal.

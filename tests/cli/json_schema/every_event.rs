@@ -199,6 +199,7 @@ pub fn every_event() -> Vec<AgentEvent> {
                 RestoredEntry::Tool {
                     name: "read_file".into(),
                     arguments: "{}".into(),
+                    status: Some(stepwise::agent::CallStatus::Ok),
                 },
             ],
             tasks: 1,

@@ -1,0 +1,298 @@
+//! The ACP agent's connection: read the client's lines from stdin, answer
+//! `initialize`, start sessions (`session/new`, `session/load`), run
+//! prompts, take cancels and revocations, and route the client's answers to
+//! the permission requests waiting for them.
+//!
+//! What must stay true: nothing but JSON-RPC reaches stdout (logs go to
+//! stderr); a line that is not a message gets an error answer (-32700,
+//! -32600), an unknown method -32601, bad parameters -32602, and the loop
+//! goes on; closed stdin cancels every turn and ends the process cleanly.
+
+use super::map;
+use super::rpc::{self, Incoming, METHOD_NOT_FOUND, Outbox, RpcError};
+use super::session::Live;
+use super::start::{Start, session_config};
+use crate::config::LogSetting;
+use agent_client_protocol_schema::ProtocolVersion;
+use agent_client_protocol_schema::v1::{
+    AgentCapabilities, Implementation, InitializeResponse, LoadSessionRequest, LoadSessionResponse,
+    NewSessionRequest, NewSessionResponse, PromptCapabilities, PromptRequest, PromptResponse,
+    SessionNotification,
+};
+use serde::de::DeserializeOwned;
+use serde_json::{Value, json};
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use tokio::io::AsyncBufReadExt;
+
+/// The extension method that takes back "allow for the rest of the task".
+pub const REVOKE: &str = "_stepwise/revoke";
+
+/// Serve one client on stdin/stdout until stdin closes; the exit code.
+pub async fn run(start: Start) -> i32 {
+    init_logging();
+    let (out, lines) = Outbox::new();
+    let writer = tokio::spawn(rpc::write_lines(lines, tokio::io::stdout()));
+    let server = Arc::new(Server {
+        start,
+        out: out.clone(),
+        sessions: Mutex::new(HashMap::new()),
+        next: AtomicU64::new(1),
+        hunks: AtomicBool::new(false),
+    });
+    let mut input = tokio::io::BufReader::new(tokio::io::stdin());
+    let mut line = Vec::new();
+    loop {
+        line.clear();
+        match input.read_until(b'\n', &mut line).await {
+            Ok(0) => break,
+            Ok(_) => match std::str::from_utf8(&line) {
+                Ok(text) => server.clone().line(text),
+                Err(_) => out.respond(
+                    Value::Null,
+                    Err(RpcError::new(rpc::PARSE_ERROR, "parse error: not UTF-8")),
+                ),
+            },
+            Err(e) => {
+                tracing::warn!("cannot read stdin: {e}");
+                break;
+            }
+        }
+    }
+    server.close();
+    // Everything said before stdin closed is written; what the ending
+    // sessions still say has a moment, but cannot keep the process alive.
+    out.flush().await;
+    drop(server);
+    drop(out);
+    let _ = tokio::time::timeout(std::time::Duration::from_secs(2), writer).await;
+    0
+}
+
+/// Logs go to stderr only (stdout is the protocol's).
+fn init_logging() {
+    let _ = tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_max_level(tracing::Level::WARN)
+        .with_target(false)
+        .try_init();
+}
+
+struct Server {
+    start: Start,
+    out: Arc<Outbox>,
+    sessions: Mutex<HashMap<String, Arc<Live>>>,
+    next: AtomicU64,
+    /// The client can choose hunks (`clientCapabilities._meta.stepwise.hunks`).
+    hunks: AtomicBool,
+}
+
+fn params<T: DeserializeOwned>(value: Value) -> Result<T, RpcError> {
+    serde_json::from_value(value)
+        .map_err(|e| RpcError::invalid_params(format!("invalid params: {e}")))
+}
+
+fn to_json(value: impl serde::Serialize) -> Result<Value, RpcError> {
+    serde_json::to_value(value).map_err(|e| RpcError::internal(e.to_string()))
+}
+
+impl Server {
+    fn line(self: Arc<Self>, line: &str) {
+        if line.trim().is_empty() {
+            return;
+        }
+        match rpc::parse(line) {
+            Incoming::Request { id, method, params } => {
+                tokio::spawn(async move {
+                    let result = self.request(&method, params).await;
+                    self.out.respond(id, result);
+                });
+            }
+            Incoming::Notification { method, params } => self.notification(&method, params),
+            Incoming::Response { id, outcome } => {
+                if !self.out.resolve(&id, outcome) {
+                    // A late answer to a request whose turn was cancelled, say.
+                    tracing::debug!("an answer to no waiting request (id {id})");
+                }
+            }
+            Incoming::Invalid { id, error } => self.out.respond(id, Err(error)),
+        }
+    }
+
+    async fn request(&self, method: &str, params: Value) -> Result<Value, RpcError> {
+        match method {
+            "initialize" => {
+                let chooses =
+                    super::permission::client_chooses_hunks(&params["clientCapabilities"]);
+                self.hunks.store(chooses, Ordering::Relaxed);
+                to_json(self.initialize())
+            }
+            "authenticate" => Ok(json!({})),
+            "session/new" => self.new_session(self::params(params)?).await,
+            "session/load" => self.load_session(self::params(params)?).await,
+            "session/prompt" => self.prompt(self::params(params)?).await,
+            REVOKE => self.revoke(params),
+            other => Err(RpcError::new(
+                METHOD_NOT_FOUND,
+                format!("method not found: {other}"),
+            )),
+        }
+    }
+
+    fn notification(&self, method: &str, params: Value) {
+        if method == "session/cancel" {
+            let id = params["sessionId"].as_str().unwrap_or_default();
+            match self.session(id) {
+                Ok(live) => live.cancel(),
+                Err(e) => tracing::warn!("session/cancel: {}", e.message),
+            }
+        }
+    }
+
+    fn initialize(&self) -> InitializeResponse {
+        let resumable = self.start.options.log() != LogSetting::Off;
+        let meta = json!({"stepwise": {"revoke": REVOKE, "hunks": true}});
+        let capabilities = AgentCapabilities::new()
+            .load_session(resumable)
+            .prompt_capabilities(PromptCapabilities::new().embedded_context(true))
+            .meta(meta.as_object().cloned());
+        InitializeResponse::new(ProtocolVersion::V1)
+            .agent_capabilities(capabilities)
+            .agent_info(Implementation::new("stepwise", env!("CARGO_PKG_VERSION")))
+    }
+
+    fn session(&self, id: &str) -> Result<Arc<Live>, RpcError> {
+        let sessions = self.sessions.lock().unwrap_or_else(|e| e.into_inner());
+        sessions
+            .get(id)
+            .cloned()
+            .ok_or_else(|| RpcError::invalid_params(format!("no session {id:?}")))
+    }
+
+    /// Prepare a session on `cwd` (resuming `resume`) and keep it under its id.
+    async fn open(
+        &self,
+        cwd: &std::path::Path,
+        servers: &[agent_client_protocol_schema::v1::McpServer],
+        resume: Option<&str>,
+    ) -> Result<(String, crate::setup::Prepared), RpcError> {
+        let n = self.next.fetch_add(1, Ordering::Relaxed);
+        let asking = match resume {
+            Some(name) => name.to_string(),
+            None => format!("new-{n}"),
+        };
+        let config = session_config(&self.start, &self.out, &asking, cwd, servers, resume).await?;
+        let prepared = crate::setup::prepare(&config).map_err(RpcError::invalid_params)?;
+        let id = match (&prepared.resume_name, resume) {
+            (_, Some(name)) => name.to_string(),
+            (Some(name), None) => name.name().to_string(),
+            (None, None) => format!("unlogged-{}-{n}", std::process::id()),
+        };
+        Ok((id, prepared))
+    }
+
+    /// Start the session under `id`, or (`unique`) under `id+N` when two
+    /// workspaces' transcripts got the same name; the id it runs under.
+    fn keep(
+        &self,
+        id: &str,
+        prepared: crate::setup::Prepared,
+        unique: bool,
+    ) -> Result<String, RpcError> {
+        let hunks = self.hunks.load(Ordering::Relaxed);
+        let mut sessions = self.sessions.lock().unwrap_or_else(|e| e.into_inner());
+        let mut chosen = id.to_string();
+        let mut n = 1;
+        while sessions.contains_key(&chosen) {
+            if !unique {
+                return Err(RpcError::invalid_params(format!(
+                    "session {id:?} is already open"
+                )));
+            }
+            n += 1;
+            chosen = format!("{id}+{n}");
+        }
+        let live = Arc::new(Live::start(prepared, &chosen, self.out.clone(), hunks));
+        sessions.insert(chosen.clone(), live);
+        Ok(chosen)
+    }
+
+    async fn new_session(&self, request: NewSessionRequest) -> Result<Value, RpcError> {
+        let (id, prepared) = self.open(&request.cwd, &request.mcp_servers, None).await?;
+        let id = self.keep(&id, prepared, true)?;
+        to_json(NewSessionResponse::new(id))
+    }
+
+    /// Resume the transcript named by the session id (up to a `+N` that
+    /// told two open sessions apart), replay it, then answer.
+    async fn load_session(&self, request: LoadSessionRequest) -> Result<Value, RpcError> {
+        let id = request.session_id.0.to_string();
+        if self.session(&id).is_ok() {
+            return Err(RpcError::invalid_params(format!(
+                "session {id:?} is already open"
+            )));
+        }
+        let name = id.split('+').next().unwrap_or_default().to_string();
+        let (_, prepared) = self
+            .open(&request.cwd, &request.mcp_servers, Some(&name))
+            .await?;
+        for event in prepared.session.restored_events() {
+            let updates = match event {
+                crate::agent::AgentEvent::SessionRestored { entries, .. } => {
+                    map::replay(&entries, |i| format!("0:restored-{i}"))
+                }
+                crate::agent::AgentEvent::TaskCutOff { files } => {
+                    vec![map::message(&crate::present::cut_off_line(&files))]
+                }
+                _ => Vec::new(),
+            };
+            for update in updates {
+                self.out.notify(
+                    "session/update",
+                    SessionNotification::new(id.clone(), update),
+                );
+            }
+        }
+        self.keep(&id, prepared, false)?;
+        to_json(LoadSessionResponse::new())
+    }
+
+    async fn prompt(&self, request: PromptRequest) -> Result<Value, RpcError> {
+        let live = self.session(&request.session_id.0)?;
+        let task = map::prompt_text(&request.prompt).map_err(RpcError::invalid_params)?;
+        let ended = live.prompt(task).await?;
+        let mut stepwise = json!({"finish": ended.reason});
+        if let Some(receipt) = &ended.receipt {
+            stepwise["receipt"] = to_json(receipt)?;
+        }
+        let meta = json!({"stepwise": stepwise});
+        let response =
+            PromptResponse::new(map::stop_reason(&ended.reason)).meta(meta.as_object().cloned());
+        to_json(response)
+    }
+
+    fn revoke(&self, params: Value) -> Result<Value, RpcError> {
+        let id = params["sessionId"].as_str().unwrap_or_default();
+        let live = self.session(id)?;
+        let names: Option<Vec<String>> = match params.get("tools") {
+            None | Some(Value::Null) => None,
+            Some(tools) => Some(self::params(tools.clone())?),
+        };
+        let revoked = live.revoke(names.as_deref());
+        let names: Vec<String> = revoked.iter().map(ToString::to_string).collect();
+        Ok(json!({"revoked": names}))
+    }
+
+    /// Stdin closed: cancel every turn, fail every waiting request, end the sessions.
+    fn close(&self) {
+        let sessions: Vec<Arc<Live>> = {
+            let mut sessions = self.sessions.lock().unwrap_or_else(|e| e.into_inner());
+            sessions.drain().map(|(_, live)| live).collect()
+        };
+        for live in &sessions {
+            live.cancel();
+        }
+        self.out.fail_waiting();
+    }
+}

@@ -1,0 +1,104 @@
+//! One ACP session: a prepared stepwise session running as its own agent
+//! task (`agent::spawn_agent`) and the event pump that speaks for it
+//! (`turn.rs`); prompts, cancels and revokes go through here.
+//!
+//! What must stay true: one turn at a time per session (a second prompt is
+//! refused, not queued); the workspace lock is held as long as the session
+//! lives.
+
+use super::rpc::{Outbox, RpcError};
+use super::state::{Ended, SharedState, Turn, lock};
+use super::turn::Pump;
+use crate::agent::{AgentCommand, ToolId};
+use crate::lock::WorkspaceLock;
+use crate::setup::Prepared;
+use std::sync::Arc;
+use tokio::sync::{mpsc, oneshot};
+use tokio_util::sync::CancellationToken;
+
+/// A live session.
+pub(super) struct Live {
+    commands: mpsc::UnboundedSender<AgentCommand>,
+    shared: SharedState,
+    _lock: WorkspaceLock,
+}
+
+impl Live {
+    /// Spawn the agent on `prepared` and the pump that speaks for it.
+    pub fn start(mut prepared: Prepared, id: &str, out: Arc<Outbox>, hunks: bool) -> Live {
+        let (events, inbox) = mpsc::unbounded_channel();
+        // What the transcript says decided each approval.
+        let inbox = prepared.events_for_front_end(inbox, "acp client");
+        let Prepared {
+            session,
+            lock: workspace_lock,
+            ..
+        } = prepared;
+        let root = session.workspace().root().to_path_buf();
+        let handle = crate::agent::spawn_agent(session, events);
+        let shared = SharedState::default();
+        let pump = Pump::new(out, id.to_string(), shared.clone(), root, hunks);
+        tokio::spawn(pump.run(inbox));
+        Live {
+            commands: handle.commands,
+            shared,
+            _lock: workspace_lock,
+        }
+    }
+
+    /// Run one task to its end (or its cancel).
+    pub async fn prompt(&self, task: String) -> Result<Ended, RpcError> {
+        let (done, ended) = oneshot::channel();
+        let cancel = CancellationToken::new();
+        {
+            let mut shared = lock(&self.shared);
+            if shared.turn.is_some() {
+                return Err(RpcError::invalid_params(
+                    "a prompt is already running in this session",
+                ));
+            }
+            shared.turns += 1;
+            shared.turn = Some(Turn {
+                number: shared.turns,
+                cancel: cancel.clone(),
+                done: Some(done),
+                receipt: None,
+                rejected: Vec::new(),
+            });
+        }
+        let sent = self.commands.send(AgentCommand::RunTask { task, cancel });
+        if sent.is_err() {
+            lock(&self.shared).turn = None;
+            return Err(RpcError::internal("the session has ended"));
+        }
+        ended
+            .await
+            .map_err(|_| RpcError::internal("the session ended before the turn did"))
+    }
+
+    /// Interrupt the running turn, if any.
+    pub fn cancel(&self) {
+        if let Some(turn) = &lock(&self.shared).turn {
+            turn.cancel.cancel();
+        }
+    }
+
+    /// Take back "allow for the rest of the task" for these tools (all the
+    /// approved ones when `None`); returns the tools revoked.
+    pub fn revoke(&self, names: Option<&[String]>) -> Vec<ToolId> {
+        let approved = lock(&self.shared).approved.clone();
+        let tools: Vec<ToolId> = match names {
+            None => approved,
+            Some(names) => approved
+                .into_iter()
+                .filter(|t| names.iter().any(|n| t.to_string() == *n))
+                .collect(),
+        };
+        if !tools.is_empty() {
+            let _ = self
+                .commands
+                .send(AgentCommand::RevokeApprovals(tools.clone()));
+        }
+        tools
+    }
+}

@@ -1,0 +1,45 @@
+//! What a session's event pump and its request handlers share: the
+//! running turn (its cancel token, where its end is reported, its receipt,
+//! the tools rejected for it) and the tools approved for the rest of the task.
+//!
+//! What must stay true: a turn's end is reported once, by the pump, after
+//! every update of the turn was sent; the lock is never held across an
+//! `await`.
+
+use crate::agent::{FinishReason, Receipt, ToolId};
+use std::sync::{Arc, Mutex, MutexGuard};
+use tokio::sync::oneshot;
+use tokio_util::sync::CancellationToken;
+
+/// How a turn ended.
+#[derive(Debug)]
+pub(super) struct Ended {
+    pub reason: FinishReason,
+    pub receipt: Option<Receipt>,
+}
+
+/// The running turn.
+pub(super) struct Turn {
+    /// Numbers the turn's tool call ids (a model may reuse its own).
+    pub number: u32,
+    pub cancel: CancellationToken,
+    pub done: Option<oneshot::Sender<Ended>>,
+    pub receipt: Option<Receipt>,
+    /// Tools the client rejected for the rest of the turn (`reject_always`).
+    pub rejected: Vec<ToolId>,
+}
+
+/// What the pump and the request handlers share.
+#[derive(Default)]
+pub(super) struct Shared {
+    pub turn: Option<Turn>,
+    pub turns: u32,
+    /// The tools approved for the rest of the task (from `ScopesChanged`).
+    pub approved: Vec<ToolId>,
+}
+
+pub(super) type SharedState = Arc<Mutex<Shared>>;
+
+pub(super) fn lock(shared: &SharedState) -> MutexGuard<'_, Shared> {
+    shared.lock().unwrap_or_else(|e| e.into_inner())
+}
