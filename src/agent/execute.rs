@@ -107,8 +107,6 @@ impl Session {
             Err((status, output)) => return self.finish(t, call_id, id, status, output),
         };
         self.running(t, call_id, approved.auto);
-        // On disk before the call changes anything (see `restore`).
-        self.checkpoint();
         let output = self.carry_out(t, approved).await;
         let status = status_of(&output);
         self.finish(t, call_id, id, status, output)

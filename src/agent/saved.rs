@@ -133,7 +133,6 @@ pub fn message_from_json(value: &Value, declined: bool) -> Result<ChatMessage, S
 }
 
 /// The session's own bookkeeping for checkpoints.
-#[derive(Default)]
 pub(super) struct Bookkeeping {
     pub(super) steps: u32,
     pub(super) outcome: Option<String>,
@@ -142,6 +141,22 @@ pub(super) struct Bookkeeping {
     pub(super) restored_from: Option<String>,
     /// The model `/model` switched to, if it did.
     pub(super) model: Option<String>,
+    /// When the running task started, and the time its checkpoints took
+    /// (see `Session::checkpoint_soon`).
+    pub(super) task_checkpoints: (std::time::Instant, std::time::Duration),
+}
+
+impl Default for Bookkeeping {
+    fn default() -> Self {
+        Bookkeeping {
+            steps: 0,
+            outcome: None,
+            sink: None,
+            restored_from: None,
+            model: None,
+            task_checkpoints: (std::time::Instant::now(), std::time::Duration::ZERO),
+        }
+    }
 }
 
 #[cfg(test)]

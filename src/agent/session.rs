@@ -400,7 +400,7 @@ impl Session {
                         );
                         if self.changes.len() != changes_before {
                             // On disk after each change, so a killed process loses none.
-                            self.checkpoint();
+                            self.checkpoint_soon();
                         }
                         if let Verdict::Stop(times) = verdict {
                             let message = format!(
