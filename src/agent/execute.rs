@@ -299,6 +299,9 @@ impl Session {
         // test output, a file or a server's answer may hold the key.
         scrub::json(&mut output.body);
         scrub::string(&mut output.summary);
+        if let Some(coloured) = &mut output.coloured {
+            scrub::string(coloured);
+        }
         t.emit(AgentEvent::ToolFinished {
             step: t.step,
             call_id: call_id.to_string(),
@@ -306,6 +309,7 @@ impl Session {
             status,
             summary: output.summary.clone(),
             result: output.body.clone(),
+            coloured_output: output.coloured.clone(),
         });
         output
     }

@@ -114,6 +114,7 @@ pub fn read_step(
             status: CallStatus::Ok,
             summary: summary.into(),
             result,
+            coloured_output: None,
         },
     ]
 }
@@ -327,6 +328,7 @@ pub fn finish_call(
                 status,
                 summary: summary.into(),
                 result,
+                coloured_output: None,
             },
         ],
     );

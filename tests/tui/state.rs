@@ -241,6 +241,7 @@ fn a_request_the_core_gave_up_on_closes_its_prompt() {
         status: CallStatus::Declined,
         summary: "interrupted".into(),
         result: serde_json::json!({}),
+        coloured_output: None,
     }));
     assert!(!app.approvals().is_open());
     assert_ne!(app.state(), TaskState::AwaitingApproval);

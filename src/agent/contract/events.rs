@@ -146,7 +146,12 @@ pub enum AgentEvent {
         tool: ToolId,
         status: CallStatus,
         summary: String,
+        /// What the model reads: test output in it has no escape sequence.
         result: serde_json::Value,
+        /// A test run's output with its colour sequences (SGR only, see
+        /// `tools::ansi`), for a front end to style; never serialized.
+        #[serde(skip)]
+        coloured_output: Option<String>,
     },
     /// The model's reply broke the JSON protocol, or was cut at the output
     /// token limit (`cut_at_limit`); it is asked to repair it.

@@ -139,6 +139,7 @@ pub fn every_event() -> Vec<AgentEvent> {
             status: CallStatus::Ok,
             summary: "s".into(),
             result: serde_json::json!({"success": true}),
+            coloured_output: None,
         },
         AgentEvent::ProtocolRepair {
             attempt: 1,
