@@ -22,6 +22,34 @@ use crate::agent::{FinishReason, Receipt};
 use crate::llm::TokenUsage;
 use std::time::Duration;
 
+/// How many lines of a failed call's output (the end of a failing test
+/// run) the front ends show under it.
+pub const FAILURE_TAIL_LINES: usize = 15;
+
+/// The line a failed or refused call leaves, in both front ends: what was
+/// called and why it failed. A test run says its summary (its output follows,
+/// see [`output_tail`]); any other call says its error whole.
+pub fn failure_line(tool: &str, target: &str, summary: &str, result: &serde_json::Value) -> String {
+    let call = match target.is_empty() {
+        true => tool.to_string(),
+        false => format!("{tool} {target}"),
+    };
+    let error = result.get("error").and_then(|e| e.as_str());
+    let why = match (result.get("output"), error) {
+        (None, Some(error)) if !error.is_empty() => error,
+        _ => summary,
+    };
+    format!("{call} failed: {why}")
+}
+
+/// The output a failed call's line is followed by: the last `n` lines of
+/// `text` (its `output` field, or the coloured copy of it), trailing blank
+/// lines left out.
+pub fn output_tail(text: &str, n: usize) -> Vec<&str> {
+    let lines: Vec<&str> = text.trim_end().lines().collect();
+    lines[lines.len().saturating_sub(n)..].to_vec()
+}
+
 /// The heading of a receipt: it says who computed it.
 pub const RECEIPT_HEADING: &str = "Receipt — computed by stepwise, not the model";
 

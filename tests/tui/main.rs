@@ -10,6 +10,7 @@ mod support;
 
 mod diff_lazy;
 mod exit;
+mod failures;
 mod keystrokes;
 mod live_order;
 mod live_patch;

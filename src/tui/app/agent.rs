@@ -140,6 +140,38 @@ impl App {
         }
     }
 
+    /// A failed or refused call on record in the conversation: its reason,
+    /// and the end of its output (a failing test run's assertion), in the
+    /// program's colours when the look has any.
+    fn call_failed(
+        &mut self,
+        tool: &crate::tools::ToolId,
+        call_id: &str,
+        summary: &str,
+        result: &serde_json::Value,
+        coloured: Option<String>,
+    ) {
+        let target = self
+            .calls
+            .rows()
+            .iter()
+            .find(|r| r.call_id == call_id)
+            .map(|r| r.target.clone())
+            .unwrap_or_default();
+        let line = present::failure_line(&tool.to_string(), &target, summary, result);
+        let plain = result.get("output").and_then(|o| o.as_str());
+        let output = match (coloured.as_deref(), plain) {
+            (Some(text), _) | (None, Some(text)) => {
+                present::output_tail(text, present::FAILURE_TAIL_LINES)
+                    .into_iter()
+                    .map(crate::tui::render::ansi::spans)
+                    .collect()
+            }
+            (None, None) => Vec::new(),
+        };
+        self.conversation.push_failure(&line, output);
+    }
+
     /// A proposal, its run and its result: the tool-call rows and the header.
     fn calls_event(&mut self, event: AgentEvent) {
         use AgentEvent as E;
@@ -186,11 +218,16 @@ impl App {
             }
             E::ToolFinished {
                 call_id,
+                tool,
                 status,
                 summary,
                 result,
+                coloured_output,
                 ..
             } => {
+                if status == crate::agent::CallStatus::Failed {
+                    self.call_failed(&tool, &call_id, &summary, &result, coloured_output);
+                }
                 self.calls
                     .finished(&call_id, status.into(), summary, result);
                 self.set_state(TaskState::Thinking);

@@ -164,6 +164,28 @@ impl Conversation {
         }
     }
 
+    /// Add a failed call: its line (`Kind::Error`) and, under it, the end
+    /// of its output, each line already split into styled spans (see
+    /// `render::ansi`; their text is sanitized there).
+    pub fn push_failure(&mut self, line: &str, output: Vec<Vec<Span<'static>>>) {
+        self.push_entry(Kind::Error, line);
+        let gutter = vec![Span::styled("│ ", theme::DIM)];
+        for spans in output {
+            let md = MdLine {
+                kind: Kind::Output,
+                prefix: gutter.clone(),
+                cont: gutter.clone(),
+                spans,
+            };
+            self.lines.push(Logical {
+                text: md.text(),
+                kind: Kind::Output,
+                first: false,
+                styled: Some(Box::new(md)),
+            });
+        }
+    }
+
     /// Append streamed assistant text. Its lines are rendered again when a
     /// line completes; a partial line waits for the next frame.
     pub fn delta(&mut self, text: &str) {
@@ -392,7 +414,7 @@ fn wrap_logical(line: &Logical, width: usize) -> Vec<Line<'static>> {
         Kind::Receipt | Kind::ReceiptBad => {
             return crate::tui::panes::receipt::rows(&line.text, line.kind, line.first, width);
         }
-        Kind::Code => {
+        Kind::Code | Kind::Output => {
             let gutter = [Span::styled("  │ ", dim)];
             return wrap(
                 &[Span::styled(line.text.clone(), CODE)],
