@@ -136,6 +136,7 @@ impl Printer {
             | AgentEvent::ToolCallStreaming { .. }
             | AgentEvent::SessionDiff { .. }
             | AgentEvent::UndoFinished { .. }
+            | AgentEvent::SessionFiles { .. }
             | AgentEvent::LiveEditBase { .. }
             | AgentEvent::ToolRunning { .. }
             | AgentEvent::ScopesChanged { .. }

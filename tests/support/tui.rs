@@ -401,6 +401,10 @@ pub fn finished(app: &mut App) {
                 },
             },
             task_finished(FinishReason::Answered, 6),
+            // The runner's word on what the session changed, after the task.
+            AgentEvent::SessionFiles {
+                files: vec!["calculator.py".into()],
+            },
         ],
     );
 }

@@ -177,6 +177,13 @@ pub enum AgentEvent {
         /// Branch and other dirty files, when the workspace is in a git repository.
         git: Option<GitStatus>,
     },
+    /// The files the session has changed so far, from its change log
+    /// (patches and edits count, reverted files do not, a resumed session
+    /// keeps its earlier ones). Sent when a session is restored and after
+    /// each command that changed the set.
+    SessionFiles {
+        files: Vec<String>,
+    },
     /// An undo ended: these files were reverted, or it was refused or declined.
     UndoFinished {
         reverted: Vec<String>,

@@ -33,6 +33,7 @@ impl App {
                 self.overlay = Some(Overlay::SessionDiff(SessionDiffView::new(files, git)));
             }
             E::UndoFinished { reverted, error } => self.undo_finished(reverted, error),
+            E::SessionFiles { files } => self.session_files = files,
             // The header names the rule files from the start (each task reads them again).
             E::SessionReady { rules, sandbox } => {
                 self.set_rules(rules);

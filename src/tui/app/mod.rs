@@ -173,6 +173,9 @@ pub struct App {
     retried: bool,
     /// How the last task ended (its finish line), for the exit summary.
     last_outcome: Option<String>,
+    /// The files the session has changed, as the core's change log says
+    /// (`SessionFiles`), for the exit summary.
+    session_files: Vec<String>,
     /// The test run's timeout, shown at a `run_tests` prompt.
     test_timeout: Option<Duration>,
     /// A configuration problem that keeps tasks from running.
@@ -234,6 +237,7 @@ impl App {
             retry_until: None,
             retried: false,
             last_outcome: None,
+            session_files: Vec::new(),
             test_timeout: None,
             config_error: None,
             flash: None,

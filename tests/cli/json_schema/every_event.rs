@@ -165,6 +165,9 @@ pub fn every_event() -> Vec<AgentEvent> {
             reverted: vec![],
             error: None,
         },
+        AgentEvent::SessionFiles {
+            files: vec!["a.py".into()],
+        },
         AgentEvent::Error {
             message: "m".into(),
         },
@@ -235,6 +238,7 @@ pub fn every_event() -> Vec<AgentEvent> {
             | AgentEvent::FinalAnswer { .. }
             | AgentEvent::SessionDiff { .. }
             | AgentEvent::UndoFinished { .. }
+            | AgentEvent::SessionFiles { .. }
             | AgentEvent::SessionRestored { .. }
             | AgentEvent::Error { .. }
             | AgentEvent::ResumeRefused { .. }
