@@ -229,9 +229,21 @@ impl App {
 
     /// Answer the open approval request.
     pub fn answer(&mut self, decision: Decision) {
+        let edit = match self.approvals.current().map(|r| &r.action) {
+            Some(crate::agent::ApprovalAction::Edit {
+                path,
+                proposed,
+                original,
+                ..
+            }) => Some((path.clone(), proposed.clone(), original.clone())),
+            _ => None,
+        };
         let Some(answered) = self.approvals.decide(decision) else {
             return;
         };
+        if let Some(diff) = edit.and_then(|e| written_diff(e, &answered.decision)) {
+            self.calls.set_diff(&answered.call_id, diff);
+        }
         self.diff_full = false;
         tracing::info!(step = answered.step, decision = %label(&answered.decision), "approval answered");
         let status = match answered.decision {
@@ -254,6 +266,33 @@ impl App {
             self.set_state(TaskState::Thinking);
         }
     }
+}
+
+/// The diff of what an approval of an edit writes, when that is not the
+/// proposal: the user's edited version, or only the hunks they kept.
+fn written_diff(
+    (path, proposed, original): (String, String, Option<String>),
+    decision: &Decision,
+) -> Option<crate::diff::FileDiff> {
+    let old = original.as_deref().map(|o| o.replace("\r\n", "\n"));
+    let written = match decision {
+        Decision::ApproveEdited { content } => content.clone(),
+        Decision::ApproveHunks { accepted } => {
+            let base = old.as_deref().unwrap_or("");
+            let new = proposed.replace("\r\n", "\n");
+            let hunks = crate::diff::FileDiff::compute(&path, Some(base), &new)
+                .hunks
+                .len();
+            let keep: Vec<bool> = (0..hunks).map(|i| accepted.contains(&i)).collect();
+            crate::diff::apply_hunks(base, &new, &keep)
+        }
+        _ => return None,
+    };
+    Some(crate::diff::FileDiff::compute(
+        &path,
+        old.as_deref(),
+        &written,
+    ))
 }
 
 /// A decision for the log, without the user's content.
