@@ -21,6 +21,7 @@ mod panes;
 mod patch_review;
 mod picker;
 mod prompts;
+mod provider_words;
 mod review;
 mod scroll_resize;
 mod session;

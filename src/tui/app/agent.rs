@@ -135,7 +135,7 @@ impl App {
             E::Error { message } => {
                 tracing::warn!(%message, "agent error");
                 self.conversation
-                    .push_entry(Kind::Error, &explain_error(&message));
+                    .push_entry(Kind::Error, &explain_error(&message, self.key_var));
             }
             other => tracing::debug!(?other, "not a transcript event"),
         }
@@ -254,18 +254,24 @@ impl App {
 }
 
 /// Add what to do about common endpoint errors.
-fn explain_error(message: &str) -> String {
-    let hint = if message.contains("OPENAI_API_KEY") || message.contains("--base-url") {
+fn explain_error(message: &str, key_var: Option<&str>) -> String {
+    let names_a_key = crate::config::providers::KEY_VARS
+        .iter()
+        .any(|v| message.contains(v));
+    let hint = if names_a_key || message.contains("--base-url") {
         // The core already says what to check.
-        ""
+        String::new()
     } else if message.contains("HTTP 401") || message.contains("HTTP 403") {
-        " — check OPENAI_API_KEY (in .env or the environment) and --base-url."
+        match key_var {
+            Some(var) => format!(" — check {var} (in .env or the environment) and --base-url."),
+            None => " — check --base-url and --provider.".to_string(),
+        }
     } else if message.contains("cannot reach the model server") {
-        " — is the server running, and is --base-url right?"
+        " — is the server running, and is --base-url right?".to_string()
     } else if message.contains("HTTP 404") {
-        " — check --base-url (it usually ends in /v1) and --model."
+        " — check --base-url (it usually ends in /v1) and --model.".to_string()
     } else {
-        ""
+        String::new()
     };
     format!("{message}{hint}")
 }

@@ -176,6 +176,9 @@ pub struct App {
     /// The files the session has changed, as the core's change log says
     /// (`SessionFiles`), for the exit summary.
     session_files: Vec<String>,
+    /// The configured provider's key variable (`None`: it takes no key),
+    /// which the hints for a refused key name.
+    key_var: Option<&'static str>,
     /// The test run's timeout, shown at a `run_tests` prompt.
     test_timeout: Option<Duration>,
     /// A configuration problem that keeps tasks from running.
@@ -238,6 +241,7 @@ impl App {
             retried: false,
             last_outcome: None,
             session_files: Vec::new(),
+            key_var: Some(crate::config::API_KEY_VAR),
             test_timeout: None,
             config_error: None,
             flash: None,
@@ -251,6 +255,30 @@ impl App {
             file_source: None,
             mcp: Vec::new(),
         }
+    }
+
+    /// The configured provider's key variable, for the words about keys.
+    pub fn set_key_var(&mut self, var: Option<&'static str>) {
+        self.key_var = var;
+    }
+
+    /// The first screen of a newcomer without a key: what to set, for the
+    /// configured provider (`var`), and the ways to go on without one.
+    pub fn welcome_without_key(&mut self, provider: &str, var: &str) {
+        let env = match var {
+            crate::config::API_KEY_VAR => {
+                "optionally also `OPENAI_BASE_URL=...` and `STEPWISE_MODEL=...`; see `.env.example`"
+            }
+            _ => "optionally also `STEPWISE_MODEL=...`",
+        };
+        let text = format!(
+            "Welcome to stepwise. No API key is set for provider {provider}, so no model can be reached yet. Pick one:
+  1. Put `{var}=...` in a `.env` file in this folder ({env}), then start stepwise again.
+  2. Try it without a key: `stepwise --demo` plays a scripted model on a copy of the workspace.
+  3. Use a local server, which needs no key, e.g. Ollama: `stepwise --provider ollama --model qwen2.5-coder`.
+Press Ctrl+C to quit."
+        );
+        self.notice(&text);
     }
 
     /// Show a note in the conversation (e.g. that this is a scripted demo).

@@ -13,6 +13,17 @@ use crate::tui::app::App;
 use crate::tui::approval::Answered;
 use crate::tui::panes::line_kind::Kind;
 
+/// Exactly what an approval for the task covers: one built-in tool, or one
+/// tool of one MCP server (never "every mcp call": approvals are per tool).
+fn every_call_of(tool: &ToolId) -> String {
+    match tool {
+        ToolId::Mcp { server, tool } => {
+            format!("every call of {tool} on MCP server {server} (no other of its tools)")
+        }
+        other => format!("every {other} call"),
+    }
+}
+
 impl App {
     /// The call's target as the tool-call pane shows it.
     fn target_of(&self, call_id: &str) -> String {
@@ -49,8 +60,8 @@ impl App {
             Decision::ApproveToolForTask => (
                 Kind::Approved,
                 format!(
-                    "You approved every {} call for the rest of this task (F3 revokes)",
-                    answered.tool
+                    "You approved {} for the rest of this task (F3 revokes)",
+                    every_call_of(&answered.tool)
                 ),
             ),
             Decision::ApproveEdited { .. } => (
