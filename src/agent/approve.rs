@@ -233,6 +233,10 @@ fn approval_action(prepared: &Prepared, sandbox: &sandbox::Policy) -> ApprovalAc
 
 /// The result of a call the user declined (or interrupted): typed as a
 /// decline unless it was an interrupt, so the model side need not read text.
+/// What stands before the user's reason in a declined call's result (a
+/// restored session reads the reason back after it).
+pub(super) const USER_REASON: &str = " The user's reason: ";
+
 fn declined_output(tool: &ToolId, reason: Option<&str>, interrupted: bool) -> ToolOutput {
     if interrupted {
         return ToolOutput::error(format!(
@@ -246,7 +250,7 @@ fn declined_output(tool: &ToolId, reason: Option<&str>, interrupted: bool) -> To
         _ => format!("The user declined this {tool} call. Nothing was changed."),
     };
     match reason.map(str::trim).filter(|r| !r.is_empty()) {
-        Some(r) => message.push_str(&format!(" The user's reason: {r}")),
+        Some(r) => message.push_str(&format!("{USER_REASON}{r}")),
         None => message.push_str(
             " Do not repeat it unchanged; reconsider the approach or explain in a final answer.",
         ),

@@ -29,7 +29,11 @@ pub fn restored_entry_text(entry: &RestoredEntry) -> String {
     match entry {
         RestoredEntry::User { text } => format!("> {}", one_line(text)),
         RestoredEntry::Assistant { text } => one_line(text).to_string(),
-        RestoredEntry::Tool { name, arguments } => restored_tool_line(name, arguments),
+        RestoredEntry::Tool {
+            name, arguments, ..
+        } => restored_tool_line(name, arguments),
+        RestoredEntry::Gate { text } => format!("gate: {}", one_line(text)),
+        RestoredEntry::Notice { text } => one_line(text).to_string(),
     }
 }
 

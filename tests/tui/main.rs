@@ -22,6 +22,7 @@ mod patch_review;
 mod picker;
 mod prompts;
 mod provider_words;
+mod restored;
 mod review;
 mod scroll_resize;
 mod session;

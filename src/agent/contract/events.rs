@@ -255,6 +255,25 @@ pub enum RestoredEntry {
     User { text: String },
     /// The model's text.
     Assistant { text: String },
-    /// A tool the model called, with its arguments (JSON text).
-    Tool { name: String, arguments: String },
+    /// A tool the model called, with its arguments (JSON text), and how it
+    /// ended as its result says: `status` (`None`: no result was recorded,
+    /// e.g. the task was interrupted), `detail` (the error or the reason
+    /// given for a decline; empty when it went well) and `edited` (the user
+    /// approved their own version of the edit).
+    Tool {
+        name: String,
+        arguments: String,
+        call_id: String,
+        call_kind: CallKind,
+        target: String,
+        status: Option<CallStatus>,
+        detail: String,
+        summary: String,
+        edited: bool,
+    },
+    /// A final answer the completion gate refused, with its reason.
+    Gate { text: String },
+    /// Something stepwise itself told the model (a protocol repair, the end
+    /// of the step budget, an interrupt, an undo).
+    Notice { text: String },
 }

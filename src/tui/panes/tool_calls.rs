@@ -112,7 +112,6 @@ impl ToolCalls {
         self.rows.iter_mut().rev().find(|r| r.call_id == call_id)
     }
 
-    /// Where call `call_id` stands now.
     /// The diff of what was approved, when it is not the proposal (the
     /// user's edited version, some of its hunks): the pane shows that.
     pub fn set_diff(&mut self, call_id: &str, diff: FileDiff) {
@@ -121,6 +120,7 @@ impl ToolCalls {
         }
     }
 
+    /// Where call `call_id` stands now.
     pub fn set_status(&mut self, call_id: &str, status: RowStatus) {
         if let Some(row) = self.find_mut(call_id) {
             row.status = status;
