@@ -59,6 +59,7 @@ fn markdown_part(kind: Kind, text: &str, after: bool) -> (Vec<Logical>, Vec<Code
             prefix: Vec::new(),
             cont: Vec::new(),
             spans: Vec::new(),
+            table: None,
         };
         lines.push(Logical {
             text: String::new(),
@@ -176,6 +177,7 @@ impl Conversation {
                 prefix: gutter.clone(),
                 cont: gutter.clone(),
                 spans,
+                table: None,
             };
             self.lines.push(Logical {
                 text: md.text(),
