@@ -66,6 +66,7 @@ pub fn spawn_agent(mut session: Session, events: EventSender) -> AgentHandle {
                 AgentCommand::Undo { all, cancel } => session.undo(all, &events, cancel).await,
                 AgentCommand::ClearConversation => session.clear(),
                 AgentCommand::SetModel(model) => session.set_model(&model, &events),
+                AgentCommand::ListModels => session.list_models(&events).await,
                 // The router above takes these; one arriving here goes the same way.
                 AgentCommand::RevokeApprovals(tools) => {
                     session.revoker().revoke(tools);

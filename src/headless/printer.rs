@@ -137,6 +137,7 @@ impl Printer {
             | AgentEvent::SessionDiff { .. }
             | AgentEvent::UndoFinished { .. }
             | AgentEvent::SessionFiles { .. }
+            | AgentEvent::ModelsListed { .. }
             | AgentEvent::LiveEditBase { .. }
             | AgentEvent::ToolRunning { .. }
             | AgentEvent::ScopesChanged { .. }

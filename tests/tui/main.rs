@@ -8,6 +8,7 @@
 #[path = "../support/mod.rs"]
 mod support;
 
+mod commands;
 mod diff_lazy;
 mod exit;
 mod failures;

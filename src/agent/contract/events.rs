@@ -229,6 +229,14 @@ pub enum AgentEvent {
     ModelChanged {
         model: String,
     },
+    /// The server's models (`/model` alone): their names sorted, or why the
+    /// list could not be read (scrubbed like every server message).
+    ModelsListed {
+        /// The model requests ask for now.
+        current: String,
+        models: Vec<String>,
+        error: Option<String>,
+    },
     /// A session was brought back from its transcript (`stepwise resume`,
     /// `--continue`): its conversation as the user saw it and its totals.
     /// Sent once, right after `SessionReady`.

@@ -34,6 +34,11 @@ impl App {
             }
             E::UndoFinished { reverted, error } => self.undo_finished(reverted, error),
             E::SessionFiles { files } => self.session_files = files,
+            E::ModelsListed {
+                current,
+                models,
+                error,
+            } => self.models_listed(&current, &models, error.as_deref()),
             // The header names the rule files from the start (each task reads them again).
             E::SessionReady { rules, sandbox } => {
                 self.set_rules(rules);

@@ -67,6 +67,7 @@ impl App {
         let by_line = plain || matches!(key.code, KeyCode::Up | KeyCode::Down);
         let edited = self.approvals.review().edited.is_some();
         match action {
+            Some(Action::Help) => self.open_help(),
             Some(Action::Approve) => self.approve(),
             Some(Action::ApproveForTask) => self.approve_for_task(confirm),
             Some(Action::Decline) if edited => self.decline_edited(key.code, confirm),

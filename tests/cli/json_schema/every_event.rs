@@ -168,6 +168,11 @@ pub fn every_event() -> Vec<AgentEvent> {
         AgentEvent::SessionFiles {
             files: vec!["a.py".into()],
         },
+        AgentEvent::ModelsListed {
+            current: "m".into(),
+            models: vec!["m".into()],
+            error: None,
+        },
         AgentEvent::Error {
             message: "m".into(),
         },
@@ -248,6 +253,7 @@ pub fn every_event() -> Vec<AgentEvent> {
             | AgentEvent::SessionDiff { .. }
             | AgentEvent::UndoFinished { .. }
             | AgentEvent::SessionFiles { .. }
+            | AgentEvent::ModelsListed { .. }
             | AgentEvent::SessionRestored { .. }
             | AgentEvent::Error { .. }
             | AgentEvent::ResumeRefused { .. }
