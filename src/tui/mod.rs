@@ -95,6 +95,11 @@ pub fn run(runtime: &tokio::runtime::Runtime, config: Config) -> i32 {
     let demo_copy =
         matches!(config.model_source, crate::config::ModelSource::Demo).then(|| workspace.clone());
     let mut app = App::new(model_label, display_path(&workspace));
+    // The input's history of earlier sessions in this workspace (not with --no-log).
+    let keep_history = !matches!(config.log, crate::config::LogSetting::Off);
+    if keep_history {
+        app.set_history(term::history::load(&workspace));
+    }
     app.set_test_timeout(config.test_timeout);
     app.set_key_var(config.provider.preset().key_var);
     app.set_grammars_off_thread();
@@ -145,6 +150,12 @@ pub fn run(runtime: &tokio::runtime::Runtime, config: Config) -> i32 {
     let look = (config.theme, term::background::color_on(config.color));
     let (code, app) = runtime.block_on(run_app(app, agent, inbox, look));
     drop(lock);
+    if let Some(app) = &app
+        && keep_history
+        && let Err(e) = term::history::save(&workspace, app.input().history())
+    {
+        tracing::warn!(error = %e, "the input history was not saved");
+    }
     if let Some(app) = app {
         // Back on the normal screen: what happened, for the scrollback.
         for line in app.exit_summary(transcript.as_deref(), demo_copy.as_deref()) {

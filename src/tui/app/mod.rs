@@ -257,6 +257,11 @@ impl App {
         }
     }
 
+    /// The input's history from earlier sessions (oldest first).
+    pub fn set_history(&mut self, entries: Vec<String>) {
+        self.input.set_history(entries);
+    }
+
     /// The configured provider's key variable, for the words about keys.
     pub fn set_key_var(&mut self, var: Option<&'static str>) {
         self.key_var = var;
