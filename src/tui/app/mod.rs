@@ -270,17 +270,18 @@ impl App {
     /// The first screen of a newcomer without a key: what to set, for the
     /// configured provider (`var`), and the ways to go on without one.
     pub fn welcome_without_key(&mut self, provider: &str, var: &str) {
-        let env = match var {
-            crate::config::API_KEY_VAR => {
-                "optionally also `OPENAI_BASE_URL=...` and `STEPWISE_MODEL=...`; see `.env.example`"
-            }
-            _ => "optionally also `STEPWISE_MODEL=...`",
+        let (value, env) = match var {
+            crate::config::API_KEY_VAR => (
+                "sk-...",
+                "optionally also `OPENAI_BASE_URL=...` and `STEPWISE_MODEL=...`; see `.env.example`",
+            ),
+            _ => ("...", "optionally also `STEPWISE_MODEL=...`"),
         };
         let text = format!(
             "Welcome to stepwise. No API key is set for provider {provider}, so no model can be reached yet. Pick one:
-  1. Put `{var}=...` in a `.env` file in this folder ({env}), then start stepwise again.
+  1. Put `{var}={value}` in a `.env` file in this folder ({env}), then start stepwise again.
   2. Try it without a key: `stepwise --demo` plays a scripted model on a copy of the workspace.
-  3. Use a local server, which needs no key, e.g. Ollama: `stepwise --provider ollama --model qwen2.5-coder`.
+  3. Use a local server, which needs no key, e.g. Ollama: `stepwise --base-url http://localhost:11434/v1 --model qwen2.5-coder`.
 Press Ctrl+C to quit."
         );
         self.notice(&text);
