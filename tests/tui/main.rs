@@ -12,6 +12,7 @@ mod commands;
 mod diff_lazy;
 mod exit;
 mod failures;
+mod hints;
 mod keystrokes;
 mod live_order;
 mod live_patch;

@@ -174,8 +174,15 @@ impl App {
                 "a would approve the whole proposal: press y to write your selection or your version.",
             );
         } else if confirm != Some(Confirm::ForTask) {
+            let key = |action| keymap::hint(Layer::Prompt, action).0;
+            let (again, yes, no) = (
+                key(Action::ApproveForTask),
+                key(Action::Approve),
+                key(Action::Decline),
+            );
+            let revoke = keymap::hint(Layer::Global, Action::Revoke).0;
             let text = format!(
-                "Press a again to approve this and every later {tool} call until the task ends, without asking (F3 revokes); any other key cancels."
+                "Press {again} again to approve this and every later {tool} call until the task ends, without asking ({revoke} revokes); {yes} approves only this one, {no} declines it, any other key cancels."
             );
             self.approvals.set_confirm(Some(Confirm::ForTask));
             self.show_flash(text);
