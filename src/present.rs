@@ -1,6 +1,6 @@
 //! How the core's events read in English, once for every front end: the
-//! receipt, retry, compaction, repair, rules and finish lines, the token
-//! line and elapsed times. Pure functions returning plain text (and, for the
+//! receipt, retry, compaction, repair, rules and finish lines, a failed
+//! call's line and the end of its output, the token line and elapsed times. Pure functions returning plain text (and, for the
 //! receipt, whether a line reports a problem); the headless printer prints
 //! them as they are, the TUI styles them. This module must stay free of any
 //! terminal or UI crate: it depends on the contract only.

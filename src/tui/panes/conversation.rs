@@ -1,5 +1,6 @@
 //! The conversation pane: the transcript (tasks, streamed assistant text as
-//! markdown, final answers, errors, gate refusals, notices) as logical
+//! markdown, final answers, errors, failed calls with the end of their
+//! output in the program's colours, gate refusals, notices) as logical
 //! lines. Wrapping and scrolling are `wrap_cache`'s: only the lines around
 //! the view are ever wrapped, so appending, a width change and drawing cost
 //! what is visible, not the length of the session. The reply still
