@@ -108,3 +108,18 @@ fn question_mark_opens_help_at_a_prompt_but_stays_text_in_a_draft() {
     assert!(app.overlay().is_none());
     assert!(app.input().text().ends_with('?'), "{}", app.input().text());
 }
+
+#[test]
+fn question_mark_opens_help_over_a_tool_calls_details_too() {
+    let mut app = app();
+    explored(&mut app);
+    press(&mut app, KeyCode::Tab);
+    press(&mut app, KeyCode::Tab);
+    press(&mut app, KeyCode::Enter);
+    assert!(
+        matches!(app.overlay(), Some(Overlay::Detail(_))),
+        "details open"
+    );
+    type_text(&mut app, "?");
+    assert!(matches!(app.overlay(), Some(Overlay::Help)));
+}

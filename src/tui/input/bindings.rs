@@ -116,4 +116,5 @@ pub const BINDINGS: &[Binding] = &[
     // Overlays
     key(HelpOverlay, Close, &[any(Esc), any(F(1)), any(Char('?')), any(Char('q')), any(Enter)]),
     key(Overlay, Close, &[any(Esc), any(Enter), any(Backspace), any(Char('q'))]),
+    key(Overlay, Help, &[any(Char('?'))]),
 ];

@@ -114,6 +114,7 @@ impl App {
     fn detail_key(&mut self, key: KeyEvent) {
         match keymap::action(Layer::Overlay, &key) {
             Some(Action::Close) => self.overlay = None,
+            Some(Action::Help) => self.open_help(),
             _ => {
                 if let Some(m) = scroll_move(key.code) {
                     self.scroll_overlay(m);
