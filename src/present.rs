@@ -43,11 +43,15 @@ pub fn failure_line(tool: &str, target: &str, summary: &str, result: &serde_json
 }
 
 /// The output a failed call's line is followed by: the last `n` lines of
-/// `text` (its `output` field, or the coloured copy of it), trailing blank
-/// lines left out.
+/// `text` (its `output` field, or the coloured copy of it), blank lines at
+/// either end left out.
 pub fn output_tail(text: &str, n: usize) -> Vec<&str> {
     let lines: Vec<&str> = text.trim_end().lines().collect();
-    lines[lines.len().saturating_sub(n)..].to_vec()
+    let tail = &lines[lines.len().saturating_sub(n)..];
+    tail.iter()
+        .skip_while(|l| l.trim().is_empty())
+        .copied()
+        .collect()
 }
 
 /// The heading of a receipt: it says who computed it.

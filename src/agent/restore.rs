@@ -127,6 +127,7 @@ fn restored_entries(registry: &Registry, history: &[ChatMessage]) -> Vec<Restore
                         detail: String::new(),
                         summary: String::new(),
                         edited: false,
+                        output: String::new(),
                     });
                 }
             }
@@ -175,6 +176,7 @@ fn settle(entry: &mut RestoredEntry, result: &str, was_declined: bool) {
         detail,
         summary,
         edited,
+        output,
         ..
     } = entry
     else {
@@ -202,6 +204,13 @@ fn settle(entry: &mut RestoredEntry, result: &str, was_declined: bool) {
         (false, true) => String::new(),
     };
     *edited = body.get("user_modified").and_then(Value::as_bool) == Some(true);
+    if !ok && !was_declined {
+        let text = body
+            .get("output")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        *output = crate::present::output_tail(text, crate::present::FAILURE_TAIL_LINES).join("\n");
+    }
     *summary = body
         .get("summary")
         .and_then(Value::as_str)

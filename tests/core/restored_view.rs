@@ -16,12 +16,17 @@ async fn restored_entries_carry_decisions_failures_and_gate_refusals() {
         tool_call("write_file", json!({"path": "a.txt", "content": "model\n"})),
         tool_call("write_file", json!({"path": "b.txt", "content": "model\n"})),
         tool_call("read_file", json!({"path": "../outside.txt"})),
+        tool_call(
+            "write_file",
+            json!({"path": "test_zz.py", "content": "import unittest\n\n\nclass T(unittest.TestCase):\n    def test_fails(self):\n        self.assertEqual(1, 2)\n"}),
+        ),
+        tool_call("run_tests", json!({})),
         text("done"),
         text("done, really"),
     ])
     .await;
     let settings = LoopSettings {
-        max_steps: 6,
+        max_steps: 9,
         ..LoopSettings::default()
     };
     let mut s = session_on(&model, ws.path(), settings.clone());
@@ -33,7 +38,7 @@ async fn restored_entries_carry_decisions_failures_and_gate_refusals() {
             ApprovalAction::Edit { path, .. } if path == "a.txt" => Decision::Decline {
                 reason: Some("not that file".into()),
             },
-            ApprovalAction::Edit { .. } => Decision::ApproveEdited {
+            ApprovalAction::Edit { path, .. } if path == "b.txt" => Decision::ApproveEdited {
                 content: "mine\n".into(),
             },
             _ => Decision::Approve,
@@ -74,6 +79,18 @@ async fn restored_entries_carry_decisions_failures_and_gate_refusals() {
             .unwrap()
             .is_empty(),
         "a failure says why"
+    );
+    let run = entries
+        .iter()
+        .find(|e| e["kind"] == "tool" && e["name"] == "run_tests")
+        .unwrap();
+    assert_eq!(run["status"], "failed", "{run}");
+    assert!(
+        run["output"]
+            .as_str()
+            .unwrap()
+            .contains("AssertionError: 1 != 2"),
+        "the end of the failing run's output: {run}"
     );
     let gate = entries.iter().find(|e| e["kind"] == "gate");
     assert!(

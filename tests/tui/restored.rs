@@ -29,6 +29,7 @@ fn call(
         detail: detail.into(),
         summary: String::new(),
         edited,
+        output: String::new(),
     }
 }
 
@@ -66,6 +67,18 @@ fn a_restored_session_shows_decisions_failures_gate_refusals_and_its_calls() {
                 "path escapes the workspace",
                 false,
             ),
+            RestoredEntry::Tool {
+                name: "run_tests".into(),
+                arguments: "{}".into(),
+                call_id: "c5".into(),
+                call_kind: CallKind::Execute,
+                target: String::new(),
+                status: Some(CallStatus::Failed),
+                detail: "1 failed (exit 1)".into(),
+                summary: "1 failed".into(),
+                edited: false,
+                output: "Traceback (most recent call last):\nAssertionError: 1 != 2".into(),
+            },
             RestoredEntry::Gate {
                 text: "Final answer refused: run the tests".into(),
             },
@@ -84,6 +97,8 @@ fn a_restored_session_shows_decisions_failures_gate_refusals_and_its_calls() {
         "✓ You approved your edited version for write_file b.txt",
         "✗ read_file ../x failed: path escapes the workspace",
         "⊘ Final answer refused: run the tests",
+        "✗ run_tests failed: 1 failed (exit 1)",
+        "│ AssertionError: 1 != 2",
         "· The user interrupted the task.",
     ] {
         assert!(shown.contains(line), "{line}:\n{shown}");
@@ -98,5 +113,5 @@ fn a_restored_session_shows_decisions_failures_gate_refusals_and_its_calls() {
         .iter()
         .map(|r| r.target.as_str())
         .collect();
-    assert_eq!(rows, ["calculator.py", "a.txt", "b.txt", "../x"]);
+    assert_eq!(rows, ["calculator.py", "a.txt", "b.txt", "../x", ""]);
 }

@@ -267,7 +267,7 @@ pub enum RestoredEntry {
     /// ended as its result says: `status` (`None`: no result was recorded,
     /// e.g. the task was interrupted), `detail` (the error or the reason
     /// given for a decline; empty when it went well) and `edited` (the user
-    /// approved their own version of the edit).
+    /// approved their own version of the edit), and `output`.
     Tool {
         name: String,
         arguments: String,
@@ -278,6 +278,9 @@ pub enum RestoredEntry {
         detail: String,
         summary: String,
         edited: bool,
+        /// The end of a failed call's output (a failing test run's last
+        /// lines, as the live conversation showed them); empty otherwise.
+        output: String,
     },
     /// A final answer the completion gate refused, with its reason.
     Gate { text: String },

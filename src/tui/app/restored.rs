@@ -65,6 +65,7 @@ impl App {
             detail,
             summary,
             edited,
+            output,
         } = entry
         else {
             return;
@@ -107,7 +108,14 @@ impl App {
             Some(CallStatus::Failed) => {
                 let result = serde_json::json!({ "error": detail });
                 let line = present::failure_line(&tool.to_string(), target, summary, &result);
-                self.conversation.push_failure(&line, Vec::new());
+                let tail = match output.is_empty() {
+                    true => Vec::new(),
+                    false => output
+                        .lines()
+                        .map(crate::tui::render::ansi::spans)
+                        .collect(),
+                };
+                self.conversation.push_failure(&line, tail);
             }
             _ if *edited => self
                 .conversation

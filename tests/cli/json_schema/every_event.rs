@@ -215,6 +215,7 @@ pub fn every_event() -> Vec<AgentEvent> {
                     detail: String::new(),
                     summary: String::new(),
                     edited: false,
+                    output: String::new(),
                 },
                 RestoredEntry::Gate { text: "g".into() },
                 RestoredEntry::Notice { text: "n".into() },
