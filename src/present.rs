@@ -1,6 +1,6 @@
 //! How the core's events read in English, once for every front end: the
-//! receipt, retry, compaction, repair, rules and finish lines, the token
-//! line and elapsed times. Pure functions returning plain text (and, for the
+//! receipt, retry, compaction, repair, rules and finish lines, a failed
+//! call's line and the end of its output, the token line and elapsed times. Pure functions returning plain text (and, for the
 //! receipt, whether a line reports a problem); the headless printer prints
 //! them as they are, the TUI styles them. This module must stay free of any
 //! terminal or UI crate: it depends on the contract only.
@@ -21,6 +21,38 @@ pub use sanitize::{content_line, json_safe, one_line, sanitize, screen_line, vis
 use crate::agent::{FinishReason, Receipt};
 use crate::llm::TokenUsage;
 use std::time::Duration;
+
+/// How many lines of a failed call's output (the end of a failing test
+/// run) the front ends show under it.
+pub const FAILURE_TAIL_LINES: usize = 15;
+
+/// The line a failed or refused call leaves, in both front ends: what was
+/// called and why it failed. A test run says its summary (its output follows,
+/// see [`output_tail`]); any other call says its error whole.
+pub fn failure_line(tool: &str, target: &str, summary: &str, result: &serde_json::Value) -> String {
+    let call = match target.is_empty() {
+        true => tool.to_string(),
+        false => format!("{tool} {target}"),
+    };
+    let error = result.get("error").and_then(|e| e.as_str());
+    let why = match (result.get("output"), error) {
+        (None, Some(error)) if !error.is_empty() => error,
+        _ => summary,
+    };
+    format!("{call} failed: {why}")
+}
+
+/// The output a failed call's line is followed by: the last `n` lines of
+/// `text` (its `output` field, or the coloured copy of it), blank lines at
+/// either end left out.
+pub fn output_tail(text: &str, n: usize) -> Vec<&str> {
+    let lines: Vec<&str> = text.trim_end().lines().collect();
+    let tail = &lines[lines.len().saturating_sub(n)..];
+    tail.iter()
+        .skip_while(|l| l.trim().is_empty())
+        .copied()
+        .collect()
+}
 
 /// The heading of a receipt: it says who computed it.
 pub const RECEIPT_HEADING: &str = "Receipt — computed by stepwise, not the model";

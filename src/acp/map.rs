@@ -249,15 +249,23 @@ pub fn replay(entries: &[RestoredEntry], id: impl Fn(usize) -> String) -> Vec<Se
             RestoredEntry::Tool {
                 name,
                 arguments,
+                call_kind,
                 status,
+                detail,
+                ..
             } => {
                 let raw = serde_json::from_str(arguments)
                     .unwrap_or_else(|_| serde_json::Value::String(arguments.clone()));
-                let call = ToolCall::new(id(i), restored_tool_line(name, arguments))
+                let mut call = ToolCall::new(id(i), restored_tool_line(name, arguments))
+                    .kind(kind_of_call(*call_kind))
                     .status(status.map_or(ToolCallStatus::Completed, status_of))
                     .raw_input(raw);
+                if !detail.is_empty() {
+                    call = call.content(vec![text(sanitize(detail).into_owned())]);
+                }
                 out.push(SessionUpdate::ToolCall(call));
             }
+            RestoredEntry::Gate { text } | RestoredEntry::Notice { text } => out.push(note(text)),
         }
     }
     out
@@ -382,7 +390,14 @@ mod tests {
             RestoredEntry::Tool {
                 name: "run_tests".into(),
                 arguments: "{}".into(),
+                call_id: "c1".into(),
+                call_kind: CallKind::Execute,
+                target: "pytest".into(),
                 status: Some(CallStatus::Failed),
+                detail: "exit 1".into(),
+                summary: String::new(),
+                edited: false,
+                output: String::new(),
             },
             RestoredEntry::Assistant { text: "a".into() },
         ];

@@ -35,8 +35,9 @@ pub(super) struct Approved {
     pub(super) revision: Option<Revision>,
 }
 
-/// Why a call was not carried out: its status and result.
-type NotApproved = (CallStatus, ToolOutput);
+/// Why a call was not carried out: its status and result (boxed: a result
+/// is large next to what an approval carries).
+type NotApproved = Box<(CallStatus, ToolOutput)>;
 
 impl Session {
     pub(super) async fn approve(
@@ -96,9 +97,9 @@ impl Session {
     ) -> Result<Approved, NotApproved> {
         let declined = |reason: Option<&str>| {
             let output = declined_output(tool, reason, t.cancel.is_cancelled());
-            (CallStatus::Declined, output)
+            Box::new((CallStatus::Declined, output))
         };
-        let failed = |problem: String| (CallStatus::Failed, ToolOutput::error(problem));
+        let failed = |problem: String| Box::new((CallStatus::Failed, ToolOutput::error(problem)));
         let (prepared, revision) = match (decision, prepared) {
             (Decision::Decline { reason }, _) => return Err(declined(reason.as_deref())),
             (Decision::ApproveToolForTask, p) => {
@@ -176,7 +177,7 @@ impl Session {
                     reason.map(|r| format!(" ({r})")).unwrap_or_default()
                 );
                 let output = declined_output(tool, Some(&why), t.cancel.is_cancelled());
-                return Err((CallStatus::Declined, output));
+                return Err(Box::new((CallStatus::Declined, output)));
             }
         }
         Ok(())
@@ -233,6 +234,10 @@ fn approval_action(prepared: &Prepared, sandbox: &sandbox::Policy) -> ApprovalAc
 
 /// The result of a call the user declined (or interrupted): typed as a
 /// decline unless it was an interrupt, so the model side need not read text.
+/// What stands before the user's reason in a declined call's result (a
+/// restored session reads the reason back after it).
+pub(super) const USER_REASON: &str = " The user's reason: ";
+
 fn declined_output(tool: &ToolId, reason: Option<&str>, interrupted: bool) -> ToolOutput {
     if interrupted {
         return ToolOutput::error(format!(
@@ -246,7 +251,7 @@ fn declined_output(tool: &ToolId, reason: Option<&str>, interrupted: bool) -> To
         _ => format!("The user declined this {tool} call. Nothing was changed."),
     };
     match reason.map(str::trim).filter(|r| !r.is_empty()) {
-        Some(r) => message.push_str(&format!(" The user's reason: {r}")),
+        Some(r) => message.push_str(&format!("{USER_REASON}{r}")),
         None => message.push_str(
             " Do not repeat it unchanged; reconsider the approach or explain in a final answer.",
         ),

@@ -81,6 +81,17 @@ impl ChangeLog {
             .collect()
     }
 
+    /// Each file the session's changes leave different from before its
+    /// first one, in first-change order (an undone change is gone from the
+    /// log, and a file changed back to what it was is not changed).
+    pub fn changed_paths(&self) -> Vec<String> {
+        self.net(|_| true)
+            .into_iter()
+            .filter(|(_, before, after)| before != after)
+            .map(|(path, _, _)| path.to_string())
+            .collect()
+    }
+
     /// The cumulative diff since the session started: each changed file's
     /// original content against what is on disk now.
     pub fn session_diffs(&self, ws: &Workspace) -> Vec<FileDiff> {

@@ -104,7 +104,10 @@ impl Session {
         };
         let approved = match self.approve(t, call_id, &id, prepared).await {
             Ok(approved) => approved,
-            Err((status, output)) => return self.finish(t, call_id, id, status, output),
+            Err(not) => {
+                let (status, output) = *not;
+                return self.finish(t, call_id, id, status, output);
+            }
         };
         self.running(t, call_id, approved.auto);
         let output = self.carry_out(t, approved).await;
@@ -299,6 +302,9 @@ impl Session {
         // test output, a file or a server's answer may hold the key.
         scrub::json(&mut output.body);
         scrub::string(&mut output.summary);
+        if let Some(coloured) = &mut output.coloured {
+            scrub::string(coloured);
+        }
         t.emit(AgentEvent::ToolFinished {
             step: t.step,
             call_id: call_id.to_string(),
@@ -306,6 +312,7 @@ impl Session {
             status,
             summary: output.summary.clone(),
             result: output.body.clone(),
+            coloured_output: output.coloured.clone(),
         });
         output
     }

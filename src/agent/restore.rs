@@ -9,10 +9,13 @@
 //! cut off: it is said so (`TaskCutOff`, its changes in `/diff` and
 //! `/undo`), and its unanswered tool calls get a result saying why.
 
-use super::contract::{AgentEvent, CallStatus, RestoredEntry};
+use super::contract::{AgentEvent, CallKind, CallStatus, RestoredEntry};
 use super::saved::SavedState;
 use super::session::Session;
 use crate::llm::{ChatMessage, Role};
+use crate::tools::registry::Registry;
+use crate::tools::{ToolId, ToolName};
+use serde_json::Value;
 use std::collections::HashSet;
 
 /// The outcome a checkpoint names while a task runs.
@@ -125,7 +128,7 @@ impl Session {
         };
         let mut events = vec![AgentEvent::SessionRestored {
             session: from,
-            entries: restored_entries(&self.history),
+            entries: restored_entries(&self.registry, &self.history),
             tasks: self.tasks,
             steps: self.saved.steps,
             usage: self.session_usage,
@@ -158,13 +161,21 @@ impl Session {
     }
 }
 
-/// The conversation as the user saw it: their tasks, the model's text and
-/// the tools it called with how each ended (results are not repeated).
-fn restored_entries(history: &[ChatMessage]) -> Vec<RestoredEntry> {
+/// The conversation as the user saw it: their tasks, the model's text, the
+/// tools it called with how each ended (read from the result the model got:
+/// declined, failed and why, the user's own version), and what stepwise
+/// told the model (gate refusals apart), so a resumed session reads like a
+/// live one. stepwise's messages are never shown as the user's turns.
+fn restored_entries(registry: &Registry, history: &[ChatMessage]) -> Vec<RestoredEntry> {
     let mut out = Vec::new();
     for m in history {
         let text = m.content.as_deref().unwrap_or("").trim();
         match m.role {
+            Role::User if text.starts_with(FEEDBACK) => {
+                out.push(feedback_entry(text[FEEDBACK.len()..].trim()));
+            }
+            // A tool's result under `--protocol json`: shown with its call.
+            Role::User if text.starts_with("Tool result for ") => {}
             Role::User if !text.is_empty() => out.push(RestoredEntry::User {
                 text: text.to_string(),
             }),
@@ -175,11 +186,33 @@ fn restored_entries(history: &[ChatMessage]) -> Vec<RestoredEntry> {
                     });
                 }
                 for call in &m.tool_calls {
+                    let id = registry.identify(&call.function.name);
+                    let args: Value =
+                        serde_json::from_str(&call.function.arguments).unwrap_or(Value::Null);
                     out.push(RestoredEntry::Tool {
                         name: call.function.name.clone(),
                         arguments: call.function.arguments.clone(),
-                        status: status_of(history, &call.id),
+                        call_id: call.id.clone(),
+                        call_kind: kind_of(&id),
+                        target: target_of(&args),
+                        status: None,
+                        detail: String::new(),
+                        summary: String::new(),
+                        edited: false,
+                        output: String::new(),
                     });
+                }
+            }
+            Role::Tool => {
+                let Some(call_id) = m.tool_call_id.as_deref() else {
+                    continue;
+                };
+                let entry = out
+                    .iter_mut()
+                    .rev()
+                    .find(|e| matches!(e, RestoredEntry::Tool { call_id: c, .. } if c == call_id));
+                if let Some(entry) = entry {
+                    settle(entry, text, m.declined);
                 }
             }
             _ => {}
@@ -188,21 +221,96 @@ fn restored_entries(history: &[ChatMessage]) -> Vec<RestoredEntry> {
     out
 }
 
-/// How the call `id` ended, from its result in the conversation: declined,
-/// or the result's `success` field. `None` when the result is gone or was
-/// replaced by a stub (compaction) that says neither.
-fn status_of(history: &[ChatMessage], id: &str) -> Option<CallStatus> {
-    let result = history
+/// How stepwise's own messages to the model start (`protocol::record_feedback`).
+const FEEDBACK: &str = "[stepwise]";
+
+/// A message stepwise sent the model: a gate refusal, or any other notice
+/// (its `error`, when it is a JSON result).
+fn feedback_entry(text: &str) -> RestoredEntry {
+    let error = serde_json::from_str::<Value>(text)
+        .ok()
+        .and_then(|v| v.get("error").and_then(Value::as_str).map(str::to_string));
+    match error {
+        Some(reason) if reason.starts_with(super::session::GATE_REFUSED) => {
+            RestoredEntry::Gate { text: reason }
+        }
+        Some(error) => RestoredEntry::Notice { text: error },
+        None => RestoredEntry::Notice {
+            text: text.to_string(),
+        },
+    }
+}
+
+/// A call's entry with the result the model got.
+fn settle(entry: &mut RestoredEntry, result: &str, was_declined: bool) {
+    let RestoredEntry::Tool {
+        status,
+        detail,
+        summary,
+        edited,
+        output,
+        ..
+    } = entry
+    else {
+        return;
+    };
+    let body: Value = serde_json::from_str(result).unwrap_or(Value::Null);
+    let ok = body.get("success").and_then(Value::as_bool) == Some(true);
+    *status = Some(match (was_declined, ok) {
+        (true, _) => CallStatus::Declined,
+        (false, true) => CallStatus::Ok,
+        (false, false) => CallStatus::Failed,
+    });
+    let error = body.get("error").and_then(Value::as_str).unwrap_or(result);
+    *detail = match (was_declined, ok) {
+        // Only the user's own words: the rest was said to the model.
+        (true, _) => error
+            .split_once(super::approve::USER_REASON)
+            .map(|(_, reason)| reason.to_string())
+            .unwrap_or_default(),
+        // A test run says its summary; the error was advice to the model.
+        (false, false) => match body.get("summary").and_then(Value::as_str) {
+            Some(summary) if body.get("output").is_some() => summary.to_string(),
+            _ => error.to_string(),
+        },
+        (false, true) => String::new(),
+    };
+    *edited = body.get("user_modified").and_then(Value::as_bool) == Some(true);
+    if !ok && !was_declined {
+        let text = body
+            .get("output")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        *output = crate::present::output_tail(text, crate::present::FAILURE_TAIL_LINES).join("\n");
+    }
+    *summary = body
+        .get("summary")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_string();
+}
+
+/// What a call does, for the rows of a restored session (a live call knows
+/// it from its plan; a restored one from its tool).
+fn kind_of(id: &ToolId) -> CallKind {
+    match id {
+        ToolId::Mcp { .. } => CallKind::External,
+        ToolId::Unknown(_) => CallKind::Other,
+        ToolId::Builtin(name) => match *name {
+            ToolName::RUN_TESTS => CallKind::Execute,
+            ToolName::WRITE_FILE | ToolName::REPLACE_TEXT | ToolName::APPLY_PATCH => CallKind::Edit,
+            _ => CallKind::Read,
+        },
+    }
+}
+
+/// The key argument of a call, as a live row shows it (its path or command).
+fn target_of(args: &Value) -> String {
+    ["path", "command"]
         .iter()
-        .find(|m| m.role == Role::Tool && m.tool_call_id.as_deref() == Some(id))?;
-    if result.declined {
-        return Some(CallStatus::Declined);
-    }
-    let body: serde_json::Value = serde_json::from_str(result.content.as_deref()?).ok()?;
-    match body.get("success")?.as_bool()? {
-        true => Some(CallStatus::Ok),
-        false => Some(CallStatus::Failed),
-    }
+        .find_map(|k| args.get(*k).and_then(Value::as_str))
+        .unwrap_or_default()
+        .to_string()
 }
 
 #[cfg(test)]
@@ -231,40 +339,5 @@ mod tests {
         );
         answer_dangling_calls(&mut history);
         assert_eq!(history.len(), 4, "answered once");
-    }
-
-    #[test]
-    fn a_restored_tool_call_says_how_it_ended() {
-        let calls = vec![
-            ToolCallMsg::new("a", "read_file", "{}"),
-            ToolCallMsg::new("b", "write_file", "{}"),
-            ToolCallMsg::new("c", "run_tests", "{}"),
-            ToolCallMsg::new("d", "list_files", "{}"),
-        ];
-        let history = vec![
-            ChatMessage::system("s"),
-            ChatMessage::user("task"),
-            ChatMessage::assistant_tool_calls("", calls),
-            ChatMessage::tool_result("a", r#"{"success":true,"content":"x"}"#),
-            ChatMessage::tool_result("b", "declined").declined(true),
-            ChatMessage::tool_result("c", r#"{"success":false,"error":"exit 1"}"#),
-            ChatMessage::tool_result("d", "[elided]"),
-        ];
-        let statuses: Vec<Option<CallStatus>> = restored_entries(&history)
-            .into_iter()
-            .filter_map(|e| match e {
-                RestoredEntry::Tool { status, .. } => Some(status),
-                _ => None,
-            })
-            .collect();
-        assert_eq!(
-            statuses,
-            vec![
-                Some(CallStatus::Ok),
-                Some(CallStatus::Declined),
-                Some(CallStatus::Failed),
-                None
-            ]
-        );
     }
 }

@@ -68,6 +68,12 @@ impl Session {
         self.changes.session_diffs(&self.workspace)
     }
 
+    /// The files the session has changed so far, from its change log (see
+    /// `ChangeLog::changed_paths`): no file is read.
+    pub fn changed_paths(&self) -> Vec<String> {
+        self.changes.changed_paths()
+    }
+
     /// `/diff`: send the session diff and the git status.
     pub async fn show_diff(&self, events: &EventSender) {
         let files = self.session_diffs();

@@ -2,6 +2,8 @@
 //! how an interactive front end (the TUI) uses the core. Commands run one at
 //! a time, except revocations: a router forwards them to the session's
 //! `Revoker` at once, so a revoke never waits for the running task to end.
+//! After each command (and once at the start) the session's changed files
+//! go out when they changed, so a front end never keeps its own list.
 
 use super::contract::{AgentCommand, AgentEvent, EventSender};
 use super::session::Session;
@@ -24,6 +26,12 @@ pub fn spawn_agent(mut session: Session, events: EventSender) -> AgentHandle {
     });
     for restored in session.restored_events() {
         let _ = events.send(restored);
+    }
+    let mut files = session.changed_paths();
+    if !files.is_empty() {
+        let _ = events.send(AgentEvent::SessionFiles {
+            files: files.clone(),
+        });
     }
     forward_mcp_reports(session.mcp_hub(), &events);
     let (commands, mut inbox) = mpsc::unbounded_channel();
@@ -58,6 +66,7 @@ pub fn spawn_agent(mut session: Session, events: EventSender) -> AgentHandle {
                 AgentCommand::Undo { all, cancel } => session.undo(all, &events, cancel).await,
                 AgentCommand::ClearConversation => session.clear(),
                 AgentCommand::SetModel(model) => session.set_model(&model, &events),
+                AgentCommand::ListModels => session.list_models(&events).await,
                 // The router above takes these; one arriving here goes the same way.
                 AgentCommand::RevokeApprovals(tools) => {
                     session.revoker().revoke(tools);
@@ -65,6 +74,13 @@ pub fn spawn_agent(mut session: Session, events: EventSender) -> AgentHandle {
             }
             // After every command: what a resumed session would start from.
             session.checkpoint();
+            let now = session.changed_paths();
+            if now != files {
+                files = now;
+                let _ = events.send(AgentEvent::SessionFiles {
+                    files: files.clone(),
+                });
+            }
         }
     });
     AgentHandle { commands, task }

@@ -31,6 +31,9 @@ pub const NOTHING_TO_CONTINUE: &str = "nothing to continue: send a task first";
 /// Repair requests per step when a reply cannot be understood.
 pub const MAX_REPAIRS: u32 = 2;
 
+/// How every gate refusal starts (a restored session knows one by it).
+pub const GATE_REFUSED: &str = "Final answer refused:";
+
 /// Settings of the loop itself.
 #[derive(Debug, Clone)]
 pub struct LoopSettings {
@@ -357,7 +360,9 @@ impl Session {
                         // Without any test command the gate cannot be met: the
                         // answer is accepted, and its receipt says it is untested.
                         if t.changed_since_tests && !self.test_commands.is_empty() {
-                            let reason = "Final answer refused: files were changed in this task and run_tests has not passed since the last change. Run the tests, fix any failure, then answer.".to_string();
+                            let reason = format!(
+                                "{GATE_REFUSED} files were changed in this task and run_tests has not passed since the last change. Run the tests, fix any failure, then answer."
+                            );
                             t.emit(AgentEvent::GateRefused {
                                 step: t.step,
                                 reason: reason.clone(),

@@ -16,6 +16,28 @@ const MAX_NAME: usize = 200;
 
 impl Session {
     /// Switch to `name` for the requests that follow; `ModelChanged` or `Error`.
+    /// `/model` alone: the model asked now and the server's list.
+    pub async fn list_models(&self, events: &EventSender) {
+        let current = self
+            .saved
+            .model
+            .clone()
+            .unwrap_or_else(|| self.model.label());
+        let (models, error) = match self.model.list_models().await {
+            Ok(models) => (models, None),
+            Err(e) => {
+                let mut text = e.to_string();
+                crate::tools::scrub::string(&mut text);
+                (Vec::new(), Some(text))
+            }
+        };
+        let _ = events.send(AgentEvent::ModelsListed {
+            current,
+            models,
+            error,
+        });
+    }
+
     pub fn set_model(&mut self, name: &str, events: &EventSender) {
         let name = name.trim();
         if name.is_empty() || name.len() > MAX_NAME || name.chars().any(char::is_control) {

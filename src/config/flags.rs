@@ -9,8 +9,7 @@
 
 use super::settings::SETTINGS;
 use super::{
-    ColorChoice, DEFAULT_MODEL, LogSetting, ModelSource, Protocol, Provider, ResumeFrom,
-    ThemeChoice, ranges,
+    ColorChoice, LogSetting, ModelSource, Protocol, Provider, ResumeFrom, ThemeChoice, ranges,
 };
 use clap::{Args, CommandFactory, Parser, Subcommand};
 use std::path::PathBuf;
@@ -47,9 +46,9 @@ pub struct Options {
     /// Project folder to work on; every path is confined to it [default: current folder].
     #[arg(long, short = 'C', global = true, value_name = "DIR")]
     pub workspace: Option<PathBuf>,
-    /// Model name sent to the server.
-    #[arg(long, global = true, default_value = DEFAULT_MODEL)]
-    pub model: String,
+    /// Model name sent to the server [default: the provider's, e.g. gpt-4.1-mini for openai, claude-sonnet-4-5 for anthropic].
+    #[arg(long, global = true)]
+    pub model: Option<String>,
     /// API base URL (e.g. http://localhost:11434/v1 for Ollama) [default: the provider's].
     #[arg(long, global = true, value_name = "URL")]
     pub base_url: Option<String>,

@@ -1,6 +1,6 @@
 //! The provider presets of `--provider`: for each one its base URL, the
-//! environment variable its key is read from, and the wire API its server
-//! speaks. This table is the one place these facts live (the README's
+//! environment variable its key is read from, the wire API its server
+//! speaks, and the model asked when none is given. This table is the one place these facts live (the README's
 //! provider table mirrors it; `tests/cli/provider_keys.rs` checks they agree).
 //!
 //! What must stay true: a preset's key variable is read only for that
@@ -60,6 +60,9 @@ pub struct Preset {
     /// The variable its key is read from; `None`: the server takes no key.
     pub key_var: Option<&'static str>,
     pub wire: WireApi,
+    /// The model asked when none is given (`--model`, `STEPWISE_MODEL`,
+    /// `model` in a file): one this provider serves.
+    pub model: &'static str,
 }
 
 /// Every preset, in `--provider` order.
@@ -70,6 +73,7 @@ pub const PRESETS: [Preset; 8] = [
         "https://api.openai.com/v1",
         Some("OPENAI_API_KEY"),
         WireApi::OpenAi,
+        super::DEFAULT_MODEL,
     ),
     preset(
         Provider::Anthropic,
@@ -77,6 +81,7 @@ pub const PRESETS: [Preset; 8] = [
         "https://api.anthropic.com",
         Some("ANTHROPIC_API_KEY"),
         WireApi::Anthropic,
+        "claude-sonnet-4-5",
     ),
     preset(
         Provider::Openrouter,
@@ -84,6 +89,7 @@ pub const PRESETS: [Preset; 8] = [
         "https://openrouter.ai/api/v1",
         Some("OPENROUTER_API_KEY"),
         WireApi::OpenAi,
+        "openai/gpt-4.1-mini",
     ),
     preset(
         Provider::Ollama,
@@ -91,6 +97,7 @@ pub const PRESETS: [Preset; 8] = [
         "http://localhost:11434/v1",
         None,
         WireApi::OpenAi,
+        "qwen2.5-coder",
     ),
     preset(
         Provider::Groq,
@@ -98,6 +105,7 @@ pub const PRESETS: [Preset; 8] = [
         "https://api.groq.com/openai/v1",
         Some("GROQ_API_KEY"),
         WireApi::OpenAi,
+        "llama-3.3-70b-versatile",
     ),
     preset(
         Provider::Deepseek,
@@ -105,6 +113,7 @@ pub const PRESETS: [Preset; 8] = [
         "https://api.deepseek.com/v1",
         Some("DEEPSEEK_API_KEY"),
         WireApi::OpenAi,
+        "deepseek-chat",
     ),
     preset(
         Provider::Gemini,
@@ -112,6 +121,7 @@ pub const PRESETS: [Preset; 8] = [
         "https://generativelanguage.googleapis.com/v1beta/openai",
         Some("GEMINI_API_KEY"),
         WireApi::OpenAi,
+        "gemini-2.5-flash",
     ),
     preset(
         Provider::Custom,
@@ -119,6 +129,7 @@ pub const PRESETS: [Preset; 8] = [
         super::DEFAULT_BASE_URL,
         Some("OPENAI_API_KEY"),
         WireApi::OpenAi,
+        super::DEFAULT_MODEL,
     ),
 ];
 
@@ -128,6 +139,7 @@ const fn preset(
     base_url: &'static str,
     key_var: Option<&'static str>,
     wire: WireApi,
+    model: &'static str,
 ) -> Preset {
     Preset {
         provider,
@@ -135,6 +147,7 @@ const fn preset(
         base_url,
         key_var,
         wire,
+        model,
     }
 }
 

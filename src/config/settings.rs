@@ -71,15 +71,6 @@ fn put<T>(slot: &mut T, value: Result<T, String>) -> Result<(), String> {
 
 /// Every layered setting, in `--print-config` order.
 pub const SETTINGS: &[Setting] = &[
-    Setting {
-        key: "model",
-        flag: Some("model"),
-        env: Some("STEPWISE_MODEL"),
-        set: |c, raw| put(&mut c.model, raw.text()),
-        fallback: Fallback::FlagDefault,
-        shown: Shown::Line(|c| c.model.clone()),
-        guard: Guard::Trusted(WHICH_MODEL),
-    },
     // Above `base_url`, whose default it decides.
     Setting {
         key: "provider",
@@ -95,6 +86,19 @@ pub const SETTINGS: &[Setting] = &[
         shown: Shown::Line(|c| c.provider.name().to_string()),
         // It picks which key is read and where it is sent.
         guard: Guard::Trusted(WHERE_REQUESTS_GO),
+    },
+    // Below `provider`, whose default model it takes.
+    Setting {
+        key: "model",
+        flag: Some("model"),
+        env: Some("STEPWISE_MODEL"),
+        set: |c, raw| put(&mut c.model, raw.text()),
+        fallback: Fallback::Computed(|c| {
+            c.model = c.provider.preset().model.to_string();
+            "the provider's default"
+        }),
+        shown: Shown::Line(|c| c.model.clone()),
+        guard: Guard::Trusted(WHICH_MODEL),
     },
     Setting {
         key: "base_url",

@@ -136,6 +136,8 @@ impl Printer {
             | AgentEvent::ToolCallStreaming { .. }
             | AgentEvent::SessionDiff { .. }
             | AgentEvent::UndoFinished { .. }
+            | AgentEvent::SessionFiles { .. }
+            | AgentEvent::ModelsListed { .. }
             | AgentEvent::LiveEditBase { .. }
             | AgentEvent::ToolRunning { .. }
             | AgentEvent::ScopesChanged { .. }
@@ -261,8 +263,7 @@ impl Printer {
             .and_then(|o| o.as_str())
             .or_else(|| result.get("error").and_then(|e| e.as_str()))
             .unwrap_or_default();
-        let lines: Vec<&str> = text.lines().collect();
-        for l in &lines[lines.len().saturating_sub(15)..] {
+        for l in present::output_tail(text, present::FAILURE_TAIL_LINES) {
             let l = self.paint(DIM, &content_line(l));
             self.line(&format!("    {l}"));
         }

@@ -46,6 +46,8 @@ pub fn restored_entry_text(entry: &RestoredEntry) -> String {
         RestoredEntry::Tool {
             name, arguments, ..
         } => restored_tool_line(name, arguments),
+        RestoredEntry::Gate { text } => format!("gate: {}", one_line(text)),
+        RestoredEntry::Notice { text } => one_line(text).to_string(),
     }
 }
 

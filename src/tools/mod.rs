@@ -9,6 +9,7 @@
 //! `deny`, the stale-write guard in `guard`, credential hiding in `redact`,
 //! secrets kept out of every output in `scrub`.
 
+pub mod ansi;
 pub mod apply_patch;
 mod argument_paths;
 mod builtin;

@@ -17,6 +17,10 @@ pub struct ToolOutput {
     /// error text says so; this flag is for code that must know).
     #[serde(skip)]
     pub declined: bool,
+    /// A test run's output with its colour sequences kept, for the user's
+    /// eyes only: the body (what the model reads) has no escape at all.
+    #[serde(skip)]
+    pub coloured: Option<String>,
 }
 
 impl ToolOutput {
@@ -30,6 +34,7 @@ impl ToolOutput {
             summary: summary.into(),
             body,
             declined: false,
+            coloured: None,
         }
     }
 
@@ -40,6 +45,7 @@ impl ToolOutput {
             summary: first_line(&message),
             body: json!({"success": false, "error": message}),
             declined: false,
+            coloured: None,
         }
     }
 

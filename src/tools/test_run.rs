@@ -26,8 +26,11 @@ pub struct TestRun {
     pub verified: Verified,
     /// Tests passed and failed, as stepwise parsed them.
     pub counts: Option<(u64, u64)>,
-    /// The tail of the combined output.
+    /// The tail of the combined output, without any escape sequence.
     pub output: String,
+    /// The same tail with its colour sequences, when it had any (for the
+    /// user's eyes; see `tools::ansi`).
+    pub coloured_output: Option<String>,
     /// The timeout that applied, in seconds.
     pub timeout_secs: u64,
     /// The sandbox state of the run, e.g. `sandboxed` or `not sandboxed`.
@@ -52,6 +55,12 @@ impl TestRun {
 
     /// The tool result for the model and the displays.
     pub fn to_output(&self) -> ToolOutput {
+        let mut out = self.output_for_model();
+        out.coloured = self.coloured_output.clone();
+        out
+    }
+
+    fn output_for_model(&self) -> ToolOutput {
         let payload = json!({
             "command": self.command,
             "returncode": self.exit_code,
@@ -140,6 +149,7 @@ mod tests {
                 "1 passed".into()
             },
             output: "out".into(),
+            coloured_output: None,
             timeout_secs: 5,
             sandbox: "sandboxed".into(),
             limit: None,

@@ -6,6 +6,7 @@
 //! is built from it, never parsed back.
 
 use super::ToolOutput;
+use super::ansi;
 use super::sandbox::{self, Policy};
 pub use super::test_commands::{TestCommand, TestCommands, resolve_python};
 pub use super::test_run::TestRun;
@@ -217,6 +218,13 @@ fn finish(
     timeout: Duration,
 ) -> Result<TestRun, String> {
     let timeout_secs = timeout.as_secs();
+    // Runners colour their output (some even into a pipe): the model, the
+    // summary's parser and the transcript read it without any escape; the
+    // user may see its colours.
+    let coloured = ansi::keep_colours(&output);
+    let output = ansi::strip(&output);
+    let coloured_output = (coloured != output).then_some(coloured);
+    let per_stream = ansi::strip(&per_stream);
     let (status, timed_out) = match ending {
         Ending::Cancelled => return Err(format!("`{shown}` was interrupted by the user")),
         Ending::TimedOut => (None, true),
@@ -264,6 +272,7 @@ fn finish(
         verified: verdict.verified,
         counts: verdict.counts,
         output,
+        coloured_output,
         timeout_secs,
         changed_files: Vec::new(),
         sandbox: confined.state.label(),

@@ -95,7 +95,13 @@ pub fn run(runtime: &tokio::runtime::Runtime, config: Config) -> i32 {
     let demo_copy =
         matches!(config.model_source, crate::config::ModelSource::Demo).then(|| workspace.clone());
     let mut app = App::new(model_label, display_path(&workspace));
+    // The input's history of earlier sessions in this workspace (not with --no-log).
+    let keep_history = !matches!(config.log, crate::config::LogSetting::Off);
+    if keep_history {
+        app.set_history(term::history::load(&workspace));
+    }
     app.set_test_timeout(config.test_timeout);
+    app.set_key_var(config.provider.preset().key_var);
     app.set_grammars_off_thread();
     app.set_notify(config.notify);
     // The `@` picker lists files through the same confinement and deny list.
@@ -120,8 +126,8 @@ pub fn run(runtime: &tokio::runtime::Runtime, config: Config) -> i32 {
         };
         let agent = match problem {
             Some(p) => {
-                if matches!(p, ConfigError::MissingKey(_)) {
-                    app.notice(FIRST_CONTACT);
+                if let ConfigError::MissingKey(var) = p {
+                    app.welcome_without_key(config.provider.name(), var);
                 }
                 app.set_config_error(p.to_string());
                 None
@@ -144,6 +150,12 @@ pub fn run(runtime: &tokio::runtime::Runtime, config: Config) -> i32 {
     let look = (config.theme, term::background::color_on(config.color));
     let (code, app) = runtime.block_on(run_app(app, agent, inbox, look));
     drop(lock);
+    if let Some(app) = &app
+        && keep_history
+        && let Err(e) = term::history::save(&workspace, app.input().history())
+    {
+        tracing::warn!(error = %e, "the input history was not saved");
+    }
     if let Some(app) = app {
         // Back on the normal screen: what happened, for the scrollback.
         for line in app.exit_summary(transcript.as_deref(), demo_copy.as_deref()) {
@@ -181,13 +193,6 @@ mod debug_hooks {
         AgentHandle { commands, task }
     }
 }
-
-/// What a newcomer without a key is told on the first screen.
-const FIRST_CONTACT: &str = "Welcome to stepwise. No API key is set, so no model can be reached yet. Pick one:
-  1. Put `OPENAI_API_KEY=sk-...` in a `.env` file in this folder (optionally also `OPENAI_BASE_URL=...` and `STEPWISE_MODEL=...`; see `.env.example`), then start stepwise again.
-  2. Try it without a key: `stepwise --demo` plays a scripted model on a copy of the workspace.
-  3. Use a local server, which needs no key, e.g. Ollama: `stepwise --base-url http://localhost:11434/v1 --model qwen2.5-coder`.
-Press Ctrl+C to quit.";
 
 /// `~/...` for paths under the home folder, absolute otherwise.
 fn display_path(path: &std::path::Path) -> String {

@@ -50,7 +50,9 @@ fn flags_beat_env_beat_workspace_file_beat_user_file_beat_defaults() {
     std::fs::create_dir_all(ws.path().join(".stepwise")).unwrap();
     std::fs::write(
         ws.path().join(".stepwise/stepwise.toml"),
-        "max_steps = 5\nbase_url = \"http://file.example/v1\"\n[models.\"user-model\"]\ncontext_window = 5000\n",
+        // A model entry's window waits for trust; the window's own key may
+        // make it smaller in any folder.
+        "max_steps = 5\nbase_url = \"http://file.example/v1\"\ncontext_window = 5000\n",
     )
     .unwrap();
     let report = print_config(

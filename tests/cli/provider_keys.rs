@@ -288,3 +288,34 @@ async fn a_custom_provider_without_a_base_url_is_a_configuration_error() {
     let out = stepwise(ws.path(), &args).await;
     assert_eq!(out.status.code(), Some(0), "{:?}", text(&out));
 }
+
+#[tokio::test]
+async fn without_a_model_each_provider_asks_for_one_it_serves() {
+    let ws = copy_workspace();
+    for (provider, model) in [
+        ("openai", "gpt-4.1-mini"),
+        ("anthropic", "claude-sonnet-4-5"),
+        ("groq", "llama-3.3-70b-versatile"),
+    ] {
+        let out = stepwise(ws.path(), &["--provider", provider, "--print-config"]).await;
+        let (shown, err) = text(&out);
+        assert_eq!(out.status.code(), Some(0), "{err}");
+        let line = shown
+            .lines()
+            .find(|l| l.trim_start().starts_with("model "))
+            .unwrap_or_else(|| panic!("no model line: {shown}"));
+        assert!(line.contains(model), "{provider}: {line}");
+    }
+    let out = stepwise(
+        ws.path(),
+        &["--provider", "anthropic", "--model", "m", "--print-config"],
+    )
+    .await;
+    let (shown, _) = text(&out);
+    assert!(
+        shown
+            .lines()
+            .any(|l| l.trim_start().starts_with("model ") && l.contains(" m ")),
+        "{shown}"
+    );
+}

@@ -350,3 +350,60 @@ async fn a_file_mixing_crlf_and_lf_keeps_the_endings_of_untouched_lines() {
     assert_eq!(prompts, ["Apply patch to old.txt (+1 \u{2212}1)"]);
     assert_eq!(old_txt(&ws), "one\r\ntwo\nTHREE\nfour\n");
 }
+
+/// The next event named `want` from a spawned session, answering every
+/// approval with a plain approve on the way.
+async fn next_answering(rx: &mut mpsc::UnboundedReceiver<AgentEvent>, want: &str) -> Value {
+    loop {
+        let event = tokio::time::timeout(std::time::Duration::from_secs(20), rx.recv())
+            .await
+            .expect("an event in time")
+            .expect("the session is alive");
+        if let AgentEvent::ApprovalRequested(r) = event {
+            let _ = r.reply.send(Decision::Approve);
+            continue;
+        }
+        let value = serde_json::to_value(&event).unwrap();
+        if value["event"] == want {
+            return value;
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_sessions_files_come_from_the_change_log_patches_in_and_undone_files_out() {
+    let ws = workspace_with_old_file();
+    let model = MockModel::start(vec![
+        tool_call("read_file", json!({"path": "calculator.py"})),
+        tool_call("read_file", json!({"path": "old.txt"})),
+        tool_call("apply_patch", json!({"patch": PATCH})),
+        text("done"),
+    ])
+    .await;
+    let s = session_on(&model, ws.path(), LoopSettings::default());
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    let agent = stepwise::agent::spawn_agent(s, tx);
+    let cancel = CancellationToken::new;
+    agent
+        .commands
+        .send(stepwise::agent::AgentCommand::RunTask {
+            task: "patch it".into(),
+            cancel: cancel(),
+        })
+        .unwrap();
+    let files = next_answering(&mut rx, "session_files").await;
+    assert_eq!(
+        files["files"],
+        json!(["calculator.py", "notes.md", "old.txt"]),
+        "every file the patch changed: {files}"
+    );
+    agent
+        .commands
+        .send(stepwise::agent::AgentCommand::Undo {
+            all: true,
+            cancel: cancel(),
+        })
+        .unwrap();
+    let files = next_answering(&mut rx, "session_files").await;
+    assert_eq!(files["files"], json!([]), "reverted files are not changed");
+}

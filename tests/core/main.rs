@@ -28,6 +28,7 @@ mod project_gate;
 mod prompt_cache;
 mod ranged_reads;
 mod reasoning_wire;
+mod restored_view;
 mod review;
 mod sandbox_cargo;
 mod search_counts;

@@ -109,3 +109,26 @@ async fn a_scripted_model_refuses_to_switch() {
         "{error}"
     );
 }
+
+#[tokio::test]
+async fn list_models_answers_with_the_current_model_and_the_servers_list() {
+    let api = crate::support::anthropic::MockApi::models(&["m-b", "m-a"], None).await;
+    let ws = copy_workspace();
+    let http = stepwise::llm::HttpModel::new(&format!("{}/v1", api.uri()), "m-a", None).unwrap();
+    let session = Session::new(
+        LoopSettings::default(),
+        std::sync::Arc::new(http),
+        stepwise::tools::Workspace::open(ws.path()).unwrap(),
+    );
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let agent = spawn_agent(session, tx);
+    agent.commands.send(AgentCommand::ListModels).unwrap();
+    let listed = next_event(&mut rx, "models_listed").await;
+    assert_eq!(
+        listed["models"],
+        serde_json::json!(["m-a", "m-b"]),
+        "{listed}"
+    );
+    assert_eq!(listed["current"], "m-a");
+    assert!(listed["error"].is_null());
+}

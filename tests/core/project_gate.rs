@@ -289,3 +289,35 @@ async fn the_summary_is_read_per_stream_when_stdout_and_stderr_interleave_mid_li
     );
     assert_eq!(run["summary"], "3 passed", "{run}");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn coloured_test_output_reaches_the_model_and_the_summary_without_any_escape() {
+    let ws = tempfile::tempdir().unwrap();
+    // Colours as uvu prints them, a cursor move, a title, and pytest's
+    // summary line wrapped in colour.
+    write(
+        ws.path(),
+        "colours.py",
+        "print('\\x1b[90m\\u2022\\x1b[39m\\x1b[2K\\x1b]0;title\\x07\\n\\x1b[1;32m3 passed\\x1b[0m in 0.1s')\n",
+    );
+    let model = MockModel::start(vec![
+        tool_call("run_tests", json!({"command": "colours"})),
+        text("done"),
+    ])
+    .await;
+    let commands: &[(&str, &[&str])] = &[("colours", &["python3", "colours.py", "-m", "pytest"])];
+    let mut s = session_on(&model, ws.path(), settings(commands));
+    let (_, events) = drive(&mut s, Some("t"), CancellationToken::new(), approve).await;
+    let run = &of(&events, "tool_finished")[0];
+    assert_eq!(run["summary"], "3 passed", "the summary is read: {run}");
+    assert!(
+        run.get("coloured_output").is_none(),
+        "the coloured copy is never serialized: {run}"
+    );
+    let request = &model.requests().await[1];
+    let sent = request.to_string();
+    assert!(!sent.contains("\\u001b"), "{sent}");
+    let tool = &tool_messages(request)[0];
+    let content = tool["content"].as_str().unwrap();
+    assert!(content.contains("\u{2022}\\n3 passed in 0.1s"), "{content}");
+}

@@ -48,3 +48,37 @@ async fn ctrl_c_at_a_prompt_interrupts_and_a_second_one_quits() {
         "the pending write was declined"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_input_history_outlives_the_session_scrubbed_and_ctrl_r_finds_it() {
+    let key = "sk-proj-abcdefghijklmnopqrstuvwxyz0123456789";
+    let mock = crate::support::MockModel::start(vec![crate::support::text("Noted.")]).await;
+    let ws = crate::support::copy_workspace();
+    let mut tui = Tui::start(&mock.base_url(), ws.path());
+    tui.wait_for("Type a task").await;
+    tui.send(&format!("remember the divide task {key}"));
+    tui.send("\r");
+    tui.wait_for("Noted.").await;
+    tui.send("\x04");
+    assert_eq!(tui.exit_code().await, 0);
+    let file = ws.path().join(".stepwise").join("history.jsonl");
+    let saved = String::from_utf8_lossy(&std::fs::read(&file).unwrap()).into_owned();
+    assert!(saved.contains("remember the divide task"), "{saved}");
+    assert!(!saved.contains(key), "no secret on disk: {saved}");
+
+    // The next session in the same workspace: ↑ and Ctrl+R reach it.
+    let mut tui = Tui::start(&mock.base_url(), ws.path());
+    tui.wait_for("Type a task").await;
+    tui.send("\x1b[A");
+    tui.wait_for("remember the divide task").await;
+    tui.send("\x15");
+    tui.wait_gone("remember the divide task").await;
+    tui.send("divide");
+    tui.send("\x12");
+    let screen = tui.wait_for("History search").await;
+    assert!(screen.contains("remember the divide task"), "{screen}");
+    tui.send("\x1b");
+    tui.send("\x15");
+    tui.send("\x04");
+    assert_eq!(tui.exit_code().await, 0);
+}

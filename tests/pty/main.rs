@@ -11,6 +11,7 @@ mod keystrokes;
 mod looks;
 mod patch_review;
 mod picker;
+mod readme_captures;
 mod resume;
 mod review;
 mod sandbox_terminal;

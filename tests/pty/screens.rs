@@ -291,3 +291,25 @@ async fn a_task_on_the_command_line_starts_without_enter() {
         "nothing was written without a y"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_a_key_the_first_screen_names_the_configured_provider_key_and_model() {
+    // No key, so nothing is sent anywhere: the first screen only.
+    let ws = crate::support::copy_workspace();
+    let ws_arg = ws.path().to_string_lossy().into_owned();
+    let mut tui = Tui::start_with(&["--provider", "anthropic", "--workspace", &ws_arg], &[]);
+    let screen = tui.wait_for("Pick one").await;
+    assert!(screen.contains("for provider"), "{screen}");
+    assert!(screen.contains("`ANTHROPIC_API_KEY=...`"), "{screen}");
+    assert!(
+        screen.contains("claude-sonnet-4-5"),
+        "the header's model:\n{screen}"
+    );
+    assert!(
+        !screen.contains("OPENAI_API_KEY") && !screen.contains("gpt-4.1-mini"),
+        "{screen}"
+    );
+    tui.send("\x04");
+    assert_eq!(tui.exit_code().await, 0);
+    tui.assert_restored();
+}

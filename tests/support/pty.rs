@@ -44,10 +44,19 @@ impl Tui {
 
     /// Start the binary with these arguments and extra environment variables.
     pub fn start_with(args: &[&str], envs: &[(&str, &Path)]) -> Tui {
+        Tui::start_sized(args, envs, (ROWS, COLS))
+    }
+
+    /// `start_with` in a terminal of `(rows, cols)`.
+    pub fn start_sized(
+        args: &[&str],
+        envs: &[(&str, &Path)],
+        (rows, cols): (NonZeroU16, NonZeroU16),
+    ) -> Tui {
         let pty = native_pty_system()
             .openpty(PtySize {
-                rows: ROWS.get(),
-                cols: COLS.get(),
+                rows: rows.get(),
+                cols: cols.get(),
                 pixel_width: 0,
                 pixel_height: 0,
             })
@@ -79,7 +88,7 @@ impl Tui {
         cmd.cwd(log.path());
         let child = pty.slave.spawn_command(cmd).expect("spawn stepwise");
         drop(pty.slave);
-        let parser = Arc::new(Mutex::new(vt100::Parser::new(ROWS, COLS, 0)));
+        let parser = Arc::new(Mutex::new(vt100::Parser::new(rows, cols, 0)));
         let raw = Arc::new(Mutex::new(Vec::new()));
         let mut reader = pty.master.try_clone_reader().expect("pty reader");
         let (p, r) = (parser.clone(), raw.clone());

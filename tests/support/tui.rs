@@ -114,6 +114,7 @@ pub fn read_step(
             status: CallStatus::Ok,
             summary: summary.into(),
             result,
+            coloured_output: None,
         },
     ]
 }
@@ -327,6 +328,7 @@ pub fn finish_call(
                 status,
                 summary: summary.into(),
                 result,
+                coloured_output: None,
             },
         ],
     );
@@ -399,6 +401,10 @@ pub fn finished(app: &mut App) {
                 },
             },
             task_finished(FinishReason::Answered, 6),
+            // The runner's word on what the session changed, after the task.
+            AgentEvent::SessionFiles {
+                files: vec!["calculator.py".into()],
+            },
         ],
     );
 }

@@ -34,3 +34,26 @@ fn the_exit_summary_says_how_it_ended_what_changed_and_where_things_are() {
         "no raw control bytes reach the normal screen: {lines:?}"
     );
 }
+
+#[test]
+fn the_exit_summary_lists_the_change_logs_files_patched_resumed_and_undone() {
+    use stepwise::agent::AgentEvent;
+    let mut app = app();
+    // A resumed session: its earlier changes (one by a patch) come from the
+    // core's change log, with no tool-call row or diff behind them here.
+    app.update(Msg::Agent(AgentEvent::SessionFiles {
+        files: vec!["calculator.py".into(), "notes.md".into()],
+    }));
+    assert_eq!(
+        app.exit_summary(None, None)[1],
+        "Files changed: calculator.py, notes.md"
+    );
+    // After an undo the core says notes.md is no longer changed.
+    app.update(Msg::Agent(AgentEvent::SessionFiles {
+        files: vec!["calculator.py".into()],
+    }));
+    assert_eq!(
+        app.exit_summary(None, None)[1],
+        "Files changed: calculator.py"
+    );
+}

@@ -321,6 +321,7 @@ fn declines_and_auto_approved_steps_are_on_record() {
         status: CallStatus::Ok,
         summary: "6 tests OK".into(),
         result: json!({"success": true}),
+        coloured_output: None,
     }));
     let lines = conversation(&app);
     assert!(

@@ -151,3 +151,43 @@ fn combined_emoji_do_not_push_the_right_pane() {
         assert_eq!(buf[(border, y)].symbol(), "│", "row {y}:\n{text}");
     }
 }
+
+/// A markdown table wider than the conversation pane keeps its columns:
+/// they are capped to fit and their cells wrap inside them, so every row's
+/// separators stand under the rule's crossings.
+#[test]
+fn a_wide_table_wraps_inside_its_columns() {
+    let mut app = app();
+    explored(&mut app);
+    let table = "| file | what changed | why it matters |\n|---|---|---|\n| calculator.py | a new divide function that raises ValueError when b is zero | callers get a clear error instead of ZeroDivisionError deep inside |\n| test_calculator.py | two tests | both cases are covered |\n";
+    app.update(stepwise::tui::Msg::Agent(AgentEvent::AssistantMessage {
+        text: table.into(),
+    }));
+    let term = draw(&mut app, 100, 40);
+    let text = screen(&term);
+    let rows: Vec<Vec<char>> = text.lines().map(|l| l.chars().collect()).collect();
+    let rule = rows
+        .iter()
+        .position(|r| r.contains(&'┼'))
+        .unwrap_or_else(|| panic!("no rule:\n{text}"));
+    let crossings: Vec<usize> = (0..rows[rule].len())
+        .filter(|&x| rows[rule][x] == '┼')
+        .collect();
+    assert_eq!(crossings.len(), 2, "{text}");
+    let body: Vec<&Vec<char>> = rows[rule + 1..]
+        .iter()
+        .take_while(|r| crossings.iter().all(|&x| r.get(x) == Some(&'│')))
+        .collect();
+    assert!(
+        body.len() >= 3,
+        "the body wraps inside its columns:\n{text}"
+    );
+    assert!(
+        body.len() > 2,
+        "a long row takes two rows, aligned:\n{text}"
+    );
+    let shown: String = body.iter().map(|r| r.iter().collect::<String>()).collect();
+    assert!(shown.contains("ZeroDivisionError"), "{text}");
+    assert!(shown.contains("both cases"), "{text}");
+    assert!(rows[rule - 1].contains(&'│'), "the header too:\n{text}");
+}

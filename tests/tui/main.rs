@@ -8,8 +8,11 @@
 #[path = "../support/mod.rs"]
 mod support;
 
+mod commands;
 mod diff_lazy;
 mod exit;
+mod failures;
+mod hints;
 mod keystrokes;
 mod live_order;
 mod live_patch;
@@ -20,6 +23,8 @@ mod panes;
 mod patch_review;
 mod picker;
 mod prompts;
+mod provider_words;
+mod restored;
 mod review;
 mod scroll_resize;
 mod session;

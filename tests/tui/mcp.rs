@@ -37,3 +37,27 @@ fn an_mcp_prompt_shows_server_tool_and_arguments() {
     press(&mut app, crossterm::event::KeyCode::Char('y'));
     assert_eq!(rx.try_recv().ok(), Some(Decision::Approve));
 }
+
+#[test]
+fn approving_one_mcp_tool_for_the_task_names_that_tool_and_its_server() {
+    let mut app = app();
+    explored(&mut app);
+    let mut rx = propose(
+        &mut app,
+        5,
+        ToolId::mcp("files", "list_directory"),
+        ApprovalAction::McpCall {
+            server: "files".into(),
+            tool: "list_directory".into(),
+            arguments: "{}".into(),
+        },
+    );
+    press(&mut app, crossterm::event::KeyCode::Char('a'));
+    press(&mut app, crossterm::event::KeyCode::Char('a'));
+    assert_eq!(rx.try_recv().ok(), Some(Decision::ApproveToolForTask));
+    let all: Vec<&str> = app.conversation().texts().collect();
+    assert!(
+        all.contains(&"You approved every call of list_directory on MCP server files (no other of its tools) for the rest of this task (F3 revokes)"),
+        "{all:#?}"
+    );
+}

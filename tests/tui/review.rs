@@ -185,6 +185,51 @@ fn e_opens_the_editor_and_y_writes_the_users_version() {
     );
 }
 
+/// The diff pane's text (the right-hand column of a 120-column screen).
+fn diff_pane(app: &mut App) -> String {
+    screen(&draw(app, 120, 40))
+}
+
+#[test]
+fn after_y_on_the_users_version_the_diff_pane_shows_what_was_written() {
+    let (mut app, mut rx) = at_three_hunks(true);
+    press(&mut app, KeyCode::Char('e'));
+    let serial = app
+        .take_effects()
+        .into_iter()
+        .find_map(|e| match e {
+            Effect::EditProposal { serial, .. } => Some(serial),
+            _ => None,
+        })
+        .expect("edit requested");
+    let (_, proposed) = three_hunks();
+    let mine = proposed.replace("line twenty-and-a-half\n", "my own line\n");
+    edited(&mut app, serial, Ok(mine.clone()));
+    press(&mut app, KeyCode::Char('y'));
+    assert_eq!(
+        decision(&mut rx),
+        Some(Decision::ApproveEdited { content: mine })
+    );
+    let shown = diff_pane(&mut app);
+    assert!(shown.contains("+my own line"), "{shown}");
+    assert!(!shown.contains("twenty-and-a-half"), "{shown}");
+}
+
+#[test]
+fn after_y_on_some_hunks_the_diff_pane_shows_only_those() {
+    let (mut app, mut rx) = at_three_hunks(true);
+    press(&mut app, KeyCode::Char('j'));
+    press(&mut app, KeyCode::Char(' '));
+    press(&mut app, KeyCode::Char('y'));
+    assert!(matches!(
+        decision(&mut rx),
+        Some(Decision::ApproveHunks { .. })
+    ));
+    let shown = diff_pane(&mut app);
+    assert!(shown.contains("+line two"), "{shown}");
+    assert!(!shown.contains("twenty-and-a-half"), "{shown}");
+}
+
 #[test]
 fn an_edit_for_a_request_that_went_away_is_not_used() {
     let (mut app, rx) = at_three_hunks(true);

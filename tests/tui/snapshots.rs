@@ -274,8 +274,8 @@ fn hunk_review_styles() {
     assert_debug_snapshot!("hunk_review_styles_80x24", term.backend().buffer());
 }
 
-/// Added lines are green, the hunk separator cyan, context dim, and the
-/// gutter holds old/new line numbers.
+/// Added lines are green with their syntax colours, the hunk separator
+/// cyan, context dim, and the gutter holds old/new line numbers.
 #[test]
 fn diff_colors() {
     let mut app = app();
@@ -298,12 +298,17 @@ fn diff_colors() {
         &buf[(col as u16, y as u16)]
     };
     let added = find("def divide(a, b):");
-    assert_eq!(
-        cell_of(added, "def divide").fg,
-        Color::Green,
-        "added lines are green"
+    assert_eq!(cell_of(added, "+def").fg, Color::Green, "the + is green");
+    let keyword = cell_of(added, "def divide").fg;
+    assert!(
+        keyword != Color::Green && keyword != Color::Reset,
+        "added lines have syntax colours: {keyword:?}"
     );
-    assert_eq!(cell_of(added, "+def").fg, Color::Green);
+    assert_eq!(
+        cell_of(added, "(a, b)").fg,
+        Color::Green,
+        "text no scope colours stays green"
+    );
     let context = find("return a - b");
     assert!(
         cell_of(context, "return a - b")

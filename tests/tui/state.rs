@@ -38,6 +38,7 @@ fn effects(app: &mut App) -> Vec<String> {
                     format!("revoke {}", names.join(","))
                 }
                 AgentCommand::SetModel(name) => format!("model {name}"),
+                AgentCommand::ListModels => "list models".to_string(),
             },
             Effect::SetMouseCapture(on) => format!("mouse {on}"),
             Effect::Quit => "quit".into(),
@@ -137,7 +138,7 @@ fn other_keys_do_nothing_while_a_prompt_is_open() {
     for code in [
         KeyCode::Char('x'),
         KeyCode::Char('q'),
-        KeyCode::Char('?'),
+        // `?` opens the help here (see `commands.rs`).
         KeyCode::Char('/'),
         KeyCode::Backspace,
         KeyCode::Down,
@@ -241,6 +242,7 @@ fn a_request_the_core_gave_up_on_closes_its_prompt() {
         status: CallStatus::Declined,
         summary: "interrupted".into(),
         result: serde_json::json!({}),
+        coloured_output: None,
     }));
     assert!(!app.approvals().is_open());
     assert_ne!(app.state(), TaskState::AwaitingApproval);

@@ -32,4 +32,7 @@ pub enum AgentCommand {
     /// Ask for this model from the next request on (`/model NAME`); answered
     /// with `ModelChanged`, or `Error` when the model cannot switch.
     SetModel(String),
+    /// Ask the server which models it offers (`/model` alone); answered
+    /// with `ModelsListed`.
+    ListModels,
 }

@@ -149,7 +149,12 @@ pub enum AgentEvent {
         tool: ToolId,
         status: CallStatus,
         summary: String,
+        /// What the model reads: test output in it has no escape sequence.
         result: serde_json::Value,
+        /// A test run's output with its colour sequences (SGR only, see
+        /// `tools::ansi`), for a front end to style; never serialized.
+        #[serde(skip)]
+        coloured_output: Option<String>,
     },
     /// The model's reply broke the JSON protocol, or was cut at the output
     /// token limit (`cut_at_limit`); it is asked to repair it.
@@ -174,6 +179,13 @@ pub enum AgentEvent {
         files: Vec<FileDiff>,
         /// Branch and other dirty files, when the workspace is in a git repository.
         git: Option<GitStatus>,
+    },
+    /// The files the session has changed so far, from its change log
+    /// (patches and edits count, reverted files do not, a resumed session
+    /// keeps its earlier ones). Sent when a session is restored and after
+    /// each command that changed the set.
+    SessionFiles {
+        files: Vec<String>,
     },
     /// An undo ended: these files were reverted, or it was refused or declined.
     UndoFinished {
@@ -220,6 +232,14 @@ pub enum AgentEvent {
     ModelChanged {
         model: String,
     },
+    /// The server's models (`/model` alone): their names sorted, or why the
+    /// list could not be read (scrubbed like every server message).
+    ModelsListed {
+        /// The model requests ask for now.
+        current: String,
+        models: Vec<String>,
+        error: Option<String>,
+    },
     /// A session was brought back from its transcript (`stepwise resume`,
     /// `--continue`): its conversation as the user saw it and its totals.
     /// Sent once, right after `SessionReady`.
@@ -252,11 +272,28 @@ pub enum RestoredEntry {
     User { text: String },
     /// The model's text.
     Assistant { text: String },
-    /// A tool the model called, with its arguments (JSON text) and how it
-    /// ended (`None`: its result is not in the conversation any more).
+    /// A tool the model called, with its arguments (JSON text), and how it
+    /// ended as its result says: `status` (`None`: no result was recorded,
+    /// e.g. the task was interrupted), `detail` (the error or the reason
+    /// given for a decline; empty when it went well) and `edited` (the user
+    /// approved their own version of the edit), and `output`.
     Tool {
         name: String,
         arguments: String,
+        call_id: String,
+        call_kind: CallKind,
+        target: String,
         status: Option<CallStatus>,
+        detail: String,
+        summary: String,
+        edited: bool,
+        /// The end of a failed call's output (a failing test run's last
+        /// lines, as the live conversation showed them); empty otherwise.
+        output: String,
     },
+    /// A final answer the completion gate refused, with its reason.
+    Gate { text: String },
+    /// Something stepwise itself told the model (a protocol repair, the end
+    /// of the step budget, an interrupt, an undo).
+    Notice { text: String },
 }

@@ -33,6 +33,12 @@ impl App {
                 self.overlay = Some(Overlay::SessionDiff(SessionDiffView::new(files, git)));
             }
             E::UndoFinished { reverted, error } => self.undo_finished(reverted, error),
+            E::SessionFiles { files } => self.session_files = files,
+            E::ModelsListed {
+                current,
+                models,
+                error,
+            } => self.models_listed(&current, &models, error.as_deref()),
             // The header names the rule files from the start (each task reads them again).
             E::SessionReady { rules, sandbox } => {
                 self.set_rules(rules);
@@ -137,10 +143,42 @@ impl App {
             E::Error { message } => {
                 tracing::warn!(%message, "agent error");
                 self.conversation
-                    .push_entry(Kind::Error, &explain_error(&message));
+                    .push_entry(Kind::Error, &explain_error(&message, self.key_var));
             }
             other => tracing::debug!(?other, "not a transcript event"),
         }
+    }
+
+    /// A failed or refused call on record in the conversation: its reason,
+    /// and the end of its output (a failing test run's assertion), in the
+    /// program's colours when the look has any.
+    fn call_failed(
+        &mut self,
+        tool: &crate::tools::ToolId,
+        call_id: &str,
+        summary: &str,
+        result: &serde_json::Value,
+        coloured: Option<String>,
+    ) {
+        let target = self
+            .calls
+            .rows()
+            .iter()
+            .find(|r| r.call_id == call_id)
+            .map(|r| r.target.clone())
+            .unwrap_or_default();
+        let line = present::failure_line(&tool.to_string(), &target, summary, result);
+        let plain = result.get("output").and_then(|o| o.as_str());
+        let output = match (coloured.as_deref(), plain) {
+            (Some(text), _) | (None, Some(text)) => {
+                present::output_tail(text, present::FAILURE_TAIL_LINES)
+                    .into_iter()
+                    .map(crate::tui::render::ansi::spans)
+                    .collect()
+            }
+            (None, None) => Vec::new(),
+        };
+        self.conversation.push_failure(&line, output);
     }
 
     /// A proposal, its run and its result: the tool-call rows and the header.
@@ -189,11 +227,16 @@ impl App {
             }
             E::ToolFinished {
                 call_id,
+                tool,
                 status,
                 summary,
                 result,
+                coloured_output,
                 ..
             } => {
+                if status == crate::agent::CallStatus::Failed {
+                    self.call_failed(&tool, &call_id, &summary, &result, coloured_output);
+                }
                 self.calls
                     .finished(&call_id, status.into(), summary, result);
                 self.set_state(TaskState::Thinking);
@@ -219,18 +262,24 @@ impl App {
 }
 
 /// Add what to do about common endpoint errors.
-fn explain_error(message: &str) -> String {
-    let hint = if message.contains("OPENAI_API_KEY") || message.contains("--base-url") {
+fn explain_error(message: &str, key_var: Option<&str>) -> String {
+    let names_a_key = crate::config::providers::KEY_VARS
+        .iter()
+        .any(|v| message.contains(v));
+    let hint = if names_a_key || message.contains("--base-url") {
         // The core already says what to check.
-        ""
+        String::new()
     } else if message.contains("HTTP 401") || message.contains("HTTP 403") {
-        " — check OPENAI_API_KEY (in .env or the environment) and --base-url."
+        match key_var {
+            Some(var) => format!(" — check {var} (in .env or the environment) and --base-url."),
+            None => " — check --base-url and --provider.".to_string(),
+        }
     } else if message.contains("cannot reach the model server") {
-        " — is the server running, and is --base-url right?"
+        " — is the server running, and is --base-url right?".to_string()
     } else if message.contains("HTTP 404") {
-        " — check --base-url (it usually ends in /v1) and --model."
+        " — check --base-url (it usually ends in /v1) and --model.".to_string()
     } else {
-        ""
+        String::new()
     };
     format!("{message}{hint}")
 }

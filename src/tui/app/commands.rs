@@ -1,5 +1,6 @@
-//! Slash commands typed in the input: `/help`, `/clear`, `/continue`,
-//! `/diff`, `/undo`, `/undo all`, `/compact`, `/revoke`, `/model NAME`, `/mcp`, `/quit`. Commands
+//! Slash commands typed in the input (listed, with their help, in
+//! `input::slash::SLASH`): `/help`, `/clear`, `/continue`, `/diff`, `/undo`,
+//! `/undo all`, `/compact`, `/revoke`, `/model`, `/model NAME`, `/mcp`, `/quit`. Commands
 //! that the core carries out run only while no task runs (the core handles
 //! one command at a time); otherwise they are refused with a message.
 
@@ -10,9 +11,6 @@ use crate::tui::app::{App, Effect, Overlay, TaskState, UndoRun};
 use crate::tui::panes::diff::view::DiffView;
 use crate::tui::panes::line_kind::Kind;
 use tokio_util::sync::CancellationToken;
-
-/// Every command, for `/help`-style messages.
-pub const COMMANDS: &str = "/help, /diff, /undo, /undo all, /compact, /revoke, /model NAME, /mcp, /continue, /clear or /quit";
 
 impl App {
     /// Carry out `/command` (the text after the slash).
@@ -36,6 +34,7 @@ impl App {
                 }
             }
             ["revoke"] => self.revoke_approvals(),
+            ["model"] => self.list_models(),
             ["model", name] => {
                 let model = (*name).to_string();
                 self.core_command("/model", Effect::Agent(AgentCommand::SetModel(model)));
@@ -43,10 +42,60 @@ impl App {
             ["mcp"] => self.list_mcp(),
             ["quit" | "exit"] => self.quit_command(),
             _ => self.show_flash(format!(
-                "Unknown command /{} — try {COMMANDS}",
-                command.trim()
+                "Unknown command /{} — try {} (type / to see them)",
+                command.trim(),
+                crate::tui::input::slash::names()
             )),
         }
+    }
+
+    /// `/model` alone: the model asked now, and the server's list (asked
+    /// of the core; `ModelsListed` answers).
+    fn list_models(&mut self) {
+        let text = format!(
+            "Model: {}. Asking the server which models it offers…",
+            crate::present::one_line(&self.model)
+        );
+        if self.core_command("/model", Effect::Agent(AgentCommand::ListModels)) {
+            self.conversation.push_entry(Kind::Notice, &text);
+        }
+    }
+
+    /// The server's answer to `/model`.
+    pub(in crate::tui) fn models_listed(
+        &mut self,
+        current: &str,
+        models: &[String],
+        error: Option<&str>,
+    ) {
+        const SHOWN: usize = 60;
+        let current = crate::present::one_line(current);
+        let text = match error {
+            Some(e) => format!(
+                "Model: {current}. The server's list could not be read: {}",
+                crate::present::one_line(e)
+            ),
+            None if models.is_empty() => {
+                format!("Model: {current}. The server lists no models.")
+            }
+            None => {
+                let names: Vec<String> = models
+                    .iter()
+                    .take(SHOWN)
+                    .map(|m| crate::present::one_line(m).into_owned())
+                    .collect();
+                let more = match models.len().saturating_sub(SHOWN) {
+                    0 => String::new(),
+                    n => format!(" and {n} more"),
+                };
+                format!(
+                    "Model: {current}. The server offers {} model(s): {}{more}. /model NAME asks for one from the next request on.",
+                    models.len(),
+                    names.join(", ")
+                )
+            }
+        };
+        self.conversation.push_entry(Kind::Notice, &text);
     }
 
     pub(in crate::tui) fn open_help(&mut self) {

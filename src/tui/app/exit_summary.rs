@@ -1,15 +1,15 @@
 //! What stays on the normal screen after the full-screen UI closes: how the
-//! last task ended, the files the session's approved edits changed, tokens
+//! last task ended, the files the session changed (the core's change log:
+//! edits and patches, less what was undone, with a resumed session's), tokens
 //! and cost, the transcript's path and, for `--demo`, where the temporary
 //! copy is, and the command that resumes the session.
 //!
 //! What must stay true: every path and name is sanitized (one line each, no
 //! control characters), and nothing secret is in it (it is built from the
-//! App's own counters and the tool-call rows).
+//! App's own counters and the change log's paths).
 
 use crate::present;
 use crate::tui::app::{App, TaskState};
-use crate::tui::panes::tool_calls::RowStatus;
 use crate::tui::render::text::sanitize;
 use std::path::Path;
 
@@ -49,19 +49,8 @@ impl App {
         format!("Resume this session: {}", sanitize(command))
     }
 
-    /// Each file an approved edit of this session changed, once, in order.
+    /// Each file the session changed, once, in order (sanitized).
     fn changed_files(&self) -> Vec<String> {
-        let mut seen: Vec<String> = Vec::new();
-        for row in self.calls.rows() {
-            if row.status != RowStatus::Ok {
-                continue;
-            }
-            let Some(diff) = &row.diff else { continue };
-            let path = sanitize(&diff.path);
-            if !seen.contains(&path) {
-                seen.push(path);
-            }
-        }
-        seen
+        self.session_files.iter().map(|p| sanitize(p)).collect()
     }
 }

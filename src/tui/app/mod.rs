@@ -173,6 +173,12 @@ pub struct App {
     retried: bool,
     /// How the last task ended (its finish line), for the exit summary.
     last_outcome: Option<String>,
+    /// The files the session has changed, as the core's change log says
+    /// (`SessionFiles`), for the exit summary.
+    session_files: Vec<String>,
+    /// The configured provider's key variable (`None`: it takes no key),
+    /// which the hints for a refused key name.
+    key_var: Option<&'static str>,
     /// The test run's timeout, shown at a `run_tests` prompt.
     test_timeout: Option<Duration>,
     /// A configuration problem that keeps tasks from running.
@@ -234,6 +240,8 @@ impl App {
             retry_until: None,
             retried: false,
             last_outcome: None,
+            session_files: Vec::new(),
+            key_var: Some(crate::config::API_KEY_VAR),
             test_timeout: None,
             config_error: None,
             flash: None,
@@ -247,6 +255,36 @@ impl App {
             file_source: None,
             mcp: Vec::new(),
         }
+    }
+
+    /// The input's history from earlier sessions (oldest first).
+    pub fn set_history(&mut self, entries: Vec<String>) {
+        self.input.set_history(entries);
+    }
+
+    /// The configured provider's key variable, for the words about keys.
+    pub fn set_key_var(&mut self, var: Option<&'static str>) {
+        self.key_var = var;
+    }
+
+    /// The first screen of a newcomer without a key: what to set, for the
+    /// configured provider (`var`), and the ways to go on without one.
+    pub fn welcome_without_key(&mut self, provider: &str, var: &str) {
+        let (value, env) = match var {
+            crate::config::API_KEY_VAR => (
+                "sk-...",
+                "optionally also `OPENAI_BASE_URL=...` and `STEPWISE_MODEL=...`; see `.env.example`",
+            ),
+            _ => ("...", "optionally also `STEPWISE_MODEL=...`"),
+        };
+        let text = format!(
+            "Welcome to stepwise. No API key is set for provider {provider}, so no model can be reached yet. Pick one:
+  1. Put `{var}={value}` in a `.env` file in this folder ({env}), then start stepwise again.
+  2. Try it without a key: `stepwise --demo` plays a scripted model on a copy of the workspace.
+  3. Use a local server, which needs no key, e.g. Ollama: `stepwise --base-url http://localhost:11434/v1 --model qwen2.5-coder`.
+Press Ctrl+C to quit."
+        );
+        self.notice(&text);
     }
 
     /// Show a note in the conversation (e.g. that this is a scripted demo).

@@ -6,7 +6,7 @@
 pub mod files;
 mod prompt;
 pub mod queue;
-mod record;
+pub(in crate::tui) mod record;
 pub mod review;
 
 pub use queue::{ARMING, Answered, Approvals, Confirm};

@@ -67,6 +67,7 @@ impl App {
         let by_line = plain || matches!(key.code, KeyCode::Up | KeyCode::Down);
         let edited = self.approvals.review().edited.is_some();
         match action {
+            Some(Action::Help) => self.open_help(),
             Some(Action::Approve) => self.approve(),
             Some(Action::ApproveForTask) => self.approve_for_task(confirm),
             Some(Action::Decline) if edited => self.decline_edited(key.code, confirm),
@@ -173,8 +174,15 @@ impl App {
                 "a would approve the whole proposal: press y to write your selection or your version.",
             );
         } else if confirm != Some(Confirm::ForTask) {
+            let key = |action| keymap::hint(Layer::Prompt, action).0;
+            let (again, yes, no) = (
+                key(Action::ApproveForTask),
+                key(Action::Approve),
+                key(Action::Decline),
+            );
+            let revoke = keymap::hint(Layer::Global, Action::Revoke).0;
             let text = format!(
-                "Press a again to approve this and every later {tool} call until the task ends, without asking (F3 revokes); any other key cancels."
+                "Press {again} again to approve this and every later {tool} call until the task ends, without asking ({revoke} revokes); {yes} approves only this one, {no} declines it, any other key cancels."
             );
             self.approvals.set_confirm(Some(Confirm::ForTask));
             self.show_flash(text);
@@ -229,9 +237,21 @@ impl App {
 
     /// Answer the open approval request.
     pub fn answer(&mut self, decision: Decision) {
+        let edit = match self.approvals.current().map(|r| &r.action) {
+            Some(crate::agent::ApprovalAction::Edit {
+                path,
+                proposed,
+                original,
+                ..
+            }) => Some((path.clone(), proposed.clone(), original.clone())),
+            _ => None,
+        };
         let Some(answered) = self.approvals.decide(decision) else {
             return;
         };
+        if let Some(diff) = edit.and_then(|e| written_diff(e, &answered.decision)) {
+            self.calls.set_diff(&answered.call_id, diff);
+        }
         self.diff_full = false;
         tracing::info!(step = answered.step, decision = %label(&answered.decision), "approval answered");
         let status = match answered.decision {
@@ -254,6 +274,33 @@ impl App {
             self.set_state(TaskState::Thinking);
         }
     }
+}
+
+/// The diff of what an approval of an edit writes, when that is not the
+/// proposal: the user's edited version, or only the hunks they kept.
+fn written_diff(
+    (path, proposed, original): (String, String, Option<String>),
+    decision: &Decision,
+) -> Option<crate::diff::FileDiff> {
+    let old = original.as_deref().map(|o| o.replace("\r\n", "\n"));
+    let written = match decision {
+        Decision::ApproveEdited { content } => content.clone(),
+        Decision::ApproveHunks { accepted } => {
+            let base = old.as_deref().unwrap_or("");
+            let new = proposed.replace("\r\n", "\n");
+            let hunks = crate::diff::FileDiff::compute(&path, Some(base), &new)
+                .hunks
+                .len();
+            let keep: Vec<bool> = (0..hunks).map(|i| accepted.contains(&i)).collect();
+            crate::diff::apply_hunks(base, &new, &keep)
+        }
+        _ => return None,
+    };
+    Some(crate::diff::FileDiff::compute(
+        &path,
+        old.as_deref(),
+        &written,
+    ))
 }
 
 /// A decision for the log, without the user's content.

@@ -13,6 +13,30 @@ use crate::tui::app::App;
 use crate::tui::approval::Answered;
 use crate::tui::panes::line_kind::Kind;
 
+/// The line a decline leaves (`call`: `tool target`), live or restored.
+pub(in crate::tui) fn declined_line(call: &str, reason: Option<&str>) -> String {
+    match reason.filter(|r| !r.is_empty()) {
+        Some(r) => format!("You declined {call}: \"{r}\""),
+        None => format!("You declined {call}"),
+    }
+}
+
+/// The line an approval of the user's own version leaves, live or restored.
+pub(in crate::tui) fn edited_line(call: &str) -> String {
+    format!("You approved your edited version for {call}")
+}
+
+/// Exactly what an approval for the task covers: one built-in tool, or one
+/// tool of one MCP server (never "every mcp call": approvals are per tool).
+fn every_call_of(tool: &ToolId) -> String {
+    match tool {
+        ToolId::Mcp { server, tool } => {
+            format!("every call of {tool} on MCP server {server} (no other of its tools)")
+        }
+        other => format!("every {other} call"),
+    }
+}
+
 impl App {
     /// The call's target as the tool-call pane shows it.
     fn target_of(&self, call_id: &str) -> String {
@@ -42,21 +66,17 @@ impl App {
         }
         let call = self.call_label(&answered.tool, &answered.call_id);
         let (kind, text) = match &answered.decision {
-            Decision::Decline { reason: None } => (Kind::Declined, format!("You declined {call}")),
-            Decision::Decline { reason: Some(r) } => {
-                (Kind::Declined, format!("You declined {call}: \"{r}\""))
+            Decision::Decline { reason } => {
+                (Kind::Declined, declined_line(&call, reason.as_deref()))
             }
             Decision::ApproveToolForTask => (
                 Kind::Approved,
                 format!(
-                    "You approved every {} call for the rest of this task (F3 revokes)",
-                    answered.tool
+                    "You approved {} for the rest of this task (F3 revokes)",
+                    every_call_of(&answered.tool)
                 ),
             ),
-            Decision::ApproveEdited { .. } => (
-                Kind::Approved,
-                format!("You approved your edited version for {call}"),
-            ),
+            Decision::ApproveEdited { .. } => (Kind::Approved, edited_line(&call)),
             Decision::ApproveHunks { accepted } => (
                 Kind::Approved,
                 format!("You approved {} selected hunk(s) of {call}", accepted.len()),

@@ -72,6 +72,7 @@ pub const BINDINGS: &[Binding] = &[
     key(Input, HistoryNewer, &[any(Down)]),
     doc(Input, HistorySearch, &[ctrl('r')], InputKeys, "Ctrl+R", "earlier tasks containing what is typed (Esc: back)"),
     key(Input, Help, &[any(Char('?'))]),
+    doc(Docs, Doc, &[], InputKeys, "/", "the commands (type to filter, Tab completes)"),
     doc(Input, KillToStart, &[ctrl('u')], InputKeys, "Ctrl+A/E/U/K/W", "line start/end, delete to start/end, delete word"),
     doc(Docs, Doc, &[], InputKeys, "@", "insert a workspace file's path (type to filter)"),
     key(Picker, PickerUp, &[any(Up)]),
@@ -90,6 +91,7 @@ pub const BINDINGS: &[Binding] = &[
     hinted(doc(Prompt, ToggleHunk, &[any(Char(' '))], PromptKeys, "Space", "accept / reject the hunk under the cursor"), "Space", " toggle"),
     hinted(doc(Prompt, NextFile, &[any(Char(']'))], PromptKeys, "] [", "next / previous file of a patch"), "]/[", " file"),
     key(Prompt, PrevFile, &[any(Char('['))]),
+    key(Prompt, Help, &[any(Char('?'))]),
     hinted(doc(Prompt, EditProposal, &[plain('e'), plain('E')], PromptKeys, "e", "edit the proposal in $VISUAL / $EDITOR, then y/N"), "e", " edit in $EDITOR"),
     hinted(doc(Prompt, FullDiff, &[plain('f'), plain('F')], PromptKeys, "f", "the diff full screen (f or Esc: back)"), "f", " full diff"),
     hinted(doc(Prompt, ScrollDiff, &[any(PageUp), any(PageDown), any(Home), any(End)], PromptKeys, "PgUp PgDn Home End", "scroll the diff while the prompt is open"), "PgUp PgDn", " scroll diff"),
@@ -110,12 +112,9 @@ pub const BINDINGS: &[Binding] = &[
     // Session
     doc(Global, Interrupt, &[ctrl('c')], Session, "Ctrl+C", "interrupt · clear the draft (↑ recalls it) · quit"),
     doc(Global, Quit, &[ctrl('d')], Session, "Ctrl+D  /quit", "quit (twice if a task runs or a prompt waits)"),
-    doc(Docs, Doc, &[], Session, "/diff", "everything stepwise changed in this session"),
-    doc(Docs, Doc, &[], Session, "/undo  /undo all", "revert the last change / all changes (y/N)"),
-    doc(Docs, Doc, &[], Session, "/compact", "shorten the model's context now"),
-    doc(Docs, Doc, &[], Session, "/continue  /clear", "go on after an error or interrupt · new conversation"),
-    doc(Global, Help, &[any(F(1))], Session, "F1  ?  /help", "this help (Esc closes)"),
+    doc(Global, Help, &[any(F(1))], Session, "F1  ?  /help", "this help, anywhere (Esc closes; ? in a draft is text)"),
     // Overlays
     key(HelpOverlay, Close, &[any(Esc), any(F(1)), any(Char('?')), any(Char('q')), any(Enter)]),
     key(Overlay, Close, &[any(Esc), any(Enter), any(Backspace), any(Char('q'))]),
+    key(Overlay, Help, &[any(Char('?'))]),
 ];

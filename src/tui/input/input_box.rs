@@ -106,6 +106,12 @@ impl InputBox {
         self.area.is_empty()
     }
 
+    /// Start from an earlier session's entries (oldest first).
+    pub fn set_history(&mut self, entries: Vec<String>) {
+        self.history = entries;
+        self.browsing = None;
+    }
+
     pub fn history(&self) -> &[String] {
         &self.history
     }

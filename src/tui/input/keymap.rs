@@ -1,6 +1,7 @@
 //! The key map: ONE table (`bindings::BINDINGS`) of which key does what in
 //! which layer. The key handlers look their keys up here (`action`), the help
-//! overlay lists the table's help rows (`help_rows`), and the approval prompt
+//! overlay lists the table's help rows (`help_rows`, then the slash
+//! commands of `slash::SLASH`), and the approval prompt
 //! takes its hints from it (`hint`), so the three cannot disagree.
 //!
 //! What must stay true: within one layer no two rows match the same key, so
@@ -48,6 +49,13 @@ pub fn help_rows() -> Vec<(&'static str, &'static str)> {
             }
         }
     }
+    // The slash commands, from their own table (the `/` menu reads it too).
+    out.push(("", "Commands"));
+    out.extend(
+        crate::tui::input::slash::SLASH
+            .iter()
+            .map(|s| (s.usage, s.what)),
+    );
     out
 }
 

@@ -9,6 +9,7 @@ mod key_types;
 pub mod keymap;
 pub mod picker;
 pub mod picking;
+pub mod slash;
 
 use crate::tui::app::{App, Effect, Focus, Overlay};
 use crate::tui::overlays::detail::DetailView;
@@ -85,6 +86,9 @@ impl App {
         if self.focus == Focus::Input && self.picker_key(&key) {
             return;
         }
+        if self.focus == Focus::Input && key.code == KeyCode::Tab && self.complete_command() {
+            return;
+        }
         match keymap::action(Layer::Main, &key) {
             Some(Action::FocusNext) => return self.cycle_focus(true),
             Some(Action::FocusPrev) => return self.cycle_focus(false),
@@ -110,6 +114,7 @@ impl App {
     fn detail_key(&mut self, key: KeyEvent) {
         match keymap::action(Layer::Overlay, &key) {
             Some(Action::Close) => self.overlay = None,
+            Some(Action::Help) => self.open_help(),
             _ => {
                 if let Some(m) = scroll_move(key.code) {
                     self.scroll_overlay(m);
@@ -212,6 +217,34 @@ impl App {
             }
             _ => {}
         }
+    }
+
+    /// Tab while a `/command` is being typed: the first command it could
+    /// be, completed (`false`: no command is being typed, Tab moves focus).
+    fn complete_command(&mut self) -> bool {
+        let text = self.input.text();
+        let Some(typed) = slash::typing(&text) else {
+            return false;
+        };
+        let Some(first) = slash::matching(typed).first().map(|s| s.name) else {
+            return false;
+        };
+        self.input.take();
+        self.input.insert_str(&format!("/{first}"));
+        true
+    }
+
+    /// The `/` menu's filter, while it is open: a `/command` is being typed
+    /// in the focused input and nothing covers it.
+    pub fn command_menu(&self) -> Option<String> {
+        let open = self.focus == Focus::Input
+            && self.overlay.is_none()
+            && self.picker.is_none()
+            && !self.approvals.is_open();
+        if !open {
+            return None;
+        }
+        slash::typing(&self.input.text()).map(str::to_string)
     }
 
     /// Ctrl+R: the next older task containing what was typed, said above the input.

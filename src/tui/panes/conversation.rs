@@ -1,5 +1,6 @@
 //! The conversation pane: the transcript (tasks, streamed assistant text as
-//! markdown, final answers, errors, gate refusals, notices) as logical
+//! markdown, final answers, errors, failed calls with the end of their
+//! output in the program's colours, gate refusals, notices) as logical
 //! lines. Wrapping and scrolling are `wrap_cache`'s: only the lines around
 //! the view are ever wrapped, so appending, a width change and drawing cost
 //! what is visible, not the length of the session. The reply still
@@ -59,6 +60,7 @@ fn markdown_part(kind: Kind, text: &str, after: bool) -> (Vec<Logical>, Vec<Code
             prefix: Vec::new(),
             cont: Vec::new(),
             spans: Vec::new(),
+            table: None,
         };
         lines.push(Logical {
             text: String::new(),
@@ -161,6 +163,29 @@ impl Conversation {
         self.separate();
         for (i, (kind, text)) in lines.iter().enumerate() {
             self.lines.push(Logical::plain(text, *kind, i == 0));
+        }
+    }
+
+    /// Add a failed call: its line (`Kind::Error`) and, under it, the end
+    /// of its output, each line already split into styled spans (see
+    /// `render::ansi`; their text is sanitized there).
+    pub fn push_failure(&mut self, line: &str, output: Vec<Vec<Span<'static>>>) {
+        self.push_entry(Kind::Error, line);
+        let gutter = vec![Span::styled("│ ", theme::DIM)];
+        for spans in output {
+            let md = MdLine {
+                kind: Kind::Output,
+                prefix: gutter.clone(),
+                cont: gutter.clone(),
+                spans,
+                table: None,
+            };
+            self.lines.push(Logical {
+                text: md.text(),
+                kind: Kind::Output,
+                first: false,
+                styled: Some(Box::new(md)),
+            });
         }
     }
 
@@ -392,7 +417,7 @@ fn wrap_logical(line: &Logical, width: usize) -> Vec<Line<'static>> {
         Kind::Receipt | Kind::ReceiptBad => {
             return crate::tui::panes::receipt::rows(&line.text, line.kind, line.first, width);
         }
-        Kind::Code => {
+        Kind::Code | Kind::Output => {
             let gutter = [Span::styled("  │ ", dim)];
             return wrap(
                 &[Span::styled(line.text.clone(), CODE)],

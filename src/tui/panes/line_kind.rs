@@ -29,4 +29,7 @@ pub enum Kind {
     Discarded,
     /// A reply's `<think>` block: shown dimmed, never part of the answer.
     Thinking,
+    /// A line of a program's output under a failed call (the end of a
+    /// failing test run), with the program's own colours.
+    Output,
 }

@@ -112,6 +112,14 @@ impl ToolCalls {
         self.rows.iter_mut().rev().find(|r| r.call_id == call_id)
     }
 
+    /// The diff of what was approved, when it is not the proposal (the
+    /// user's edited version, some of its hunks): the pane shows that.
+    pub fn set_diff(&mut self, call_id: &str, diff: FileDiff) {
+        if let Some(row) = self.find_mut(call_id) {
+            row.diff = Some(diff);
+        }
+    }
+
     /// Where call `call_id` stands now.
     pub fn set_status(&mut self, call_id: &str, status: RowStatus) {
         if let Some(row) = self.find_mut(call_id) {

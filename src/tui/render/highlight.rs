@@ -88,25 +88,52 @@ pub fn lang_of_path(path: &str) -> &str {
     path.rsplit_once('.').map_or("", |(_, ext)| ext)
 }
 
-/// Syntax colours for a hunk's lines in a file at `path`: the new side
-/// (context and added lines) is read in order so that multi-line strings and
-/// comments carry over; `None` for removed lines, or for all when the file's
-/// language is unknown. `texts` are sanitized, `new_side[i]` says which.
-pub fn hunk(path: &str, texts: &[String], new_side: &[bool]) -> Vec<Option<Vec<Span<'static>>>> {
-    let picked: Vec<String> = texts
-        .iter()
-        .zip(new_side)
-        .filter(|(_, keep)| **keep)
-        .map(|(t, _)| t.clone())
-        .collect();
-    let mut coloured = lines(lang_of_path(path), &picked)
-        .unwrap_or_default()
-        .into_iter();
-    new_side
-        .iter()
-        .map(|keep| match keep {
-            true => coloured.next(),
-            false => None,
+/// Which side of a diff a hunk's line is on (for its syntax colours).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Side {
+    /// A context line: on both.
+    Both,
+    /// An added line.
+    New,
+    /// A removed line.
+    Old,
+}
+
+/// Syntax colours for a hunk's lines in a file at `path`: each side is read
+/// in order (the new one: context and added lines; the old one: context and
+/// removed lines) so that multi-line strings and comments carry over; `None`
+/// for all when the file's language is unknown. `texts` are sanitized,
+/// `sides[i]` says where line `i` is.
+pub fn hunk(path: &str, texts: &[String], sides: &[Side]) -> Vec<Option<Vec<Span<'static>>>> {
+    let lang = lang_of_path(path);
+    let side = |keep: Side| -> Vec<Option<Vec<Span<'static>>>> {
+        let picked: Vec<String> = texts
+            .iter()
+            .zip(sides)
+            .filter(|(_, s)| **s == Side::Both || **s == keep)
+            .map(|(t, _)| t.clone())
+            .collect();
+        let mut coloured = lines(lang, &picked).unwrap_or_default().into_iter();
+        sides
+            .iter()
+            .map(|s| match *s == Side::Both || *s == keep {
+                true => coloured.next(),
+                false => None,
+            })
+            .collect()
+    };
+    let new = side(Side::New);
+    // The old side only when there is a removed line to colour.
+    if !sides.contains(&Side::Old) {
+        return new;
+    }
+    let old = side(Side::Old);
+    new.into_iter()
+        .zip(old)
+        .zip(sides)
+        .map(|((n, o), s)| match s {
+            Side::Old => o,
+            _ => n,
         })
         .collect()
 }

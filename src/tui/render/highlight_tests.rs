@@ -79,21 +79,23 @@ fn multi_line_constructs_carry_over_and_big_blocks_stay_plain() {
 }
 
 #[test]
-fn a_hunk_is_coloured_on_its_new_side_only() {
+fn a_hunk_is_coloured_on_both_sides() {
+    use super::Side::{Both, New, Old};
     let texts = [
         "def f():".to_string(),
         "    return 1".to_string(),
         "    return 2".to_string(),
     ];
-    let got = hunk("src/calc.py", &texts, &[true, false, true]);
+    let got = hunk("src/calc.py", &texts, &[Both, Old, New]);
     assert_eq!(got.len(), 3);
-    assert!(got[1].is_none(), "removed lines are not coloured");
     let first = got[0].as_ref().expect("coloured");
     assert_eq!(style_of_word(first, "def"), Some(theme::SYN_KEYWORD));
+    let removed = got[1].as_ref().expect("removed lines are coloured too");
+    assert_eq!(style_of_word(removed, "1"), Some(theme::SYN_NUMBER));
     let third = got[2].as_ref().expect("coloured");
     assert_eq!(style_of_word(third, "2"), Some(theme::SYN_NUMBER));
     assert!(
-        hunk("notes.unknown", &texts, &[true; 3])
+        hunk("notes.unknown", &texts, &[Both; 3])
             .iter()
             .all(Option::is_none)
     );

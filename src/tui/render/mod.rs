@@ -3,8 +3,10 @@
 //! sanitizes and wraps untrusted text for every pane; `highlight` gives code
 //! its syntax colours (`highlight_warm` readies their grammars off the UI
 //! thread) and `theme` names every colour; `worker` is the one thread that
-//! computes what drawing needs but no frame should wait for.
+//! computes what drawing needs but no frame should wait for. `ansi` turns a
+//! program's colours into the theme's styles.
 
+pub mod ansi;
 pub mod chrome;
 pub mod header;
 pub mod highlight;

@@ -152,6 +152,25 @@ fn key_groups(app: &App, request: &ApprovalRequest, review: &Review) -> Vec<(Str
         " yes"
     };
     let mut groups = vec![(prompt(Action::Approve).0, yes.to_string())];
+    // What the body shows: a diff, or a command or call to read.
+    let diff = !matches!(
+        request.action,
+        ApprovalAction::RunTests { .. } | ApprovalAction::McpCall { .. }
+    );
+    if app.diff_full {
+        // Full screen, Esc goes back and never declines: the hints say so.
+        let (back, _) = prompt(Action::FullDiff);
+        let (no, what) = prompt(Action::Decline);
+        groups.push((no.replace("/Esc", ""), what));
+        groups.push((format!("{back}/Esc"), " back".to_string()));
+        if review.selectable() {
+            groups.push(prompt(Action::NextHunk));
+            groups.push(prompt(Action::ToggleHunk));
+        }
+        let (keys, _) = prompt(Action::ScrollDiff);
+        groups.push((format!("↑↓ {keys}"), " scroll".to_string()));
+        return groups;
+    }
     if review.edited.is_some() {
         // Enter and Esc never discard the user's own version.
         groups.push(("n n".to_string(), " discard yours".to_string()));
@@ -176,7 +195,11 @@ fn key_groups(app: &App, request: &ApprovalRequest, review: &Review) -> Vec<(Str
         let keys = prompt(Action::ApproveForTask).0;
         groups.push((keys, format!(" yes to every {tool} this task")));
     }
-    groups.push(prompt(Action::FullDiff));
+    let (full, full_what) = prompt(Action::FullDiff);
+    groups.push(match diff {
+        true => (full, full_what),
+        false => (full, " full screen".to_string()),
+    });
     if !undo {
         groups.push(prompt(Action::DeclineWithReason));
     }
@@ -186,6 +209,10 @@ fn key_groups(app: &App, request: &ApprovalRequest, review: &Review) -> Vec<(Str
         keys
     } else {
         format!("↑↓ {keys}")
+    };
+    let what = match diff {
+        true => what,
+        false => " scroll".to_string(),
     };
     groups.push((keys, what));
     groups

@@ -108,6 +108,21 @@ pub const SYN_NUMBER: Style = fg(Slot::SynNumber);
 pub const SYN_TYPE: Style = fg(Slot::SynType);
 pub const SYN_FUNCTION: Style = fg(Slot::SynFunction);
 
+/// The theme's style for a program's colour `index` (0–7 and their bright
+/// forms 8–15, as SGR 30–37 and 90–97 name them): each becomes the slot
+/// that means the same, white and anything else the text's own colour.
+pub fn ansi(index: u8) -> Style {
+    match index % 8 {
+        0 => DIM,
+        1 => BAD,
+        2 => GOOD,
+        3 => WARN,
+        4 | 6 => ACCENT,
+        5 => SYN_KEYWORD,
+        _ => Style::new(),
+    }
+}
+
 /// Real colours for every slot, plus the text and background colours that
 /// cells without a colour of their own get.
 #[derive(Debug, PartialEq, Eq)]

@@ -130,6 +130,8 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
         app.input.render(input.inner(), buf);
         if let Some(picker) = app.picker() {
             picker.render(input.outer, buf);
+        } else if let Some(typed) = app.command_menu() {
+            crate::tui::input::slash::render_menu(&typed, input.outer, buf);
         }
     }
 

@@ -139,6 +139,7 @@ pub fn every_event() -> Vec<AgentEvent> {
             status: CallStatus::Ok,
             summary: "s".into(),
             result: serde_json::json!({"success": true}),
+            coloured_output: None,
         },
         AgentEvent::ProtocolRepair {
             attempt: 1,
@@ -162,6 +163,14 @@ pub fn every_event() -> Vec<AgentEvent> {
         },
         AgentEvent::UndoFinished {
             reverted: vec![],
+            error: None,
+        },
+        AgentEvent::SessionFiles {
+            files: vec!["a.py".into()],
+        },
+        AgentEvent::ModelsListed {
+            current: "m".into(),
+            models: vec!["m".into()],
             error: None,
         },
         AgentEvent::Error {
@@ -199,8 +208,17 @@ pub fn every_event() -> Vec<AgentEvent> {
                 RestoredEntry::Tool {
                     name: "read_file".into(),
                     arguments: "{}".into(),
-                    status: Some(stepwise::agent::CallStatus::Ok),
+                    call_id: "c1".into(),
+                    call_kind: stepwise::agent::CallKind::Read,
+                    target: "a.py".into(),
+                    status: Some(CallStatus::Ok),
+                    detail: String::new(),
+                    summary: String::new(),
+                    edited: false,
+                    output: String::new(),
                 },
+                RestoredEntry::Gate { text: "g".into() },
+                RestoredEntry::Notice { text: "n".into() },
             ],
             tasks: 1,
             steps: 2,
@@ -238,6 +256,8 @@ pub fn every_event() -> Vec<AgentEvent> {
             | AgentEvent::FinalAnswer { .. }
             | AgentEvent::SessionDiff { .. }
             | AgentEvent::UndoFinished { .. }
+            | AgentEvent::SessionFiles { .. }
+            | AgentEvent::ModelsListed { .. }
             | AgentEvent::SessionRestored { .. }
             | AgentEvent::TaskCutOff { .. }
             | AgentEvent::Error { .. }

@@ -1,12 +1,13 @@
 //! Diff rows: one or more `FileDiff`s as colored lines (a margin column for
 //! the hunk cursor, old/new line-number gutters, +/- signs, hunk separators,
-//! additions green, removals red, context dim, changed words highlighted via
-//! `inline`), long lines wrapped with an empty gutter on continuation rows.
+//! additions green, removals red, context dim, syntax colours on all three
+//! within the budget, changed words highlighted via `inline`), long lines wrapped with an empty gutter on continuation rows.
 //! A hunk's spans (`HunkStyle`) do not depend on the width, so `source`
 //! styles each line once and wraps it per width.
 
 use crate::diff::{FileDiff, Hunk, LineKind};
 use crate::tui::panes::diff::inline::{changed_ranges, segments};
+use crate::tui::render::highlight::Side;
 use crate::tui::render::text::{sanitize, width as text_width, wrap};
 use crate::tui::render::theme;
 use ratatui::style::{Modifier, Style};
@@ -80,7 +81,7 @@ impl HunkStyle {
         let kinds: Vec<LineKind> = hunk.lines.iter().map(|l| l.kind).collect();
         let syntax = match path.is_empty() {
             true => Vec::new(),
-            false => crate::tui::render::highlight::hunk(path, texts, &Self::new_side(hunk)),
+            false => crate::tui::render::highlight::hunk(path, texts, &Self::sides(hunk)),
         };
         HunkStyle {
             partners: partners(&kinds, word_pairs),
@@ -90,11 +91,15 @@ impl HunkStyle {
         }
     }
 
-    /// Which lines are read for syntax colours (the new side, in order).
-    pub fn new_side(hunk: &Hunk) -> Vec<bool> {
+    /// Which side each line is read on for its syntax colours.
+    pub fn sides(hunk: &Hunk) -> Vec<Side> {
         hunk.lines
             .iter()
-            .map(|l| l.kind != LineKind::Removed)
+            .map(|l| match l.kind {
+                LineKind::Context => Side::Both,
+                LineKind::Added => Side::New,
+                LineKind::Removed => Side::Old,
+            })
             .collect()
     }
 
@@ -127,19 +132,16 @@ impl HunkStyle {
                 _ => changed_ranges(other, text).map(|(_, new)| new),
             }
         });
-        let text: Vec<Span<'static>> = match ranges {
-            Some(ranges) => segments(text, &ranges)
+        // Syntax colours on every line: context stays dim, and text that
+        // no scope colours keeps the line's green or red; changed words
+        // keep their highlight over them.
+        let text: Vec<Span<'static>> = match (self.syntax.get(i), ranges) {
+            (Some(Some(spans)), ranges) => overlay(spans, ranges.as_deref(), style, word),
+            (_, Some(ranges)) => segments(text, &ranges)
                 .into_iter()
                 .map(|(s, changed)| Span::styled(s.to_string(), if changed { word } else { style }))
                 .collect(),
-            // Context lines get syntax colours (still dim); changes keep theirs.
-            None => match (self.syntax.get(i), line.kind) {
-                (Some(Some(spans)), LineKind::Context) => spans
-                    .iter()
-                    .map(|s| Span::styled(s.content.to_string(), s.style.patch(CONTEXT)))
-                    .collect(),
-                _ => vec![Span::styled(text.clone(), style)],
-            },
+            (_, None) => vec![Span::styled(text.clone(), style)],
         };
         Some(Styled {
             first: [
@@ -153,6 +155,42 @@ impl HunkStyle {
             text,
         })
     }
+}
+
+/// A line's syntax spans over `base` (a span's own colour wins, `base`
+/// gives the rest), with the characters in `ranges` (char indexes of the
+/// whole line) in `word` instead.
+fn overlay(
+    spans: &[Span<'static>],
+    ranges: Option<&[std::ops::Range<usize>]>,
+    base: Style,
+    word: Style,
+) -> Vec<Span<'static>> {
+    let mut out = Vec::with_capacity(spans.len());
+    let mut at = 0;
+    for span in spans {
+        let text = span.content.as_ref();
+        let len = text.chars().count();
+        let style = base.patch(span.style);
+        match ranges {
+            None => out.push(Span::styled(text.to_string(), style)),
+            Some(ranges) => {
+                let local: Vec<std::ops::Range<usize>> = ranges
+                    .iter()
+                    .filter_map(|r| {
+                        let (start, end) = (r.start.max(at), r.end.min(at + len));
+                        (start < end).then(|| start - at..end - at)
+                    })
+                    .collect();
+                for (piece, changed) in segments(text, &local) {
+                    let style = if changed { word } else { style };
+                    out.push(Span::styled(piece.to_string(), style));
+                }
+            }
+        }
+        at += len;
+    }
+    out
 }
 
 /// Removed/added line pairs a hunk offers the word highlight (what

@@ -147,10 +147,8 @@ impl Source {
                 if new.path.is_empty() || new.path != was.path || colours.is_empty() {
                     return None;
                 }
-                let (new_side, was_side) = (
-                    HunkStyle::new_side(&new.hunk),
-                    HunkStyle::new_side(&was.hunk),
-                );
+                let (new_side, was_side) =
+                    (HunkStyle::sides(&new.hunk), HunkStyle::sides(&was.hunk));
                 let shared = (new.texts.iter().zip(&new_side))
                     .zip(was.texts.iter().zip(&was_side))
                     .take_while(|(a, b)| a == b)
@@ -297,7 +295,7 @@ impl Source {
             // Colours computed here (`Some`), or on their way (`None`).
             let colours = match &mut self.jobs {
                 Some(jobs) if !h.path.is_empty() => {
-                    let side = HunkStyle::new_side(&h.hunk);
+                    let side = HunkStyle::sides(&h.hunk);
                     jobs.start(hunk, &h.path, &h.texts, side)
                 }
                 _ => None,

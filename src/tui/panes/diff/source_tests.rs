@@ -63,8 +63,9 @@ fn gutters_signs_and_continuation_rows() {
 
 #[test]
 fn changed_words_are_highlighted_in_paired_lines() {
+    // A language without colours: only the line's own style and the words.
     let d = FileDiff::compute(
-        "f.py",
+        "f.txt",
         Some("x = compute(1, 'x')\n"),
         "x = compute(1, 'y')\n",
     );
@@ -79,6 +80,46 @@ fn changed_words_are_highlighted_in_paired_lines() {
     assert_eq!(styled(&rows[1], REMOVED_WORD), "x");
     assert_eq!(styled(&rows[2], ADDED_WORD), "y");
     assert_eq!(styled(&rows[2], ADDED), "x = compute(1, '')");
+}
+
+#[test]
+fn added_and_removed_lines_get_syntax_colours_with_their_changed_words() {
+    use crate::tui::render::theme;
+    let d = FileDiff::compute(
+        "f.py",
+        Some("def f():\n    return 1\n"),
+        "def f():\n    return 2\n",
+    );
+    let rows = build_rows(&[&d], 60, false).rows;
+    let fg_of = |row: &Line<'_>, word: &str| {
+        row.spans
+            .iter()
+            .find(|s| s.content.contains(word))
+            .map(|s| s.style.fg)
+    };
+    // Removed, then added: `return` is a keyword on both.
+    assert_eq!(
+        fg_of(&rows[2], "return"),
+        Some(theme::SYN_KEYWORD.fg),
+        "{:?}",
+        rows[2]
+    );
+    assert_eq!(
+        fg_of(&rows[3], "return"),
+        Some(theme::SYN_KEYWORD.fg),
+        "{:?}",
+        rows[3]
+    );
+    // The changed number keeps its word highlight.
+    let word = |row: &Line<'_>, style: Style| -> String {
+        row.spans
+            .iter()
+            .filter(|s| s.style == style)
+            .map(|s| s.content.as_ref())
+            .collect()
+    };
+    assert_eq!(word(&rows[2], REMOVED_WORD), "1");
+    assert_eq!(word(&rows[3], ADDED_WORD), "2");
 }
 
 #[test]

@@ -107,7 +107,7 @@ fn lines_styled_in_any_order_are_what_each_line_says() {
             let kinds: Vec<LineKind> = hunk.lines.iter().map(|l| l.kind).collect();
             let style = HunkStyle::new(path, hunk, &texts, 2, left);
             let partners = expected_partners(&kinds, &mut left);
-            let side = HunkStyle::new_side(hunk);
+            let side = HunkStyle::sides(hunk);
             let syntax = crate::tui::render::highlight::hunk(path, &texts, &side);
             // Backwards, then every other line: no line depends on another styled first.
             let n = texts.len();
@@ -137,14 +137,28 @@ fn lines_styled_in_any_order_are_what_each_line_says() {
                     line.kind
                 );
                 match (line.kind, syntax.get(i).cloned().flatten()) {
-                    (LineKind::Context, Some(colours)) => {
-                        let want: Vec<_> = (colours.iter())
-                            .map(|s| (s.content.to_string(), s.style.patch(CONTEXT)))
-                            .collect();
-                        let have: Vec<_> = (got.text.iter())
-                            .map(|s| (s.content.to_string(), s.style))
-                            .collect();
-                        assert_eq!(have, want, "context line {i} has its syntax colours");
+                    // Every line has its syntax colours over its own style
+                    // (context dim, changes green or red), changed words apart.
+                    (kind, Some(colours)) => {
+                        let per_char = |spans: &[ratatui::text::Span<'static>], over: bool| {
+                            spans
+                                .iter()
+                                .flat_map(|s| {
+                                    let style = if over { plain.patch(s.style) } else { s.style };
+                                    s.content
+                                        .chars()
+                                        .map(move |c| (c, style))
+                                        .collect::<Vec<_>>()
+                                })
+                                .collect::<Vec<_>>()
+                        };
+                        let (want, have) = (per_char(&colours, true), per_char(&got.text, false));
+                        assert_eq!(want.len(), have.len(), "line {i}");
+                        for (h, w) in have.iter().zip(&want) {
+                            if kind == LineKind::Context || h.1 != word {
+                                assert_eq!(h, w, "line {i} has its syntax colours");
+                            }
+                        }
                     }
                     _ => {
                         let other = got.text.iter().filter(|s| s.style != word);

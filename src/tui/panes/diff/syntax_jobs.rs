@@ -20,23 +20,23 @@ pub struct SyntaxJobs {
 }
 
 impl SyntaxJobs {
-    /// Colour hunk `hunk` (lines `texts` of a file at `path`, `new_side`
-    /// as `highlight::hunk` takes it) on the worker; when it has no thread,
+    /// Colour hunk `hunk` (lines `texts` of a file at `path`, `sides`
+    /// as `highlight::hunk` takes them) on the worker; when it has no thread,
     /// the colours are computed here and returned.
     pub fn start(
         &mut self,
         hunk: usize,
         path: &str,
         texts: &[String],
-        new_side: Vec<bool>,
+        sides: Vec<highlight::Side>,
     ) -> Option<Colours> {
-        let (p, t, n) = (path.to_string(), texts.to_vec(), new_side.clone());
+        let (p, t, n) = (path.to_string(), texts.to_vec(), sides.clone());
         match worker::compute(worker::Lane::Colours, move || highlight::hunk(&p, &t, &n)) {
             Some(rx) => {
                 self.pending.push((hunk, rx));
                 None
             }
-            None => Some(highlight::hunk(path, texts, &new_side)),
+            None => Some(highlight::hunk(path, texts, &sides)),
         }
     }
 

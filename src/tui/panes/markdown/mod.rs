@@ -19,7 +19,7 @@ mod boundary;
 pub mod pending;
 mod renderer;
 mod rows;
-mod table;
+pub(crate) mod table;
 #[cfg(test)]
 mod tests;
 

@@ -43,6 +43,8 @@ pub(super) struct Renderer {
     /// The fenced code block being read: its language and text.
     code: Option<(String, String)>,
     table: Option<table::Table>,
+    /// The table row the next line is (it lays itself out at a width).
+    table_row: Option<Box<table::TableRow>>,
 }
 
 impl Renderer {
@@ -181,9 +183,9 @@ impl Renderer {
             }
             TagEnd::Table => {
                 if let Some(t) = self.table.take() {
-                    let rows = t.lines();
-                    for spans in rows {
+                    for (spans, row) in t.lines() {
                         self.cur = spans;
+                        self.table_row = Some(Box::new(row));
                         self.flush();
                     }
                 }
@@ -302,6 +304,7 @@ impl Renderer {
             prefix,
             cont,
             spans,
+            table: self.table_row.take(),
         });
     }
 

@@ -4,7 +4,8 @@
 //! indent its container asks for.
 
 use crate::tui::panes::line_kind::Kind;
-use crate::tui::render::text::wrap;
+use crate::tui::panes::markdown::table::TableRow;
+use crate::tui::render::text::{width as text_width, wrap};
 use crate::tui::render::theme;
 use ratatui::text::{Line, Span};
 
@@ -16,6 +17,9 @@ pub struct MdLine {
     pub prefix: Vec<Span<'static>>,
     pub cont: Vec<Span<'static>>,
     pub spans: Vec<Span<'static>>,
+    /// A table's row: laid out again when the pane is narrower than the
+    /// table (see `table::TableRow::rows`); `spans` is its natural layout.
+    pub table: Option<Box<TableRow>>,
 }
 
 impl MdLine {
@@ -46,6 +50,20 @@ pub fn rows(md: &MdLine, kind: Kind, first_of_entry: bool, width: usize) -> Vec<
     first.extend(md.prefix.iter().cloned());
     let mut cont = vec![Span::raw("  ")];
     cont.extend(md.cont.iter().cloned());
+    if let Some(row) = &md.table {
+        let used: usize = first.iter().map(|s| text_width(&s.content)).sum();
+        if let Some(rows) = row.rows(width.saturating_sub(used)) {
+            return rows
+                .into_iter()
+                .enumerate()
+                .map(|(i, spans)| {
+                    let mut line = if i == 0 { first.clone() } else { cont.clone() };
+                    line.extend(spans);
+                    Line::from(line)
+                })
+                .collect();
+        }
+    }
     if kind == Kind::Discarded {
         let struck: Vec<Span<'static>> = md
             .spans
