@@ -101,6 +101,7 @@ pub fn run(runtime: &tokio::runtime::Runtime, config: Config) -> i32 {
         app.set_history(term::history::load(&workspace));
     }
     app.set_test_timeout(config.test_timeout);
+    app.set_token_timeout(config.token_timeout);
     app.set_key_var(config.provider.preset().key_var);
     app.set_grammars_off_thread();
     app.set_notify(config.notify);

@@ -62,3 +62,27 @@ fn a_broken_stream_keeps_its_text_and_the_retries_count_down() {
         "{texts:?}"
     );
 }
+
+#[test]
+fn a_silent_model_shows_how_long_and_when_stepwise_gives_up() {
+    let mut app = app();
+    app.set_token_timeout(Duration::from_secs(600));
+    explored(&mut app);
+    feed(&mut app, vec![AgentEvent::ModelRequest { steps_done: 3 }]);
+    let start = app.now();
+    // A model thinking as usual: nothing shown, and a wake-up due when it would.
+    app.set_now(start + Duration::from_secs(10));
+    assert!(!screen(&draw(&mut app, 120, 40)).contains("no token"));
+    assert_eq!(app.wake_at(), Some(start + Duration::from_secs(15)));
+    app.set_now(start + Duration::from_secs(42));
+    let header = screen(&draw(&mut app, 120, 40));
+    assert!(
+        header.contains("thinking · no token for 42s, gives up in 558s"),
+        "{header}"
+    );
+    assert_eq!(app.wake_at(), Some(start + Duration::from_secs(43)));
+    // A piece of the reply starts the count again.
+    app.update(Msg::Agent(AgentEvent::AssistantDelta { text: "Hm".into() }));
+    app.set_now(start + Duration::from_secs(50));
+    assert!(!screen(&draw(&mut app, 120, 40)).contains("no token"));
+}

@@ -15,6 +15,7 @@ impl App {
     /// One event from the core.
     pub(in crate::tui) fn on_agent(&mut self, event: AgentEvent) {
         use AgentEvent as E;
+        self.note_liveness(&event);
         match event {
             // Only appended here; previews are computed at frame time.
             E::ToolCallStreaming {

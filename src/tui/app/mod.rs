@@ -10,6 +10,7 @@ mod commands;
 mod exit_summary;
 mod grammars;
 mod inspect;
+mod liveness;
 mod look;
 mod mcp;
 mod notify;
@@ -169,6 +170,10 @@ pub struct App {
     undo: Option<UndoRun>,
     /// When the model request that failed is tried again (the header counts down).
     retry_until: Option<Instant>,
+    /// When the model last sent a piece of its reply (see `liveness`).
+    last_token: Option<Instant>,
+    /// `stream_token_timeout`, when known.
+    token_timeout: Option<Duration>,
     /// The task retried a request (if it then fails, `/continue` is offered).
     retried: bool,
     /// How the last task ended (its finish line), for the exit summary.
@@ -238,6 +243,8 @@ impl App {
             look: Default::default(),
             undo: None,
             retry_until: None,
+            last_token: None,
+            token_timeout: None,
             retried: false,
             last_outcome: None,
             session_files: Vec::new(),

@@ -75,7 +75,8 @@ impl App {
 
     /// The next moment the screen changes by itself (a prompt done arming
     /// or done waiting for the user to stop typing, a quit confirmation or
-    /// a retry's countdown running out), if it is still ahead.
+    /// a retry's countdown running out, the silent model's count), if it
+    /// is still ahead.
     pub fn wake_at(&self) -> Option<Instant> {
         let quit = self.quit_confirm.filter(|until| self.now < *until);
         let retry = self.retry_until.filter(|until| self.now < *until);
@@ -84,7 +85,11 @@ impl App {
             .last_typed
             .map(|typed| typed + crate::tui::input::COMPOSING)
             .filter(|until| self.now < *until && self.approvals.is_open());
-        [quit, retry, arming, idle].into_iter().flatten().min()
+        let token = self.token_wait_tick();
+        [quit, retry, arming, idle, token]
+            .into_iter()
+            .flatten()
+            .min()
     }
 
     /// Code in view still waits for its syntax colours: the frame after

@@ -54,9 +54,16 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
 fn status_line(app: &App, area: Rect, buf: &mut Buffer) {
     let w = area.width as usize;
     let (glyph, color) = state_style(app.state());
-    let label = match app.retry_countdown() {
-        Some(secs) => format!("{} · retrying in {secs}s", app.state().label()),
-        None => app.state().label().to_string(),
+    let label = match (app.retry_countdown(), app.token_wait()) {
+        (Some(secs), _) => format!("{} · retrying in {secs}s", app.state().label()),
+        (None, Some((silent, Some(left)))) => format!(
+            "{} · no token for {silent}s, gives up in {left}s",
+            app.state().label()
+        ),
+        (None, Some((silent, None))) => {
+            format!("{} · no token for {silent}s", app.state().label())
+        }
+        (None, None) => app.state().label().to_string(),
     };
     let state = Span::styled(
         format!(" {glyph} {label}"),
