@@ -34,13 +34,6 @@ pub async fn exec(base: &str, ws: &Path, extra: &[&str]) -> Output {
     out
 }
 
-fn events(out: &Output) -> Vec<Value> {
-    String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .filter_map(|l| serde_json::from_str(l).ok())
-        .collect()
-}
-
 fn all_output(out: &Output) -> String {
     format!(
         "{}{}",
@@ -93,7 +86,7 @@ async fn a_text_reply_arrives_with_anthropics_headers_and_body_and_cache_usage()
         "{}",
         body["tools"]
     );
-    let events = events(&out);
+    let events = json_events(&out);
     let finished = events
         .iter()
         .find(|e| e["event"] == "task_finished")
@@ -119,7 +112,7 @@ async fn a_tool_call_streamed_in_pieces_runs_and_its_result_goes_back_with_its_i
     let ws = copy_workspace();
     let out = exec(&mock.uri(), ws.path(), &["what is in calculator.py?"]).await;
     assert_eq!(out.status.code(), Some(0), "{}", all_output(&out));
-    let events = events(&out);
+    let events = json_events(&out);
     let finished = events
         .iter()
         .find(|e| e["event"] == "tool_finished")
@@ -177,7 +170,7 @@ async fn an_overloaded_error_inside_a_200_stream_is_retried_and_then_succeeds() 
     let ws = copy_workspace();
     let out = exec(&mock.uri(), ws.path(), &["check"]).await;
     assert_eq!(out.status.code(), Some(0), "{}", all_output(&out));
-    let events = events(&out);
+    let events = json_events(&out);
     let retry = events.iter().find(|e| e["event"] == "retrying").unwrap();
     assert!(
         retry["error"].as_str().unwrap().contains("Overloaded"),
@@ -196,7 +189,7 @@ async fn a_529_waits_as_long_as_retry_after_says() {
     let ws = copy_workspace();
     let out = exec(&mock.uri(), ws.path(), &["check"]).await;
     assert_eq!(out.status.code(), Some(0), "{}", all_output(&out));
-    let events = events(&out);
+    let events = json_events(&out);
     let retry = events.iter().find(|e| e["event"] == "retrying").unwrap();
     assert_eq!(retry["delay_ms"], 2000, "{retry}");
 }
@@ -239,7 +232,7 @@ async fn prompt_is_too_long_is_a_context_overflow_not_a_retry() {
         shown.contains("context window") && shown.contains("prompt is too long"),
         "{shown}"
     );
-    let events = events(&out);
+    let events = json_events(&out);
     assert!(!events.iter().any(|e| e["event"] == "retrying"), "{shown}");
 }
 
@@ -255,7 +248,7 @@ async fn the_json_protocol_works_over_the_messages_api() {
         body.get("tools").is_none(),
         "no native tools under --protocol json"
     );
-    let events = events(&out);
+    let events = json_events(&out);
     let answer = events
         .iter()
         .find(|e| e["event"] == "final_answer")
@@ -295,7 +288,7 @@ async fn a_reply_stopped_at_the_context_window_is_a_truncation_not_an_answer() {
     let ws = copy_workspace();
     let out = exec(&mock.uri(), ws.path(), &["look"]).await;
     assert_eq!(out.status.code(), Some(0), "{}", all_output(&out));
-    let answers: Vec<Value> = events(&out)
+    let answers: Vec<Value> = json_events(&out)
         .into_iter()
         .filter(|e| e["event"] == "final_answer")
         .collect();
@@ -319,7 +312,7 @@ async fn a_refusal_is_shown_and_recorded_as_a_refusal_not_as_the_answer() {
     let out = exec(&mock.uri(), ws.path(), &["do something"]).await;
     let shown = all_output(&out);
     assert_eq!(out.status.code(), Some(1), "{shown}");
-    let events = events(&out);
+    let events = json_events(&out);
     assert!(
         !events.iter().any(|e| e["event"] == "final_answer"),
         "{shown}"

@@ -29,10 +29,7 @@ async fn exec_json(
     let out = tokio::task::spawn_blocking(move || cmd.output().expect("run stepwise"))
         .await
         .expect("join");
-    let events = String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .filter_map(|l| serde_json::from_str(l).ok())
-        .collect();
+    let events = json_events(&out);
     (out, events)
 }
 

@@ -29,15 +29,8 @@ async fn exec_in(cwd: &Path, base_url: &str, args: &[&str]) -> Output {
         .expect("join")
 }
 
-fn events(out: &Output) -> Vec<Value> {
-    String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .filter_map(|l| serde_json::from_str(l).ok())
-        .collect()
-}
-
 fn receipt(out: &Output) -> Value {
-    let all = events(out);
+    let all = json_events(out);
     let answer = all.iter().find(|e| e["event"] == "final_answer");
     let answer = answer.unwrap_or_else(|| {
         panic!(
@@ -190,7 +183,7 @@ async fn a_test_commands_entry_runs_as_an_argument_array_judged_by_its_exit_code
     );
     assert_eq!(receipt["tests"]["verified"], "exit_code_only");
     assert!(p.join("check.sh").exists(), "nothing ran through a shell");
-    let all = events(&out);
+    let all = json_events(&out);
     let run = all
         .iter()
         .find(|e| e["event"] == "tool_finished" && e["tool"] == "run_tests")
@@ -258,7 +251,7 @@ async fn exec_in_a_folder_without_workspace_works_on_that_folder() {
         receipt["no_test_command"], true,
         "a folder without tests says so"
     );
-    let listed = &events(&out)
+    let listed = &json_events(&out)
         .into_iter()
         .find(|e| e["event"] == "tool_finished" && e["tool"] == "list_files")
         .unwrap()["result"]["files"];
@@ -282,7 +275,7 @@ fn demo_works_from_an_empty_folder_and_keeps_its_temporary_project() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let all = events(&out);
+    let all = json_events(&out);
     let notice = all.iter().find(|e| e["event"] == "notice").unwrap();
     let copy = Path::new(notice["workspace"].as_str().unwrap());
     assert!(copy.starts_with(tmp.path()));

@@ -417,10 +417,7 @@ async fn a_task_killed_mid_way_resumes_with_its_changes_and_says_it_was_cut_off(
     )
     .await;
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    let events: Vec<Value> = String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .filter_map(|l| serde_json::from_str(l).ok())
-        .collect();
+    let events = json_events(&out);
     let cut = events.iter().find(|e| e["event"] == "task_cut_off");
     assert_eq!(
         cut.map(|e| e["files"].clone()),

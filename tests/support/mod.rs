@@ -312,6 +312,14 @@ pub fn seed_script(runner: &str) -> Vec<Reply> {
 }
 
 /// The stepwise binary under test.
+/// The JSON events a `--json` run printed, one per stdout line.
+pub fn json_events(out: &std::process::Output) -> Vec<Value> {
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect()
+}
+
 pub fn stepwise_bin() -> &'static str {
     env!("CARGO_BIN_EXE_stepwise")
 }
