@@ -75,9 +75,18 @@ pub struct PatchHunk {
     pub old_no_newline: bool,
     /// The last new line is the new file's last and has no newline.
     pub new_no_newline: bool,
-    /// The refusal for a last hunk that ends short of its `@@` counts (the
-    /// patch may be cut), unless the file shows the hunk is whole.
-    pub short: Option<String>,
+    /// A last hunk that ends short of its `@@` counts (the patch may be
+    /// cut), unless the file shows the hunk is whole.
+    pub short: Option<Short>,
+}
+
+/// How a last hunk falls short of its counts, and the refusal if it is cut.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Short {
+    pub refusal: String,
+    /// Old and new lines the header counts beyond the hunk's lines.
+    pub old_missing: usize,
+    pub new_missing: usize,
 }
 
 #[cfg(test)]

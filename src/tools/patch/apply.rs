@@ -119,18 +119,28 @@ fn moved(at: usize, hunk: &PatchHunk, path: &str) -> Option<String> {
     })
 }
 
-/// A last hunk short of its counts is whole when it ends in context or at
-/// the file's end; otherwise the patch may have been cut mid-change.
+/// A last hunk short of its counts is whole when it ends in context, or
+/// when it ends at the file's end with no more new lines missing than old
+/// ones: no old line can be missing past the file's end, so the old count
+/// is simply too large, and a cut (after a removed line, or among the added
+/// ones) would leave more new lines missing than that; or when the new
+/// side's last line is marked as the file's last. Otherwise the patch may
+/// have been cut mid-change.
 fn check_whole(file: &FileLines, at: usize, hunk: &PatchHunk) -> Result<(), String> {
     let Some(short) = &hunk.short else {
         return Ok(());
     };
-    let ends_in_context = hunk.body.last().is_some_and(|l| l.op == LineOp::Context);
-    let at_file_end = at + hunk.old_lines.len() == file.lines.len();
-    if ends_in_context || at_file_end {
+    let last = hunk.body.last().map(|l| l.op);
+    let ends_in_context = last == Some(LineOp::Context);
+    let at_file_end =
+        at + hunk.old_lines.len() == file.lines.len() && short.new_missing <= short.old_missing;
+    // `\ No newline at end of file` after the new side's last line: nothing
+    // of it can follow.
+    let new_side_ends = hunk.new_no_newline;
+    if ends_in_context || at_file_end || new_side_ends {
         Ok(())
     } else {
-        Err(short.clone())
+        Err(short.refusal.clone())
     }
 }
 
@@ -218,11 +228,18 @@ mod tests {
         // Ends in context: whole, applied with the count warning.
         let done = checked(file, "@@ -1,6 +1,6 @@\n a\n-b\n+B\n c\n").unwrap();
         assert_eq!(done.text, "a\nB\nc\nd\n");
-        // Ends at the file's last line: whole too.
+        // Ends at the file's last line on an added line, no more new lines
+        // missing than old: whole too.
         let done = checked(file, "@@ -3,4 +3,4 @@\n c\n-d\n+D\n").unwrap();
         assert_eq!(done.text, "a\nb\nc\nD\n");
         // Ends mid-change, not at the file's end: it may be cut, refused.
         let err = checked(file, "@@ -1,5 +1,5 @@\n a\n-b\n").unwrap_err();
+        assert!(err.contains("ends early"), "{err}");
+        // Cut after a removed line at the file's end: `D` never came.
+        let err = checked(file, "@@ -3,2 +3,2 @@\n c\n-d\n").unwrap_err();
+        assert!(err.contains("ends early"), "{err}");
+        // Cut among the added lines at the file's end: more new lines missing.
+        let err = checked(file, "@@ -3,2 +3,4 @@\n c\n-d\n+D\n").unwrap_err();
         assert!(err.contains("ends early"), "{err}");
     }
 

@@ -8,7 +8,7 @@
 //! counts may be cut, so it carries the refusal that `apply` gives unless
 //! the file shows it is whole (it ends in context, or at the file's end).
 
-use super::{HunkLine, LineOp, PatchHunk};
+use super::{HunkLine, LineOp, PatchHunk, Short};
 
 /// A `--- ` line followed by a `+++ ` line: the two paths.
 pub(super) fn file_header<'a>(lines: &[&'a str], i: usize) -> Option<(&'a str, &'a str)> {
@@ -137,13 +137,17 @@ pub(super) fn parse_hunk(
             let (old, new) = count(&lines[start..end]);
             let at_patch_end = (end..lines.len()).all(|j| lines[j].is_empty());
             if at_patch_end && (old < h.old_count || new < h.new_count) {
-                short = Some(format!(
-                    "{path}: hunk {header_line} ends early (the patch may be cut): its header \
+                short = Some(Short {
+                    old_missing: h.old_count.saturating_sub(old),
+                    new_missing: h.new_count.saturating_sub(new),
+                    refusal: format!(
+                        "{path}: hunk {header_line} ends early (the patch may be cut): its header \
                      counts {} old and {} new lines, the patch ends after {old} and {new}, with \
                      a changed line that is not the file's last. If the patch is complete, \
                      correct the counts",
-                    h.old_count, h.new_count
-                ));
+                        h.old_count, h.new_count
+                    ),
+                });
             }
             warning = Some(format!(
                 "{path}: hunk {header_line} has {old} old and {new} new lines, not the {} and {} \
@@ -268,8 +272,9 @@ mod tests {
     fn a_last_hunk_short_of_its_counts_may_be_cut() {
         let f = one("--- a/f\n+++ b/f\n@@ -1,5 +1,5 @@\n a\n-b\n+B\n");
         assert_eq!(f.hunks[0].old_lines, ["a", "b"]);
-        let short = f.hunks[0].short.as_deref().unwrap_or("");
-        assert!(short.contains("ends early"), "{short}");
+        let short = f.hunks[0].short.clone().unwrap();
+        assert!(short.refusal.contains("ends early"), "{short:?}");
+        assert_eq!((short.old_missing, short.new_missing), (3, 3));
         assert_eq!(f.warnings.len(), 1);
         let whole = one("--- a/f\n+++ b/f\n@@ -1,2 +1,2 @@\n a\n-b\n+B\n");
         assert_eq!(whole.hunks[0].short, None);
