@@ -25,14 +25,20 @@ pub const CUT_OFF: &str = "cut_off";
 
 /// Tool calls a cut-off task never answered get a result saying so, or the
 /// next request would be invalid (every call needs its result).
+/// Only the last reply with calls can be unanswered (every earlier one was
+/// answered before the next request), and only results after it count:
+/// ids repeat across replies (`call_0` for a server that sends none).
 fn answer_dangling_calls(history: &mut Vec<ChatMessage>) {
-    let answered: HashSet<String> = (history.iter())
+    let Some(last) =
+        (history.iter()).rposition(|m| m.role == Role::Assistant && !m.tool_calls.is_empty())
+    else {
+        return;
+    };
+    let answered: HashSet<String> = (history[last + 1..].iter())
         .filter(|m| m.role == Role::Tool)
         .filter_map(|m| m.tool_call_id.clone())
         .collect();
-    let dangling: Vec<String> = (history.iter())
-        .filter(|m| m.role == Role::Assistant)
-        .flat_map(|m| &m.tool_calls)
+    let dangling: Vec<String> = (history[last].tool_calls.iter())
         .map(|c| c.id.clone())
         .filter(|id| !answered.contains(id))
         .collect();
@@ -241,7 +247,8 @@ fn feedback_entry(text: &str) -> RestoredEntry {
     }
 }
 
-/// A call's entry with the result the model got.
+/// A call's entry with the result the model got (left unsettled when the
+/// result says neither success nor failure: compaction replaced it).
 fn settle(entry: &mut RestoredEntry, result: &str, was_declined: bool) {
     let RestoredEntry::Tool {
         status,
@@ -255,7 +262,15 @@ fn settle(entry: &mut RestoredEntry, result: &str, was_declined: bool) {
         return;
     };
     let body: Value = serde_json::from_str(result).unwrap_or(Value::Null);
-    let ok = body.get("success").and_then(Value::as_bool) == Some(true);
+    let Some(ok) = body
+        .get("success")
+        .and_then(Value::as_bool)
+        .or(was_declined.then_some(false))
+    else {
+        // A result that says neither (a compaction's stub for an old one):
+        // how the call ended is not known any more.
+        return;
+    };
     *status = Some(match (was_declined, ok) {
         (true, _) => CallStatus::Declined,
         (false, true) => CallStatus::Ok,
@@ -319,25 +334,64 @@ mod tests {
     use crate::llm::ToolCallMsg;
 
     #[test]
+    fn a_restored_call_says_how_it_ended_and_a_compacted_one_says_nothing() {
+        let calls = vec![
+            ToolCallMsg::new("a", "read_file", r#"{"path":"a.py"}"#),
+            ToolCallMsg::new("b", "write_file", r#"{"path":"b.py"}"#),
+            ToolCallMsg::new("c", "run_tests", "{}"),
+            ToolCallMsg::new("d", "list_files", "{}"),
+        ];
+        let history = vec![
+            ChatMessage::system("s"),
+            ChatMessage::user("task"),
+            ChatMessage::assistant_tool_calls("", calls),
+            ChatMessage::tool_result("a", r#"{"success":true,"content":"x"}"#),
+            ChatMessage::tool_result("b", "declined").declined(true),
+            ChatMessage::tool_result("c", r#"{"success":false,"error":"exit 1"}"#),
+            ChatMessage::tool_result("d", "[list_files: 3 entries, elided]"),
+        ];
+        let statuses: Vec<Option<CallStatus>> = restored_entries(&Registry::default(), &history)
+            .into_iter()
+            .filter_map(|e| match e {
+                RestoredEntry::Tool { status, .. } => Some(status),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(
+            statuses,
+            vec![
+                Some(CallStatus::Ok),
+                Some(CallStatus::Declined),
+                Some(CallStatus::Failed),
+                None
+            ]
+        );
+    }
+
+    #[test]
     fn a_cut_off_tasks_unanswered_calls_get_a_result_and_answered_ones_keep_theirs() {
         let calls = vec![
             ToolCallMsg::new("c1", "read_file", "{}"),
             ToolCallMsg::new("c2", "write_file", "{}"),
         ];
+        // An earlier reply used the same id, answered then.
+        let earlier = vec![ToolCallMsg::new("c2", "list_files", "{}")];
         let mut history = vec![
             ChatMessage::user("task"),
+            ChatMessage::assistant_tool_calls("", earlier),
+            ChatMessage::tool_result("c2", "{\"success\":true}"),
             ChatMessage::assistant_tool_calls("", calls),
             ChatMessage::tool_result("c1", "{\"success\":true}"),
         ];
         answer_dangling_calls(&mut history);
-        assert_eq!(history.len(), 4);
-        assert_eq!(history[3].tool_call_id.as_deref(), Some("c2"));
-        let body = history[3].content.as_deref().unwrap_or("");
+        assert_eq!(history.len(), 6);
+        assert_eq!(history[5].tool_call_id.as_deref(), Some("c2"));
+        let body = history[5].content.as_deref().unwrap_or("");
         assert!(
             body.contains("stepwise stopped while this call ran"),
             "{body}"
         );
         answer_dangling_calls(&mut history);
-        assert_eq!(history.len(), 4, "answered once");
+        assert_eq!(history.len(), 6, "answered once");
     }
 }
