@@ -38,6 +38,11 @@ pub fn walker(start: &Path) -> ignore::WalkBuilder {
     builder
         .hidden(true)
         .require_git(false)
+        // `.git/info/exclude` is not read: `ignore` finds it through a `.git`
+        // file's `gitdir:` and that folder's `commondir`, paths a test run
+        // can point at a FIFO, past any check here. It holds one user's
+        // local excludes; the committed `.gitignore` files are read.
+        .git_exclude(false)
         .follow_links(false)
         .filter_entry(|e| {
             let is_dir = e.file_type().is_some_and(|t| t.is_dir());
@@ -48,19 +53,22 @@ pub fn walker(start: &Path) -> ignore::WalkBuilder {
                     .is_some_and(|n| SKIPPED_DIRS.contains(&n))
                     || !ignore_files_readable(e.path())))
         });
-    // The folders above `start` and `start` itself: `ignore` reads theirs as it builds.
-    if !start.ancestors().skip(1).all(ignore_files_readable) {
-        builder.parents(false);
-    }
-    if !ignore_files_readable(start) {
-        builder.git_ignore(false).git_exclude(false).ignore(false);
-    }
+    guard_roots(&mut builder, start);
     builder
 }
 
-/// The files `ignore` opens in each folder it enters (`.git` as a file
-/// names a worktree's git folder, which it reads too).
-const IGNORE_FILES: [&str; 4] = [".gitignore", ".ignore", ".git/info/exclude", ".git"];
+/// `ignore` reads the ignore files of a walk's roots and of every folder
+/// above them as it builds (with `git_ignore` on, whatever `parents` says):
+/// where one of them is not safe to read, the walk reads none.
+fn guard_roots(builder: &mut ignore::WalkBuilder, root: &Path) {
+    if !root.ancestors().all(ignore_files_readable) {
+        builder.git_ignore(false).ignore(false).parents(false);
+    }
+}
+
+/// The files `ignore` opens in each folder it enters (with `git_exclude`
+/// off, see [`walker`]).
+const IGNORE_FILES: [&str; 2] = [".gitignore", ".ignore"];
 
 /// Larger than any real ignore file: `/dev/zero` behind a link is not one.
 const MAX_IGNORE_BYTES: u64 = 4 * 1024 * 1024;
@@ -78,7 +86,6 @@ fn ignore_files_readable(dir: &Path) -> bool {
         let path = dir.join(name);
         match std::fs::metadata(&path) {
             Err(_) => true, // absent, or `ignore`'s open fails as well
-            Ok(m) if m.is_dir() && *name == ".git" => true,
             Ok(m) if m.is_file() && m.len() <= MAX_IGNORE_BYTES => true,
             Ok(_) => {
                 tracing::warn!(path = %path.display(), "not a regular ignore file; its folder is not walked");
@@ -233,6 +240,7 @@ pub fn walker_of(folders: &[PathBuf]) -> Option<ignore::WalkBuilder> {
     let mut builder = walker(first);
     for folder in rest {
         builder.add(folder);
+        guard_roots(&mut builder, folder);
     }
     Some(builder)
 }

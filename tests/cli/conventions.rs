@@ -293,6 +293,17 @@ async fn special_files_read_at_start_up_and_in_walks_are_warnings_not_hangs() {
     std::os::unix::fs::symlink("/dev/zero", ws.path().join("sub/.gitignore")).unwrap();
     std::fs::create_dir_all(ws.path().join(".stepwise")).unwrap();
     std::os::unix::fs::symlink("/dev/zero", ws.path().join(".stepwise/stepwise.toml")).unwrap();
+    // A `.git` file whose git folder's `commondir` is a FIFO (`ignore` would
+    // open it to find `info/exclude`).
+    let gitdir = ws.path().join("planted-gitdir");
+    std::fs::create_dir_all(&gitdir).unwrap();
+    assert!(mkfifo(&gitdir.join("commondir")));
+    std::fs::create_dir_all(ws.path().join("worktree")).unwrap();
+    std::fs::write(
+        ws.path().join("worktree/.git"),
+        format!("gitdir: {}\n", gitdir.display()),
+    )
+    .unwrap();
     let model = MockModel::start(vec![
         tool_call("list_files", serde_json::json!({"path": "."})),
         text("Listed."),
