@@ -65,9 +65,9 @@ fn main() {
     }
     // What an untrusted workspace's project file may not set (a broken file
     // is reported by the layering below).
-    let project = stepwise::config::resolve(&first.1, &first.0.options, false)
-        .map(|r| r.withheld)
-        .unwrap_or_default();
+    let first_resolved = stepwise::config::resolve(&first.1, &first.0.options, false).ok();
+    let shown_file = first_resolved.as_ref().and_then(|r| r.project.clone());
+    let project = first_resolved.map(|r| r.withheld).unwrap_or_default();
     let workspace = first.0.options.workspace();
     let pending = trust::pending(project, &workspace, &dotenv, &env_folder);
     let trusted = trusted_folders(&pending, &first.0).unwrap_or_else(|e| usage_error(&e));
@@ -82,13 +82,11 @@ fn main() {
     let trust_project = trusted.contains(&folder);
     let mut resolved = stepwise::config::resolve(&matches, &cli.options, trust_project)
         .unwrap_or_else(|e| usage_error(&e));
-    if trust_project && !cli.options.trust {
-        // The answer covers exactly the values it was given for; the files
-        // were read again since, so what applies now must be what was shown.
+    if trust_project && !cli.options.trust && resolved.project != shown_file {
+        // The answer covers exactly the values it was given for; the file
+        // was read again since and changed, so ask about what it says now.
         let now = trust::pending(resolved.trusted.clone(), &workspace, &dotenv, &env_folder);
-        let applied = now.into_iter().find(|p| p.folder == folder);
-        let shown = pending.iter().find(|p| p.folder == folder);
-        if let Some(applied) = applied.filter(|a| Some(a.digest()) != shown.map(Pending::digest)) {
+        if let Some(applied) = now.into_iter().find(|p| p.folder == folder) {
             eprintln!(
                 "stepwise: the project files in {} changed after they were read for the trust question; asking about what they say now",
                 sanitize(&folder.display().to_string())

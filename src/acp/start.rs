@@ -47,10 +47,10 @@ pub(super) async fn session_config(
     }
     let mut options = start.options.clone();
     options.workspace = Some(cwd.to_path_buf());
-    let project = crate::config::resolve(&start.matches, &options, false)
-        .map_err(RpcError::invalid_params)?
-        .withheld;
-    let pending = trust::pending(project, cwd, &DotEnv::default(), cwd);
+    let first = crate::config::resolve(&start.matches, &options, false)
+        .map_err(RpcError::invalid_params)?;
+    let shown_file = first.project;
+    let pending = trust::pending(first.withheld, cwd, &DotEnv::default(), cwd);
     let mut trusted = true;
     for p in &pending {
         if decide(start, out, asking, p).await == Answer::Declined {
@@ -61,10 +61,20 @@ pub(super) async fn session_config(
             );
         }
     }
-    let mut config =
-        crate::config::resolve(&start.matches, &options, trusted && !pending.is_empty())
-            .map_err(RpcError::invalid_params)?
-            .config;
+    let trust_project = trusted && !pending.is_empty();
+    let mut resolved = crate::config::resolve(&start.matches, &options, trust_project)
+        .map_err(RpcError::invalid_params)?;
+    if trust_project && !start.options.trust && resolved.project != shown_file {
+        // The file changed while the client was asked: what was trusted is
+        // not what it says now, so none of it applies.
+        tracing::warn!(
+            "the project file in {} changed while its trust was asked; its guarded values are not applied",
+            cwd.display()
+        );
+        resolved = crate::config::resolve(&start.matches, &options, false)
+            .map_err(RpcError::invalid_params)?;
+    }
+    let mut config = resolved.config;
     config.task = None;
     config.resume = resume.map(|name| ResumeFrom::Named(name.to_string()));
     let joined = client_servers(servers).map_err(RpcError::invalid_params)?;

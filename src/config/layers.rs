@@ -50,11 +50,13 @@ fn resolve_files(
 ) -> Result<Resolved, String> {
     let loaded = file::load(files)?;
     let mut resolved = layer(matches, options, files, &loaded, trust_project)?;
+    let project = file::project_path(&options.workspace());
+    resolved.project = (loaded.each.iter())
+        .find(|(path, _)| *path == project)
+        .map(|(_, table)| table.clone());
     if trust_project {
         // What the same bytes would have withheld: the values trust applied.
-        resolved.trusted = layer(matches, options, files, &loaded, false)
-            .map(|untrusted| untrusted.withheld)
-            .unwrap_or_default();
+        resolved.trusted = layer(matches, options, files, &loaded, false)?.withheld;
     }
     Ok(resolved)
 }
@@ -121,6 +123,7 @@ fn layer(
         provenance,
         withheld,
         trusted: Vec::new(),
+        project: None,
     })
 }
 

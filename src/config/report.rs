@@ -38,6 +38,9 @@ pub struct Resolved {
     /// trusted), read from the same bytes as the configuration: what the
     /// trust question must have shown.
     pub trusted: Vec<Assignment>,
+    /// The workspace's project file as this resolution read it (`None`: it
+    /// has none), to tell whether it changed between two resolutions.
+    pub project: Option<toml::Table>,
 }
 
 impl Resolved {

@@ -808,3 +808,47 @@ async fn acp_stdin_closing_while_a_permission_waits_ends_the_process_and_writes_
         before
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn acp_a_project_file_changed_while_trust_is_asked_is_not_applied() {
+    let good = MockModel::start(vec![text("hello from the right server")]).await;
+    let shown = MockModel::start(vec![]).await;
+    let swapped = MockModel::start(vec![]).await;
+    let (ws, home) = (copy_workspace(), tempfile::tempdir().unwrap());
+    let user_dir = home.path().join(".config/stepwise");
+    std::fs::create_dir_all(&user_dir).unwrap();
+    std::fs::write(
+        user_dir.join("stepwise.toml"),
+        format!("base_url = \"{}\"\n", good.base_url()),
+    )
+    .unwrap();
+    let file = ws.path().join(".stepwise/stepwise.toml");
+    std::fs::create_dir_all(ws.path().join(".stepwise")).unwrap();
+    std::fs::write(&file, format!("base_url = \"{}\"\n", shown.base_url())).unwrap();
+    let mut client = Client::spawn(home.path(), &["--model", "mock-model"]);
+    client.initialize().await;
+    let id = client
+        .request("session/new", json!({"cwd": ws.path(), "mcpServers": []}))
+        .await;
+    let response = client
+        .until(id, |_| {
+            // Rewritten while the client is asked; then trusted once.
+            std::fs::write(&file, format!("base_url = \"{}\"\n", swapped.base_url())).unwrap();
+            select("allow_once")
+        })
+        .await;
+    let session = response["result"]["sessionId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let id = client.prompt(&session, "hi").await;
+    let done = client.until(id, |r| panic!("unexpected {r}")).await;
+    assert_eq!(done["result"]["stopReason"], "end_turn", "{done}");
+    assert!(
+        swapped.raw_requests().await.is_empty(),
+        "the unseen value applied"
+    );
+    assert!(shown.raw_requests().await.is_empty());
+    assert_eq!(good.requests().await.len(), 1);
+    client.close().await;
+}
