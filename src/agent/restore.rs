@@ -85,8 +85,8 @@ impl Session {
 
     /// A checkpoint after a change in the middle of a task: at once while
     /// the task's checkpoints have cost at most 50 ms plus a tenth of the
-    /// task's time, else at the next change that keeps within that (and
-    /// always at the task's end). A checkpoint writes the whole state, so it
+    /// task's time, else after a later reply of the model or at a later
+    /// change that keeps within that (and always at the task's end). A checkpoint writes the whole state, so it
     /// grows with the session: a session paced by its user's approvals has
     /// every change on disk at once, and a burst of auto-approved edits
     /// spends at most about a tenth of its time on them (1,600 scripted
@@ -95,11 +95,22 @@ impl Session {
         const ALLOWANCE: std::time::Duration = std::time::Duration::from_millis(50);
         let (task_started, spent) = self.saved.task_checkpoints;
         if spent > ALLOWANCE + task_started.elapsed() / 10 {
+            self.saved.behind = true;
             return;
         }
         let started = std::time::Instant::now();
         self.checkpoint();
+        self.saved.behind = false;
         self.saved.task_checkpoints.1 += started.elapsed();
+    }
+
+    /// After each reply of the model: a change `checkpoint_soon` left for
+    /// later goes to disk now, if the budget allows (the model's time
+    /// counts towards it).
+    pub(super) fn checkpoint_if_behind(&mut self) {
+        if self.saved.behind {
+            self.checkpoint_soon();
+        }
     }
 
     /// Bring back a saved session (named `from`): its conversation, change

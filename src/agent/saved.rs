@@ -144,6 +144,8 @@ pub(super) struct Bookkeeping {
     /// When the running task started, and the time its checkpoints took
     /// (see `Session::checkpoint_soon`).
     pub(super) task_checkpoints: (std::time::Instant, std::time::Duration),
+    /// A change is not on disk yet (its checkpoint was put off).
+    pub(super) behind: bool,
 }
 
 impl Default for Bookkeeping {
@@ -155,6 +157,7 @@ impl Default for Bookkeeping {
             restored_from: None,
             model: None,
             task_checkpoints: (std::time::Instant::now(), std::time::Duration::ZERO),
+            behind: false,
         }
     }
 }

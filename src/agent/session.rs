@@ -338,6 +338,9 @@ impl Session {
                 Ok(r) => r,
                 Err(reason) => return reason,
             };
+            // A change not yet on disk goes there now that the model's time
+            // counts towards the checkpoints' budget.
+            self.checkpoint_if_behind();
             for (index, action) in actions.into_iter().enumerate() {
                 let stop = if t.cancel.is_cancelled() {
                     Some(FinishReason::Cancelled)

@@ -132,3 +132,53 @@ async fn list_models_answers_with_the_current_model_and_the_servers_list() {
     assert_eq!(listed["current"], "m-a");
     assert!(listed["error"].is_null());
 }
+
+/// The change-log length of each checkpoint a task of three writes (in
+/// one reply) hands over, with checkpoints that take `cost` each and the
+/// model's last reply `think` ms.
+async fn checkpointed_changes(cost: std::time::Duration, think: u64) -> Vec<usize> {
+    let write = |n: u32| {
+        (
+            "write_file",
+            serde_json::json!({"path": format!("n{n}.txt"), "content": "x\n"}),
+        )
+    };
+    let model = MockModel::start(vec![
+        tool_calls(&[write(1), write(2), write(3)]),
+        delayed(text("Done."), think),
+    ])
+    .await;
+    let ws = copy_workspace();
+    let mut session = session_on(&model, ws.path(), LoopSettings::default());
+    let saved = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let sink = saved.clone();
+    session.on_checkpoint(Box::new(move |s| {
+        std::thread::sleep(cost);
+        sink.lock().unwrap().push(s.changes.len())
+    }));
+    drive(
+        &mut session,
+        Some("write three"),
+        CancellationToken::new(),
+        |_| stepwise::agent::Decision::Approve,
+    )
+    .await;
+    let counts = saved.lock().unwrap().clone();
+    counts
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn every_change_is_checkpointed_at_once_while_checkpoints_are_cheap() {
+    let counts = checkpointed_changes(std::time::Duration::ZERO, 0).await;
+    // The task's start, then one per change.
+    assert_eq!(counts, [0, 1, 2, 3], "{counts:?}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_put_off_checkpoint_is_written_once_the_models_next_reply_is_in() {
+    // Each checkpoint costs 300 ms: after the first change, the next two
+    // would pass the budget (50 ms and a tenth of the task's time) and are
+    // put off; the model's 4 s for its last reply pays for them.
+    let counts = checkpointed_changes(std::time::Duration::from_millis(300), 4000).await;
+    assert_eq!(counts, [0, 1, 3], "{counts:?}");
+}
