@@ -163,8 +163,7 @@ async fn checkpointed_changes(cost: std::time::Duration, think: u64) -> Vec<usiz
         |_| stepwise::agent::Decision::Approve,
     )
     .await;
-    let counts = saved.lock().unwrap().clone();
-    counts
+    saved.lock().unwrap().clone()
 }
 
 #[tokio::test(flavor = "multi_thread")]
