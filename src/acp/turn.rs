@@ -175,8 +175,16 @@ impl Pump {
         if let Some(receipt) = &turn.receipt {
             self.update(map::message(&map::receipt_text(receipt)));
         }
-        if let crate::agent::FinishReason::Error(message) = &reason {
-            self.update(map::message(&format!("\n\nstepwise stopped: {message}")));
+        match &reason {
+            crate::agent::FinishReason::Error(message) => {
+                self.update(map::message(&format!("\n\nstepwise stopped: {message}")));
+            }
+            crate::agent::FinishReason::Refused(words) => {
+                self.update(map::message(&format!(
+                    "\n\nThe model refused the task: {words}"
+                )));
+            }
+            _ => {}
         }
         if let Some(done) = turn.done.take() {
             let _ = done.send(Ended {

@@ -404,16 +404,21 @@ fn zsh_completes(typed: &str) -> Option<String> {
     writer.write_all(format!("{typed}\t").as_bytes()).unwrap();
     writer.flush().unwrap();
     // Completion is done once the screen holds still.
-    let mut last = String::new();
+    let (mut last, start) = (String::new(), Instant::now());
     loop {
         std::thread::sleep(Duration::from_millis(300));
         let now = screen();
         if now == last && now.contains(typed) {
             break;
         }
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "zsh never settled:\n{now}"
+        );
         last = now;
     }
     let _ = child.kill();
+    let _ = child.wait();
     Some(last)
 }
 

@@ -49,7 +49,10 @@ fn own_path(controller: &str) -> Option<String> {
         } else {
             names.split(',').any(|n| n == controller)
         };
-        matches.then(|| path.trim_start_matches('/').to_string())
+        // A path out of the hierarchy (`..`, as cgroup namespaces show
+        // groups outside them) is no group stepwise can make children in.
+        let path = path.trim_start_matches('/');
+        (matches && !path.split('/').any(|part| part == "..")).then(|| path.to_string())
     })
 }
 
@@ -154,6 +157,8 @@ impl Drop for RunGroup {
     /// while a member is still dying, so a few tries).
     fn drop(&mut self) {
         for (dir, _) in self.dirs.iter().rev() {
+            // v2: every process of the group and of groups it made, at once.
+            let _ = write(&dir.join("cgroup.kill"), "1");
             for _ in 0..100 {
                 let members = std::fs::read_to_string(dir.join("cgroup.procs")).unwrap_or_default();
                 for pid in members.lines().filter_map(|l| l.trim().parse::<i32>().ok()) {
