@@ -179,10 +179,14 @@ impl Pump {
             crate::agent::FinishReason::Error(message) => {
                 self.update(map::message(&format!("\n\nstepwise stopped: {message}")));
             }
-            crate::agent::FinishReason::Refused(words) => {
-                self.update(map::message(&format!(
-                    "\n\nThe model refused the task: {words}"
-                )));
+            crate::agent::FinishReason::Refused(words) if words.is_empty() => {
+                self.update(map::message("\n\nThe model refused the task."));
+            }
+            crate::agent::FinishReason::Refused(_) => {
+                // Its words were streamed as the turn's message already.
+                self.update(map::message(
+                    "\n\nThe model refused the task (its words above).",
+                ));
             }
             _ => {}
         }

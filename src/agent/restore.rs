@@ -81,6 +81,7 @@ impl Session {
         if let Some(sink) = self.saved.sink.as_mut() {
             sink(&state);
         }
+        self.saved.behind = false;
     }
 
     /// A checkpoint after a change in the middle of a task: at once while
@@ -100,7 +101,6 @@ impl Session {
         }
         let started = std::time::Instant::now();
         self.checkpoint();
-        self.saved.behind = false;
         self.saved.task_checkpoints.1 += started.elapsed();
     }
 
@@ -272,7 +272,12 @@ fn settle(entry: &mut RestoredEntry, result: &str, was_declined: bool) {
     else {
         return;
     };
-    let body: Value = serde_json::from_str(result).unwrap_or(Value::Null);
+    // The result's JSON, even with a note after it (a repeated call's).
+    let body: Value = serde_json::Deserializer::from_str(result)
+        .into_iter::<Value>()
+        .next()
+        .and_then(Result::ok)
+        .unwrap_or(Value::Null);
     let Some(ok) = body
         .get("success")
         .and_then(Value::as_bool)
@@ -358,7 +363,11 @@ mod tests {
             ChatMessage::assistant_tool_calls("", calls),
             ChatMessage::tool_result("a", r#"{"success":true,"content":"x"}"#),
             ChatMessage::tool_result("b", "declined").declined(true),
-            ChatMessage::tool_result("c", r#"{"success":false,"error":"exit 1"}"#),
+            // A repeated call's result carries a note after its JSON.
+            ChatMessage::tool_result(
+                "c",
+                "{\"success\":false,\"error\":\"exit 1\"}\nthis call returned the same result three times",
+            ),
             ChatMessage::tool_result("d", "[list_files: 3 entries, elided]"),
         ];
         let statuses: Vec<Option<CallStatus>> = restored_entries(&Registry::default(), &history)

@@ -88,7 +88,7 @@ fn ignore_files_readable(dir: &Path) -> bool {
             Err(_) => true, // absent, or `ignore`'s open fails as well
             Ok(m) if m.is_file() && m.len() <= MAX_IGNORE_BYTES => true,
             Ok(_) => {
-                tracing::warn!(path = %path.display(), "not a regular ignore file; its folder is not walked");
+                tracing::warn!(path = %path.display(), "not a regular ignore file: not read, and its folder not entered");
                 false
             }
         }

@@ -5,8 +5,8 @@
 //! file` marker says so (a patch that does not mention it keeps the file's),
 //! a hunk that would change or border a hidden credential is refused on its
 //! own, the rest of the file staying patchable; a last hunk short of its
-//! counts applies only if it ends in context or at the file's end; a hunk
-//! placed more than a few lines from its header's line says how far.
+//! counts applies only where the file shows it whole (`check_whole`); a
+//! hunk placed more than a few lines from its header's line says how far.
 
 use super::locate::{FileLines, Fit, locate};
 use super::{FilePatch, LineOp, PatchHunk};
@@ -119,7 +119,11 @@ fn moved(at: usize, hunk: &PatchHunk, path: &str) -> Option<String> {
     })
 }
 
-/// A last hunk short of its counts is whole when it ends in context, or
+/// The most lines a model miscounts a hunk by, as seen in practice.
+const MISCOUNT: usize = 2;
+
+/// A last hunk short of its counts is whole when it ends in context as git
+/// ends a hunk (see below), or
 /// when it ends at the file's end with no more new lines missing than old
 /// ones: no old line can be missing past the file's end, so the old count
 /// is simply too large, and a cut (after a removed line, or among the added
@@ -131,7 +135,17 @@ fn check_whole(file: &FileLines, at: usize, hunk: &PatchHunk) -> Result<(), Stri
         return Ok(());
     };
     let last = hunk.body.last().map(|l| l.op);
-    let ends_in_context = last == Some(LineOp::Context);
+    // Ending in context shows a hunk whole only as git ends one: with as
+    // much context after its last change as before its first (up to 3),
+    // and short by a miscount's few lines, not by a cut-off change.
+    let run = |lines: &mut dyn Iterator<Item = &super::HunkLine>| {
+        lines.take_while(|l| l.op == LineOp::Context).count()
+    };
+    let (leading, trailing) = (run(&mut hunk.body.iter()), run(&mut hunk.body.iter().rev()));
+    let ends_in_context = last == Some(LineOp::Context)
+        && trailing >= leading.min(3)
+        && short.old_missing <= MISCOUNT
+        && short.new_missing <= MISCOUNT;
     let at_file_end =
         at + hunk.old_lines.len() == file.lines.len() && short.new_missing <= short.old_missing;
     // `\ No newline at end of file` after the new side's last line: nothing
@@ -226,7 +240,7 @@ mod tests {
     fn a_last_hunk_with_counts_too_large_applies_when_the_file_shows_it_whole() {
         let file = "a\nb\nc\nd\n";
         // Ends in context: whole, applied with the count warning.
-        let done = checked(file, "@@ -1,6 +1,6 @@\n a\n-b\n+B\n c\n").unwrap();
+        let done = checked(file, "@@ -1,5 +1,5 @@\n a\n-b\n+B\n c\n").unwrap();
         assert_eq!(done.text, "a\nB\nc\nd\n");
         // Ends at the file's last line on an added line, no more new lines
         // missing than old: whole too.
@@ -241,6 +255,11 @@ mod tests {
         // Cut among the added lines at the file's end: more new lines missing.
         let err = checked(file, "@@ -3,2 +3,4 @@\n c\n-d\n+D\n").unwrap_err();
         assert!(err.contains("ends early"), "{err}");
+        // Cut after the context between two changes: less context after
+        // than before, and more lines missing than a miscount.
+        let long = "a\nb\nc\nd\ne\nf\ng\nh\n";
+        let cut = "@@ -1,8 +1,8 @@\n a\n b\n-c\n+C\n d\n";
+        assert!(checked(long, cut).unwrap_err().contains("ends early"));
     }
 
     #[test]

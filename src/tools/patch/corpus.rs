@@ -5,8 +5,8 @@
 //! stay true: every patch either yields exactly the intended bytes or is
 //! refused; an unmistaken patch, or one whose line numbers are still right,
 //! applies whatever its counts, unless it could be a cut patch (a last
-//! hunk short of its counts, more on the new side than the old, that does
-//! not end in context); at least 95% of all apply. A second test runs the real `git diff --no-index`.
+//! hunk short of its counts, more on the new side than the old); at least
+//! 95% of all apply. A second test runs the real `git diff --no-index`.
 
 use super::{apply_checked, parse};
 use crate::diff::{FileDiff, Hunk, LineKind, NO_NEWLINE};
@@ -216,19 +216,16 @@ fn generated_patches_apply_exactly_or_are_refused() {
         // line, and the patch is refused (safe, and rare).
         let counts_too_large = m.counts.iter().any(|&(o, n)| o > 0 || n > 0);
         let header_like = mistaken.contains("\n--- c") || m.split && counts_too_large;
-        // A last hunk short of its counts must end in context, or at the
-        // file's end with its old count too large by at least as much as
-        // its new one, to show it whole (`apply::check_whole`).
-        let last_in_context = mistaken.lines().last().is_some_and(|l| l.starts_with(' '));
+        // A last hunk short of its counts shows it is whole (see
+        // `apply::check_whole`) when its old count is too large by at least
+        // as much as its new one (then it ends in context as git writes
+        // it, or at the file's end), or its new side is marked as the file's
+        // last; other short hunks may be refused as possibly cut.
         let even = m.counts.iter().all(|&(o, n)| n <= o);
         let marked = mistaken.trim_end().ends_with(NO_NEWLINE)
-            && mistaken
-                .trim_end()
-                .lines()
-                .rev()
-                .nth(1)
+            && (mistaken.trim_end().lines().rev().nth(1))
                 .is_some_and(|l| l.starts_with(['+', ' ']));
-        let maybe_cut = counts_too_large && !last_in_context && !even && !marked;
+        let maybe_cut = counts_too_large && !even && !marked;
         let numbered = !m.bare && !header_like && !maybe_cut;
         prop_assert!(ok || !numbered, "refused though numbered:\n{}", mistaken);
         tried.set(tried.get() + 1);

@@ -142,9 +142,9 @@ pub(super) fn parse_hunk(
                     new_missing: h.new_count.saturating_sub(new),
                     refusal: format!(
                         "{path}: hunk {header_line} ends early (the patch may be cut): its header \
-                     counts {} old and {} new lines, the patch ends after {old} and {new}, with \
-                     a changed line that is not the file's last. If the patch is complete, \
-                     correct the counts",
+                     counts {} old and {} new lines, the patch ends after {old} and {new}, and \
+                     nothing shows that the rest of the hunk is not missing. If the patch is \
+                     complete, correct the counts",
                         h.old_count, h.new_count
                     ),
                 });
