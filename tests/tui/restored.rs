@@ -115,3 +115,33 @@ fn a_restored_session_shows_decisions_failures_gate_refusals_and_its_calls() {
         .collect();
     assert_eq!(rows, ["calculator.py", "a.txt", "b.txt", "../x", ""]);
 }
+
+#[test]
+fn a_restored_call_whose_result_was_compacted_is_not_shown_as_declined() {
+    let mut app = app();
+    let mut compacted = call("c1", "write_file", "a.txt", CallStatus::Ok, "", false);
+    if let RestoredEntry::Tool { status, .. } = &mut compacted {
+        *status = None;
+    }
+    app.update(Msg::Agent(AgentEvent::SessionRestored {
+        session: "s1".into(),
+        entries: vec![
+            RestoredEntry::User {
+                text: "the task".into(),
+            },
+            compacted,
+        ],
+        tasks: 1,
+        steps: 1,
+        usage: TokenUsage::default(),
+        cost_usd: None,
+    }));
+    let rows = app.calls().rows();
+    assert_eq!(rows.len(), 1);
+    assert_eq!(
+        rows[0].status,
+        stepwise::tui::panes::tool_calls::RowStatus::Approved
+    );
+    let shown: Vec<String> = app.conversation().texts().map(str::to_string).collect();
+    assert!(!shown.iter().any(|t| t.contains("declined")), "{shown:?}");
+}

@@ -83,7 +83,9 @@ impl App {
         };
         let row_status = match status {
             Some(s) => RowStatus::from(*s),
-            None => RowStatus::Declined,
+            // Its result is gone (a compaction's stub): it was carried out,
+            // how it ended is not known any more.
+            None => RowStatus::Approved,
         };
         self.calls.propose(CallRow {
             step,
