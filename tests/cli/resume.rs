@@ -13,7 +13,7 @@ use std::process::{Command, Output};
 const KEY: &str = "sk-resume-test-key-81b2c";
 
 /// `stepwise exec --yes TASK` with this user config folder (the signing key's home).
-async fn exec(model: &MockModel, ws: &Path, home: &Path, extra: &[&str], task: &str) -> Output {
+fn exec_command(model: &MockModel, ws: &Path, home: &Path, extra: &[&str], task: &str) -> Command {
     let mut cmd = Command::new(stepwise_bin());
     hermetic_env(&mut cmd)
         .env("OPENAI_API_KEY", KEY)
@@ -28,6 +28,12 @@ async fn exec(model: &MockModel, ws: &Path, home: &Path, extra: &[&str], task: &
         .arg(ws)
         .args(extra)
         .arg(task);
+    cmd
+}
+
+/// [`exec_command`], run to its end.
+async fn exec(model: &MockModel, ws: &Path, home: &Path, extra: &[&str], task: &str) -> Output {
+    let mut cmd = exec_command(model, ws, home, extra, task);
     tokio::task::spawn_blocking(move || cmd.output().unwrap())
         .await
         .unwrap()
@@ -381,20 +387,8 @@ async fn a_task_killed_mid_way_resumes_with_its_changes_and_says_it_was_cut_off(
         delayed(text("never sent"), 60_000),
     ])
     .await;
-    let mut cmd = Command::new(stepwise_bin());
-    hermetic_env(&mut cmd)
-        .env("OPENAI_API_KEY", KEY)
-        .env("XDG_CONFIG_HOME", home.path())
-        .args([
-            "exec",
-            "--yes",
-            "--base-url",
-            &model.base_url(),
-            "--workspace",
-        ])
-        .arg(ws.path())
-        .arg("write notes")
-        .stdout(std::process::Stdio::null())
+    let mut cmd = exec_command(&model, ws.path(), home.path(), &[], "write notes");
+    cmd.stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null());
     let mut child = cmd.spawn().unwrap();
     // The second request is sent after the edit's result: kill -9 while it waits.
