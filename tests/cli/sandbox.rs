@@ -45,12 +45,24 @@ pub(crate) async fn run(s: &Setup) -> (Output, Value) {
 }
 
 async fn run_with(s: &Setup, runner: &str) -> (Output, Value) {
+    run_with_env(s, runner, &[]).await
+}
+
+/// [`run_with`], with extra environment variables for stepwise.
+pub(crate) async fn run_with_env(
+    s: &Setup,
+    runner: &str,
+    envs: &[(&str, &Path)],
+) -> (Output, Value) {
     let model = MockModel::start(vec![
         tool_call("run_tests", json!({"command": runner})),
         text("Done."),
     ])
     .await;
     let mut cmd = exec_command(s, &model.base_url());
+    for (name, value) in envs {
+        cmd.env(name, value);
+    }
     let out = tokio::task::spawn_blocking(move || cmd.output().unwrap())
         .await
         .unwrap();

@@ -6,7 +6,7 @@
 //! later, unsandboxed builds execute. Each test lets the mock model ask for
 //! an approved `run_tests` of a test file that tries it.
 
-use crate::sandbox::{Setup, exec_command, kernel_lacks, output_of, run, setup};
+use crate::sandbox::{Setup, exec_command, kernel_lacks, output_of, run, run_with_env, setup};
 use crate::support::*;
 use serde_json::{Value, json};
 use std::io::Read;
@@ -221,33 +221,6 @@ async fn other_processes_ipc_and_keyrings_are_out_of_reach() {
     assert!(output.contains("VSOCK 1\n"), "{output}");
 }
 
-/// `exec --yes` with one approved run of `runner` and extra environment
-/// variables; the tool result the model received.
-async fn run_with_env(s: &Setup, runner: &str, envs: &[(&str, &std::path::Path)]) -> Value {
-    let model = MockModel::start(vec![
-        tool_call("run_tests", json!({"command": runner})),
-        text("Done."),
-    ])
-    .await;
-    let mut cmd = exec_command(s, &model.base_url());
-    for (name, value) in envs {
-        cmd.env(name, value);
-    }
-    let out = tokio::task::spawn_blocking(move || cmd.output().unwrap())
-        .await
-        .unwrap();
-    let requests = model.requests().await;
-    assert!(
-        requests.len() >= 2,
-        "stdout:\n{}\nstderr:\n{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let tool = tool_messages(&requests[1]);
-    let content = tool[0]["content"].as_str().unwrap_or_default();
-    serde_json::from_str(content).unwrap_or(Value::String(content.into()))
-}
-
 /// Code caches in the test's home, each holding a file later programs run.
 const CACHED_CODE: &[&str] = &[
     ".cargo/registry/src/index.crates.io-0000/evil-1.0.0/build.rs",
@@ -293,7 +266,7 @@ async fn code_caches_are_read_only_and_build_outputs_writable() {
     // Neither exists yet, nor does their parent.
     let target = home.join("ci/target");
     let gocache = home.join("ci/go-build");
-    let result = run_with_env(
+    let (_, result) = run_with_env(
         &s,
         "unittest",
         &[("CARGO_TARGET_DIR", &target), ("GOCACHE", &gocache)],
@@ -335,7 +308,7 @@ async fn a_run_that_fills_a_cache_is_told_what_to_run_outside() {
         open(os.path.join(d, 'serde-1.0.0.crate'), 'wb').write(b'downloaded')\n";
     let s = setup(body, "");
     std::fs::create_dir_all(s.home.path().join(".cargo/registry/cache")).unwrap();
-    let result = run_with_env(&s, "unittest", &[]).await;
+    let (_, result) = run_with_env(&s, "unittest", &[]).await;
     assert_eq!(result["success"], false, "{result}");
     let notes = result["sandbox_notes"].to_string();
     assert!(
@@ -384,7 +357,7 @@ async fn common_credential_files_and_histories_are_hidden() {
     }
     // A file next to a hidden one stays readable.
     std::fs::write(s.home.path().join(".cargo/config.toml"), "[net]").unwrap();
-    let result = run_with_env(&s, "unittest", &[]).await;
+    let (_, result) = run_with_env(&s, "unittest", &[]).await;
     let output = output_of(&result);
     assert_eq!(result["success"], true, "{result}");
     assert_eq!(
@@ -447,7 +420,7 @@ async fn a_hostile_cargo_suite_cannot_plant_code_in_the_registry() {
         .map(std::path::PathBuf::from)
         .unwrap_or_else(|| real_home.join(".rustup"));
     let target = s.home.path().join("fresh-ci/target");
-    let result = run_with_env(
+    let (_, result) = run_with_env(
         &s,
         "cargo",
         &[
@@ -504,7 +477,7 @@ async fn planted_git_and_pyc_are_reported_and_nested_git_is_read_only() {
     std::fs::write(ws.join("vendor/lib/.git/config"), "[core]\n").unwrap();
     std::fs::write(ws.join("helper.py"), "X = 1\n").unwrap();
     std::fs::create_dir_all(ws.join("pkg")).unwrap();
-    let result = run_with_env(&s, "unittest", &[]).await;
+    let (_, result) = run_with_env(&s, "unittest", &[]).await;
     let output = output_of(&result);
     assert_eq!(result["success"], true, "{result}");
     assert!(output.contains("NESTED 30"), "{output}");
@@ -563,7 +536,7 @@ async fn other_runs_temporary_folders_are_hidden() {
         runs.display().to_string(),
     );
     let s = setup(&body, "");
-    let result = run_with_env(&s, "unittest", &[]).await;
+    let (_, result) = run_with_env(&s, "unittest", &[]).await;
     let output = output_of(&result);
     assert_eq!(result["success"], true, "{result}");
     assert!(output.contains("MINE ok"), "{output}");
@@ -610,7 +583,7 @@ async fn metadata_outside_the_writable_folders_cannot_change() {
     }
     let mtime = |p: &std::path::Path| std::fs::metadata(p).unwrap().modified().unwrap();
     let (key_time, notes_time) = (mtime(&key), mtime(&notes));
-    let result = run_with_env(&s, "unittest", &[]).await;
+    let (_, result) = run_with_env(&s, "unittest", &[]).await;
     let output = output_of(&result);
     assert_eq!(result["success"], true, "{result}");
     assert!(!output.contains("CHANGED"), "{output}");
@@ -649,7 +622,7 @@ async fn hard_linked_files_cannot_change_their_other_copies() {
     let venv = s.ws.path().join(".venv/lib/python3/site-packages");
     std::fs::create_dir_all(&venv).unwrap();
     std::fs::hard_link(&cache, venv.join("six.py")).unwrap();
-    let result = run_with_env(&s, "unittest", &[]).await;
+    let (_, result) = run_with_env(&s, "unittest", &[]).await;
     let output = output_of(&result);
     assert_eq!(result["success"], true, "{result}");
     assert!(output.contains("REFUSED 30"), "{output}");
@@ -662,7 +635,7 @@ async fn hard_linked_files_cannot_change_their_other_copies() {
     for i in 0..=stepwise::tools::sandbox::plants::MAX_LINKED {
         std::fs::hard_link(&cache, many.join(format!("f{i}.py"))).unwrap();
     }
-    let result = run_with_env(&s, "unittest", &[]).await;
+    let (_, result) = run_with_env(&s, "unittest", &[]).await;
     let text = result.to_string();
     assert!(text.contains("more than one hard link"), "{result}");
     assert!(text.contains("UV_LINK_MODE=copy"), "{result}");
