@@ -123,6 +123,7 @@ pub async fn run(config: Config, args: ExecArgs) -> i32 {
         let _ = events.send(crate::agent::AgentEvent::SessionReady {
             rules: prepared.session.rule_files(),
             sandbox: prepared.session.sandbox_state(),
+            limits: prepared.session.sandbox_limits(),
         });
     }
     for restored in prepared.session.restored_events() {

@@ -23,6 +23,7 @@ pub fn spawn_agent(mut session: Session, events: EventSender) -> AgentHandle {
     let _ = events.send(AgentEvent::SessionReady {
         rules: session.rule_files(),
         sandbox: session.sandbox_state(),
+        limits: session.sandbox_limits(),
     });
     for restored in session.restored_events() {
         let _ = events.send(restored);

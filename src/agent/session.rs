@@ -198,6 +198,11 @@ impl Session {
         crate::tools::sandbox::state(&self.settings.sandbox).label()
     }
 
+    /// Which limits bound this session's test runs as a whole.
+    pub fn sandbox_limits(&self) -> String {
+        crate::tools::sandbox::state(&self.settings.sandbox).limits_line()
+    }
+
     pub fn rule_files(&self) -> Vec<String> {
         super::rules::load(&self.workspace).files
     }

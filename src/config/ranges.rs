@@ -37,6 +37,8 @@ pub const SANDBOX_CPU_SECONDS: Whole<u64> = Whole::new(1, 1 << 32);
 pub const SANDBOX_FILE_SIZE_MB: Whole<u64> = Whole::new(1, 1 << 30);
 /// `[sandbox] open_files`: open files per test process.
 pub const SANDBOX_OPEN_FILES: Whole<u64> = Whole::new(16, 1 << 20);
+/// `[sandbox] disk_mb`: disk one test run may use in all, in MiB.
+pub const SANDBOX_DISK_MB: Whole<u64> = Whole::new(1, 1 << 30);
 /// `[sandbox] processes`: processes alive at once in one test run.
 pub const SANDBOX_PROCESSES: Whole<u64> = Whole::new(1, 1 << 22);
 

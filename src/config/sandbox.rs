@@ -53,6 +53,9 @@ pub struct SandboxSettings {
     pub open_files: u64,
     /// Processes alive at once in one run.
     pub processes: u64,
+    /// Disk one run may use in all (every file it writes, on every file
+    /// system it may write), in MiB.
+    pub disk_mb: u64,
 }
 
 impl Default for SandboxSettings {
@@ -67,6 +70,7 @@ impl Default for SandboxSettings {
             file_size_mb: 4 * 1024,
             open_files: 4096,
             processes: 2048,
+            disk_mb: 16 * 1024,
         }
     }
 }
@@ -96,6 +100,7 @@ impl SandboxSettings {
                 ranges::SANDBOX_OPEN_FILES,
             ),
             ("processes", settings.processes, ranges::SANDBOX_PROCESSES),
+            ("disk_mb", settings.disk_mb, ranges::SANDBOX_DISK_MB),
         ];
         for (name, value, range) in checks {
             range
@@ -108,14 +113,15 @@ impl SandboxSettings {
     /// One line for `--print-config`.
     pub fn shown(&self) -> String {
         format!(
-            "mode {}, network {}, memory {} MiB, cpu {}s, file size {} MiB, open files {}, processes {}",
+            "mode {}, network {}, memory {} MiB, cpu {}s, file size {} MiB, open files {}, processes {}, disk {} MiB",
             self.mode.as_str(),
             if self.network { "on" } else { "off" },
             self.memory_mb,
             self.cpu_seconds,
             self.file_size_mb,
             self.open_files,
-            self.processes
+            self.processes,
+            self.disk_mb
         )
     }
 }

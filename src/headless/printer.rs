@@ -104,10 +104,14 @@ impl Printer {
             } => self.task_started(&task, max_steps, &rules),
             // How test runs are confined, said before the first one runs
             // (not only in the receipt, after the tests have run).
-            AgentEvent::SessionReady { sandbox, .. } => {
+            AgentEvent::SessionReady {
+                sandbox, limits, ..
+            } => {
                 let line = format!("tests  {}", one_line(&sandbox));
                 let color = if sandbox == "sandboxed" { DIM } else { RED };
                 self.line(&self.paint(color, &line));
+                let line = format!("limit  {}", one_line(&limits));
+                self.line(&self.paint(DIM, &line));
             }
             AgentEvent::AssistantMessage { text } => self.last_message = text,
             AgentEvent::AssistantDelta { text } => self.stream_text(&text),

@@ -83,8 +83,8 @@ enum Ending {
     Exited(Option<std::process::ExitStatus>),
     TimedOut,
     Cancelled,
-    /// More processes than the sandbox's process limit.
-    TooManyProcesses,
+    /// Past a limit stepwise watches (processes, disk).
+    Limit(sandbox::Limit),
 }
 
 /// Run the tests under the default sandbox policy and return the tool result.
@@ -188,7 +188,7 @@ pub async fn run_with(
         status = child.wait() => Ending::Exited(status.ok()),
         _ = tokio::time::sleep(timeout) => Ending::TimedOut,
         _ = cancel.cancelled() => Ending::Cancelled,
-        _ = confined.over_process_limit() => Ending::TooManyProcesses,
+        limit = confined.over_limit() => Ending::Limit(limit),
     };
     // Whatever happened, nothing the tests started may outlive the run: a
     // leftover child would also hold the output pipes open.
@@ -229,11 +229,11 @@ fn finish(
         Ending::Cancelled => return Err(format!("`{shown}` was interrupted by the user")),
         Ending::TimedOut => (None, true),
         Ending::Exited(status) => (status, false),
-        Ending::TooManyProcesses => (None, false),
+        Ending::Limit(_) => (None, false),
     };
     let exit_code = status.and_then(|s| s.code());
     let limit = match ending {
-        Ending::TooManyProcesses => Some(confined.describe(sandbox::Limit::Processes)),
+        Ending::Limit(limit) => Some(confined.describe(limit)),
         _ if exit_code == Some(0) || timed_out => None,
         // The run's control group ran out: the kernel's OOM kill, counted.
         _ if confined.out_of_memory() => Some(confined.describe(sandbox::Limit::Memory)),

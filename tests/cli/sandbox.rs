@@ -308,7 +308,7 @@ async fn memory_beyond_the_limit_is_refused_and_named() {
 /// Whether this process may make a child group with memory and process
 /// limits (cgroup v2 with both controllers delegated, or v1's hierarchies),
 /// found out here without stepwise's code.
-fn machine_offers_run_groups() -> bool {
+pub(crate) fn machine_offers_run_groups() -> bool {
     let own = std::fs::read_to_string("/proc/self/cgroup").unwrap_or_default();
     let path_of = |name: &str| {
         own.lines().find_map(|l| {
@@ -374,6 +374,36 @@ async fn a_10_gib_file_stops_at_the_file_size_limit() {
         \x20   for _ in range(10 * 1024):\n\
         \x20       f.write(chunk)\n";
     stopped_by(s_body, "[sandbox]\nfile_size_mb = 8\n", "file size limit").await;
+}
+
+/// Escape: many files, each under the file size limit, filled the disk.
+/// The run as a whole is bounded, in the workspace and its temporary
+/// folder alike.
+#[tokio::test]
+async fn many_small_files_stop_at_the_disk_limit_for_the_whole_run() {
+    let body = "import tempfile, time\n\
+        chunk = b'x' * (1024 * 1024)\n\
+        os.makedirs('fill', exist_ok=True)\n\
+        for i in range(400):\n\
+        \x20   where = 'fill' if i % 2 else tempfile.gettempdir()\n\
+        \x20   with open(os.path.join(where, f'f{i}'), 'wb') as f:\n\
+        \x20       f.write(chunk)\n\
+        \x20   time.sleep(0.01)\n\
+        print('WROTE ALL')\n";
+    let config = "[sandbox]\nfile_size_mb = 8\ndisk_mb = 32\n";
+    let s = setup(body, config);
+    let (_out, result) = run(&s).await;
+    let probe = stepwise::tools::sandbox::state(&sandbox::Policy::default());
+    if probe.off {
+        eprintln!("skipped: no sandbox here: {result}");
+        return;
+    }
+    assert_eq!(result["success"], false, "{result}");
+    let named = result["limit"].as_str().unwrap_or_default();
+    assert!(named.contains("disk limit (32 MiB"), "{result}");
+    assert!(!output_of(&result).contains("WROTE ALL"), "{result}");
+    let written = std::fs::read_dir(s.ws.path().join("fill")).map_or(0, |d| d.count());
+    assert!(written < 100, "{written} files of 1 MiB in the workspace");
 }
 
 #[tokio::test]

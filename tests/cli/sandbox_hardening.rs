@@ -145,6 +145,18 @@ async fn exec_says_how_tests_are_confined_before_they_run() {
         matches!((first, step), (Some(a), Some(b)) if a < b),
         "{screen}"
     );
+    // And which limits bound a run as a whole: per process only where no
+    // control group can be made (found out here, not by stepwise's code).
+    let limits = if super::sandbox::machine_offers_run_groups() {
+        "limit  memory, processes and disk for the whole run"
+    } else {
+        "limit  disk for the whole run; memory and processes per process only"
+    };
+    let said = screen.find(limits);
+    assert!(
+        matches!((said, step), (Some(a), Some(b)) if a < b),
+        "{screen}"
+    );
 }
 
 /// Escape: other processes' command lines, signals and limits,

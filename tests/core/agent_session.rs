@@ -90,12 +90,17 @@ async fn the_spawned_agent_reports_its_rule_files_first() {
     let (tx, mut rx) = mpsc::unbounded_channel();
     let agent = stepwise::agent::spawn_agent(s, tx);
     match rx.recv().await {
-        Some(AgentEvent::SessionReady { rules, sandbox }) => {
+        Some(AgentEvent::SessionReady {
+            rules,
+            sandbox,
+            limits,
+        }) => {
             assert_eq!(rules, ["AGENTS.md", ".stepwise/rules.md"]);
             assert!(
                 !sandbox.is_empty(),
                 "the session says how tests are confined"
             );
+            assert!(limits.contains("disk"), "{limits}");
         }
         other => panic!("expected SessionReady first, got {other:?}"),
     }

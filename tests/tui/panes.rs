@@ -245,6 +245,7 @@ fn the_header_says_how_test_runs_are_confined() {
     app.update(Msg::Agent(AgentEvent::SessionReady {
         rules: vec![],
         sandbox: "sandbox: no network isolation".into(),
+        limits: String::new(),
     }));
     assert_eq!(app.sandbox(), "sandbox: no network isolation");
     let header = screen(&draw(&mut app, 120, 40));

@@ -368,6 +368,7 @@ fn the_header_names_the_rule_files_the_core_reports() {
     app.update(Msg::Agent(AgentEvent::SessionReady {
         rules: vec!["AGENTS.md".into()],
         sandbox: String::new(),
+        limits: String::new(),
     }));
     assert_eq!(app.rules(), ["AGENTS.md"]);
     let header = draw(&mut app, 120, 40);

@@ -72,6 +72,9 @@ pub enum AgentEvent {
         /// How this session's test runs are confined, in a word or two
         /// (`sandboxed`, `sandbox: no network isolation`, `not sandboxed`).
         sandbox: String,
+        /// Which limits bound a run as a whole (`memory, processes and disk
+        /// for the whole run`, or where they are per process only).
+        limits: String,
     },
     TaskStarted {
         task: String,

@@ -1,5 +1,5 @@
 //! The resource limits of one test run (address space, CPU time, file size,
-//! open files, processes) and naming the limit that stopped a run.
+//! open files, processes, disk use) and naming the limit that stopped a run.
 //!
 //! What must stay true: a limit is named from evidence stepwise has (the
 //! signal the kernel sent, its own process count), or, marked as such, from
@@ -10,6 +10,14 @@ use crate::config::sandbox::SandboxSettings;
 
 const MIB: u64 = 1024 * 1024;
 
+/// A file system never left with less than this free by a run (its own
+/// budget aside): the machine's disk is not filled to the last block.
+pub const DISK_FLOOR: u64 = 256 * MIB;
+
+/// New files (inodes) a run may make in all: empty files take no space, but
+/// enough of them leave a disk unable to hold another.
+pub const DISK_FILES: u64 = 1_000_000;
+
 /// The limits that apply to each run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Limits {
@@ -18,6 +26,8 @@ pub struct Limits {
     pub file_size_bytes: u64,
     pub open_files: u64,
     pub processes: u64,
+    /// Disk the whole run may use (see `disk`).
+    pub disk_bytes: u64,
     /// Memory and processes are bounded for the whole run too (a control
     /// group), not only per process.
     pub whole_run: bool,
@@ -31,6 +41,7 @@ impl Limits {
             file_size_bytes: s.file_size_mb.saturating_mul(MIB),
             open_files: s.open_files,
             processes: s.processes,
+            disk_bytes: s.disk_mb.saturating_mul(MIB),
             whole_run: false,
         }
     }
@@ -44,6 +55,10 @@ pub enum Limit {
     FileSize,
     OpenFiles,
     Processes,
+    /// More disk than the run's budget, in bytes or new files.
+    Disk,
+    /// A file system the run writes came down to its last free space.
+    DiskFloor,
 }
 
 /// How stepwise knows a limit was hit.
@@ -79,6 +94,15 @@ impl Limit {
                 )
             }
             Limit::Processes => format!("process limit ({} at once)", limits.processes),
+            Limit::Disk => format!(
+                "disk limit ({} MiB or {} new files for the whole run)",
+                limits.disk_bytes / MIB,
+                DISK_FILES
+            ),
+            Limit::DiskFloor => format!(
+                "disk limit (a run leaves every disk it writes {} MiB free)",
+                DISK_FLOOR / MIB
+            ),
         }
     }
 }

@@ -22,6 +22,8 @@
 //! run that would not be fully isolated; other systems compile and say "not
 //! sandboxed".
 
+#[cfg(unix)]
+mod disk;
 pub mod env;
 pub mod limits;
 mod paths;
@@ -42,6 +44,10 @@ pub use limits::{Evidence, Limit, Limits};
 pub use state::{Network, Offered, State};
 use std::path::{Path, PathBuf};
 use tokio::process::Command;
+
+/// How often a run's disk use is read (its processes are counted every
+/// other time: that reads all of `/proc`).
+const WATCH_EVERY: std::time::Duration = std::time::Duration::from_millis(50);
 
 /// How test runs are confined, from the configuration.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -127,6 +133,9 @@ pub struct Confined {
     code_caches: Vec<(PathBuf, &'static str)>,
     _temp: tempfile::TempDir,
     supervisor: platform::Supervisor,
+    /// What the run's file systems had free when it started.
+    #[cfg(unix)]
+    disk: Option<disk::Watch>,
 }
 
 /// Set up `command` (already given its program, arguments and folder) to run
@@ -171,7 +180,19 @@ pub fn prepare(command: &mut Command, root: &Path, policy: &Policy) -> Result<Co
     };
     let mut limits = policy.limits;
     limits.whole_run = supervisor.whole_run();
+    // Read last, so that the run's own folders are made already.
+    #[cfg(unix)]
+    let disk = (!state.off).then(|| {
+        let shm = Path::new("/dev/shm");
+        let folders = [root, temp.path(), shm].into_iter();
+        disk::Watch::new(
+            folders.chain(policy.writable.iter().map(PathBuf::as_path)),
+            limits.disk_bytes,
+        )
+    });
     Ok(Confined {
+        #[cfg(unix)]
+        disk,
         code_caches: if state.off {
             Vec::new()
         } else {
@@ -265,10 +286,27 @@ impl Confined {
         self.supervisor.started(pid);
     }
 
-    /// Resolves when the run's processes pass the process limit (never, where
-    /// stepwise cannot count them).
-    pub async fn over_process_limit(&self) {
-        self.supervisor.watch(self.limits.processes).await
+    /// Resolves when the run passes a limit stepwise watches: its disk use
+    /// (see `disk`) or its process count (never, where stepwise can count
+    /// neither).
+    pub async fn over_limit(&self) -> Limit {
+        const PROCESSES_EVERY: u32 = 2;
+        let mut round = 0u32;
+        loop {
+            tokio::time::sleep(WATCH_EVERY).await;
+            #[cfg(unix)]
+            match self.disk.as_ref().and_then(disk::Watch::over) {
+                Some(disk::Over::Budget) => return Limit::Disk,
+                Some(disk::Over::Floor) => return Limit::DiskFloor,
+                None => {}
+            }
+            round = round.wrapping_add(1);
+            if round.is_multiple_of(PROCESSES_EVERY)
+                && self.supervisor.over_processes(self.limits.processes)
+            {
+                return Limit::Processes;
+            }
+        }
     }
 
     /// Kill every process the run started, wherever it went (`setsid`, a
@@ -330,6 +368,7 @@ mod tests {
             root: false,
             seccomp: true,
             limits: true,
+            run_groups: false,
         };
         State::of(&offered, false)
     }

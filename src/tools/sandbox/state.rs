@@ -32,6 +32,8 @@ pub struct Offered {
     pub seccomp: bool,
     /// Resource limits and the subreaper.
     pub limits: bool,
+    /// stepwise can make a control group per run (see `cgroup`).
+    pub run_groups: bool,
 }
 
 /// The first Landlock ABI that checks `truncate()`.
@@ -54,6 +56,9 @@ pub struct State {
     pub workspace: bool,
     /// Resource limits and the subreaper apply.
     pub limits: bool,
+    /// Memory and processes are bounded for the whole run (a control
+    /// group), not only per process.
+    pub whole_run: bool,
     /// The run has its own PID, IPC and UTS namespaces and `/proc`: every
     /// process of it dies with it, and it can see, signal or limit nothing
     /// outside.
@@ -91,6 +96,7 @@ impl State {
             unix_sockets: false,
             workspace: false,
             limits: false,
+            whole_run: false,
             processes: false,
             metadata: false,
             real_root: false,
@@ -117,6 +123,7 @@ impl State {
             unix_sockets: offered.seccomp,
             workspace: offered.namespaces && abi >= 1,
             limits: offered.limits,
+            whole_run: offered.limits && offered.run_groups,
             processes: offered.namespaces && offered.pid_ns && abi >= 1,
             metadata: offered.namespaces && offered.read_only_view && abi >= 1,
             real_root: offered.root && !offered.user_ns,
@@ -147,6 +154,20 @@ impl State {
             (Some(what), _) => format!("sandbox: {what}"),
             (None, Network::Allowed) => "sandboxed (network allowed)".into(),
             (None, _) => "sandboxed".into(),
+        }
+    }
+
+    /// Which limits bound the run as a whole, said before the first run
+    /// (where memory and processes are bounded per process only, it says so).
+    pub fn limits_line(&self) -> String {
+        if self.off || !self.limits {
+            return "none (the sandbox is off)".into();
+        }
+        if self.whole_run {
+            "memory, processes and disk for the whole run".into()
+        } else {
+            "disk for the whole run; memory and processes per process only (no control group here)"
+                .into()
         }
     }
 
@@ -221,6 +242,7 @@ mod tests {
             root: false,
             seccomp: true,
             limits: true,
+            run_groups: true,
         }
     }
 
@@ -275,6 +297,30 @@ mod tests {
     }
 
     #[test]
+    fn limits_per_process_only_are_said_so() {
+        let grouped = State::of(&offered(6), false);
+        assert_eq!(
+            grouped.limits_line(),
+            "memory, processes and disk for the whole run"
+        );
+        let per_process = State::of(
+            &Offered {
+                run_groups: false,
+                ..offered(6)
+            },
+            false,
+        );
+        assert!(
+            per_process.limits_line().contains("per process only"),
+            "{}",
+            per_process.limits_line()
+        );
+        // Isolation is what the label says; limits are a line of their own.
+        assert_eq!(per_process.label(), grouped.label());
+        assert!(State::off().limits_line().contains("off"));
+    }
+
+    #[test]
     fn a_missing_filter_or_limit_is_named() {
         let state = State::of(
             &Offered {
@@ -288,6 +334,7 @@ mod tests {
         let state = State::of(
             &Offered {
                 limits: false,
+                run_groups: false,
                 ..offered(7)
             },
             true,

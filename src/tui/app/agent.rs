@@ -41,7 +41,7 @@ impl App {
                 error,
             } => self.models_listed(&current, &models, error.as_deref()),
             // The header names the rule files from the start (each task reads them again).
-            E::SessionReady { rules, sandbox } => {
+            E::SessionReady { rules, sandbox, .. } => {
                 self.set_rules(rules);
                 self.sandbox = sandbox;
             }

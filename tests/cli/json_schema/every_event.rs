@@ -60,6 +60,7 @@ pub fn every_event() -> Vec<AgentEvent> {
         AgentEvent::SessionReady {
             rules: vec!["AGENTS.md".into()],
             sandbox: "sandboxed".into(),
+            limits: "memory, processes and disk for the whole run".into(),
         },
         AgentEvent::TaskStarted {
             task: "t".into(),

@@ -145,6 +145,12 @@ impl RunGroup {
     }
 }
 
+/// Whether this machine lets stepwise make a group for a run (one is made
+/// and removed again, once per process, by the sandbox's probe).
+pub fn offered() -> bool {
+    RunGroup::create(1 << 40, 1 << 22).is_some()
+}
+
 /// The group's `cgroup.procs`, opened for writing (close-on-exec).
 fn procs(dir: &Path) -> std::io::Result<File> {
     OpenOptions::new()

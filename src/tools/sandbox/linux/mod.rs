@@ -44,6 +44,7 @@ fn probe() -> Probe {
                 root,
                 seccomp: found.seccomp,
                 limits: true,
+                run_groups: cgroup::offered(),
             },
             net: found.net,
         }

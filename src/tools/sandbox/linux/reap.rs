@@ -27,8 +27,6 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 use std::time::Duration;
 
-/// How often the process count is checked while tests run.
-const WATCH_EVERY: Duration = Duration::from_millis(100);
 /// Rounds of kill-and-look before giving up on a process that will not die.
 const KILL_ROUNDS: usize = 200;
 
@@ -203,14 +201,10 @@ impl Supervisor {
         run.netns = own.filter(|ns| Some(ns) != netns_of("self").as_ref());
     }
 
-    pub async fn watch(&self, limit: u64) {
-        loop {
-            tokio::time::sleep(WATCH_EVERY).await;
-            let live = self.run.members().iter().filter(|p| !p.zombie).count();
-            if live as u64 > limit {
-                return;
-            }
-        }
+    /// Whether more of the run's processes are alive than `limit`.
+    pub fn over_processes(&self, limit: u64) -> bool {
+        let live = self.run.members().iter().filter(|p| !p.zombie).count();
+        live as u64 > limit
     }
 
     /// Kill and reap the run's processes on the blocking pool (the loop
