@@ -202,8 +202,16 @@ impl Session {
                 // Whatever the run did to the files counts, even when it failed.
                 let after = Snapshot::take_after(&self.workspace, Some(&before));
                 let changed = before.changes_to(&after);
-                let planted = plants_before
+                let mut planted = plants_before
                     .planted_since(&crate::tools::sandbox::plants::find(root, false), root);
+                // A run that floods the workspace past what a snapshot looks
+                // at could hide its changes behind the flood: said, like a plant.
+                if before.complete && !after.complete {
+                    planted.push(format!(
+                        "over {} files (the snapshot stopped there: what the run changed past them was not looked at)",
+                        crate::tools::snapshot::MAX_FILES
+                    ));
+                }
                 self.snapshot = Some(after);
                 self.record_changes(t, &changed, ChangedBy::Tests);
                 match result {

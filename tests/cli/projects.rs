@@ -126,10 +126,14 @@ async fn a_node_project_runs_node_test_through_npm() {
         r#"{"name": "m", "version": "1.0.0", "scripts": {"test": "node --test"}}"#,
     );
     write(p, "math.js", "exports.add = (a, b) => a + b;\n");
+    // An installed dependency, and a cache the test writes beside it (as
+    // vite and babel do): both work inside the package folder's throwaway layer.
+    write(p, "node_modules/three/package.json", r#"{"name": "three", "main": "index.js"}"#);
+    write(p, "node_modules/three/index.js", "module.exports = 3;\n");
     write(
         p,
         "math.test.js",
-        "const test = require('node:test');\nconst assert = require('node:assert');\nconst { add } = require('./math.js');\ntest('adds', () => assert.strictEqual(add(1, 2), 3));\n",
+        "const test = require('node:test');\nconst assert = require('node:assert');\nconst fs = require('node:fs');\nconst { add } = require('./math.js');\ntest('adds', () => {\n  fs.mkdirSync('node_modules/.cache', { recursive: true });\n  fs.writeFileSync('node_modules/.cache/seen', 'x');\n  assert.strictEqual(add(1, 2), require('three'));\n});\n",
     );
     let model = MockModel::start(vec![
         tool_call("read_file", json!({"path": "math.js"})),
@@ -151,6 +155,11 @@ async fn a_node_project_runs_node_test_through_npm() {
             .unwrap()
             .contains("exports.sub")
     );
+    let sandboxed = receipt["tests"]["sandbox"].as_str().unwrap_or_default();
+    if sandboxed == "sandboxed" {
+        // The cache went with the run's layer.
+        assert!(!p.join("node_modules/.cache").exists(), "{receipt}");
+    }
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -612,8 +612,9 @@ async fn metadata_outside_the_writable_folders_cannot_change() {
 
 /// Escape: a uv-made `.venv` is hard-linked into uv's cache; a test
 /// appended code to a package file there and another project's `import six`
-/// ran it. Linked files are read-only for the run now; past a bound, the
-/// run is refused, naming them.
+/// ran it. A package folder is the run's own throwaway layer now (the write
+/// is copied up, never made through the link); linked files elsewhere are
+/// read-only for the run, and past a bound the run is refused, naming them.
 #[tokio::test]
 async fn hard_linked_files_cannot_change_their_other_copies() {
     if kernel_lacks(true, false) || lacks(|s| s.workspace) {
@@ -634,22 +635,102 @@ async fn hard_linked_files_cannot_change_their_other_copies() {
     let venv = s.ws.path().join(".venv/lib/python3/site-packages");
     std::fs::create_dir_all(&venv).unwrap();
     std::fs::hard_link(&cache, venv.join("six.py")).unwrap();
+    // Another linked file, outside any package folder.
+    let vendored = s.ws.path().join("vendor/six.py");
+    std::fs::create_dir_all(vendored.parent().unwrap()).unwrap();
+    std::fs::hard_link(&cache, &vendored).unwrap();
+    let vendor_body = "try:\n\
+        \x20   open('vendor/six.py', 'a').write('planted')\n\
+        except OSError as e:\n\
+        \x20   print('VENDOR REFUSED', e.errno)\n";
+    let test = s.ws.path().join("test_escape.py");
+    let source = std::fs::read_to_string(&test).unwrap();
+    let indented: String = vendor_body
+        .lines()
+        .map(|l| format!("        {l}\n"))
+        .collect();
+    std::fs::write(&test, format!("{source}{indented}")).unwrap();
     let (_, result) = run_with_env(&s, "unittest", &[]).await;
     let output = output_of(&result);
     assert_eq!(result["success"], true, "{result}");
-    assert!(output.contains("REFUSED 30"), "{output}");
-    assert!(output.contains("READ SIX = 1"), "{output}");
+    assert!(output.contains("APPENDED"), "{output}");
+    assert!(output.contains("VENDOR REFUSED 30"), "{output}");
     assert_eq!(std::fs::read_to_string(&cache).unwrap(), "SIX = 1");
+    let in_venv = std::fs::read_to_string(venv.join("six.py")).unwrap();
+    assert_eq!(in_venv, "SIX = 1", "the layer went with the run");
 
-    // Too many to make read-only one by one: refused, naming them.
+    // So many links in a package folder need no binds one by one.
     let many = s.ws.path().join(".venv/many");
     std::fs::create_dir_all(&many).unwrap();
     for i in 0..=stepwise::tools::sandbox::plants::MAX_LINKED {
         std::fs::hard_link(&cache, many.join(format!("f{i}.py"))).unwrap();
     }
     let (_, result) = run_with_env(&s, "unittest", &[]).await;
+    assert_eq!(result["success"], true, "{result}");
+    // Elsewhere, too many to make read-only one by one: refused, naming them.
+    std::fs::rename(&many, s.ws.path().join("vendor/many")).unwrap();
+    let (_, result) = run_with_env(&s, "unittest", &[]).await;
     let text = result.to_string();
     assert!(text.contains("more than one hard link"), "{result}");
     assert!(text.contains("UV_LINK_MODE=copy"), "{result}");
     assert!(!output_of(&result).contains("READ"), "{result}");
+}
+
+/// Escape: a test rewrote an installed package (`node_modules`, a virtual
+/// environment of any name) or planted a `.pyc` in one, and the user's next
+/// `npm test` or `python` outside the sandbox ran it; the snapshot does not
+/// look into `node_modules`. Each package folder is a throwaway layer for
+/// the run: writes work (vite's cache), and nothing of them is left.
+#[tokio::test]
+async fn installed_packages_are_a_throwaway_layer_for_the_run() {
+    if kernel_lacks(true, false) || lacks(|s| s.workspace) {
+        return;
+    }
+    let body = "index = 'node_modules/left-pad/index.js'\n\
+        open(index, 'a').write('require(\"child_process\").exec(\"id\")')\n\
+        os.makedirs('node_modules/.vite/vitest', exist_ok=True)\n\
+        open('node_modules/.vite/vitest/results.json', 'w').write('{}')\n\
+        cache = 'env/lib/python3/site-packages/__pycache__'\n\
+        os.makedirs(cache, exist_ok=True)\n\
+        open(cache + '/six.cpython-311.pyc', 'wb').write(b'planted')\n\
+        os.remove('env/lib/python3/site-packages/six.py')\n\
+        print('INSIDE', 'exec' in open(index).read(), os.path.exists('env/lib/python3/site-packages/six.py'))\n";
+    let s = setup(body, "");
+    let pad = s.ws.path().join("node_modules/left-pad");
+    std::fs::create_dir_all(&pad).unwrap();
+    std::fs::write(pad.join("index.js"), "module.exports = 1;\n").unwrap();
+    let site = s.ws.path().join("env/lib/python3/site-packages");
+    std::fs::create_dir_all(&site).unwrap();
+    std::fs::write(s.ws.path().join("env/pyvenv.cfg"), "home = /usr/bin\n").unwrap();
+    std::fs::write(site.join("six.py"), "SIX = 1\n").unwrap();
+    let (_, result) = run_with_env(&s, "unittest", &[]).await;
+    let output = output_of(&result);
+    assert_eq!(result["success"], true, "{result}");
+    assert!(output.contains("INSIDE True False"), "{output}");
+    let index = std::fs::read_to_string(pad.join("index.js")).unwrap();
+    assert_eq!(index, "module.exports = 1;\n");
+    assert!(!s.ws.path().join("node_modules/.vite").exists());
+    assert!(!site.join("__pycache__").exists());
+    assert_eq!(
+        std::fs::read_to_string(site.join("six.py")).unwrap(),
+        "SIX = 1\n"
+    );
+    let changed = result.get("changed_files");
+    assert!(changed.is_none_or(|c| c == &json!([])), "{result}");
+}
+
+/// Escape: a run that floods the workspace with files pushes what it
+/// really changed past what the snapshot and the plant search look at.
+/// The flood is reported at the top of the result, like a plant.
+#[tokio::test]
+async fn a_run_that_floods_the_workspace_is_reported() {
+    let body = "os.makedirs('flood', exist_ok=True)\n\
+        for i in range(20100):\n\
+        \x20   open(f'flood/{i}', 'w').close()\n\
+        open('zz_later.py', 'w').write('import os')\n";
+    let s = setup(body, "");
+    let (_, result) = run_with_env(&s, "unittest", &[]).await;
+    let summary = result["summary"].as_str().unwrap_or_default();
+    assert!(summary.starts_with("WARNING: the run planted"), "{summary}");
+    assert!(summary.contains("the snapshot stopped there"), "{summary}");
 }

@@ -7,8 +7,9 @@
 //! no TCP or signals outside the run), a network namespace with only
 //! loopback, PID, IPC and UTS namespaces with the run's own `/proc`, a mount
 //! namespace (a read-only view of everything but the writable folders;
-//! every `.git`, `.stepwise` and hard-linked files read-only, the root's
-//! `.env` files unreadable, a private `/dev/shm`), a seccomp filter (no
+//! every `.git`, `.stepwise` and hard-linked files read-only, each folder
+//! of installed packages a throwaway layer, the root's `.env` files
+//! unreadable, a private `/dev/shm`), a seccomp filter (no
 //! socket families but IPv4/IPv6, no `TIOCSTI`, no keyrings), resource
 //! limits, and a subreaper that kills every descendant when the run ends.
 //! [`State`] (in `state`) says which of these a run gets; `plants` finds
@@ -131,8 +132,9 @@ pub struct Confined {
     pub state: State,
     limits: Limits,
     code_caches: Vec<(PathBuf, &'static str)>,
-    _temp: tempfile::TempDir,
+    /// Dropped before the temporary folder, which it readies for removal.
     supervisor: platform::Supervisor,
+    _temp: tempfile::TempDir,
     /// What the run's file systems had free when it started.
     #[cfg(unix)]
     disk: Option<disk::Watch>,

@@ -9,15 +9,24 @@
 //! `PYTHONPYCACHEPREFIX` in the run's temporary folder), so a new or changed
 //! `.pyc` in the workspace after a run is a plant, and is reported first.
 //!
-//! Files with more than one hard link (a uv `.venv` linked into uv's
-//! cache): a test could change the other names, outside the workspace,
-//! through them; the sandbox makes each read-only for the run, or refuses
-//! the run, naming them, when there are too many.
+//! Folders of installed packages (`node_modules`, `.venv`, `.tox`, any
+//! folder with a `pyvenv.cfg`): code the user's own tools run later,
+//! outside any sandbox, so a test changing them plants code as surely as in
+//! a cache; and their files may be hard-linked into a tool's store (uv,
+//! pnpm). The sandbox gives each its own throwaway layer for the run (see
+//! `mounts`), so the search lists them without going in.
+//!
+//! Files with more than one hard link elsewhere: a test could change the
+//! other names, outside the workspace, through them; the sandbox makes each
+//! read-only for the run, or refuses the run, naming them, when there are
+//! too many.
 //!
 //! What must stay true: the search ignores `.gitignore` (a plant is most
 //! often in an ignored `__pycache__`), never follows a link, lists a `.git`
-//! without searching inside it, and is bounded ([`SEARCH_LIMIT`]); it skips
-//! the folders that only build outputs and installed packages live in.
+//! without searching inside it, and is bounded ([`SEARCH_LIMIT`]); a search
+//! that stopped at the bound says so (a run that floods the workspace with
+//! files cannot hide a plant past them); it skips the folders that only
+//! build outputs and installed packages live in.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -25,9 +34,14 @@ use std::path::{Path, PathBuf};
 /// Folders never searched (stepwise's own, build outputs).
 const NOT_SEARCHED: &[&str] = &[".stepwise", "target"];
 
-/// Folders of installed packages: searched only for hard links (a uv
-/// `.venv` or a pnpm `node_modules` is hard-linked into the tool's cache).
+/// Folders of installed packages (and any folder with a `pyvenv.cfg`).
 const PACKAGES: &[&str] = &["node_modules", ".venv", ".tox"];
+
+/// Whether the folder at `path`, named `name`, holds installed packages.
+fn is_packages(name: &str, path: &Path, depth: usize) -> bool {
+    // A virtual environment of any name, where projects keep one.
+    PACKAGES.contains(&name) || (depth <= 2 && path.join("pyvenv.cfg").is_file())
+}
 
 /// Data folders test tools make with a `.gitignore` of `*` in them
 /// (pytest's cache and the like): their own `.gitignore` is no plant.
@@ -59,8 +73,13 @@ pub struct Plants {
     /// tools to a file outside, and a `.gitignore` that ignores its own
     /// folder hides that folder from the run's snapshot.
     pub hiding: BTreeMap<PathBuf, Stamp>,
-    /// Regular files with more than one hard link (only with `links`).
+    /// Regular files with more than one hard link, outside the folders of
+    /// installed packages (only with `links`).
     pub linked: Vec<PathBuf>,
+    /// The folders of installed packages, outermost only (only with `links`).
+    pub packages: Vec<PathBuf>,
+    /// The search looked at every entry (it stopped at [`SEARCH_LIMIT`] if not).
+    pub complete: bool,
 }
 
 fn stamp(meta: &std::fs::Metadata) -> Stamp {
@@ -81,22 +100,44 @@ fn stamp(meta: &std::fs::Metadata) -> Stamp {
 }
 
 /// Search `root` (see the module's rules); `links`: also collect the
-/// files with more than one hard link, installed packages included.
+/// files with more than one hard link and the folders of installed packages.
 pub fn find(root: &Path, links: bool) -> Plants {
+    let packages = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let listed = std::sync::Arc::clone(&packages);
     let walker = ignore::WalkBuilder::new(root)
         .standard_filters(false)
         .follow_links(false)
         .filter_entry(move |e| {
+            if e.depth() == 0 {
+                return true;
+            }
             let in_git = e.path().parent().and_then(Path::file_name) == Some(".git".as_ref());
-            let skipped = e.file_type().is_some_and(|t| t.is_dir())
-                && e.file_name().to_str().is_some_and(|n| {
-                    NOT_SEARCHED.contains(&n) || (!links && PACKAGES.contains(&n))
-                });
-            e.depth() == 0 || !(in_git || skipped)
+            let is_dir = e.file_type().is_some_and(|t| t.is_dir());
+            let name = e.file_name().to_str();
+            if is_dir && name.is_some_and(|n| is_packages(n, e.path(), e.depth())) {
+                // Listed (with `links`), never searched.
+                if links && !in_git {
+                    listed
+                        .lock()
+                        .unwrap_or_else(|p| p.into_inner())
+                        .push(e.path().to_path_buf());
+                }
+                return false;
+            }
+            !(in_git || is_dir && name.is_some_and(|n| NOT_SEARCHED.contains(&n)))
         })
         .build();
-    let mut out = Plants::default();
-    for entry in walker.flatten().take(SEARCH_LIMIT) {
+    let mut out = Plants {
+        complete: true,
+        ..Plants::default()
+    };
+    let mut seen = 0usize;
+    for entry in walker.flatten() {
+        seen += 1;
+        if seen > SEARCH_LIMIT {
+            out.complete = false;
+            break;
+        }
         let name = entry.file_name();
         let is_file = entry.file_type().is_some_and(|t| t.is_file());
         let is_git = name == ".git";
@@ -119,15 +160,15 @@ pub fn find(root: &Path, links: bool) -> Plants {
                     .any(|c| names.iter().any(|p| c.as_os_str() == *p))
             })
         };
-        let in_packages = || under(PACKAGES);
         if is_git {
             out.git.insert(entry.path().to_path_buf(), stamp(&meta));
-        } else if is_pyc && !in_packages() {
+        } else if is_pyc {
             out.pyc.insert(entry.path().to_path_buf(), stamp(&meta));
-        } else if hiding && !in_packages() && !under(TOOL_DATA) {
+        } else if hiding && !under(TOOL_DATA) {
             out.hiding.insert(entry.path().to_path_buf(), stamp(&meta));
         }
     }
+    out.packages = std::mem::take(&mut *packages.lock().unwrap_or_else(|p| p.into_inner()));
     out
 }
 
@@ -167,6 +208,11 @@ impl Plants {
             .collect();
         out.extend(fresh(&self.pyc, &after.pyc));
         out.extend(fresh(&self.hiding, &after.hiding));
+        if self.complete && !after.complete {
+            out.push(format!(
+                "over {SEARCH_LIMIT} files and folders (the search for plants stopped there: what is past them was not looked at)"
+            ));
+        }
         out
     }
 }
@@ -191,6 +237,50 @@ pub fn note(planted: &[String]) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_search_stopped_by_a_flood_says_so() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        let before = find(root, false);
+        assert!(before.complete);
+        let flood = root.join("flood");
+        std::fs::create_dir(&flood).unwrap();
+        for i in 0..SEARCH_LIMIT {
+            std::fs::File::create(flood.join(i.to_string())).unwrap();
+        }
+        let after = find(root, false);
+        assert!(!after.complete);
+        let planted = before.planted_since(&after, root);
+        assert_eq!(planted.len(), 1, "{planted:?}");
+        assert!(
+            planted[0].contains("the search for plants stopped"),
+            "{planted:?}"
+        );
+        // A workspace that was that large already says nothing new.
+        assert!(after.planted_since(&after, root).is_empty());
+    }
+
+    #[test]
+    fn package_folders_are_listed_not_searched() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        for d in ["node_modules/a/node_modules/b", "env/lib", "sub/.venv/lib"] {
+            std::fs::create_dir_all(root.join(d)).unwrap();
+        }
+        std::fs::write(root.join("env/pyvenv.cfg"), "home = /usr\n").unwrap();
+        std::fs::write(root.join("node_modules/a/x.pyc"), "x").unwrap();
+        let found = find(root, true);
+        let mut listed: Vec<_> = found
+            .packages
+            .iter()
+            .map(|p| p.strip_prefix(root).unwrap().display().to_string())
+            .collect();
+        listed.sort();
+        assert_eq!(listed, ["env", "node_modules", "sub/.venv"]);
+        assert!(found.pyc.is_empty(), "{found:?}");
+        assert!(find(root, false).packages.is_empty());
+    }
 
     #[test]
     fn new_git_folders_and_pyc_files_are_plants_even_when_ignored() {

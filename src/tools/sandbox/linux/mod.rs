@@ -199,7 +199,9 @@ pub fn install(
         let mut writable = vec![root.clone(), temp.to_path_buf()];
         writable.extend(policy.writable.iter().cloned());
         let view = state.metadata.then_some(writable.as_slice());
-        let mounts = mounts::Mounts::new(&root, &veil, shm.as_deref(), view)?;
+        let layers = temp.join("layers");
+        let mounts = mounts::Mounts::new(&root, &veil, shm.as_deref(), view, &layers)?;
+        supervisor.layers(layers);
         (Some(mounts), shm)
     } else {
         (None, None)

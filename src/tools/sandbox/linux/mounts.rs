@@ -29,6 +29,16 @@
 //! `chmod`, `chown`, `utime` or xattrs, the read-only view refuses them
 //! outside (`EROFS`), hidden files included.
 //!
+//! Each folder of installed packages (`node_modules`, a virtual
+//! environment; see `plants`) gets a throwaway layer for the run: an
+//! overlay whose upper layer is in the run's temporary folder, removed with
+//! it. Tools that write there (vite's `node_modules/.vite`) still work, a
+//! test that rewrites a package or plants a `.pyc` in one changes nothing
+//! the user's own tools run later, and a file hard-linked into a tool's
+//! store (uv, pnpm) is copied up, never written through. Where the kernel
+//! refuses the overlay (before Linux 5.11, or a path the overlay's options
+//! cannot spell), the folder is read-only for the run instead.
+//!
 //! With a PID namespace, `/proc` is the run's own (mounted by its PID 1):
 //! other processes' command lines, environments and limits are out of sight.
 //!
@@ -68,6 +78,39 @@ pub struct Mounts {
     /// Make every mount read-only first, then these writable again
     /// (`None`: the kernel has no `mount_setattr`).
     writable: Option<Vec<CString>>,
+    /// Folders of installed packages, each given a throwaway layer.
+    layers: Vec<Layer>,
+}
+
+/// One folder of installed packages and its overlay.
+struct Layer {
+    target: CString,
+    /// The overlay's options (`None`: its paths cannot be spelt in them,
+    /// so the folder is made read-only instead).
+    options: Option<CString>,
+    /// The flags its mount already has, for the read-only fallback.
+    flags: libc::c_ulong,
+}
+
+/// The overlay options for `lower` with its layers in `dir` (created here),
+/// `None` where a path holds a character the options use as a separator.
+fn overlay_options(lower: &Path, dir: &Path) -> Option<CString> {
+    let (upper, work) = (dir.join("upper"), dir.join("work"));
+    std::fs::create_dir_all(&upper).ok()?;
+    std::fs::create_dir_all(&work).ok()?;
+    let mut text = String::from("userxattr");
+    for (key, path) in [
+        ("lowerdir", lower),
+        ("upperdir", &upper),
+        ("workdir", &work),
+    ] {
+        let path = path.to_str()?;
+        if path.contains([',', ':', '\\']) {
+            return None;
+        }
+        text.push_str(&format!(",{key}={path}"));
+    }
+    CString::new(text).ok()
 }
 
 /// `struct mount_attr` and its flags from `<linux/mount.h>`.
@@ -129,11 +172,14 @@ impl Mounts {
     /// read; `shm`: the run's folder to mount over `/dev/shm`.
     /// `writable`: the folders the run may write (the rest becomes a
     /// read-only view), `None` where the kernel cannot do that.
+    /// `layers`: the folder (in the run's temporary folder) to hold the
+    /// package folders' throwaway layers.
     pub fn new(
         root: &Path,
         veil: &Path,
         shm: Option<&Path>,
         writable: Option<&[std::path::PathBuf]>,
+        layers: &Path,
     ) -> Result<Self, String> {
         let bad = |p: &Path| format!("cannot confine the path {}", p.display());
         let mut read_only = Vec::new();
@@ -156,6 +202,20 @@ impl Mounts {
                 let flags = mount_flags(&c);
                 read_only.push((c, flags));
             }
+        }
+        let mut package_layers = Vec::new();
+        for (i, folder) in found.packages.iter().enumerate() {
+            // Resolved like the rest; a folder already gone has nothing to layer.
+            let Ok(real) = std::fs::canonicalize(folder) else {
+                continue;
+            };
+            let target = c_path(&real).ok_or_else(|| bad(&real))?;
+            let flags = mount_flags(&target);
+            package_layers.push(Layer {
+                options: overlay_options(&real, &layers.join(i.to_string())),
+                target,
+                flags,
+            });
         }
         let mut hidden = Vec::new();
         for entry in
@@ -192,6 +252,7 @@ impl Mounts {
             None => None,
         };
         Ok(Mounts {
+            layers: package_layers,
             writable,
             read_only,
             hidden,
@@ -229,16 +290,22 @@ impl Mounts {
                     set_read_only(path, false, false)?;
                 }
             }
+            for layer in &self.layers {
+                let layered = layer.options.as_ref().is_some_and(|options| {
+                    libc::mount(
+                        c"overlay".as_ptr(),
+                        layer.target.as_ptr(),
+                        c"overlay".as_ptr(),
+                        0,
+                        options.as_ptr().cast(),
+                    ) == 0
+                });
+                if !layered {
+                    read_only(&layer.target, layer.flags)?;
+                }
+            }
             for (path, flags) in &self.read_only {
-                bind(path, path)?;
-                let remount = libc::MS_BIND | libc::MS_REMOUNT | libc::MS_RDONLY | flags;
-                check(libc::mount(
-                    none,
-                    path.as_ptr(),
-                    none,
-                    remount,
-                    std::ptr::null(),
-                ))?;
+                read_only(path, *flags)?;
             }
             for path in &self.hidden {
                 bind(&self.veil, path)?;
@@ -273,6 +340,16 @@ impl Mounts {
         }
         Ok(())
     }
+}
+
+/// Bind `path` over itself read-only, keeping the locked `flags`.
+/// Async-signal-safe.
+fn read_only(path: &CString, flags: libc::c_ulong) -> io::Result<()> {
+    bind(path, path)?;
+    let none = std::ptr::null::<libc::c_char>();
+    let remount = libc::MS_BIND | libc::MS_REMOUNT | libc::MS_RDONLY | flags;
+    // SAFETY: as in `apply`.
+    check(unsafe { libc::mount(none, path.as_ptr(), none, remount, std::ptr::null()) })
 }
 
 fn bind(source: &CString, target: &CString) -> io::Result<()> {
