@@ -128,7 +128,11 @@ async fn a_node_project_runs_node_test_through_npm() {
     write(p, "math.js", "exports.add = (a, b) => a + b;\n");
     // An installed dependency, and a cache the test writes beside it (as
     // vite and babel do): both work inside the package folder's throwaway layer.
-    write(p, "node_modules/three/package.json", r#"{"name": "three", "main": "index.js"}"#);
+    write(
+        p,
+        "node_modules/three/package.json",
+        r#"{"name": "three", "main": "index.js"}"#,
+    );
     write(p, "node_modules/three/index.js", "module.exports = 3;\n");
     write(
         p,

@@ -10,6 +10,7 @@ use crate::sandbox::{Setup, exec_command, kernel_lacks, output_of, run, run_with
 use crate::support::*;
 use serde_json::{Value, json};
 use std::io::Read;
+use std::path::{Path, PathBuf};
 use stepwise::tools::sandbox;
 
 /// Skip (saying why) where the run would not get its own PID namespace.
@@ -379,6 +380,66 @@ async fn common_credential_files_and_histories_are_hidden() {
     );
     assert!(!output.contains("READ"), "{output}");
     assert!(output.contains("CARGO-CONFIG [net]"), "{output}");
+}
+
+/// Escape: the environment moved the credentials (`DOCKER_CONFIG`,
+/// `KUBECONFIG`, `CARGO_HOME`, `XDG_CONFIG_HOME`) and a hidden list of
+/// `~/` paths missed them. They are hidden where the variables say.
+#[tokio::test]
+async fn credentials_where_the_environment_puts_them_are_hidden() {
+    if kernel_lacks(true, false) {
+        return;
+    }
+    const SECRETS: &[&str] = &[
+        "elsewhere/docker/config.json",
+        "clusters/one.yaml",
+        "clusters/two.yaml",
+        "cargo-home/credentials.toml",
+        "xdg/gh/hosts.yml",
+    ];
+    let body = format!(
+        "for rel in {SECRETS:?}:\n\
+         \x20   try:\n\
+         \x20       print('READ', open(os.path.join(os.environ['HOME'], rel)).read())\n\
+         \x20   except OSError as e:\n\
+         \x20       print('REFUSED', e.errno)\n\
+         print('BESIDE', open(os.path.join(os.environ['HOME'], 'cargo-home', 'config.toml')).read())\n"
+    );
+    let s = setup(&body, "");
+    let home = s.home.path();
+    for rel in SECRETS {
+        let path = home.join(rel);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, "canary-credential-4242").unwrap();
+    }
+    std::fs::write(home.join("cargo-home/config.toml"), "[net]").unwrap();
+    let kube = std::env::join_paths([
+        home.join("clusters/one.yaml"),
+        home.join("clusters/two.yaml"),
+    ])
+    .unwrap();
+    let kube = PathBuf::from(kube);
+    let (docker, cargo, xdg) = (
+        home.join("elsewhere/docker"),
+        home.join("cargo-home"),
+        home.join("xdg"),
+    );
+    let envs: &[(&str, &Path)] = &[
+        ("DOCKER_CONFIG", &docker),
+        ("KUBECONFIG", &kube),
+        ("CARGO_HOME", &cargo),
+        ("XDG_CONFIG_HOME", &xdg),
+    ];
+    let (_, result) = run_with_env(&s, "unittest", envs).await;
+    let output = output_of(&result);
+    assert_eq!(result["success"], true, "{result}");
+    assert_eq!(
+        output.matches("REFUSED 13").count(),
+        SECRETS.len(),
+        "{output}"
+    );
+    assert!(!output.contains("canary-credential"), "{output}");
+    assert!(output.contains("BESIDE [net]"), "{output}");
 }
 
 /// A hostile `cargo test` crate: its test appends to a crate's `build.rs`

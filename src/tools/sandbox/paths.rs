@@ -2,12 +2,17 @@
 //! the code caches it may only read, and the secrets it may not read at
 //! all, `~/` expanded against `HOME`.
 //!
+//! The hidden list covers the user's credentials where the environment
+//! moves them (`$DOCKER_CONFIG`, `$KUBECONFIG`, `$CARGO_HOME`, the XDG
+//! folders, …), and the same files in the other home folders of the machine
+//! (`/home/*`, `/root`): a test run as root reads them all otherwise.
+//!
 //! What must stay true: the hidden list always holds stepwise's own config
 //! folder, whatever the configuration says; no cache of downloaded code
 //! (cargo registry and git checkouts, pip, npm/npx, go modules) is on the
 //! writable list by default.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// Build output folders the common runners write, under `HOME`: what is
 /// in them is rebuilt from sources, never taken for a source itself.
@@ -131,10 +136,95 @@ const HIDDEN: &[&str] = &[
     "~/.lesshst",
 ];
 
+/// Credentials and histories where a variable moves them: the variable,
+/// and the path below it (`""`: the variable names the path itself).
+const HIDDEN_VARS: &[(&str, &str)] = &[
+    ("CARGO_HOME", "credentials"),
+    ("CARGO_HOME", "credentials.toml"),
+    ("DOCKER_CONFIG", ""),
+    ("GNUPGHOME", ""),
+    ("AWS_SHARED_CREDENTIALS_FILE", ""),
+    ("AWS_CONFIG_FILE", ""),
+    ("CLOUDSDK_CONFIG", ""),
+    ("GOOGLE_APPLICATION_CREDENTIALS", ""),
+    ("AZURE_CONFIG_DIR", ""),
+    ("GH_CONFIG_DIR", ""),
+    ("NPM_CONFIG_USERCONFIG", ""),
+    ("npm_config_userconfig", ""),
+    ("PIP_CONFIG_FILE", ""),
+    ("PASSWORD_STORE_DIR", ""),
+    ("TF_CLI_CONFIG_FILE", ""),
+    ("NETRC", ""),
+    ("CODEX_HOME", ""),
+    ("CLAUDE_CONFIG_DIR", ""),
+    ("HISTFILE", ""),
+    ("XDG_CONFIG_HOME", "gh"),
+    ("XDG_CONFIG_HOME", "hub"),
+    ("XDG_CONFIG_HOME", "git/credentials"),
+    ("XDG_CONFIG_HOME", "gcloud"),
+    ("XDG_CONFIG_HOME", "github-copilot"),
+    ("XDG_CONFIG_HOME", "pip/pip.conf"),
+    ("XDG_DATA_HOME", "keyrings"),
+    ("XDG_DATA_HOME", "fish/fish_history"),
+];
+
+/// Most other home folders whose credentials are hidden too (a shared
+/// machine with hundreds of users would make every run's rules long).
+const MAX_OTHER_HOMES: usize = 32;
+
+/// The paths the environment names for credentials (`KUBECONFIG` is a list).
+fn hidden_by_env(var: impl Fn(&str) -> Option<std::ffi::OsString>) -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = HIDDEN_VARS
+        .iter()
+        .filter_map(|(name, below)| {
+            let base = PathBuf::from(var(name).filter(|v| !v.is_empty())?);
+            Some(if below.is_empty() {
+                base
+            } else {
+                base.join(below)
+            })
+        })
+        .collect();
+    if let Some(list) = var("KUBECONFIG") {
+        out.extend(std::env::split_paths(&list).filter(|p| !p.as_os_str().is_empty()));
+    }
+    out.retain(|p| p.is_absolute());
+    out
+}
+
+/// The home folders in `homes` (e.g. `/home`) and `/root` other than `home`.
+fn other_homes(homes: &Path, root: &Path, home: Option<&Path>) -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = std::fs::read_dir(homes)
+        .map(|d| d.flatten().map(|e| e.path()).collect())
+        .unwrap_or_default();
+    out.sort();
+    out.truncate(MAX_OTHER_HOMES);
+    out.push(root.to_path_buf());
+    out.retain(|h| Some(h.as_path()) != home && h.is_dir());
+    out
+}
+
+/// The default list: [`HIDDEN`] in this home and the other home folders,
+/// and what the environment names.
+fn default_hidden() -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = HIDDEN.iter().filter_map(|p| expand(p)).collect();
+    let home = from_env("HOME");
+    for other in other_homes(Path::new("/home"), Path::new("/root"), home.as_deref()) {
+        out.extend(
+            HIDDEN
+                .iter()
+                .filter_map(|p| p.strip_prefix("~/"))
+                .map(|rel| other.join(rel)),
+        );
+    }
+    out.extend(hidden_by_env(|name| std::env::var_os(name)));
+    out
+}
+
 pub fn hidden(configured: Option<&[String]>) -> Vec<PathBuf> {
     let mut out: Vec<PathBuf> = match configured {
         Some(list) => list.iter().filter_map(|p| expand(p)).collect(),
-        None => HIDDEN.iter().filter_map(|p| expand(p)).collect(),
+        None => default_hidden(),
     };
     if let Some(dirs) = directories::ProjectDirs::from("", "", "stepwise") {
         out.push(dirs.config_dir().to_path_buf());
@@ -157,6 +247,45 @@ mod tests {
                 .iter()
                 .any(|(p, fill)| p.ends_with(".cargo/registry") && *fill == "cargo fetch")
         );
+    }
+
+    #[test]
+    fn credentials_the_environment_moves_are_hidden_where_it_says() {
+        let vars = |name: &str| -> Option<std::ffi::OsString> {
+            match name {
+                "DOCKER_CONFIG" => Some("/srv/docker".into()),
+                "CARGO_HOME" => Some("/opt/cargo".into()),
+                "XDG_CONFIG_HOME" => Some("/cfg".into()),
+                "KUBECONFIG" => Some("/k/one:/k/two::relative".into()),
+                "HISTFILE" => Some("".into()),
+                _ => None,
+            }
+        };
+        let found = hidden_by_env(vars);
+        for path in [
+            "/srv/docker",
+            "/opt/cargo/credentials.toml",
+            "/cfg/gh",
+            "/cfg/git/credentials",
+            "/k/one",
+            "/k/two",
+        ] {
+            assert!(found.contains(&PathBuf::from(path)), "{path}: {found:?}");
+        }
+        // Empty or relative values name nothing.
+        assert!(found.iter().all(|p| p.is_absolute()), "{found:?}");
+    }
+
+    #[test]
+    fn other_home_folders_are_covered_but_not_this_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let (homes, root) = (dir.path().join("home"), dir.path().join("root"));
+        for d in ["home/alice", "home/bob", "root"] {
+            std::fs::create_dir_all(dir.path().join(d)).unwrap();
+        }
+        let mine = homes.join("bob");
+        let found = other_homes(&homes, &root, Some(&mine));
+        assert_eq!(found, [homes.join("alice"), root]);
     }
 
     #[test]
