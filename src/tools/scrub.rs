@@ -6,8 +6,15 @@
 //! output (the session, before the event and the model see them), the
 //! transcript (`audit`) and `exec`'s output.
 //!
+//! A value is registered with its common encodings too: a test that prints
+//! `base64(token)` or its hex would otherwise carry it past the scrub to the
+//! model. Base64 is registered at each of the three byte alignments (a
+//! secret inside a longer encoded text), standard and URL-safe, without the
+//! characters that depend on its neighbours.
+//!
 //! What must stay true: a registered value never survives [`text`], wherever
-//! it sits in the string (also inside a word or a URL); scrubbing is
+//! it sits in the string (also inside a word or a URL), nor its hex or
+//! base64 on one line; scrubbing is
 //! idempotent; values too short to be secret are not registered (hiding
 //! every `x` would destroy the text and protect nothing).
 
@@ -21,7 +28,47 @@ pub const MIN_SECRET_CHARS: usize = 6;
 
 static SECRETS: RwLock<Vec<String>> = RwLock::new(Vec::new());
 
-/// Hide this value from everything scrubbed from now on.
+/// Shortest encoded form worth hiding (shorter runs of base64 letters
+/// occur in ordinary text).
+const MIN_ENCODED_CHARS: usize = 8;
+
+/// The forms of `secret` a program may print it in: itself, hex (both
+/// cases), and the parts of base64 (standard and URL-safe) that it alone
+/// decides at each byte alignment.
+fn forms(secret: &str) -> Vec<String> {
+    use base64::Engine;
+    let bytes = secret.as_bytes();
+    let mut out = vec![
+        secret.to_string(),
+        hex::encode(bytes),
+        hex::encode_upper(bytes),
+    ];
+    for engine in [
+        base64::engine::general_purpose::STANDARD,
+        base64::engine::general_purpose::URL_SAFE,
+    ] {
+        // Encoded alone, as `base64(token)` prints it, padding and all.
+        out.push(engine.encode(bytes));
+        for offset in 0..3usize {
+            let mut shifted = vec![0u8; offset];
+            shifted.extend_from_slice(bytes);
+            let encoded = engine.encode(&shifted);
+            // The leading characters mix in the bytes before it; past the
+            // last whole group of three, the bytes after it.
+            let skip = [0, 2, 3][offset];
+            let whole = shifted.len() / 3 * 4;
+            if let Some(core) = encoded.get(skip..whole) {
+                out.push(core.to_string());
+            }
+        }
+    }
+    out.retain(|f| f == secret || f.len() >= MIN_ENCODED_CHARS);
+    out.sort();
+    out.dedup();
+    out
+}
+
+/// Hide this value (and its encodings) from everything scrubbed from now on.
 pub fn hide(secret: &str) {
     let secret = secret.trim();
     if secret.chars().count() < MIN_SECRET_CHARS {
@@ -30,7 +77,11 @@ pub fn hide(secret: &str) {
     if let Ok(mut secrets) = SECRETS.write()
         && !secrets.iter().any(|s| s == secret)
     {
-        secrets.push(secret.to_string());
+        for form in forms(secret) {
+            if !secrets.contains(&form) {
+                secrets.push(form);
+            }
+        }
         // Longest first, so a key containing another is hidden whole.
         secrets.sort_by_key(|s| std::cmp::Reverse(s.len()));
     }
@@ -129,6 +180,34 @@ mod tests {
         assert!(
             !shown.contains("Q0ktdG9rZW4tdW5pdC0xMjM0") && !shown.contains("pw-unit-77aa"),
             "{shown}"
+        );
+    }
+
+    #[test]
+    fn a_key_printed_in_base64_or_hex_is_hidden_too() {
+        use base64::Engine;
+        let key = "sk-scrub-enc-5b7d1e9a";
+        hide(key);
+        let b64 = base64::engine::general_purpose::STANDARD;
+        for prefix in ["", "x", "xy", "token=", "Authorization: Bearer "] {
+            let encoded = b64.encode(format!("{prefix}{key}\n"));
+            let shown = text(&encoded).into_owned();
+            assert!(shown.contains(MARKER), "{prefix:?}: {encoded} -> {shown}");
+            // Nothing that decodes back to the key is left.
+            let core = forms(key)
+                .into_iter()
+                .filter(|f| f != key)
+                .any(|f| shown.contains(&f));
+            assert!(!core, "{shown}");
+        }
+        let url_safe = base64::engine::general_purpose::URL_SAFE.encode(key);
+        assert!(text(&url_safe).contains(MARKER));
+        assert!(text(&hex::encode(key)).contains(MARKER));
+        assert!(text(&hex::encode_upper(key)).contains(MARKER));
+        // Ordinary text is left alone.
+        assert_eq!(
+            text("plain words, nothing encoded"),
+            "plain words, nothing encoded"
         );
     }
 

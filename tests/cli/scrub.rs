@@ -90,7 +90,10 @@ async fn a_file_and_a_test_run_printing_the_key_reach_neither_the_model_nor_the_
     let test = std::fs::read_to_string(ws.path().join("test_calculator.py")).unwrap();
     std::fs::write(
         ws.path().join("test_calculator.py"),
-        format!("print('leaked {KEY}')\n{test}"),
+        // Encoded, as a test reading a file with the key in it could print it.
+        format!(
+            "import base64\nprint('leaked {KEY}')\nprint('b64', base64.b64encode(b'key={KEY}').decode())\nprint('hex', b'{KEY}'.hex())\n{test}"
+        ),
     )
     .unwrap();
     let model = MockModel::start(vec![
@@ -110,6 +113,18 @@ async fn a_file_and_a_test_run_printing_the_key_reach_neither_the_model_nor_the_
     let sent = serde_json::to_string(&requests).unwrap();
     assert!(!sent.contains(KEY), "the model was sent the key");
     assert!(sent.contains("leaked [redacted by stepwise]"), "{sent}");
+    let encoded = [
+        base64::Engine::encode(
+            &base64::engine::general_purpose::STANDARD,
+            format!("key={KEY}"),
+        ),
+        hex::encode(KEY),
+    ];
+    for form in &encoded {
+        // What decodes back to the key is gone (a few edge characters stay).
+        let middle = &form[4..form.len() - 4];
+        assert!(!sent.contains(middle), "the model was sent {form}: {sent}");
+    }
     assert!(sent.contains("the key is [redacted by stepwise]"), "{sent}");
     for (name, content) in everything(&out, ws.path()) {
         assert!(
