@@ -237,6 +237,8 @@ fn finish(
         _ if exit_code == Some(0) || timed_out => None,
         // The run's control group ran out: the kernel's OOM kill, counted.
         _ if confined.out_of_memory() => Some(confined.describe(sandbox::Limit::Memory)),
+        // Its process limit refused a fork or a thread: counted too.
+        _ if confined.pids_refused() => Some(confined.describe(sandbox::Limit::Processes)),
         _ => sandbox::limits::detect(exit_signal(status), &output).map(|(limit, evidence)| {
             let text = confined.describe(limit);
             match evidence {

@@ -367,6 +367,29 @@ async fn memory_is_bounded_for_the_whole_run_where_a_control_group_can_be_made()
     assert!(named.contains("256 MiB for the whole run"), "{result}");
 }
 
+/// The run's group counts threads too: a runner refused a thread is told
+/// which limit refused it, as measured (not from its own words).
+#[tokio::test]
+async fn threads_refused_by_the_whole_run_limit_name_it() {
+    let body = "import threading, time\n\
+        ts = [threading.Thread(target=time.sleep, args=(2,)) for _ in range(100)]\n\
+        for t in ts:\n\
+        \x20   t.start()\n";
+    let s = setup(body, "[sandbox]\nprocesses = 40\n");
+    let (_out, result) = run(&s).await;
+    let probe = stepwise::tools::sandbox::state(&sandbox::Policy::default());
+    if probe.off || probe.landlock_abi == 0 || !machine_offers_run_groups() {
+        eprintln!("skipped: no control group for runs on this machine: {result}");
+        return;
+    }
+    assert_eq!(result["success"], false, "{result}");
+    let named = result["limit"].as_str().unwrap_or_default();
+    assert_eq!(
+        named, "process limit (40 processes and threads at once in the whole run)",
+        "{result}"
+    );
+}
+
 #[tokio::test]
 async fn a_10_gib_file_stops_at_the_file_size_limit() {
     let s_body = "chunk = b'x' * (1024 * 1024)\n\

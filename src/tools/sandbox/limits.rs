@@ -89,7 +89,7 @@ impl Limit {
             Limit::OpenFiles => format!("open files limit ({} per process)", limits.open_files),
             Limit::Processes if limits.whole_run => {
                 format!(
-                    "process limit ({} at once in the whole run)",
+                    "process limit ({} processes and threads at once in the whole run)",
                     limits.processes
                 )
             }

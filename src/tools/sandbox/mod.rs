@@ -350,6 +350,11 @@ impl Confined {
         self.supervisor.out_of_memory()
     }
 
+    /// Whether the run's control group refused a fork or a thread.
+    pub fn pids_refused(&self) -> bool {
+        self.supervisor.pids_refused()
+    }
+
     /// The description of a limit, e.g. `memory limit (1024 MiB …)`.
     pub fn describe(&self, limit: Limit) -> String {
         limit.describe(&self.limits)

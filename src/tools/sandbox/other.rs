@@ -41,6 +41,10 @@ impl Supervisor {
         false
     }
 
+    pub fn pids_refused(&self) -> bool {
+        false
+    }
+
     pub fn over_processes(&self, _limit: u64) -> bool {
         false
     }

@@ -7,6 +7,13 @@
 //! cgroup v1's `memory` and `pids` hierarchies, under stepwise's own groups
 //! there.
 //!
+//! A stepwise that was itself killed (`kill -9`) leaves its runs' groups
+//! behind: the first group a stepwise makes in a folder sweeps the
+//! `stepwise-run-PID-*` groups there whose stepwise is gone. Groups a run
+//! made inside its own are emptied and removed with it, deepest first.
+//! The `pids` controller counts threads as well as processes; when it
+//! refused a fork, the run's result names the process limit as measured.
+//!
 //! What must stay true: the run joins its group as the first thing its
 //! process does, before it can fork (the child writes `0` to a
 //! `cgroup.procs` opened here, so no process of the run starts outside);
@@ -56,8 +63,14 @@ fn own_path(controller: &str) -> Option<String> {
     })
 }
 
+/// Write a control file of a group (never creating one: a group's files
+/// are the kernel's).
 fn write(path: &Path, text: &str) -> std::io::Result<()> {
-    std::fs::write(path, text)
+    use std::io::Write;
+    OpenOptions::new()
+        .write(true)
+        .open(path)?
+        .write_all(text.as_bytes())
 }
 
 impl RunGroup {
@@ -69,6 +82,7 @@ impl RunGroup {
 
     fn v2(memory: u64, processes: u64) -> Option<RunGroup> {
         let parent = Path::new(ROOT).join(own_path("")?);
+        sweep_once(&parent);
         let controllers = std::fs::read_to_string(parent.join("cgroup.subtree_control")).ok()?;
         let enabled = |c: &str| controllers.split_whitespace().any(|n| n == c);
         if !(enabled("memory") && enabled("pids")) {
@@ -96,6 +110,8 @@ impl RunGroup {
     fn v1(memory: u64, processes: u64) -> Option<RunGroup> {
         let mem = Path::new(ROOT).join("memory").join(own_path("memory")?);
         let pids = Path::new(ROOT).join("pids").join(own_path("pids")?);
+        sweep_once(&mem);
+        sweep_once(&pids);
         let name = fresh_name();
         let mut group = RunGroup {
             dirs: Vec::new(),
@@ -135,6 +151,17 @@ impl RunGroup {
         self.dirs.iter().map(|(_, f)| f.as_raw_fd()).collect()
     }
 
+    /// Whether the `pids` controller refused a fork or a thread of the run.
+    pub fn pids_refused(&self) -> bool {
+        self.dirs.iter().any(|(dir, _)| {
+            let text = std::fs::read_to_string(dir.join("pids.events")).unwrap_or_default();
+            text.lines().any(|line| {
+                let mut words = line.split_whitespace();
+                words.next() == Some("max") && words.next().is_some_and(|n| n != "0")
+            })
+        })
+    }
+
     /// Whether the kernel killed a process of the run for the group's memory.
     pub fn oom_killed(&self) -> bool {
         let text = std::fs::read_to_string(&self.oom_file).unwrap_or_default();
@@ -159,30 +186,114 @@ fn procs(dir: &Path) -> std::io::Result<File> {
 }
 
 impl Drop for RunGroup {
-    /// Kill what is left in the group, then remove it (the kernel refuses
-    /// while a member is still dying, so a few tries).
     fn drop(&mut self) {
         for (dir, _) in self.dirs.iter().rev() {
-            // v2: every process of the group and of groups it made, at once.
-            let _ = write(&dir.join("cgroup.kill"), "1");
-            for _ in 0..100 {
-                let members = std::fs::read_to_string(dir.join("cgroup.procs")).unwrap_or_default();
-                for pid in members.lines().filter_map(|l| l.trim().parse::<i32>().ok()) {
-                    // SAFETY: a plain signal to a member of this run's group.
-                    unsafe { libc::kill(pid, libc::SIGKILL) };
-                }
-                if std::fs::remove_dir(dir).is_ok() || !dir.exists() {
-                    break;
-                }
-                std::thread::sleep(Duration::from_millis(5));
+            remove_group(dir);
+        }
+    }
+}
+
+/// The groups below `dir`, deepest first, then `dir` itself.
+fn groups_within(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    if let Ok(entries) = std::fs::read_dir(dir) {
+        for entry in entries.flatten() {
+            if entry.file_type().is_ok_and(|t| t.is_dir()) {
+                out.extend(groups_within(&entry.path()));
             }
         }
     }
+    out.push(dir.to_path_buf());
+    out
+}
+
+/// Kill what is left in the group `dir` and in the groups it holds, then
+/// remove them, deepest first (the kernel refuses while a member is still
+/// dying, so a few tries).
+fn remove_group(dir: &Path) {
+    // v2: every process of the group and of groups it made, at once.
+    let _ = write(&dir.join("cgroup.kill"), "1");
+    for group in groups_within(dir) {
+        for _ in 0..100 {
+            let members = std::fs::read_to_string(group.join("cgroup.procs")).unwrap_or_default();
+            for pid in members.lines().filter_map(|l| l.trim().parse::<i32>().ok()) {
+                // SAFETY: a plain signal to a member of this run's group.
+                unsafe { libc::kill(pid, libc::SIGKILL) };
+            }
+            if std::fs::remove_dir(&group).is_ok() || !group.exists() {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
+}
+
+/// Sweep `parent` for groups of stepwise processes that are gone, once
+/// per folder and process.
+fn sweep_once(parent: &Path) {
+    static SWEPT: std::sync::Mutex<Vec<PathBuf>> = std::sync::Mutex::new(Vec::new());
+    let mut swept = SWEPT.lock().unwrap_or_else(|e| e.into_inner());
+    if swept.iter().any(|p| p == parent) {
+        return;
+    }
+    swept.push(parent.to_path_buf());
+    drop(swept);
+    for stale in stale_groups(parent) {
+        remove_group(&stale);
+    }
+}
+
+/// The `stepwise-run-PID-N` groups in `parent` whose PID is no process.
+fn stale_groups(parent: &Path) -> Vec<PathBuf> {
+    let Ok(entries) = std::fs::read_dir(parent) else {
+        return Vec::new();
+    };
+    entries
+        .flatten()
+        .filter(|e| {
+            let name = e.file_name();
+            let Some(rest) = name.to_str().and_then(|n| n.strip_prefix("stepwise-run-")) else {
+                return false;
+            };
+            let pid = rest.split('-').next().and_then(|p| p.parse::<i32>().ok());
+            // SAFETY: signal 0 only asks whether the process exists.
+            pid.is_some_and(|pid| {
+                pid > 0
+                    && unsafe { libc::kill(pid, 0) } != 0
+                    && std::io::Error::last_os_error().raw_os_error() == Some(libc::ESRCH)
+            })
+        })
+        .map(|e| e.path())
+        .collect()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn groups_of_a_stepwise_that_is_gone_are_stale_and_removed_deepest_first() {
+        let parent = tempfile::tempdir().unwrap();
+        let me = std::process::id();
+        let gone = i32::MAX - 7;
+        for name in [
+            format!("stepwise-run-{gone}-0/made-by-the-run/deeper"),
+            format!("stepwise-run-{me}-3"),
+            "stepwise-run-1-0".to_string(),
+            "other-group".to_string(),
+        ] {
+            std::fs::create_dir_all(parent.path().join(name)).unwrap();
+        }
+        let stale = stale_groups(parent.path());
+        assert_eq!(
+            stale,
+            [parent.path().join(format!("stepwise-run-{gone}-0"))]
+        );
+        // Plain folders stand in for groups: emptied and removed, deepest first.
+        remove_group(&stale[0]);
+        assert!(!stale[0].exists());
+        assert!(parent.path().join(format!("stepwise-run-{me}-3")).exists());
+    }
 
     #[test]
     fn a_group_is_removed_with_its_run() {

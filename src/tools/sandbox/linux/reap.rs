@@ -221,6 +221,11 @@ impl Supervisor {
         self.group.is_some()
     }
 
+    /// Whether the run's group refused a fork or a thread (its process limit).
+    pub fn pids_refused(&self) -> bool {
+        self.group.as_ref().is_some_and(|g| g.pids_refused())
+    }
+
     /// Whether the kernel killed a process of the run for the run's memory.
     pub fn out_of_memory(&self) -> bool {
         self.group.as_ref().is_some_and(|g| g.oom_killed())
