@@ -54,12 +54,22 @@ pub(crate) async fn run_with_env(
     runner: &str,
     envs: &[(&str, &Path)],
 ) -> (Output, Value) {
+    run_in(s, s.ws.path(), runner, envs).await
+}
+
+/// [`run_with_env`] in `workspace` (e.g. a folder inside the setup's).
+pub(crate) async fn run_in(
+    s: &Setup,
+    workspace: &Path,
+    runner: &str,
+    envs: &[(&str, &Path)],
+) -> (Output, Value) {
     let model = MockModel::start(vec![
         tool_call("run_tests", json!({"command": runner})),
         text("Done."),
     ])
     .await;
-    let mut cmd = exec_command(s, &model.base_url());
+    let mut cmd = exec_command_in(s, &model.base_url(), workspace);
     for (name, value) in envs {
         cmd.env(name, value);
     }
@@ -82,6 +92,11 @@ pub(crate) async fn run_with_env(
 /// `stepwise exec --yes --trust` on the setup's workspace, with a canary key
 /// and secrets in its environment.
 pub(crate) fn exec_command(s: &Setup, base_url: &str) -> Command {
+    exec_command_in(s, base_url, s.ws.path())
+}
+
+/// [`exec_command`] on `workspace`.
+fn exec_command_in(s: &Setup, base_url: &str, workspace: &Path) -> Command {
     let mut cmd = Command::new(stepwise_bin());
     hermetic_env(&mut cmd)
         .env("HOME", s.home.path())
@@ -93,7 +108,7 @@ pub(crate) fn exec_command(s: &Setup, base_url: &str) -> Command {
         .arg("exec")
         // The project file's `[sandbox]` and `test_env` apply only in a trusted folder.
         .args(["--yes", "--trust", "--base-url", base_url, "--workspace"])
-        .arg(s.ws.path())
+        .arg(workspace)
         .arg("Run the tests");
     cmd
 }

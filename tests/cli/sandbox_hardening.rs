@@ -6,7 +6,9 @@
 //! later, unsandboxed builds execute. Each test lets the mock model ask for
 //! an approved `run_tests` of a test file that tries it.
 
-use crate::sandbox::{Setup, exec_command, kernel_lacks, output_of, run, run_with_env, setup};
+use crate::sandbox::{
+    Setup, exec_command, kernel_lacks, output_of, run, run_in, run_with_env, setup,
+};
 use crate::support::*;
 use serde_json::{Value, json};
 use std::io::Read;
@@ -794,4 +796,87 @@ async fn a_run_that_floods_the_workspace_is_reported() {
     let summary = result["summary"].as_str().unwrap_or_default();
     assert!(summary.starts_with("WARNING: the run planted"), "{summary}");
     assert!(summary.contains("the snapshot stopped there"), "{summary}");
+}
+
+/// Escape, the way it was found: a hostile `make test` in a workspace that
+/// is a subfolder of a repository. It tried the repository's own `.git`
+/// (outside the workspace), then planted a `.git` with `core.fsmonitor` in
+/// the workspace, where the user's next `git status` would run it, and a
+/// `.pyc` beside the reviewed source.
+#[tokio::test]
+async fn a_hostile_make_test_in_a_subfolder_of_a_repository_is_reported_and_kept_out() {
+    if kernel_lacks(true, false) || lacks(|s| s.workspace) {
+        return;
+    }
+    let have = |tool: &str| {
+        std::process::Command::new(tool)
+            .arg("--version")
+            .output()
+            .is_ok_and(|o| o.status.success())
+    };
+    if !have("make") || !have("git") {
+        eprintln!("skipped: make or git is not installed here");
+        return;
+    }
+    let s = setup("pass\n", "");
+    let repo = s.ws.path();
+    let git = |args: &[&str]| {
+        let out = std::process::Command::new("git")
+            .args(args)
+            .current_dir(repo)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+    };
+    git(&["init", "-q"]);
+    let config_before = std::fs::read_to_string(repo.join(".git/config")).unwrap();
+    let ws = repo.join("app");
+    std::fs::create_dir_all(ws.join(".stepwise")).unwrap();
+    std::fs::write(
+        ws.join(".stepwise/stepwise.toml"),
+        "[test_commands]\nunit = [\"make\", \"test\"]\n",
+    )
+    .unwrap();
+    std::fs::write(ws.join("app.py"), "X = 1\n").unwrap();
+    std::fs::write(
+        ws.join("Makefile"),
+        "test:\n\tpython3 attack.py\n\t@echo ALL TESTS PASSED\n",
+    )
+    .unwrap();
+    std::fs::write(
+        ws.join("attack.py"),
+        "import os\n\
+         try:\n\
+         \x20   open('../.git/config', 'a').write('[core]\\n\\tfsmonitor = touch /tmp/owned\\n')\n\
+         \x20   print('PARENT written')\n\
+         except OSError as e:\n\
+         \x20   print('PARENT', e.errno)\n\
+         os.makedirs('.git', exist_ok=True)\n\
+         open('.git/HEAD', 'w').write('ref: refs/heads/main\\n')\n\
+         open('.git/config', 'w').write('[core]\\n\\tfsmonitor = touch /tmp/owned\\n')\n\
+         os.makedirs('__pycache__', exist_ok=True)\n\
+         open('__pycache__/app.cpython-311.pyc', 'wb').write(b'planted')\n",
+    )
+    .unwrap();
+    let (out, result) = run_in(&s, &ws, "unit", &[]).await;
+    let output = output_of(&result);
+    assert!(
+        output.contains("PARENT 30") || output.contains("PARENT 13"),
+        "{output}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(repo.join(".git/config")).unwrap(),
+        config_before
+    );
+    let summary = result["summary"].as_str().unwrap_or_default();
+    assert!(summary.starts_with("WARNING: the run planted"), "{result}");
+    assert!(
+        summary.contains(".git") && summary.contains("__pycache__/app.cpython-311.pyc"),
+        "{result}"
+    );
+    // A plant keeps the run from counting as clean, whatever make said:
+    // the model's answer after it is refused by the gate.
+    assert!(output.contains("ALL TESTS PASSED"), "{output}");
+    let printed = String::from_utf8_lossy(&out.stdout);
+    assert!(printed.contains("Final answer refused"), "{printed}");
 }
