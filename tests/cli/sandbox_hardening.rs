@@ -117,7 +117,11 @@ async fn a_test_cannot_reach_the_users_terminal() {
         \x20       fcntl.ioctl(fd, termios.TIOCSTI, b'#')\n\
         \x20       print('TYPED', fd)\n\
         \x20   except OSError as e:\n\
-        \x20       print('TIOCSTI', fd, e.errno)\n";
+        \x20       print('TIOCSTI', fd, e.errno)\n\
+        master, slave = os.openpty()\n\
+        os.write(master, b'ping\\n')\n\
+        print('OWN-PTY', os.read(slave, 64), termios.tcgetattr(slave)[3] & termios.ECHO != 0)\n\
+        print('PTS', sorted(os.listdir('/dev/pts')))\n";
     let s = setup(body, "");
     let (screen, result) = run_in_terminal(&s).await;
     let output = output_of(&result);
@@ -131,6 +135,12 @@ async fn a_test_cannot_reach_the_users_terminal() {
     // EPERM from the filter, not ENOTTY from the kernel (0 is /dev/null).
     for fd in 0..3 {
         assert!(output.contains(&format!("TIOCSTI {fd} 1\n")), "{output}");
+    }
+    // A pty of its own works (pexpect suites), in an instance where the
+    // user's terminals do not exist: only the one it opened.
+    assert!(output.contains("OWN-PTY b'ping\\n' True"), "{output}");
+    if !lacks(|s| s.workspace) {
+        assert!(output.contains("PTS ['0', 'ptmx']"), "{output}");
     }
 }
 

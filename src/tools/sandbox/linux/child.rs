@@ -64,11 +64,25 @@ pub struct Plan {
     pub ruleset_fd: Option<std::os::fd::OwnedFd>,
     /// Enter PID, IPC and UTS namespaces, with a fresh `/proc` (needs `net`).
     pub pid_ns: bool,
+    /// The Landlock rights on the run's own terminals (`/dev/pts`, its
+    /// `ptmx`), within what the ruleset handles on this kernel.
+    pub pts_access: u64,
     pub maps: IdMaps,
 }
 
 /// Landlock's read rights (execute, read file, read folder: ABI 1 and up).
 const READ_ACCESS: u64 = 1 | 1 << 2 | 1 << 3;
+/// `LANDLOCK_ACCESS_FS_READ_DIR`.
+const READ_DIR: u64 = 1 << 3;
+/// A terminal's rights: read and write it, list its folder (ABI 1), and
+/// its ioctls where the kernel checks them (ABI 5).
+pub fn pts_access(abi: i32) -> u64 {
+    const WRITE_FILE: u64 = 1 << 1;
+    const READ_FILE: u64 = 1 << 2;
+    const IOCTL_DEV: u64 = 1 << 15;
+    let base = READ_FILE | WRITE_FILE | READ_DIR;
+    if abi >= 5 { base | IOCTL_DEV } else { base }
+}
 /// `LANDLOCK_RULE_PATH_BENEATH`.
 const RULE_PATH_BENEATH: libc::c_int = 1;
 
@@ -200,9 +214,13 @@ impl Plan {
                 enter_pid_namespace()?;
             }
             if let Some(mounts) = &self.mounts {
-                mounts.apply(pid_ns)?;
+                let own_pts = mounts.apply(pid_ns)?;
                 if pid_ns {
-                    self.grant_proc()?;
+                    self.grant(c"/proc", READ_ACCESS)?;
+                }
+                if own_pts {
+                    self.grant(c"/dev/pts", self.pts_access)?;
+                    self.grant(c"/dev/ptmx", self.pts_access & !READ_DIR)?;
                 }
                 if mounts.hides_files() {
                     for cap in CAP_DAC {
@@ -235,18 +253,19 @@ impl Plan {
         Ok(())
     }
 
-    /// Let the run read its own `/proc`, just mounted: a rule on the
-    /// folder it covers would not apply (Landlock skips covered mount points).
-    fn grant_proc(&self) -> io::Result<()> {
+    /// Grant `access` beneath `path`, just mounted (the run's own `/proc`
+    /// or terminals): a rule on the folder it covers would not apply
+    /// (Landlock skips covered mount points).
+    fn grant(&self, path: &std::ffi::CStr, access: u64) -> io::Result<()> {
         let Some(ruleset) = &self.ruleset_fd else {
             return Ok(());
         };
         // SAFETY: open, a Landlock call on a packed struct, close.
         unsafe {
-            let fd = libc::open(c"/proc".as_ptr(), libc::O_PATH | libc::O_CLOEXEC);
+            let fd = libc::open(path.as_ptr(), libc::O_PATH | libc::O_CLOEXEC);
             check(fd)?;
             let attr = PathBeneathAttr {
-                allowed_access: READ_ACCESS,
+                allowed_access: access,
                 parent_fd: fd,
             };
             let result = libc::syscall(

@@ -219,7 +219,8 @@ pub fn install(
     } else {
         None
     };
-    let ruleset_fd = match (&ruleset, pid_ns) {
+    // For the rules the child adds once its own `/proc` and terminals are mounted.
+    let ruleset_fd = match (&ruleset, state.workspace) {
         (Some(r), true) => {
             let copy = r
                 .try_clone()
@@ -254,6 +255,7 @@ pub fn install(
         ruleset,
         ruleset_fd,
         pid_ns,
+        pts_access: child::pts_access(state.landlock_abi),
         maps: IdMaps::new(),
     };
     // SAFETY: `Plan::apply` is async-signal-safe (see its module).

@@ -39,6 +39,12 @@
 //! refuses the overlay (before Linux 5.11, or a path the overlay's options
 //! cannot spell), the folder is read-only for the run instead.
 //!
+//! The run gets terminals of its own, as bubblewrap's `--dev` gives: a new
+//! `devpts` instance on `/dev/pts` (and its `ptmx` on `/dev/ptmx`), where
+//! only the ptys the run opens exist (`pexpect`, `pty.openpty()`); the
+//! user's terminals, in the host's instance, are covered. Where the kernel
+//! refuses the instance, the run has no terminal at all, as before.
+//!
 //! With a PID namespace, `/proc` is the run's own (mounted by its PID 1):
 //! other processes' command lines, environments and limits are out of sight.
 //!
@@ -80,6 +86,9 @@ pub struct Mounts {
     writable: Option<Vec<CString>>,
     /// Folders of installed packages, each given a throwaway layer.
     layers: Vec<Layer>,
+    /// Bind the new `devpts` instance's `ptmx` over `/dev/ptmx` (a device
+    /// node there; a link to `pts/ptmx` already leads to it).
+    bind_ptmx: bool,
 }
 
 /// One folder of installed packages and its overlay.
@@ -251,7 +260,10 @@ impl Mounts {
             }
             None => None,
         };
+        let bind_ptmx =
+            std::fs::symlink_metadata("/dev/ptmx").is_ok_and(|m| !m.file_type().is_symlink());
         Ok(Mounts {
+            bind_ptmx,
             layers: package_layers,
             writable,
             read_only,
@@ -269,7 +281,8 @@ impl Mounts {
     /// Run in the child, inside its new mount namespace; `proc`: the child
     /// is PID 1 of a new PID namespace, whose own `/proc` is mounted over
     /// the host's (so it shows only the run's processes). Async-signal-safe.
-    pub fn apply(&self, proc: bool) -> io::Result<()> {
+    /// `Ok(true)`: the run has its own `devpts` instance (to be granted).
+    pub fn apply(&self, proc: bool) -> io::Result<bool> {
         let none = std::ptr::null::<libc::c_char>();
         // SAFETY: mount(2) on NUL-terminated paths prepared before fork.
         unsafe {
@@ -326,6 +339,7 @@ impl Mounts {
                     std::ptr::null(),
                 ))?;
             }
+            let pts = own_terminals(self.bind_ptmx);
             if self.writable.is_some() {
                 // The working folder was entered before the mounts: a mount
                 // on it is not seen by relative paths until it is entered
@@ -337,8 +351,36 @@ impl Mounts {
                 }
                 check(libc::chdir(cwd.as_ptr().cast()))?;
             }
+            Ok(pts)
         }
-        Ok(())
+    }
+}
+
+/// A new `devpts` instance on `/dev/pts`, its `ptmx` bound over
+/// `/dev/ptmx` when `bind_ptmx`; `false` where the kernel refuses it.
+/// Async-signal-safe.
+fn own_terminals(bind_ptmx: bool) -> bool {
+    // SAFETY: mount(2) on NUL-terminated literals.
+    unsafe {
+        let mounted = libc::mount(
+            c"devpts".as_ptr(),
+            c"/dev/pts".as_ptr(),
+            c"devpts".as_ptr(),
+            libc::MS_NOSUID | libc::MS_NOEXEC,
+            c"newinstance,ptmxmode=0666,mode=0620".as_ptr().cast(),
+        ) == 0;
+        if !mounted {
+            return false;
+        }
+        if bind_ptmx {
+            let ptmx = CString::from(c"/dev/ptmx");
+            if bind(&CString::from(c"/dev/pts/ptmx"), &ptmx).is_err() {
+                // The host's multiplexer stays covered by the rules: no
+                // terminal at all, rather than one in the host's instance.
+                return false;
+            }
+        }
+        true
     }
 }
 
