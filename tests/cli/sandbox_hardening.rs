@@ -864,6 +864,9 @@ async fn a_hostile_make_test_in_a_subfolder_of_a_repository_is_reported_and_kept
          os.makedirs('.git', exist_ok=True)\n\
          open('.git/HEAD', 'w').write('ref: refs/heads/main\\n')\n\
          open('.git/config', 'w').write('[core]\\n\\tfsmonitor = touch /tmp/owned\\n')\n\
+         open('.git/pyvenv.cfg', 'w').write('home = /usr\\n')\n\
+         os.makedirs('lib/node_modules/left-pad', exist_ok=True)\n\
+         open('lib/node_modules/left-pad/index.js', 'w').write('planted')\n\
          os.makedirs('__pycache__', exist_ok=True)\n\
          open('__pycache__/app.cpython-311.pyc', 'wb').write(b'planted')\n",
     )
@@ -879,9 +882,16 @@ async fn a_hostile_make_test_in_a_subfolder_of_a_repository_is_reported_and_kept
         config_before
     );
     let summary = result["summary"].as_str().unwrap_or_default();
-    assert!(summary.starts_with("WARNING: the run planted"), "{result}");
+    // The .git as a .git (not as a folder of packages), the .pyc beside it.
     assert!(
-        summary.contains(".git") && summary.contains("__pycache__/app.cpython-311.pyc"),
+        summary.starts_with("WARNING: the run planted .git, __pycache__/app.cpython-311.pyc"),
+        "{result}"
+    );
+    // A folder made to look like installed packages (which are not
+    // searched) hides nothing: the planted .git above has a pyvenv.cfg, and
+    // a new node_modules is itself reported.
+    assert!(
+        summary.contains("lib/node_modules (a new folder of installed packages"),
         "{result}"
     );
     // A plant keeps the run from counting as clean, whatever make said:
@@ -889,4 +899,39 @@ async fn a_hostile_make_test_in_a_subfolder_of_a_repository_is_reported_and_kept
     assert!(output.contains("ALL TESTS PASSED"), "{output}");
     let printed = String::from_utf8_lossy(&out.stdout);
     assert!(printed.contains("Final answer refused"), "{printed}");
+}
+
+/// Escape: a test left folders of mode 000 in its temporary folder (so it
+/// was never removed), and links there for stepwise's clean-up to follow
+/// out of it. The folder is removed; nothing outside it changes.
+#[tokio::test]
+async fn a_runs_temporary_folder_is_removed_whatever_the_run_left_in_it() {
+    use std::os::unix::fs::PermissionsExt;
+    let body = "t = os.environ['TMPDIR']\n\
+        print('TEMP', t)\n\
+        os.makedirs(os.path.join(t, 'a', 'b'))\n\
+        os.chmod(os.path.join(t, 'a'), 0)\n\
+        os.makedirs(os.path.join(t, 'layers', '0'))\n\
+        os.symlink(os.path.join(os.environ['HOME'], 'modules'), os.path.join(t, 'layers', '0', 'work'))\n\
+        os.symlink(os.environ['HOME'], os.path.join(t, 'home'))\n";
+    let s = setup(body, "");
+    let modules = s.home.path().join("modules");
+    std::fs::create_dir_all(modules.join("pkg")).unwrap();
+    for dir in [&modules.join("pkg"), &modules] {
+        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o555)).unwrap();
+    }
+    let (_, result) = run_with_env(&s, "unittest", &[]).await;
+    let output = output_of(&result);
+    assert_eq!(result["success"], true, "{result}");
+    // The line may follow unittest's own words on the same line.
+    let temp = output
+        .lines()
+        .find_map(|l| Some(&l[l.find("TEMP /")? + 5..]))
+        .expect("the test printed its folder");
+    assert!(!Path::new(temp).exists(), "{temp} was left behind");
+    for dir in [&modules, &modules.join("pkg")] {
+        let mode = std::fs::metadata(dir).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o555, "{}", dir.display());
+    }
+    std::fs::set_permissions(&modules, std::fs::Permissions::from_mode(0o755)).unwrap();
 }

@@ -2,25 +2,28 @@
 //! file, not a run that fills the disk through many of them. Before the run,
 //! stepwise reads how much each file system it may write (the workspace's,
 //! the temporary folder's, `/dev/shm`'s, the build outputs') has free; while
-//! it goes, it reads them again every 50 ms and stops the run once it
-//! has used more than its budget, in bytes or in new files, or once a file
-//! system has less than [`FLOOR`] left.
+//! it goes, it reads them again every 50 ms and stops the run once it has
+//! used more than its budget, in bytes or in new files, or once a file
+//! system that had more than [`FLOOR`] free comes down to it.
 //!
 //! Measured, not estimated: `statvfs` counts space the kernel has promised
-//! (ext4's delayed allocation included) and what tmpfs holds. What it cannot
-//! tell apart: another program writing to the same disk meanwhile uses the
-//! run's budget too (the run is stopped early, never late), and a run can
-//! overshoot by what it writes within one interval.
+//! (ext4's delayed allocation included) and what tmpfs holds; new files are
+//! the growth of the inodes in use (`f_files - f_ffree`: free inodes are an
+//! estimate from free space on ZFS and XFS). What it cannot tell apart:
+//! another program writing to the same disk meanwhile uses the run's budget
+//! too (the run is stopped early, never late), and a run can overshoot by
+//! what it writes within one interval.
 //!
 //! What must stay true: a file system is counted once however many writable
-//! folders are on it; space a run frees again is its own to use; reading is
-//! one system call per file system, no walk.
+//! folders are on it, also when they are subvolumes or datasets sharing one
+//! pool (btrfs, ZFS: one key from `/proc/self/mountinfo`); space a run frees
+//! again is its own to use; reading is one system call per file system, no
+//! walk.
 
+use super::limits::{DISK_FILES as FILES, DISK_FLOOR as FLOOR};
 use std::ffi::CString;
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
-
-use super::limits::{DISK_FILES as FILES, DISK_FLOOR as FLOOR};
 
 /// Why a run was stopped for its disk use.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -31,10 +34,17 @@ pub enum Over {
     Floor,
 }
 
+/// One reading of a file system: bytes free to unprivileged users, and
+/// inodes in use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Reading {
+    free: u64,
+    files_used: u64,
+}
+
 struct System {
     path: CString,
-    free_bytes: u64,
-    free_files: u64,
+    start: Reading,
 }
 
 /// The file systems of one run and what each had free when it started.
@@ -43,8 +53,7 @@ pub struct Watch {
     budget: u64,
 }
 
-/// `(free bytes, free inodes)` for unprivileged use, `None` when unreadable.
-fn free(path: &CString) -> Option<(u64, u64)> {
+fn read(path: &CString) -> Option<Reading> {
     // SAFETY: statvfs on a NUL-terminated path into a zeroed struct.
     unsafe {
         let mut st: libc::statvfs = std::mem::zeroed();
@@ -52,10 +61,59 @@ fn free(path: &CString) -> Option<(u64, u64)> {
             return None;
         }
         #[allow(clippy::unnecessary_cast)]
-        let bytes = (st.f_bavail as u64).saturating_mul(st.f_frsize as u64);
+        let free = (st.f_bavail as u64).saturating_mul(st.f_frsize as u64);
         #[allow(clippy::unnecessary_cast)]
-        Some((bytes, st.f_favail as u64))
+        let files_used = (st.f_files as u64).saturating_sub(st.f_ffree as u64);
+        Some(Reading { free, files_used })
     }
+}
+
+/// Whether readings `(at the start, now)` of every file system show a run
+/// over `budget` bytes, or a file system brought down to the floor.
+fn judge(readings: impl IntoIterator<Item = (Reading, Reading)>, budget: u64) -> Option<Over> {
+    let (mut bytes, mut files) = (0u64, 0u64);
+    for (start, now) in readings {
+        // One that had less than the floor free already is held to the
+        // budget only (or no run could write there at all).
+        if start.free >= FLOOR && now.free < FLOOR {
+            return Some(Over::Floor);
+        }
+        bytes = bytes.saturating_add(start.free.saturating_sub(now.free));
+        files = files.saturating_add(now.files_used.saturating_sub(start.files_used));
+    }
+    (bytes > budget || files > FILES).then_some(Over::Budget)
+}
+
+/// What identifies the file system a folder is on: its block device (and
+/// type) or its ZFS pool from `/proc/self/mountinfo`, else its device number.
+fn system_key(dev: u64, mountinfo: &str) -> String {
+    #[cfg(target_os = "linux")]
+    {
+        let wanted = format!("{}:{}", libc::major(dev), libc::minor(dev));
+        for line in mountinfo.lines() {
+            let mut fields = line.split(' ');
+            if fields.nth(2) != Some(wanted.as_str()) {
+                continue;
+            }
+            let Some((_, after)) = line.split_once(" - ") else {
+                continue;
+            };
+            let mut rest = after.split(' ');
+            let (Some(kind), Some(source)) = (rest.next(), rest.next()) else {
+                continue;
+            };
+            if kind == "zfs" {
+                let pool = source.split('/').next().unwrap_or(source);
+                return format!("zfs {pool}");
+            }
+            if source.starts_with("/dev/") {
+                return format!("{kind} {source}");
+            }
+            break;
+        }
+    }
+    let _ = mountinfo;
+    format!("dev {dev}")
 }
 
 impl Watch {
@@ -63,25 +121,23 @@ impl Watch {
     /// of `budget` bytes for the run.
     pub fn new<'a>(folders: impl IntoIterator<Item = &'a Path>, budget: u64) -> Self {
         use std::os::unix::fs::MetadataExt;
+        let mountinfo = std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
         let mut seen = Vec::new();
         let mut systems = Vec::new();
         for folder in folders {
             let Ok(meta) = std::fs::metadata(folder) else {
                 continue;
             };
-            if seen.contains(&meta.dev()) {
+            let key = system_key(meta.dev(), &mountinfo);
+            if seen.contains(&key) {
                 continue;
             }
             let Ok(path) = CString::new(folder.as_os_str().as_bytes()) else {
                 continue;
             };
-            if let Some((free_bytes, free_files)) = free(&path) {
-                seen.push(meta.dev());
-                systems.push(System {
-                    path,
-                    free_bytes,
-                    free_files,
-                });
+            if let Some(start) = read(&path) {
+                seen.push(key);
+                systems.push(System { path, start });
             }
         }
         Watch { systems, budget }
@@ -95,26 +151,81 @@ impl Watch {
 
     /// Whether the run has used more than it may, and how.
     pub fn over(&self) -> Option<Over> {
-        let (mut bytes, mut files) = (0u64, 0u64);
-        for system in &self.systems {
-            let Some((now_bytes, now_files)) = free(&system.path) else {
-                continue;
-            };
-            // A file system that was already below the floor is only held
-            // to the budget (or no run could write there at all).
-            if now_bytes < FLOOR && now_bytes < system.free_bytes {
-                return Some(Over::Floor);
-            }
-            bytes = bytes.saturating_add(system.free_bytes.saturating_sub(now_bytes));
-            files = files.saturating_add(system.free_files.saturating_sub(now_files));
-        }
-        (bytes > self.budget || files > FILES).then_some(Over::Budget)
+        let readings = self
+            .systems
+            .iter()
+            .filter_map(|s| Some((s.start, read(&s.path)?)));
+        judge(readings, self.budget)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    const MIB: u64 = 1024 * 1024;
+
+    fn at(free: u64, files_used: u64) -> Reading {
+        Reading { free, files_used }
+    }
+
+    #[test]
+    fn the_budget_counts_bytes_and_files_over_every_file_system() {
+        let gib = 1024 * MIB;
+        let start = at(10 * gib, 500);
+        assert_eq!(judge([(start, start)], MIB), None);
+        // 0.6 MiB on each of two file systems: over a 1 MiB budget together.
+        let used = at(10 * gib - 600 * 1024, 500);
+        assert_eq!(judge([(start, used)], MIB), None);
+        assert_eq!(
+            judge([(start, used), (start, used)], MIB),
+            Some(Over::Budget)
+        );
+        // Files are the growth of inodes in use, whatever free space does.
+        let many = at(10 * gib, 500 + FILES + 1);
+        assert_eq!(judge([(start, many)], u64::MAX), Some(Over::Budget));
+        // Space freed again is the run's to use.
+        assert_eq!(judge([(start, at(11 * gib, 400))], MIB), None);
+    }
+
+    #[test]
+    fn the_floor_stops_a_run_that_brings_a_disk_down_to_it_only() {
+        let roomy = at(FLOOR + 10 * MIB, 0);
+        assert_eq!(
+            judge([(roomy, at(FLOOR - 1, 0))], u64::MAX),
+            Some(Over::Floor)
+        );
+        // A small /dev/shm (64 MiB, Docker's default) that had less than the
+        // floor from the start is held to the budget only.
+        let small = at(64 * MIB, 0);
+        assert_eq!(judge([(small, at(60 * MIB, 1))], 16 * 1024 * MIB), None);
+    }
+
+    #[test]
+    #[cfg(target_os = "linux")]
+    fn subvolumes_of_one_pool_are_one_file_system() {
+        let mountinfo = "\
+            36 25 0:33 /@home /home rw - btrfs /dev/sda2 rw,subvol=/@home\n\
+            37 25 0:34 /@ / rw - btrfs /dev/sda2 rw,subvol=/@\n\
+            40 25 0:50 / /tank/a rw - zfs tank/a rw\n\
+            41 25 0:51 / /tank/b rw - zfs tank/b rw\n\
+            42 25 0:60 / /dev/shm rw - tmpfs tmpfs rw\n\
+            43 25 0:61 / /run rw - tmpfs tmpfs rw\n";
+        let dev = |minor: u32| libc::makedev(0, minor);
+        assert_eq!(
+            system_key(dev(33), mountinfo),
+            system_key(dev(34), mountinfo)
+        );
+        assert_eq!(
+            system_key(dev(50), mountinfo),
+            system_key(dev(51), mountinfo)
+        );
+        // Two tmpfs mounts are two file systems.
+        assert_ne!(
+            system_key(dev(60), mountinfo),
+            system_key(dev(61), mountinfo)
+        );
+    }
 
     #[test]
     fn a_file_system_is_counted_once_and_what_a_run_writes_counts() {
@@ -123,16 +234,12 @@ mod tests {
         std::fs::create_dir_all(&a).unwrap();
         std::fs::create_dir_all(&b).unwrap();
         let missing = dir.path().join("missing");
-        let watch = Watch::new([a.as_path(), b.as_path(), missing.as_path()], 1024 * 1024);
+        let watch = Watch::new([a.as_path(), b.as_path(), missing.as_path()], MIB);
         assert_eq!(watch.systems(), 1);
-        assert_eq!(watch.over(), None);
         // Written and synced, so that every file system has counted it.
-        let data = vec![7u8; 16 * 1024 * 1024];
         let file = a.join("big");
-        std::fs::write(&file, &data).unwrap();
+        std::fs::write(&file, vec![7u8; 16 * MIB as usize]).unwrap();
         std::fs::File::open(&file).unwrap().sync_all().unwrap();
         assert_eq!(watch.over(), Some(Over::Budget));
-        let roomy = Watch::new([a.as_path()], u64::MAX / 2);
-        assert_eq!(roomy.over(), None, "what was there before is not the run's");
     }
 }

@@ -132,7 +132,6 @@ pub struct Confined {
     pub state: State,
     limits: Limits,
     code_caches: Vec<(PathBuf, &'static str)>,
-    /// Dropped before the temporary folder, which it readies for removal.
     supervisor: platform::Supervisor,
     _temp: tempfile::TempDir,
     /// What the run's file systems had free when it started.
@@ -275,6 +274,41 @@ fn detach_from_terminal(command: &mut Command) {
     command.process_group(0);
     #[cfg(not(unix))]
     let _ = command;
+}
+
+impl Drop for Confined {
+    /// The temporary folder is removed with this; first every folder in it
+    /// is opened to its owner again: a test (or the kernel, for an
+    /// overlay's `work/work`) can leave folders of mode 000, which would
+    /// keep it from being removed.
+    fn drop(&mut self) {
+        #[cfg(unix)]
+        open_up(self._temp.path());
+    }
+}
+
+/// Give the owner full access to every folder below `top`, never following
+/// a link (the run's processes are gone by now; a link it left is not
+/// followed out of the folder). Iterative: a run can nest folders deeply.
+#[cfg(unix)]
+fn open_up(top: &Path) {
+    use std::os::unix::fs::PermissionsExt;
+    let mut folders = vec![top.to_path_buf()];
+    while let Some(dir) = folders.pop() {
+        let is_folder = std::fs::symlink_metadata(&dir).is_ok_and(|m| m.is_dir());
+        if !is_folder {
+            continue;
+        }
+        let _ = std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700));
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            if entry.file_type().is_ok_and(|t| t.is_dir()) {
+                folders.push(entry.path());
+            }
+        }
+    }
 }
 
 impl Confined {

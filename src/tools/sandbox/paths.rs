@@ -4,8 +4,9 @@
 //!
 //! The hidden list covers the user's credentials where the environment
 //! moves them (`$DOCKER_CONFIG`, `$KUBECONFIG`, `$CARGO_HOME`, the XDG
-//! folders, …), and the same files in the other home folders of the machine
-//! (`/home/*`, `/root`): a test run as root reads them all otherwise.
+//! folders, …), and, when stepwise runs as root, the same files in the other
+//! home folders of the machine (`/home/*`, `/root`): root's test run reads
+//! them all otherwise.
 //!
 //! What must stay true: the hidden list always holds stepwise's own config
 //! folder, whatever the configuration says; no cache of downloaded code
@@ -209,7 +210,19 @@ fn other_homes(homes: &Path, root: &Path, home: Option<&Path>) -> Vec<PathBuf> {
 fn default_hidden() -> Vec<PathBuf> {
     let mut out: Vec<PathBuf> = HIDDEN.iter().filter_map(|p| expand(p)).collect();
     let home = from_env("HOME");
-    for other in other_homes(Path::new("/home"), Path::new("/root"), home.as_deref()) {
+    // Only root reads other users' files regardless of their modes; for
+    // anyone else, hiding inside a home it cannot list would hide it whole
+    // (Homebrew's `/home/linuxbrew`), since the rules grant its siblings.
+    #[cfg(unix)]
+    // SAFETY: geteuid cannot fail.
+    let root = unsafe { libc::geteuid() } == 0;
+    #[cfg(not(unix))]
+    let root = false;
+    let others = match root {
+        true => other_homes(Path::new("/home"), Path::new("/root"), home.as_deref()),
+        false => Vec::new(),
+    };
+    for other in others {
         out.extend(
             HIDDEN
                 .iter()

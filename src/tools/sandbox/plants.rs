@@ -38,9 +38,29 @@ const NOT_SEARCHED: &[&str] = &[".stepwise", "target"];
 const PACKAGES: &[&str] = &["node_modules", ".venv", ".tox"];
 
 /// Whether the folder at `path`, named `name`, holds installed packages.
+/// (A run can make any folder look like one: a package folder that is new
+/// or another folder after a run is reported, see [`Plants::planted_since`].)
 fn is_packages(name: &str, path: &Path, depth: usize) -> bool {
+    if name == ".git" || name == "__pycache__" {
+        return false;
+    }
     // A virtual environment of any name, where projects keep one.
     PACKAGES.contains(&name) || (depth <= 2 && path.join("pyvenv.cfg").is_file())
+}
+
+/// A folder's identity: device and inode (a folder replaced by another of
+/// the same name is another folder).
+fn identity(meta: &std::fs::Metadata) -> (u64, u64) {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        (meta.dev(), meta.ino())
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = meta;
+        (0, 0)
+    }
 }
 
 /// Data folders test tools make with a `.gitignore` of `*` in them
@@ -76,8 +96,9 @@ pub struct Plants {
     /// Regular files with more than one hard link, outside the folders of
     /// installed packages (only with `links`).
     pub linked: Vec<PathBuf>,
-    /// The folders of installed packages, outermost only (only with `links`).
-    pub packages: Vec<PathBuf>,
+    /// The folders of installed packages, outermost only, never searched,
+    /// with their identity.
+    pub packages: BTreeMap<PathBuf, (u64, u64)>,
     /// The search looked at every entry (it stopped at [`SEARCH_LIMIT`] if not).
     pub complete: bool,
 }
@@ -102,7 +123,7 @@ fn stamp(meta: &std::fs::Metadata) -> Stamp {
 /// Search `root` (see the module's rules); `links`: also collect the
 /// files with more than one hard link and the folders of installed packages.
 pub fn find(root: &Path, links: bool) -> Plants {
-    let packages = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let packages = std::sync::Arc::new(std::sync::Mutex::new(BTreeMap::new()));
     let listed = std::sync::Arc::clone(&packages);
     let walker = ignore::WalkBuilder::new(root)
         .standard_filters(false)
@@ -114,13 +135,13 @@ pub fn find(root: &Path, links: bool) -> Plants {
             let in_git = e.path().parent().and_then(Path::file_name) == Some(".git".as_ref());
             let is_dir = e.file_type().is_some_and(|t| t.is_dir());
             let name = e.file_name().to_str();
-            if is_dir && name.is_some_and(|n| is_packages(n, e.path(), e.depth())) {
-                // Listed (with `links`), never searched.
-                if links && !in_git {
+            if !in_git && is_dir && name.is_some_and(|n| is_packages(n, e.path(), e.depth())) {
+                // Listed, never searched.
+                if let Ok(meta) = std::fs::symlink_metadata(e.path()) {
                     listed
                         .lock()
                         .unwrap_or_else(|p| p.into_inner())
-                        .push(e.path().to_path_buf());
+                        .insert(e.path().to_path_buf(), identity(&meta));
                 }
                 return false;
             }
@@ -208,6 +229,18 @@ impl Plants {
             .collect();
         out.extend(fresh(&self.pyc, &after.pyc));
         out.extend(fresh(&self.hiding, &after.hiding));
+        // A package folder is never searched: one the run made (or made
+        // anew) could hold anything.
+        out.extend(
+            after
+                .packages
+                .iter()
+                .filter(|(p, id)| self.packages.get(*p) != Some(*id))
+                .map(|(p, _)| {
+                    let shown = p.strip_prefix(root).unwrap_or(p).display();
+                    format!("{shown} (a new folder of installed packages, which is not searched)")
+                }),
+        );
         if self.complete && !after.complete {
             out.push(format!(
                 "over {SEARCH_LIMIT} files and folders (the search for plants stopped there: what is past them was not looked at)"
@@ -271,15 +304,33 @@ mod tests {
         std::fs::write(root.join("env/pyvenv.cfg"), "home = /usr\n").unwrap();
         std::fs::write(root.join("node_modules/a/x.pyc"), "x").unwrap();
         let found = find(root, true);
-        let mut listed: Vec<_> = found
+        let listed: Vec<_> = found
             .packages
-            .iter()
+            .keys()
             .map(|p| p.strip_prefix(root).unwrap().display().to_string())
             .collect();
-        listed.sort();
         assert_eq!(listed, ["env", "node_modules", "sub/.venv"]);
         assert!(found.pyc.is_empty(), "{found:?}");
-        assert!(find(root, false).packages.is_empty());
+        assert!(before_is_quiet(&found, root));
+        // Made to look like packages, or made anew: reported, since the
+        // search does not go in.
+        std::fs::create_dir_all(root.join(".git/objects")).unwrap();
+        std::fs::write(root.join(".git/pyvenv.cfg"), "x").unwrap();
+        std::fs::create_dir_all(root.join("src/__pycache__")).unwrap();
+        std::fs::write(root.join("src/pyvenv.cfg"), "x").unwrap();
+        std::fs::rename(root.join("sub/.venv"), root.join("old")).unwrap();
+        std::fs::create_dir_all(root.join("sub/.venv")).unwrap();
+        let after = find(root, false);
+        assert!(after.git.contains_key(&root.join(".git")), "{after:?}");
+        let planted = found.planted_since(&after, root);
+        assert_eq!(planted.len(), 3, "{planted:?}");
+        for (entry, name) in planted.iter().zip([".git", "src", "sub/.venv"]) {
+            assert!(entry.starts_with(name), "{planted:?}");
+        }
+    }
+
+    fn before_is_quiet(found: &Plants, root: &Path) -> bool {
+        found.planted_since(found, root).is_empty()
     }
 
     #[test]

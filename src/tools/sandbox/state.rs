@@ -160,8 +160,14 @@ impl State {
     /// Which limits bound the run as a whole, said before the first run
     /// (where memory and processes are bounded per process only, it says so).
     pub fn limits_line(&self) -> String {
-        if self.off || !self.limits {
+        if self.off {
             return "none (the sandbox is off)".into();
+        }
+        if !self.limits {
+            return match cfg!(unix) {
+                true => "disk for the whole run only (no other limits on this system)".into(),
+                false => "none on this system".into(),
+            };
         }
         if self.whole_run {
             "memory, processes and disk for the whole run".into()

@@ -8,7 +8,7 @@
 //! there.
 //!
 //! A stepwise that was itself killed (`kill -9`) leaves its runs' groups
-//! behind: the first group a stepwise makes in a folder sweeps the
+//! behind: the first group a stepwise makes in a folder removes the empty
 //! `stepwise-run-PID-*` groups there whose stepwise is gone. Groups a run
 //! made inside its own are emptied and removed with it, deepest first.
 //! The `pids` controller counts threads as well as processes; when it
@@ -239,7 +239,18 @@ fn sweep_once(parent: &Path) {
     swept.push(parent.to_path_buf());
     drop(swept);
     for stale in stale_groups(parent) {
-        remove_group(&stale);
+        remove_if_empty(&stale);
+    }
+}
+
+/// Remove the group `dir` and the groups it holds, deepest first, killing
+/// nothing: a group with a process left in it stays. (A stepwise in another
+/// PID namespace sharing this folder would look gone from here; its live
+/// runs are never touched. A run's processes die with its PID 1, so a
+/// killed stepwise's groups are empty.)
+fn remove_if_empty(dir: &Path) {
+    for group in groups_within(dir) {
+        let _ = std::fs::remove_dir(&group);
     }
 }
 
@@ -289,8 +300,8 @@ mod tests {
             stale,
             [parent.path().join(format!("stepwise-run-{gone}-0"))]
         );
-        // Plain folders stand in for groups: emptied and removed, deepest first.
-        remove_group(&stale[0]);
+        // Plain folders stand in for groups: removed, deepest first.
+        remove_if_empty(&stale[0]);
         assert!(!stale[0].exists());
         assert!(parent.path().join(format!("stepwise-run-{me}-3")).exists());
     }

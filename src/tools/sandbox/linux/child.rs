@@ -220,7 +220,9 @@ impl Plan {
                 }
                 if own_pts {
                     self.grant(c"/dev/pts", self.pts_access)?;
-                    self.grant(c"/dev/ptmx", self.pts_access & !READ_DIR)?;
+                    if mounts.has_ptmx {
+                        self.grant(c"/dev/ptmx", self.pts_access & !READ_DIR)?;
+                    }
                 }
                 if mounts.hides_files() {
                     for cap in CAP_DAC {

@@ -134,9 +134,7 @@ fn probe_child() -> Found {
                     code |= PID_NS;
                 }
             }
-            if code != 0
-                && mounts::set_read_only(&std::ffi::CString::from(c"/"), true, true).is_ok()
-            {
+            if code != 0 && mounts::set_read_only(c"/", true, true).is_ok() {
                 code |= READ_ONLY_VIEW;
             }
             if filter && seccomp::install().is_ok() {
@@ -201,7 +199,6 @@ pub fn install(
         let view = state.metadata.then_some(writable.as_slice());
         let layers = temp.join("layers");
         let mounts = mounts::Mounts::new(&root, &veil, shm.as_deref(), view, &layers)?;
-        supervisor.layers(layers);
         (Some(mounts), shm)
     } else {
         (None, None)

@@ -54,7 +54,7 @@
 //! undo these even as root in its user namespace); mounts never propagate
 //! back to the host (`/` is made a slave first).
 
-use std::ffi::CString;
+use std::ffi::{CStr, CString};
 use std::io;
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
@@ -89,6 +89,8 @@ pub struct Mounts {
     /// Bind the new `devpts` instance's `ptmx` over `/dev/ptmx` (a device
     /// node there; a link to `pts/ptmx` already leads to it).
     bind_ptmx: bool,
+    /// `/dev/ptmx` exists (a node or a link), so it can be granted.
+    pub has_ptmx: bool,
 }
 
 /// One folder of installed packages and its overlay.
@@ -119,6 +121,10 @@ fn overlay_options(lower: &Path, dir: &Path) -> Option<CString> {
         }
         text.push_str(&format!(",{key}={path}"));
     }
+    // The kernel takes one page of mount options and cuts the rest.
+    if text.len() >= 4096 {
+        return None;
+    }
     CString::new(text).ok()
 }
 
@@ -135,7 +141,7 @@ const AT_RECURSIVE: libc::c_uint = 0x8000;
 
 /// Set (`on`) or clear the read-only flag of the mount at `path`, and with
 /// `recursive` of every mount below it. Async-signal-safe.
-pub fn set_read_only(path: &CString, on: bool, recursive: bool) -> io::Result<()> {
+pub fn set_read_only(path: &CStr, on: bool, recursive: bool) -> io::Result<()> {
     let attr = MountAttr {
         attr_set: if on { MOUNT_ATTR_RDONLY } else { 0 },
         attr_clr: if on { 0 } else { MOUNT_ATTR_RDONLY },
@@ -213,7 +219,7 @@ impl Mounts {
             }
         }
         let mut package_layers = Vec::new();
-        for (i, folder) in found.packages.iter().enumerate() {
+        for (i, folder) in found.packages.keys().enumerate() {
             // Resolved like the rest; a folder already gone has nothing to layer.
             let Ok(real) = std::fs::canonicalize(folder) else {
                 continue;
@@ -260,10 +266,11 @@ impl Mounts {
             }
             None => None,
         };
-        let bind_ptmx =
-            std::fs::symlink_metadata("/dev/ptmx").is_ok_and(|m| !m.file_type().is_symlink());
+        let ptmx = std::fs::symlink_metadata("/dev/ptmx");
+        let bind_ptmx = ptmx.as_ref().is_ok_and(|m| !m.file_type().is_symlink());
         Ok(Mounts {
             bind_ptmx,
+            has_ptmx: ptmx.is_ok() && Path::new("/dev/ptmx").exists(),
             layers: package_layers,
             writable,
             read_only,
@@ -297,7 +304,7 @@ impl Mounts {
                 // A read-only view of everything (chmod, utime and xattrs
                 // fail outside, which Landlock does not check), then each
                 // writable folder its own mount, writable again.
-                set_read_only(&CString::from(c"/"), true, true)?;
+                set_read_only(c"/", true, true)?;
                 for path in writable {
                     bind(path, path)?;
                     set_read_only(path, false, false)?;
@@ -324,10 +331,9 @@ impl Mounts {
                 bind(&self.veil, path)?;
             }
             if let Some(source) = &self.shm {
-                let shm = CString::from(c"/dev/shm");
-                bind(source, &shm)?;
+                bind(source, c"/dev/shm")?;
                 if self.writable.is_some() {
-                    set_read_only(&shm, false, false)?;
+                    set_read_only(c"/dev/shm", false, false)?;
                 }
             }
             if proc {
@@ -372,21 +378,15 @@ fn own_terminals(bind_ptmx: bool) -> bool {
         if !mounted {
             return false;
         }
-        if bind_ptmx {
-            let ptmx = CString::from(c"/dev/ptmx");
-            if bind(&CString::from(c"/dev/pts/ptmx"), &ptmx).is_err() {
-                // The host's multiplexer stays covered by the rules: no
-                // terminal at all, rather than one in the host's instance.
-                return false;
-            }
-        }
-        true
+        // Where the bind fails, the host's multiplexer stays covered by the
+        // rules: no terminal at all, rather than one in the host's instance.
+        !bind_ptmx || bind(c"/dev/pts/ptmx", c"/dev/ptmx").is_ok()
     }
 }
 
 /// Bind `path` over itself read-only, keeping the locked `flags`.
 /// Async-signal-safe.
-fn read_only(path: &CString, flags: libc::c_ulong) -> io::Result<()> {
+fn read_only(path: &CStr, flags: libc::c_ulong) -> io::Result<()> {
     bind(path, path)?;
     let none = std::ptr::null::<libc::c_char>();
     let remount = libc::MS_BIND | libc::MS_REMOUNT | libc::MS_RDONLY | flags;
@@ -394,7 +394,7 @@ fn read_only(path: &CString, flags: libc::c_ulong) -> io::Result<()> {
     check(unsafe { libc::mount(none, path.as_ptr(), none, remount, std::ptr::null()) })
 }
 
-fn bind(source: &CString, target: &CString) -> io::Result<()> {
+fn bind(source: &CStr, target: &CStr) -> io::Result<()> {
     let none = std::ptr::null::<libc::c_char>();
     // SAFETY: as in `apply`.
     check(unsafe {

@@ -107,9 +107,6 @@ pub struct Supervisor {
     shm: Option<tempfile::TempDir>,
     /// The run's control group, emptied and removed with it.
     group: Option<super::cgroup::RunGroup>,
-    /// The folder of the package folders' throwaway layers (in the run's
-    /// temporary folder, which is removed after this).
-    layers: Option<std::path::PathBuf>,
     armed: bool,
 }
 
@@ -127,31 +124,6 @@ impl Drop for Supervisor {
         if std::mem::take(&mut self.armed) {
             disarm_subreaper();
         }
-        if let Some(layers) = self.layers.take() {
-            open_work_folders(&layers);
-        }
-    }
-}
-
-/// The kernel leaves an overlay's `work/work` with mode 000: opened again
-/// for its owner, or the run's temporary folder could not be removed.
-fn open_work_folders(layers: &std::path::Path) {
-    use std::os::unix::fs::PermissionsExt;
-    let Ok(entries) = std::fs::read_dir(layers) else {
-        return;
-    };
-    for entry in entries.flatten() {
-        let work = entry.path().join("work");
-        let Ok(inner) = std::fs::read_dir(&work) else {
-            continue;
-        };
-        for dir in inner.flatten() {
-            let is_dir = dir.file_type().is_ok_and(|t| t.is_dir());
-            if is_dir {
-                let open = std::fs::Permissions::from_mode(0o700);
-                let _ = std::fs::set_permissions(dir.path(), open);
-            }
-        }
     }
 }
 
@@ -165,11 +137,6 @@ impl Supervisor {
         if !std::mem::replace(&mut self.armed, true) {
             arm_subreaper();
         }
-    }
-
-    /// Where the package folders' layers are, made ready for removal at the end.
-    pub fn layers(&mut self, folder: std::path::PathBuf) {
-        self.layers = Some(folder);
     }
 
     /// An empty file no one may read, kept until the run ends.
