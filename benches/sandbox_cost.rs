@@ -3,7 +3,11 @@
 //! `auto`, the median of 21 runs each (interleaved), and the difference.
 //! Each run includes what `run_tests` does around it (the workspace
 //! snapshots and the searches for planted files); the one-time probe of the
-//! kernel is timed apart.
+//! kernel is timed apart. Python's start-up makes that figure noisy
+//! (±40 ms between runs on a shared machine), so the same difference is
+//! also measured on `true` run through `run_tests`'s own path (`run_with`),
+//! median of 101: the sandbox's own cost per run, namespaces, mounts,
+//! rules, the watch and the clean-up included, without the runner's noise.
 //! `STEPWISE_PYTHON` picks the interpreter, as for `run_tests`.
 //! Run with `cargo bench --bench sandbox_cost`. The target: under 20 ms.
 
@@ -16,9 +20,12 @@ use stepwise::tools::sandbox::{Policy, SandboxMode, plants, prepare, state};
 use stepwise::tools::snapshot::Snapshot;
 use stepwise::tools::test_runner::run_with;
 use stepwise::tools::test_runner::{TestCommand, TestCommands};
+use stepwise::tools::test_summary::SummaryKind;
 use tokio_util::sync::CancellationToken;
 
 const RUNS: usize = 21;
+/// Runs of `true` per mode.
+const TRUE_RUNS: usize = 101;
 
 fn median(mut samples: Vec<Duration>) -> Duration {
     samples.sort();
@@ -125,6 +132,37 @@ fn main() {
         println!(
             "  of which building the rules (before fork): {:.2} ms",
             setup.as_secs_f64() * 1e3
+        );
+        let truly = TestCommand {
+            name: "true".into(),
+            argv: vec!["true".into()],
+            kind: SummaryKind::Unknown,
+        };
+        let time = |policy: &Policy| {
+            let (root, truly) = (dir.path(), &truly);
+            let policy = policy.clone();
+            async move {
+                let started = Instant::now();
+                let cancel = CancellationToken::new();
+                let run = run_with(root, truly, Duration::from_secs(60), &cancel, &policy)
+                    .await
+                    .unwrap();
+                assert!(run.passed, "{}", run.output);
+                started.elapsed()
+            }
+        };
+        let (mut a, mut b) = (Vec::new(), Vec::new());
+        for _ in 0..TRUE_RUNS {
+            a.push(time(&off).await);
+            b.push(time(&auto).await);
+        }
+        let (a, b) = (median(a), median(b));
+        println!("`true` through run_tests, median of {TRUE_RUNS}:");
+        println!("  mode = \"off\":  {:.2} ms", a.as_secs_f64() * 1e3);
+        println!("  mode = \"auto\": {:.2} ms", b.as_secs_f64() * 1e3);
+        println!(
+            "  sandbox cost:  {:+.2} ms",
+            (b.as_secs_f64() - a.as_secs_f64()) * 1e3
         );
     });
 }

@@ -353,6 +353,20 @@ pub(crate) fn machine_offers_run_groups() -> bool {
     }
 }
 
+/// The tool result of a run of `body` under `config`, where this machine
+/// gives runs a control group (`None`, said, elsewhere: the per-process
+/// limits are all there is, and a limit named says so).
+async fn run_where_groups_are_made(body: &str, config: &str) -> Option<Value> {
+    let s = setup(body, config);
+    let (_out, result) = run(&s).await;
+    let probe = stepwise::tools::sandbox::state(&sandbox::Policy::default());
+    if probe.off || probe.landlock_abi == 0 || !machine_offers_run_groups() {
+        eprintln!("skipped: no control group for runs on this machine: {result}");
+        return None;
+    }
+    Some(result)
+}
+
 /// Escape: four processes, each under the per-process limit, used a
 /// gigabyte between them. A control group bounds the whole run.
 #[tokio::test]
@@ -368,15 +382,9 @@ async fn memory_is_bounded_for_the_whole_run_where_a_control_group_can_be_made()
         \x20   kids.append(pid)\n\
         codes = [os.waitpid(k, 0)[1] for k in kids]\n\
         self.assertEqual(codes, [0, 0, 0, 0])\n";
-    let s = setup(body, "[sandbox]\nmemory_mb = 256\n");
-    let (_out, result) = run(&s).await;
-    let probe = stepwise::tools::sandbox::state(&sandbox::Policy::default());
-    if probe.off || probe.landlock_abi == 0 || !machine_offers_run_groups() {
-        // No group on this machine: the per-process limits are all there is,
-        // and the run says so when a limit is named (see `Limits::whole_run`).
-        eprintln!("skipped: no control group for runs on this machine: {result}");
+    let Some(result) = run_where_groups_are_made(body, "[sandbox]\nmemory_mb = 256\n").await else {
         return;
-    }
+    };
     assert_eq!(result["success"], false, "{result}");
     let named = result["limit"].as_str().unwrap_or_default();
     assert!(named.contains("256 MiB for the whole run"), "{result}");
@@ -390,13 +398,9 @@ async fn threads_refused_by_the_whole_run_limit_name_it() {
         ts = [threading.Thread(target=time.sleep, args=(2,)) for _ in range(100)]\n\
         for t in ts:\n\
         \x20   t.start()\n";
-    let s = setup(body, "[sandbox]\nprocesses = 40\n");
-    let (_out, result) = run(&s).await;
-    let probe = stepwise::tools::sandbox::state(&sandbox::Policy::default());
-    if probe.off || probe.landlock_abi == 0 || !machine_offers_run_groups() {
-        eprintln!("skipped: no control group for runs on this machine: {result}");
+    let Some(result) = run_where_groups_are_made(body, "[sandbox]\nprocesses = 40\n").await else {
         return;
-    }
+    };
     assert_eq!(result["success"], false, "{result}");
     let named = result["limit"].as_str().unwrap_or_default();
     assert_eq!(

@@ -365,33 +365,43 @@ async fn common_credential_files_and_histories_are_hidden() {
         ".bash_history",
         ".zsh_history",
     ];
+    // A file next to a hidden one stays readable.
+    let s = planted_secrets(SECRETS, ".cargo/config.toml");
+    let (_, result) = run_with_env(&s, "unittest", &[]).await;
+    assert_read_only_beside(&result, SECRETS.len());
+}
+
+/// A setup whose test tries to read each of `secrets` (canaries written
+/// under its home, base64-encoded when printed) and then `beside` (`[net]`).
+fn planted_secrets(secrets: &[&str], beside: &str) -> Setup {
     let body = format!(
         "import base64\n\
-         for rel in {SECRETS:?}:\n\
+         for rel in {secrets:?}:\n\
          \x20   try:\n\
          \x20       print('READ', base64.b64encode(open(os.path.join(os.environ['HOME'], rel), 'rb').read()))\n\
          \x20   except OSError as e:\n\
          \x20       print('REFUSED', e.errno)\n\
-         print('CARGO-CONFIG', open(os.path.join(os.environ['HOME'], '.cargo', 'config.toml')).read().strip())\n"
+         print('BESIDE', open(os.path.join(os.environ['HOME'], '{beside}')).read().strip())\n"
     );
     let s = setup(&body, "");
-    for rel in SECRETS {
+    for rel in secrets {
         let path = s.home.path().join(rel);
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
         std::fs::write(&path, "canary-credential-4242").unwrap();
     }
-    // A file next to a hidden one stays readable.
-    std::fs::write(s.home.path().join(".cargo/config.toml"), "[net]").unwrap();
-    let (_, result) = run_with_env(&s, "unittest", &[]).await;
-    let output = output_of(&result);
+    let beside = s.home.path().join(beside);
+    std::fs::create_dir_all(beside.parent().unwrap()).unwrap();
+    std::fs::write(beside, "[net]").unwrap();
+    s
+}
+
+/// Every one of the `hidden` reads was refused, the file beside them read.
+fn assert_read_only_beside(result: &Value, hidden: usize) {
+    let output = output_of(result);
     assert_eq!(result["success"], true, "{result}");
-    assert_eq!(
-        output.matches("REFUSED 13").count(),
-        SECRETS.len(),
-        "{output}"
-    );
+    assert_eq!(output.matches("REFUSED 13").count(), hidden, "{output}");
     assert!(!output.contains("READ"), "{output}");
-    assert!(output.contains("CARGO-CONFIG [net]"), "{output}");
+    assert!(output.contains("BESIDE [net]"), "{output}");
 }
 
 /// Escape: the environment moved the credentials (`DOCKER_CONFIG`,
@@ -409,22 +419,8 @@ async fn credentials_where_the_environment_puts_them_are_hidden() {
         "cargo-home/credentials.toml",
         "xdg/gh/hosts.yml",
     ];
-    let body = format!(
-        "for rel in {SECRETS:?}:\n\
-         \x20   try:\n\
-         \x20       print('READ', open(os.path.join(os.environ['HOME'], rel)).read())\n\
-         \x20   except OSError as e:\n\
-         \x20       print('REFUSED', e.errno)\n\
-         print('BESIDE', open(os.path.join(os.environ['HOME'], 'cargo-home', 'config.toml')).read())\n"
-    );
-    let s = setup(&body, "");
+    let s = planted_secrets(SECRETS, "cargo-home/config.toml");
     let home = s.home.path();
-    for rel in SECRETS {
-        let path = home.join(rel);
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(&path, "canary-credential-4242").unwrap();
-    }
-    std::fs::write(home.join("cargo-home/config.toml"), "[net]").unwrap();
     let kube = std::env::join_paths([
         home.join("clusters/one.yaml"),
         home.join("clusters/two.yaml"),
@@ -443,15 +439,7 @@ async fn credentials_where_the_environment_puts_them_are_hidden() {
         ("XDG_CONFIG_HOME", &xdg),
     ];
     let (_, result) = run_with_env(&s, "unittest", envs).await;
-    let output = output_of(&result);
-    assert_eq!(result["success"], true, "{result}");
-    assert_eq!(
-        output.matches("REFUSED 13").count(),
-        SECRETS.len(),
-        "{output}"
-    );
-    assert!(!output.contains("canary-credential"), "{output}");
-    assert!(output.contains("BESIDE [net]"), "{output}");
+    assert_read_only_beside(&result, SECRETS.len());
 }
 
 /// A hostile `cargo test` crate: its test appends to a crate's `build.rs`
