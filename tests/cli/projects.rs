@@ -1,7 +1,8 @@
 //! stepwise on real projects, through the binary and the mock server: the
 //! current folder as the workspace, a Rust crate with `cargo test`, a Node
-//! project with `node --test`, a `[test_commands]` entry, `--demo` from an
-//! empty folder, and the home folder refused unless named.
+//! project with `node --test`, a Go module with `go test`, a
+//! `[test_commands]` entry, `--demo` from an empty folder, and the home
+//! folder refused unless named.
 
 use crate::support::*;
 use serde_json::{Value, json};
@@ -163,6 +164,66 @@ async fn a_node_project_runs_node_test_through_npm() {
     if sandboxed == "sandboxed" {
         // The cache went with the run's layer.
         assert!(!p.join("node_modules/.cache").exists(), "{receipt}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_go_module_is_tested_with_go_test_inside_the_sandbox() {
+    let go = Command::new("go").arg("version").output();
+    if !go.is_ok_and(|o| o.status.success()) {
+        eprintln!("skipped: go is not installed here");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("m");
+    write(&p, "go.mod", "module example.com/m\n\ngo 1.19\n");
+    write(
+        &p,
+        "calc.go",
+        "package m\n\nfunc Add(a, b int) int { return a + b }\n",
+    );
+    write(
+        &p,
+        "calc_test.go",
+        "package m\n\nimport \"testing\"\n\nfunc TestAdd(t *testing.T) {\n\tif Add(1, 2) != 3 {\n\t\tt.Fatal(\"add\")\n\t}\n}\n",
+    );
+    let model = MockModel::start(vec![
+        tool_call(
+            "replace_text",
+            json!({"path": "calc.go", "old": "return a + b }\n", "new": "return a + b }\n\nfunc Sub(a, b int) int { return a - b }\n"}),
+        ),
+        tool_call("run_tests", json!({"command": "go"})),
+        text("Added Sub."),
+    ])
+    .await;
+    // Go's build cache must be writable and may not exist yet (created
+    // first); the module cache is read-only to the run and not needed.
+    let cache = dir.path().join("go-build-cache");
+    let mut cmd = Command::new(stepwise_bin());
+    hermetic_env(&mut cmd)
+        .current_dir(&p)
+        .env("GOCACHE", &cache)
+        .env("GOPATH", dir.path().join("gopath"))
+        .env("GOFLAGS", "-mod=mod")
+        .args([
+            "exec",
+            "--json",
+            "--yes",
+            "--no-log",
+            "--test-timeout",
+            "300",
+        ])
+        .args(["--base-url", &model.base_url(), "add Sub"]);
+    let out = tokio::task::spawn_blocking(move || cmd.output().unwrap())
+        .await
+        .unwrap();
+    let receipt = receipt(&out);
+    assert_eq!(out.status.code(), Some(0), "{receipt}");
+    assert_eq!(receipt["tests"]["command"], "go test ./...");
+    assert_eq!(receipt["tests"]["passed"], true, "{receipt}");
+    let sandbox = receipt["tests"]["sandbox"].as_str().unwrap_or_default();
+    if sandbox == "sandboxed" {
+        assert!(cache.is_dir(), "the build cache was created and used");
     }
 }
 
