@@ -3,7 +3,12 @@
 //! `auto`, the median of 21 runs each (interleaved), and the difference.
 //! Each run includes what `run_tests` does around it (the workspace
 //! snapshots and the searches for planted files); the one-time probe of the
-//! kernel is timed apart. Python's start-up makes that figure noisy
+//! kernel is timed apart. The two modes differ in more than confinement
+//! there: with `off`, Python is pointed at the run's temporary folder for
+//! its bytecode (`PYTHONPYCACHEPREFIX`, so it compiles its whole library
+//! on every run), while the sandbox covers the workspace's `__pycache__`
+//! folders instead and Python keeps its compiled library: `auto` is the
+//! faster of the two. Python's start-up also makes that figure noisy
 //! (±40 ms between runs on a shared machine), so the same difference is
 //! also measured on `true` run through `run_tests`'s own path (`run_with`),
 //! median of 101: the sandbox's own cost per run, namespaces, mounts,

@@ -149,10 +149,13 @@ pub async fn run_with(
     // own (which is also its own process group) and the confinement.
     let mut confined = sandbox::prepare(&mut command, root, policy)?;
     // No bytecode in the workspace: a `.pyc` there after a run is a plant
-    // (see `sandbox::plants`); a test that turns writing back on writes it
-    // into the run's temporary folder.
+    // (see `sandbox::plants`). Where the sandbox covers the workspace's
+    // `__pycache__` folders, Python keeps its own compiled library; else it
+    // is pointed at the run's temporary folder for all of its bytecode.
     command.env("PYTHONDONTWRITEBYTECODE", "1");
-    command.env("PYTHONPYCACHEPREFIX", confined.temp().join("pycache"));
+    if !confined.covers_pycache() {
+        command.env("PYTHONPYCACHEPREFIX", confined.temp().join("pycache"));
+    }
     let mut child = match command.spawn() {
         Ok(c) => c,
         Err(e) => {

@@ -521,7 +521,8 @@ async fn a_hostile_cargo_suite_cannot_plant_code_in_the_registry() {
 /// reviewed source, a self-ignored folder and a symbolic link, and nothing
 /// reported them. A nested repository's `.git`
 /// is read-only now, the plants are reported first, and a Python the test
-/// starts with bytecode writing turned back on writes none into the workspace.
+/// starts with bytecode writing turned back on writes none into an existing
+/// `__pycache__` (covered for the run); one it makes is reported.
 #[tokio::test]
 async fn planted_git_and_pyc_are_reported_and_nested_git_is_read_only() {
     if kernel_lacks(true, false) || lacks(|s| s.workspace) {
@@ -538,17 +539,20 @@ async fn planted_git_and_pyc_are_reported_and_nested_git_is_read_only() {
         os.makedirs('pkg/__pycache__', exist_ok=True)\n\
         open('pkg/__pycache__/mod.cpython-311.pyc', 'wb').write(b'planted')\n\
         env = {k: v for k, v in os.environ.items() if k != 'PYTHONDONTWRITEBYTECODE'}\n\
-        subprocess.run([sys.executable, '-c', 'import helper'], env=env, check=True)\n\
+        subprocess.run([sys.executable, '-c', 'import helper, fresh.helper2'], env=env, check=True)\n\
         os.makedirs('quiet', exist_ok=True)\n\
         open('quiet/.gitignore', 'w').write('*\\n')\n\
         open('quiet/payload.py', 'w').write('x')\n\
         os.symlink('/etc/passwd', 'passwd-link')\n\
-        print('PREFIX', bool(os.environ.get('PYTHONPYCACHEPREFIX', '').startswith(os.environ['TMPDIR'])))\n";
+        print('PREFIX', os.environ.get('PYTHONPYCACHEPREFIX'))\n";
     let s = setup(body, "");
     let ws = s.ws.path();
     std::fs::create_dir_all(ws.join("vendor/lib/.git")).unwrap();
     std::fs::write(ws.join("vendor/lib/.git/config"), "[core]\n").unwrap();
     std::fs::write(ws.join("helper.py"), "X = 1\n").unwrap();
+    std::fs::create_dir_all(ws.join("__pycache__")).unwrap();
+    std::fs::create_dir_all(ws.join("fresh")).unwrap();
+    std::fs::write(ws.join("fresh/helper2.py"), "Y = 1\n").unwrap();
     std::fs::create_dir_all(ws.join("pkg")).unwrap();
     let (_, result) = run_with_env(&s, "unittest", &[]).await;
     let output = output_of(&result);
@@ -570,11 +574,52 @@ async fn planted_git_and_pyc_are_reported_and_nested_git_is_read_only() {
         summary.contains("quiet/.gitignore") && summary.contains("passwd-link"),
         "{result}"
     );
-    assert!(output.contains("PREFIX True"), "{output}");
-    assert!(
-        !ws.join("__pycache__").exists(),
-        "helper.py was compiled into the workspace"
+    // Python keeps its own compiled library (no prefix), and the covered
+    // `__pycache__` took no bytecode; the one the run made is a plant.
+    assert!(output.contains("PREFIX None"), "{output}");
+    let written = std::fs::read_dir(ws.join("__pycache__")).unwrap().count();
+    assert_eq!(written, 0, "helper.py was compiled into the workspace");
+    assert!(summary.contains("fresh/__pycache__/helper2."), "{result}");
+}
+
+/// Escape: a `.pyc` whose stamp matches its source (planted by an earlier
+/// run, or shipped with the repository) ran instead of the reviewed source,
+/// so the tests judged other code than the user had approved. Every
+/// `__pycache__` is covered for the run: the source is what runs.
+#[tokio::test]
+async fn a_compiled_file_in_the_workspace_never_runs_instead_of_its_source() {
+    if kernel_lacks(true, false) || lacks(|s| s.workspace) {
+        return;
+    }
+    let s = setup("import fake\nprint('FAKE', fake.X)\n", "");
+    let ws = s.ws.path();
+    // `X = 2` compiled, then the source rewritten to `X = 1` with the same
+    // size and time: outside the sandbox, Python runs the compiled `X = 2`.
+    let plant = "import os, py_compile\n\
+        open('fake.py', 'w').write('X = 2\\n')\n\
+        st = os.stat('fake.py')\n\
+        py_compile.compile('fake.py')\n\
+        open('fake.py', 'w').write('X = 1\\n')\n\
+        os.utime('fake.py', ns=(st.st_atime_ns, st.st_mtime_ns))\n";
+    let python = |code: &str| {
+        let out = std::process::Command::new("python3")
+            .args(["-c", code])
+            .current_dir(ws)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    python(plant);
+    assert_eq!(
+        python("import fake; print(fake.X)"),
+        "2\n",
+        "the plant works outside"
     );
+    let (_, result) = run_with_env(&s, "unittest", &[]).await;
+    let output = output_of(&result);
+    assert_eq!(result["success"], true, "{result}");
+    assert!(output.contains("FAKE 1"), "{output}");
 }
 
 /// Escape: tests read other runs' temporary folders (a concurrent

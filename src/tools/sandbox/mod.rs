@@ -384,6 +384,12 @@ impl Confined {
         self.supervisor.out_of_memory()
     }
 
+    /// Whether every `__pycache__` of the workspace is covered for the run
+    /// (else Python must be pointed away from them, see `mounts`).
+    pub fn covers_pycache(&self) -> bool {
+        self.supervisor.covers_pycache()
+    }
+
     /// Whether the run's control group refused a fork or a thread.
     pub fn pids_refused(&self) -> bool {
         self.supervisor.pids_refused()

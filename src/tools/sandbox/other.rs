@@ -45,6 +45,10 @@ impl Supervisor {
         false
     }
 
+    pub fn covers_pycache(&self) -> bool {
+        false
+    }
+
     pub fn over_processes(&self, _limit: u64) -> bool {
         false
     }

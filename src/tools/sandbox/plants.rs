@@ -5,8 +5,9 @@
 //! source when its stamp matches; and what hides a run's work: symbolic
 //! links (the snapshot looks at regular files only) and `.gitignore` files
 //! (one that ignores its own folder hides it from the snapshot). The sandbox makes each existing `.git`
-//! read-only; runs write no bytecode (`PYTHONDONTWRITEBYTECODE`, and
-//! `PYTHONPYCACHEPREFIX` in the run's temporary folder), so a new or changed
+//! read-only; runs write no bytecode (`PYTHONDONTWRITEBYTECODE`; each
+//! `__pycache__` of the workspace is covered for the run, or where it cannot
+//! be, `PYTHONPYCACHEPREFIX` is the run's temporary folder), so a new or changed
 //! `.pyc` in the workspace after a run is a plant, and is reported first.
 //!
 //! Folders of installed packages (`node_modules`, `.venv`, `.tox`, any
@@ -99,6 +100,9 @@ pub struct Plants {
     /// The folders of installed packages, outermost only, never searched,
     /// with their identity.
     pub packages: BTreeMap<PathBuf, (u64, u64)>,
+    /// The `__pycache__` folders (only with `links`): covered for the run,
+    /// so that Python compiles the reviewed source, never a `.pyc` there.
+    pub pycache: Vec<PathBuf>,
     /// The search looked at every entry (it stopped at [`SEARCH_LIMIT`] if not).
     pub complete: bool,
 }
@@ -160,6 +164,9 @@ pub fn find(root: &Path, links: bool) -> Plants {
             break;
         }
         let name = entry.file_name();
+        if links && name == "__pycache__" && entry.file_type().is_some_and(|t| t.is_dir()) {
+            out.pycache.push(entry.path().to_path_buf());
+        }
         let is_file = entry.file_type().is_some_and(|t| t.is_file());
         let is_git = name == ".git";
         let is_pyc = is_file && name.to_str().is_some_and(|n| n.ends_with(".pyc"));

@@ -199,6 +199,7 @@ pub fn install(
         let view = state.metadata.then_some(writable.as_slice());
         let layers = temp.join("layers");
         let mounts = mounts::Mounts::new(&root, &veil, shm.as_deref(), view, &layers)?;
+        supervisor.set_covers_pycache(mounts.covers_pycache());
         (Some(mounts), shm)
     } else {
         (None, None)

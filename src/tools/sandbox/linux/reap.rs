@@ -107,6 +107,8 @@ pub struct Supervisor {
     shm: Option<tempfile::TempDir>,
     /// The run's control group, emptied and removed with it.
     group: Option<super::cgroup::RunGroup>,
+    /// Every `__pycache__` of the workspace is covered for the run.
+    covers_pycache: bool,
     armed: bool,
 }
 
@@ -181,6 +183,15 @@ impl Supervisor {
             .as_ref()
             .map(|g| g.join_fds())
             .unwrap_or_default()
+    }
+
+    /// Every `__pycache__` of the workspace is covered for the run.
+    pub fn set_covers_pycache(&mut self, on: bool) {
+        self.covers_pycache = on;
+    }
+
+    pub fn covers_pycache(&self) -> bool {
+        self.covers_pycache
     }
 
     /// Whether memory and processes are bounded for the whole run.
