@@ -100,7 +100,8 @@ pub struct Mounts {
     /// `/dev/ptmx` exists (a node or a link), so it can be granted.
     pub has_ptmx: bool,
     /// The workspace's `__pycache__` folders, each covered by an empty
-    /// read-only tmpfs (`None`: too many, see [`MAX_PYCACHE`]).
+    /// read-only tmpfs (`None`: too many, see [`MAX_PYCACHE`], or the
+    /// search did not see them all).
     pycache: Option<Vec<CString>>,
 }
 
@@ -234,7 +235,9 @@ impl Mounts {
                 read_only.push((c, flags));
             }
         }
-        let pycache = match found.pycache.len() <= MAX_PYCACHE {
+        // A search that stopped early may have missed some: then none is
+        // covered, and Python is pointed away from all of them instead.
+        let pycache = match found.complete && found.pycache.len() <= MAX_PYCACHE {
             true => {
                 let mut out = Vec::new();
                 for dir in &found.pycache {
