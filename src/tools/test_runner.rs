@@ -153,7 +153,10 @@ pub async fn run_with(
     // `__pycache__` folders, Python keeps its own compiled library; else it
     // is pointed at the run's temporary folder for all of its bytecode.
     command.env("PYTHONDONTWRITEBYTECODE", "1");
-    if !confined.covers_pycache() {
+    if confined.covers_pycache() {
+        // One from the user's environment would lead Python past the covers.
+        command.env_remove("PYTHONPYCACHEPREFIX");
+    } else {
         command.env("PYTHONPYCACHEPREFIX", confined.temp().join("pycache"));
     }
     let mut child = match command.spawn() {

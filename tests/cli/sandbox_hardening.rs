@@ -582,44 +582,61 @@ async fn planted_git_and_pyc_are_reported_and_nested_git_is_read_only() {
     assert!(summary.contains("fresh/__pycache__/helper2."), "{result}");
 }
 
-/// Escape: a `.pyc` whose stamp matches its source (planted by an earlier
-/// run, or shipped with the repository) ran instead of the reviewed source,
-/// so the tests judged other code than the user had approved. Every
-/// `__pycache__` is covered for the run: the source is what runs.
+/// Escape: a `.pyc` in the workspace (planted by an earlier run, or
+/// shipped with the repository; unchecked-hash ones are never compared
+/// with their source) ran instead of the reviewed source, so the tests
+/// judged other code than the user had approved. Every `__pycache__` is
+/// covered for the run, also one behind a link or one holding another,
+/// and Python keeps its own compiled library (no prefix).
 #[tokio::test]
 async fn a_compiled_file_in_the_workspace_never_runs_instead_of_its_source() {
     if kernel_lacks(true, false) || lacks(|s| s.workspace) {
         return;
     }
-    let s = setup("import fake\nprint('FAKE', fake.X)\n", "");
+    let body = "import fake, pkg.mod, linked\n\
+        print('FAKE', fake.X, pkg.mod.X, linked.X)\n\
+        print('PREFIX', os.environ.get('PYTHONPYCACHEPREFIX'))\n";
+    let s = setup(body, "");
     let ws = s.ws.path();
-    // `X = 2` compiled, then the source rewritten to `X = 1` with the same
-    // size and time: outside the sandbox, Python runs the compiled `X = 2`.
+    // Each module's `X = 2` compiled unchecked, then its source set to
+    // `X = 1`: outside the sandbox, Python runs the compiled `X = 2`.
     let plant = "import os, py_compile\n\
-        open('fake.py', 'w').write('X = 2\\n')\n\
-        st = os.stat('fake.py')\n\
-        py_compile.compile('fake.py')\n\
-        open('fake.py', 'w').write('X = 1\\n')\n\
-        os.utime('fake.py', ns=(st.st_atime_ns, st.st_mtime_ns))\n";
+        os.makedirs('pkg', exist_ok=True)\n\
+        open('pkg/__init__.py', 'w').close()\n\
+        os.makedirs('assets/c', exist_ok=True)\n\
+        os.symlink('assets/c', '__pycache__')\n\
+        for name in ('fake', 'pkg/mod', 'linked'):\n\
+        \x20   open(name + '.py', 'w').write('X = 2\\n')\n\
+        \x20   py_compile.compile(name + '.py', invalidation_mode=py_compile.PycInvalidationMode.UNCHECKED_HASH)\n\
+        \x20   open(name + '.py', 'w').write('X = 1\\n')\n\
+        os.makedirs('pkg/__pycache__/deeper/__pycache__', exist_ok=True)\n";
     let python = |code: &str| {
         let out = std::process::Command::new("python3")
             .args(["-c", code])
             .current_dir(ws)
+            .env_remove("PYTHONPYCACHEPREFIX")
+            .env_remove("PYTHONDONTWRITEBYTECODE")
+            .env_remove("SOURCE_DATE_EPOCH")
             .output()
             .unwrap();
         assert!(out.status.success(), "{out:?}");
         String::from_utf8_lossy(&out.stdout).into_owned()
     };
     python(plant);
-    assert_eq!(
-        python("import fake; print(fake.X)"),
-        "2\n",
-        "the plant works outside"
-    );
-    let (_, result) = run_with_env(&s, "unittest", &[]).await;
+    let compiled = std::fs::read_dir(ws.join("assets/c")).unwrap().count();
+    assert_eq!(compiled, 2, "fake and linked compiled through the link");
+    let outside = python("import fake, pkg.mod, linked; print(fake.X, pkg.mod.X, linked.X)");
+    assert_eq!(outside, "2 2 2\n", "the plants work outside");
+    // A prefix in the user's environment would lead Python past the covers.
+    let prefix = ws.join("elsewhere");
+    let envs: &[(&str, &Path)] = &[("PYTHONPYCACHEPREFIX", &prefix)];
+    let (_, result) = run_with_env(&s, "unittest", envs).await;
     let output = output_of(&result);
     assert_eq!(result["success"], true, "{result}");
-    assert!(output.contains("FAKE 1"), "{output}");
+    assert!(output.contains("FAKE 1 1 1"), "{output}");
+    // The covers did it, not a prefix (the user's or one that would make
+    // Python compile its whole library on every run).
+    assert!(output.contains("PREFIX None"), "{output}");
 }
 
 /// Escape: tests read other runs' temporary folders (a concurrent

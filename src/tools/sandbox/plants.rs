@@ -32,7 +32,8 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-/// Folders never searched (stepwise's own, build outputs).
+/// Folders at the root never searched (stepwise's own, cargo's build
+/// outputs); a folder of these names deeper down is searched like any.
 const NOT_SEARCHED: &[&str] = &[".stepwise", "target"];
 
 /// Folders of installed packages (and any folder with a `pyvenv.cfg`).
@@ -149,7 +150,8 @@ pub fn find(root: &Path, links: bool) -> Plants {
                 }
                 return false;
             }
-            !(in_git || is_dir && name.is_some_and(|n| NOT_SEARCHED.contains(&n)))
+            let skipped = e.depth() == 1 && name.is_some_and(|n| NOT_SEARCHED.contains(&n));
+            !(in_git || is_dir && skipped)
         })
         .build();
     let mut out = Plants {
@@ -157,14 +159,28 @@ pub fn find(root: &Path, links: bool) -> Plants {
         ..Plants::default()
     };
     let mut seen = 0usize;
-    for entry in walker.flatten() {
+    for entry in walker {
         seen += 1;
         if seen > SEARCH_LIMIT {
             out.complete = false;
             break;
         }
+        // A folder it could not read may hold anything: not complete.
+        let Ok(entry) = entry else {
+            out.complete = false;
+            continue;
+        };
         let name = entry.file_name();
-        if links && name == "__pycache__" && entry.file_type().is_some_and(|t| t.is_dir()) {
+        // A `__pycache__` (or a link named so, which Python follows), but
+        // not one inside another: covering the outer one hides it.
+        let nested = entry
+            .path()
+            .parent()
+            .is_some_and(|p| p.components().any(|c| c.as_os_str() == "__pycache__"));
+        let folder_or_link = entry
+            .file_type()
+            .is_some_and(|t| t.is_dir() || t.is_symlink());
+        if links && name == "__pycache__" && folder_or_link && !nested {
             out.pycache.push(entry.path().to_path_buf());
         }
         let is_file = entry.file_type().is_some_and(|t| t.is_file());
@@ -250,7 +266,7 @@ impl Plants {
         );
         if self.complete && !after.complete {
             out.push(format!(
-                "over {SEARCH_LIMIT} files and folders (the search for plants stopped there: what is past them was not looked at)"
+                "over {SEARCH_LIMIT} files and folders, or one it could not read (the search for plants stopped there: what is past them was not looked at)"
             ));
         }
         out
@@ -334,6 +350,36 @@ mod tests {
         for (entry, name) in planted.iter().zip([".git", "src", "sub/.venv"]) {
             assert!(entry.starts_with(name), "{planted:?}");
         }
+    }
+
+    #[test]
+    fn pycache_folders_are_listed_outermost_links_included_and_deep_target_searched() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        for d in [
+            "a/__pycache__/b/__pycache__",
+            "assets/c",
+            "target/__pycache__",
+        ] {
+            std::fs::create_dir_all(root.join(d)).unwrap();
+        }
+        std::fs::create_dir_all(root.join("crates/x/target")).unwrap();
+        std::fs::write(root.join("crates/x/target/m.pyc"), "x").unwrap();
+        std::os::unix::fs::symlink("../assets/c", root.join("crates/__pycache__")).unwrap();
+        let found = find(root, true);
+        let listed: Vec<_> = found
+            .pycache
+            .iter()
+            .map(|p| p.strip_prefix(root).unwrap().display().to_string())
+            .collect();
+        assert_eq!(listed.len(), 2, "{listed:?}");
+        assert!(listed.contains(&"a/__pycache__".to_string()), "{listed:?}");
+        assert!(
+            listed.contains(&"crates/__pycache__".to_string()),
+            "{listed:?}"
+        );
+        // Only the root's `target` is cargo's: a deeper one is searched.
+        assert!(found.pyc.contains_key(&root.join("crates/x/target/m.pyc")));
     }
 
     fn before_is_quiet(found: &Plants, root: &Path) -> bool {

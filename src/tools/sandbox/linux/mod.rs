@@ -26,6 +26,8 @@ struct Probe {
     offered: Offered,
     /// How to enter new namespaces (`None`: not at all).
     net: Option<NetMethod>,
+    /// A tmpfs can be mounted in the run's namespace.
+    tmpfs: bool,
 }
 
 fn probe() -> Probe {
@@ -47,6 +49,7 @@ fn probe() -> Probe {
                 run_groups: cgroup::offered(),
             },
             net: found.net,
+            tmpfs: found.tmpfs,
         }
     })
 }
@@ -73,6 +76,8 @@ struct Found {
     /// `mount_setattr` makes the whole tree read-only.
     read_only_view: bool,
     seccomp: bool,
+    /// A tmpfs can be mounted there (to cover the `__pycache__` folders).
+    tmpfs: bool,
 }
 
 /// In a throwaway child: each way into a network and mount namespace (and
@@ -85,6 +90,7 @@ fn probe_child() -> Found {
     const SECCOMP: i32 = 4;
     const PID_NS: i32 = 8;
     const READ_ONLY_VIEW: i32 = 16;
+    const TMPFS: i32 = 32;
     let flags = libc::CLONE_NEWNET | libc::CLONE_NEWNS;
     let more = libc::CLONE_NEWPID | libc::CLONE_NEWIPC | libc::CLONE_NEWUTS;
     let filter = seccomp::prepare();
@@ -134,6 +140,14 @@ fn probe_child() -> Found {
                     code |= PID_NS;
                 }
             }
+            if code != 0 {
+                let flags = libc::MS_RDONLY | libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC;
+                let tmpfs = c"tmpfs".as_ptr();
+                let data = c"size=4k".as_ptr().cast();
+                if libc::mount(tmpfs, c"/tmp".as_ptr(), tmpfs, flags, data) == 0 {
+                    code |= TMPFS;
+                }
+            }
             if code != 0 && mounts::set_read_only(c"/", true, true).is_ok() {
                 code |= READ_ONLY_VIEW;
             }
@@ -150,6 +164,7 @@ fn probe_child() -> Found {
             pid_ns: false,
             read_only_view: false,
             seccomp: false,
+            tmpfs: false,
         };
         if pid < 0 {
             return none;
@@ -167,6 +182,7 @@ fn probe_child() -> Found {
         Found {
             pid_ns: net.is_some() && code & PID_NS != 0,
             read_only_view: net.is_some() && code & READ_ONLY_VIEW != 0,
+            tmpfs: net.is_some() && code & TMPFS != 0,
             net,
             seccomp: code & SECCOMP != 0,
         }
@@ -198,7 +214,7 @@ pub fn install(
         writable.extend(policy.writable.iter().cloned());
         let view = state.metadata.then_some(writable.as_slice());
         let layers = temp.join("layers");
-        let mounts = mounts::Mounts::new(&root, &veil, shm.as_deref(), view, &layers)?;
+        let mounts = mounts::Mounts::new(&root, &veil, shm.as_deref(), view, &layers, p.tmpfs)?;
         supervisor.set_covers_pycache(mounts.covers_pycache());
         (Some(mounts), shm)
     } else {

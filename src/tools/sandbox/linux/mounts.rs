@@ -205,13 +205,15 @@ impl Mounts {
     /// `writable`: the folders the run may write (the rest becomes a
     /// read-only view), `None` where the kernel cannot do that.
     /// `layers`: the folder (in the run's temporary folder) to hold the
-    /// package folders' throwaway layers.
+    /// package folders' throwaway layers; `tmpfs`: the kernel lets the run
+    /// mount one (else no `__pycache__` is covered).
     pub fn new(
         root: &Path,
         veil: &Path,
         shm: Option<&Path>,
         writable: Option<&[std::path::PathBuf]>,
         layers: &Path,
+        tmpfs: bool,
     ) -> Result<Self, String> {
         let bad = |p: &Path| format!("cannot confine the path {}", p.display());
         let mut read_only = Vec::new();
@@ -237,18 +239,37 @@ impl Mounts {
         }
         // A search that stopped early may have missed some: then none is
         // covered, and Python is pointed away from all of them instead.
-        let pycache = match found.complete && found.pycache.len() <= MAX_PYCACHE {
+        let pycache = match tmpfs && found.complete && found.pycache.len() <= MAX_PYCACHE {
             true => {
                 let mut out = Vec::new();
+                let mut all = true;
                 for dir in &found.pycache {
-                    // Resolved (and still inside the workspace), like the rest.
-                    if let Ok(real) = std::fs::canonicalize(dir)
-                        && real.starts_with(root)
-                    {
-                        out.push(c_path(&real).ok_or_else(|| bad(&real))?);
+                    // Resolved: a link is covered where it leads (the mount
+                    // is the run's own, wherever that is). A folder that
+                    // is gone has nothing to cover; one that cannot be
+                    // resolved means Python is pointed away from them all.
+                    match std::fs::canonicalize(dir) {
+                        Ok(real) if real.is_dir() => out.push(real),
+                        Ok(_) => {}
+                        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                        Err(_) => all = false,
                     }
                 }
-                Some(out)
+                // Outermost first, and none inside another (covering the
+                // outer one hides the inner, whose mount would then fail).
+                out.sort();
+                out.dedup();
+                let mut kept: Vec<std::path::PathBuf> = Vec::new();
+                for dir in out {
+                    if !kept.iter().any(|k| dir.starts_with(k)) {
+                        kept.push(dir);
+                    }
+                }
+                let mut paths = Vec::new();
+                for dir in &kept {
+                    paths.push(c_path(dir).ok_or_else(|| bad(dir))?);
+                }
+                all.then_some(paths)
             }
             false => None,
         };
