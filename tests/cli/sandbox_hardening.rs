@@ -985,3 +985,28 @@ async fn a_runs_temporary_folder_is_removed_whatever_the_run_left_in_it() {
     }
     std::fs::set_permissions(&modules, std::fs::Permissions::from_mode(0o755)).unwrap();
 }
+
+/// Escape (against the covers themselves): a `__pycache__` link leading
+/// out of the workspace (`/dev`) or to the workspace itself would cover
+/// what the run needs. Such a link is not covered; Python is pointed away
+/// from every `__pycache__` with a prefix instead, and the run works.
+#[tokio::test]
+async fn a_pycache_link_out_of_the_workspace_is_not_covered() {
+    if kernel_lacks(true, false) || lacks(|s| s.workspace) {
+        return;
+    }
+    let body = "open('/dev/null', 'w').write('x')\n\
+        print('FILES', 'test_escape.py' in os.listdir('.'), 'test_escape.py' in os.listdir('__pycache__'))\n\
+        print('PREFIX', os.environ.get('PYTHONPYCACHEPREFIX', '').startswith(os.environ['TMPDIR']))\n";
+    let s = setup(body, "");
+    let ws = s.ws.path();
+    std::fs::create_dir_all(ws.join("lib")).unwrap();
+    std::os::unix::fs::symlink("/dev", ws.join("lib/__pycache__")).unwrap();
+    std::os::unix::fs::symlink(".", ws.join("__pycache__")).unwrap();
+    let (_, result) = run_with_env(&s, "unittest", &[]).await;
+    let output = output_of(&result);
+    assert_eq!(result["success"], true, "{result}");
+    // The workspace is not covered, neither by its own name nor by the link.
+    assert!(output.contains("FILES True True"), "{output}");
+    assert!(output.contains("PREFIX True"), "{output}");
+}

@@ -244,15 +244,19 @@ impl Mounts {
                 let mut out = Vec::new();
                 let mut all = true;
                 for dir in &found.pycache {
-                    // Resolved: a link is covered where it leads (the mount
-                    // is the run's own, wherever that is). A folder that
-                    // is gone has nothing to cover; one that cannot be
-                    // resolved means Python is pointed away from them all.
+                    // Resolved: a link is covered where it leads, if that is
+                    // a folder inside the workspace (not the workspace
+                    // itself). One leading anywhere else, or that cannot be
+                    // resolved, means Python is pointed away from them all
+                    // (covering `/dev` or the workspace would break the run).
+                    // A folder that is gone has nothing to cover.
                     match std::fs::canonicalize(dir) {
-                        Ok(real) if real.is_dir() => out.push(real),
-                        Ok(_) => {}
+                        Ok(real) if real.is_dir() && real.starts_with(root) && real != root => {
+                            out.push(real)
+                        }
+                        Ok(real) if !real.is_dir() && real.starts_with(root) => {}
                         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-                        Err(_) => all = false,
+                        _ => all = false,
                     }
                 }
                 // Outermost first, and none inside another (covering the
