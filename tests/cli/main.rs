@@ -26,6 +26,7 @@ mod resume;
 mod sandbox;
 mod sandbox_escapes;
 mod sandbox_hardening;
+mod sandbox_plants;
 mod sandbox_require;
 mod scrub;
 mod trust;
