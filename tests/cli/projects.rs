@@ -11,8 +11,14 @@ use std::process::{Command, Output};
 
 /// `stepwise exec --json --yes ARGS` started in `cwd` (no `--workspace`).
 async fn exec_in(cwd: &Path, base_url: &str, args: &[&str]) -> Output {
+    exec_in_env(cwd, base_url, &[], args).await
+}
+
+/// [`exec_in`] with extra environment variables for stepwise.
+async fn exec_in_env(cwd: &Path, base_url: &str, envs: &[(&str, &Path)], args: &[&str]) -> Output {
     let mut cmd = Command::new(stepwise_bin());
     hermetic_env(&mut cmd)
+        .envs(envs.iter().copied())
         .current_dir(cwd)
         .args([
             "exec",
@@ -41,6 +47,16 @@ fn receipt(out: &Output) -> Value {
         )
     });
     answer["receipt"].clone()
+}
+
+/// Whether `program` runs here (`arg` asks its version); says so when not.
+fn installed(program: &str, arg: &str) -> bool {
+    let ran = Command::new(program).arg(arg).output();
+    let ok = ran.is_ok_and(|o| o.status.success());
+    if !ok {
+        eprintln!("skipped: {program} is not installed here");
+    }
+    ok
 }
 
 fn write(dir: &Path, name: &str, text: &str) {
@@ -114,9 +130,7 @@ async fn a_rust_crate_in_the_current_folder_is_edited_and_tested_with_cargo() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_node_project_runs_node_test_through_npm() {
-    let npm = Command::new("npm").arg("--version").output();
-    if !npm.is_ok_and(|o| o.status.success()) {
-        eprintln!("skipped: npm is not installed here");
+    if !installed("npm", "--version") {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -169,9 +183,7 @@ async fn a_node_project_runs_node_test_through_npm() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_go_module_is_tested_with_go_test_inside_the_sandbox() {
-    let go = Command::new("go").arg("version").output();
-    if !go.is_ok_and(|o| o.status.success()) {
-        eprintln!("skipped: go is not installed here");
+    if !installed("go", "version") {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -199,24 +211,14 @@ async fn a_go_module_is_tested_with_go_test_inside_the_sandbox() {
     // Go's build cache must be writable and may not exist yet (created
     // first); the module cache is read-only to the run and not needed.
     let cache = dir.path().join("go-build-cache");
-    let mut cmd = Command::new(stepwise_bin());
-    hermetic_env(&mut cmd)
-        .current_dir(&p)
-        .env("GOCACHE", &cache)
-        .env("GOPATH", dir.path().join("gopath"))
-        .env("GOFLAGS", "-mod=mod")
-        .args([
-            "exec",
-            "--json",
-            "--yes",
-            "--no-log",
-            "--test-timeout",
-            "300",
-        ])
-        .args(["--base-url", &model.base_url(), "add Sub"]);
-    let out = tokio::task::spawn_blocking(move || cmd.output().unwrap())
-        .await
-        .unwrap();
+    let gopath = dir.path().join("gopath");
+    let envs: &[(&str, &Path)] = &[
+        ("GOCACHE", &cache),
+        ("GOPATH", &gopath),
+        ("GOFLAGS", Path::new("-mod=mod")),
+    ];
+    let args = ["--test-timeout", "300", "add Sub"];
+    let out = exec_in_env(&p, &model.base_url(), envs, &args).await;
     let receipt = receipt(&out);
     assert_eq!(out.status.code(), Some(0), "{receipt}");
     assert_eq!(receipt["tests"]["command"], "go test ./...");
