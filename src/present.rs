@@ -150,6 +150,13 @@ pub fn receipt_lines(receipt: &Receipt) -> Vec<ReceiptLine> {
         let text = format!("runs   the test runs themselves {what}");
         out.push(ReceiptLine::new(Tone::Problem, text));
     }
+    if !receipt.kept_out.is_empty() {
+        let text = format!(
+            "runs   kept out of the workspace: {}",
+            receipt.kept_out.join(" · ")
+        );
+        out.push(ReceiptLine::new(Tone::Problem, text));
+    }
     if !receipt.tests_changed.is_empty() {
         let what: Vec<String> = receipt
             .tests_changed
@@ -300,6 +307,7 @@ mod tests {
             no_tool_used: false,
             no_test_command: false,
             changed_by_tests: Vec::new(),
+            kept_out: Vec::new(),
             rewritten_by_every_run: Vec::new(),
             tests_changed: Vec::new(),
         }
@@ -344,6 +352,7 @@ mod tests {
             no_tool_used: true,
             no_test_command: false,
             changed_by_tests: Vec::new(),
+            kept_out: Vec::new(),
             rewritten_by_every_run: Vec::new(),
             tests_changed: Vec::new(),
         };
@@ -358,6 +367,7 @@ mod tests {
         let untested = Receipt {
             no_test_command: true,
             changed_by_tests: Vec::new(),
+            kept_out: Vec::new(),
             rewritten_by_every_run: Vec::new(),
             tests_changed: Vec::new(),
             no_tool_used: false,

@@ -35,7 +35,8 @@ pub fn kind_of_action(action: &ApprovalAction) -> ToolKind {
     match action {
         ApprovalAction::Edit { .. }
         | ApprovalAction::Patch { .. }
-        | ApprovalAction::Undo { .. } => ToolKind::Edit,
+        | ApprovalAction::Undo { .. }
+        | ApprovalAction::KeepRunOutput { .. } => ToolKind::Edit,
         ApprovalAction::Delete { .. } => ToolKind::Delete,
         ApprovalAction::RunTests { .. } => ToolKind::Execute,
         ApprovalAction::McpCall { .. } => ToolKind::Other,
@@ -114,7 +115,9 @@ pub fn permission_call(id: &str, action: &ApprovalAction, root: &Path) -> ToolCa
         ApprovalAction::Delete { path, diff } => {
             (vec![text(unified(diff))], vec![location(root, path)])
         }
-        ApprovalAction::Patch { files } | ApprovalAction::Undo { files } => (
+        ApprovalAction::Patch { files }
+        | ApprovalAction::Undo { files }
+        | ApprovalAction::KeepRunOutput { files, .. } => (
             files.iter().map(|d| text(unified(d))).collect(),
             files.iter().map(|d| location(root, &d.path)).collect(),
         ),

@@ -51,6 +51,7 @@ impl Session {
             no_tool_used: t.step == 1 && !t.tool_used,
             no_test_command: t.changed_since_tests && self.test_commands.is_empty(),
             changed_by_tests: t.changed_by_tests.clone(),
+            kept_out: t.kept_out.clone(),
             rewritten_by_every_run: t.rewritten_by_every_run.clone(),
             tests_changed: self
                 .changes

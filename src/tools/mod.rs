@@ -19,6 +19,7 @@ pub mod file_index;
 pub mod files;
 pub mod guard;
 mod id;
+pub mod layer;
 mod list;
 pub mod list_files;
 mod output;

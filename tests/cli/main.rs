@@ -18,6 +18,7 @@ mod file_tools_e2e;
 mod gate;
 mod json_schema;
 mod mcp;
+mod one_door;
 mod output_hygiene;
 mod projects;
 mod provider_keys;

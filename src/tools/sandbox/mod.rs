@@ -26,6 +26,7 @@
 #[cfg(unix)]
 mod disk;
 pub mod env;
+pub mod layers;
 pub mod limits;
 mod paths;
 pub mod plants;
@@ -67,6 +68,8 @@ pub struct Policy {
     pub limits: Limits,
     /// Extra environment variable names passed to the tests.
     pub test_env: Vec<String>,
+    /// Configured build output folders of the workspace (see `layers`).
+    pub build_outputs: Vec<String>,
 }
 
 impl Default for Policy {
@@ -86,6 +89,7 @@ impl Policy {
             hidden: paths::hidden(settings.hidden.as_deref()),
             limits: Limits::from_settings(settings),
             test_env: test_env.to_vec(),
+            build_outputs: settings.build_outputs.clone(),
         }
     }
 }
@@ -133,6 +137,8 @@ pub struct Confined {
     limits: Limits,
     code_caches: Vec<(PathBuf, &'static str)>,
     supervisor: platform::Supervisor,
+    /// Where the run's writes went (`None`: straight into the workspace).
+    layer: Option<layers::LayerPlan>,
     _temp: tempfile::TempDir,
     /// What the run's file systems had free when it started.
     #[cfg(unix)]
@@ -167,17 +173,29 @@ pub fn prepare(command: &mut Command, root: &Path, policy: &Policy) -> Result<Co
     // Other runs' temporary folders (this user's, now and later) are hidden.
     let mut policy = policy.clone();
     policy.hidden.push(runs);
+    let layer = layer_plan(root, temp.path(), &state, &mut policy);
     let policy = &policy;
     command.env_clear().envs(env::build(
         std::env::vars_os(),
         &policy.test_env,
         temp.path(),
     ));
+    if let Some(build) = layer.as_ref().and_then(|l| l.build.as_ref()) {
+        // Build outputs go to the workspace's build layer, whatever the
+        // user's environment names (a target folder shared with other
+        // projects, the user's own Go cache).
+        if build.outputs.iter().any(|o| o == Path::new("target")) {
+            command.env("CARGO_TARGET_DIR", root.join("target"));
+        } else {
+            command.env("CARGO_TARGET_DIR", build.dir.join("cargo-target"));
+        }
+        command.env("GOCACHE", build.dir.join("go-build"));
+    }
     detach_from_terminal(command);
     let supervisor = if state.off {
         platform::Supervisor::default()
     } else {
-        platform::install(command, root, temp.path(), policy, &state)?
+        platform::install(command, root, temp.path(), policy, &state, layer.as_ref())?
     };
     let mut limits = policy.limits;
     limits.whole_run = supervisor.whole_run();
@@ -201,8 +219,57 @@ pub fn prepare(command: &mut Command, root: &Path, policy: &Policy) -> Result<Co
         },
         state,
         limits,
+        layer,
         _temp: temp,
         supervisor,
+    })
+}
+
+/// Whether a run in `root` under `policy` writes into a layer (the
+/// sandbox mounts one, and the paths can be spelt in its options).
+pub fn layered(root: &Path, policy: &Policy) -> bool {
+    let state = state(policy);
+    if state.off || !state.layer {
+        return false;
+    }
+    let Ok(root) = std::fs::canonicalize(root) else {
+        return false;
+    };
+    spellable(&root) && spellable(&std::env::temp_dir())
+}
+
+/// The overlay's options cannot spell these characters.
+fn spellable(path: &Path) -> bool {
+    path.to_str().is_some_and(|t| !t.contains([',', ':', '\\']))
+}
+
+/// The run's layer (and the workspace's build layer) where the sandbox
+/// can mount it; the build layer is granted to the run, every other
+/// workspace's is hidden from it.
+fn layer_plan(
+    root: &Path,
+    temp: &Path,
+    state: &State,
+    policy: &mut Policy,
+) -> Option<layers::LayerPlan> {
+    if state.off || !state.layer {
+        return None;
+    }
+    let root = std::fs::canonicalize(root).ok()?;
+    if !spellable(&root) || !spellable(temp) {
+        return None;
+    }
+    let outputs = layers::build_outputs(&root, &policy.build_outputs);
+    let build = layers::build_layer(&root, outputs);
+    if let Some(build) = &build {
+        if let Some(all) = layers::all_build_layers() {
+            policy.hidden.push(all);
+        }
+        policy.writable.push(build.dir.clone());
+    }
+    Some(layers::LayerPlan {
+        dir: temp.join("workspace-layer"),
+        build,
     })
 }
 
@@ -317,6 +384,11 @@ impl Confined {
         self._temp.path()
     }
 
+    /// Where the run's writes went (`None`: straight into the workspace).
+    pub fn layer(&self) -> Option<&layers::LayerPlan> {
+        self.layer.as_ref()
+    }
+
     /// Call once the process has started.
     pub fn started(&mut self, pid: Option<u32>) {
         self.supervisor.started(pid);
@@ -416,6 +488,7 @@ mod tests {
             seccomp: true,
             limits: true,
             run_groups: false,
+            layer: false,
         };
         State::of(&offered, false)
     }

@@ -50,6 +50,7 @@ pub fn every_event() -> Vec<AgentEvent> {
             after: None,
             contents_known: true,
         }],
+        kept_out: vec!["__pycache__/a.cpython-311.pyc (compiled Python)".into()],
         rewritten_by_every_run: vec!["report.txt".into()],
         tests_changed: vec![stepwise::tools::test_infra::InfraChange {
             path: "conftest.py".into(),
@@ -118,6 +119,10 @@ pub fn every_event() -> Vec<AgentEvent> {
         }),
         request(ApprovalAction::Undo {
             files: vec![diff()],
+        }),
+        request(ApprovalAction::KeepRunOutput {
+            files: vec![diff()],
+            code: true,
         }),
         request(ApprovalAction::RunTests {
             command: vec!["python3".into()],

@@ -62,6 +62,7 @@
 //! undo these even as root in its user namespace); mounts never propagate
 //! back to the host (`/` is made a slave first).
 
+use crate::tools::sandbox::layers::LayerPlan;
 use std::ffi::{CStr, CString};
 use std::io;
 use std::os::unix::ffi::OsStrExt;
@@ -103,6 +104,67 @@ pub struct Mounts {
     /// read-only tmpfs (`None`: too many, see [`MAX_PYCACHE`], or the
     /// search did not see them all).
     pycache: Option<Vec<CString>>,
+    /// The overlay over the whole workspace (see `layers`).
+    layer: Option<WorkspaceLayer>,
+}
+
+/// The overlay over the workspace, and the build layer's binds in it.
+struct WorkspaceLayer {
+    target: CString,
+    options: CString,
+    /// Each build output folder: the build layer's folder, where it is
+    /// bound, and the folders to make first (mount points the workspace
+    /// does not have yet; they land in the run's layer and are dropped).
+    binds: Vec<(CString, CString, Vec<CString>)>,
+}
+
+impl WorkspaceLayer {
+    fn new(root: &Path, plan: &LayerPlan) -> Option<WorkspaceLayer> {
+        let options = overlay_options(root, &plan.dir)?;
+        let mut binds = Vec::new();
+        if let Some(build) = &plan.build {
+            for rel in &build.outputs {
+                let mut dirs = Vec::new();
+                let mut at = root.to_path_buf();
+                for part in rel.components() {
+                    at.push(part);
+                    dirs.push(c_path(&at)?);
+                }
+                binds.push((
+                    c_path(&build.dir.join(rel))?,
+                    c_path(&root.join(rel))?,
+                    dirs,
+                ));
+            }
+        }
+        Some(WorkspaceLayer {
+            target: c_path(root)?,
+            options,
+            binds,
+        })
+    }
+
+    /// Mount the overlay, then bind the build layer's folders into it.
+    /// Async-signal-safe.
+    fn apply(&self) -> io::Result<()> {
+        // SAFETY: mount(2) and mkdir(2) on NUL-terminated paths.
+        unsafe {
+            check(libc::mount(
+                c"overlay".as_ptr(),
+                self.target.as_ptr(),
+                c"overlay".as_ptr(),
+                0,
+                self.options.as_ptr().cast(),
+            ))?;
+            for (source, target, dirs) in &self.binds {
+                for dir in dirs {
+                    libc::mkdir(dir.as_ptr(), 0o755);
+                }
+                bind(source, target)?;
+            }
+        }
+        Ok(())
+    }
 }
 
 /// Most `__pycache__` folders covered one by one; past that, Python is
@@ -122,7 +184,7 @@ struct Layer {
 
 /// The overlay options for `lower` with its layers in `dir` (created here),
 /// `None` where a path holds a character the options use as a separator.
-fn overlay_options(lower: &Path, dir: &Path) -> Option<CString> {
+pub fn overlay_options(lower: &Path, dir: &Path) -> Option<CString> {
     let (upper, work) = (dir.join("upper"), dir.join("work"));
     std::fs::create_dir_all(&upper).ok()?;
     std::fs::create_dir_all(&work).ok()?;
@@ -214,10 +276,21 @@ impl Mounts {
         writable: Option<&[std::path::PathBuf]>,
         layers: &Path,
         tmpfs: bool,
+        layer: Option<&LayerPlan>,
     ) -> Result<Self, String> {
         let bad = |p: &Path| format!("cannot confine the path {}", p.display());
         let mut read_only = Vec::new();
-        let found = crate::tools::sandbox::plants::find(root, true);
+        let layer = match layer {
+            Some(plan) => Some(WorkspaceLayer::new(root, plan).ok_or_else(|| bad(root))?),
+            None => None,
+        };
+        let mut found = crate::tools::sandbox::plants::find(root, true);
+        if layer.is_some() {
+            // Writes through a hard link are copied up into the layer, and
+            // writes into package folders land there and are dropped.
+            found.linked.clear();
+            found.packages.clear();
+        }
         if let Some(why) = crate::tools::sandbox::plants::refusal(&found.linked, root) {
             return Err(why);
         }
@@ -328,6 +401,7 @@ impl Mounts {
         let ptmx = std::fs::symlink_metadata("/dev/ptmx");
         let bind_ptmx = ptmx.as_ref().is_ok_and(|m| !m.file_type().is_symlink());
         Ok(Mounts {
+            layer,
             pycache,
             bind_ptmx,
             has_ptmx: ptmx.is_ok() && Path::new("/dev/ptmx").exists(),
@@ -374,6 +448,9 @@ impl Mounts {
                     bind(path, path)?;
                     set_read_only(path, false, false)?;
                 }
+            }
+            if let Some(layer) = &self.layer {
+                layer.apply()?;
             }
             for layer in &self.layers {
                 let layered = layer.options.as_ref().is_some_and(|options| {
@@ -422,7 +499,7 @@ impl Mounts {
                 ))?;
             }
             let pts = own_terminals(self.bind_ptmx);
-            if self.writable.is_some() {
+            if self.writable.is_some() || self.layer.is_some() {
                 // The working folder was entered before the mounts: a mount
                 // on it is not seen by relative paths until it is entered
                 // again by its name.
