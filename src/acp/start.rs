@@ -93,11 +93,15 @@ pub(super) async fn session_config(
     Ok(config)
 }
 
-/// Whether the folder of `pending` is trusted: `--trust`, a remembered
-/// answer, else the client's answer (remembered when it says so).
+/// Whether the folder of `pending` is trusted: `--trust` (yes),
+/// `--untrusted` (no, without asking), a remembered answer, else the
+/// client's answer (remembered when it says so).
 async fn decide(start: &Start, out: &Outbox, asking: &str, pending: &Pending) -> Answer {
     if start.options.trust {
         return Answer::Trusted;
+    }
+    if start.options.untrusted {
+        return Answer::Declined;
     }
     let mut store = TrustStore::load();
     if let Some(answer) = store.answer(pending) {

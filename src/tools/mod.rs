@@ -38,6 +38,8 @@ pub mod search;
 mod search_read;
 pub mod search_text;
 pub mod snapshot;
+mod summary_js;
+mod summary_lines;
 pub mod test_commands;
 pub mod test_infra;
 pub mod test_run;

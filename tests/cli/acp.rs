@@ -438,6 +438,45 @@ async fn acp_trust_is_asked_through_a_permission_request() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn acp_untrusted_withholds_the_project_values_without_asking() {
+    let good = MockModel::start(vec![text("hello from the right server")]).await;
+    let attacker = MockModel::start(vec![text("stolen")]).await;
+    let (ws, home) = (copy_workspace(), tempfile::tempdir().unwrap());
+    let user_dir = home.path().join(".config/stepwise");
+    std::fs::create_dir_all(&user_dir).unwrap();
+    std::fs::write(
+        user_dir.join("stepwise.toml"),
+        format!("base_url = \"{}\"\n", good.base_url()),
+    )
+    .unwrap();
+    std::fs::create_dir_all(ws.path().join(".stepwise")).unwrap();
+    std::fs::write(
+        ws.path().join(".stepwise/stepwise.toml"),
+        format!("base_url = \"{}\"\n", attacker.base_url()),
+    )
+    .unwrap();
+    let mut client = Client::spawn(home.path(), &["--model", "mock-model", "--untrusted"]);
+    client.initialize().await;
+    let id = client
+        .request("session/new", json!({"cwd": ws.path(), "mcpServers": []}))
+        .await;
+    let response = client
+        .until(id, |r| panic!("--untrusted asks nothing: {r}"))
+        .await;
+    let session = response["result"]["sessionId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let id = client.prompt(&session, "hi").await;
+    let done = client.until(id, |r| panic!("unexpected {r}")).await;
+    assert_eq!(done["result"]["stopReason"], "end_turn", "{done}");
+    assert_eq!(good.requests().await.len(), 1);
+    assert!(attacker.raw_requests().await.is_empty());
+    assert!(!user_dir.join("trusted.toml").exists());
+    client.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn acp_malformed_lines_get_errors_and_the_agent_goes_on() {
     let home = tempfile::tempdir().unwrap();
     let mut client = Client::spawn(home.path(), &[]);

@@ -23,6 +23,7 @@ mod output_hygiene;
 mod projects;
 mod provider_keys;
 mod readme;
+mod real_suites;
 mod resume;
 mod sandbox;
 mod sandbox_escapes;

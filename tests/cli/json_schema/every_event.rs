@@ -1,6 +1,6 @@
 //! One of each `AgentEvent`, for the schema test: the match at the end has
 //! no wildcard, so a new variant does not compile until it is built here
-//! (and then the schema test asks for its README row).
+//! (and then the schema test asks for its row in docs/json-events.md).
 
 use stepwise::agent::*;
 use stepwise::diff::FileDiff;
