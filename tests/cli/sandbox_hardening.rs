@@ -654,3 +654,19 @@ async fn a_runs_temporary_folder_is_removed_whatever_the_run_left_in_it() {
     }
     std::fs::set_permissions(&modules, std::fs::Permissions::from_mode(0o755)).unwrap();
 }
+
+/// `exec` left `TMPDIR/stepwise-runs-<uid>` behind: the folder that holds
+/// every run's temporary folder goes with the last run out of it.
+#[tokio::test]
+async fn exec_leaves_no_runs_folder_behind() {
+    let s = setup("pass\n", "");
+    let tmp = tempfile::tempdir().unwrap();
+    let (_, result) = run_with_env(&s, "unittest", &[("TMPDIR", tmp.path())]).await;
+    assert_eq!(result["success"], true, "{result}");
+    let left: Vec<_> = std::fs::read_dir(tmp.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .filter(|n| n.to_string_lossy().starts_with("stepwise-runs-"))
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+}

@@ -139,7 +139,10 @@ pub struct Confined {
     supervisor: platform::Supervisor,
     /// Where the run's writes went (`None`: straight into the workspace).
     layer: Option<layers::LayerPlan>,
-    _temp: tempfile::TempDir,
+    /// The run's temporary folder (taken when this is dropped).
+    temp: Option<tempfile::TempDir>,
+    /// The folder holding every run's temporary folder.
+    runs: PathBuf,
     /// What the run's file systems had free when it started.
     #[cfg(unix)]
     disk: Option<disk::Watch>,
@@ -164,15 +167,19 @@ pub fn prepare(command: &mut Command, root: &Path, policy: &Policy) -> Result<Co
             })?;
         }
     }
-    let runs = runs_folder()
-        .map_err(|e| format!("could not create the test runs' temporary folder: {e}"))?;
-    let temp = tempfile::Builder::new()
-        .prefix("run-")
-        .tempdir_in(&runs)
+    // Twice: another stepwise may remove the (empty) runs folder between
+    // making it and making the run's folder in it.
+    let made = || {
+        let runs = runs_folder()?;
+        let temp = tempfile::Builder::new().prefix("run-").tempdir_in(&runs)?;
+        Ok::<_, std::io::Error>((runs, temp))
+    };
+    let (runs, temp) = made()
+        .or_else(|_| made())
         .map_err(|e| format!("could not create the test run's temporary folder: {e}"))?;
     // Other runs' temporary folders (this user's, now and later) are hidden.
     let mut policy = policy.clone();
-    policy.hidden.push(runs);
+    policy.hidden.push(runs.clone());
     let layer = layer_plan(root, temp.path(), &state, &mut policy);
     let policy = &policy;
     command.env_clear().envs(env::build(
@@ -220,7 +227,8 @@ pub fn prepare(command: &mut Command, root: &Path, policy: &Policy) -> Result<Co
         state,
         limits,
         layer,
-        _temp: temp,
+        temp: Some(temp),
+        runs,
         supervisor,
     })
 }
@@ -347,10 +355,17 @@ impl Drop for Confined {
     /// The temporary folder is removed with this; first every folder in it
     /// is opened to its owner again: a test (or the kernel, for an
     /// overlay's `work/work`) can leave folders of mode 000, which would
-    /// keep it from being removed.
+    /// keep it from being removed. Then the runs folder goes too, if no
+    /// other run is in it (`exec` leaves nothing in the temporary folder).
     fn drop(&mut self) {
-        #[cfg(unix)]
-        open_up(self._temp.path());
+        if let Some(temp) = self.temp.take() {
+            #[cfg(unix)]
+            open_up(temp.path());
+            drop(temp);
+        }
+        // The last run out removes the runs folder (it fails while another
+        // run's folder is in it).
+        let _ = std::fs::remove_dir(&self.runs);
     }
 }
 
@@ -381,7 +396,7 @@ fn open_up(top: &Path) {
 impl Confined {
     /// The run's private temporary folder (removed with this).
     pub fn temp(&self) -> &Path {
-        self._temp.path()
+        self.temp.as_ref().map_or(self.runs.as_path(), |t| t.path())
     }
 
     /// Where the run's writes went (`None`: straight into the workspace).
