@@ -670,3 +670,44 @@ async fn exec_leaves_no_runs_folder_behind() {
         .collect();
     assert!(left.is_empty(), "{left:?}");
 }
+
+/// Escape: only the root's `.env` files were covered for a run; a test the
+/// model wrote printed `sub/.env` and `config/signing.key`, which
+/// `read_file` refuses, to the model; and stepwise's own log. Every file
+/// named like a secret is covered, at any depth, and stepwise's state
+/// folder is hidden.
+#[tokio::test]
+async fn secrets_below_the_root_are_unreadable_to_tests() {
+    if kernel_lacks(true, false) || lacks(|s| s.workspace) {
+        return;
+    }
+    let body = "log = os.path.join(os.environ['HOME'], '.local/state/stepwise/stepwise.log')\n\
+        for p in ['sub/.env', 'config/signing.key', 'deep/er/.env.local', 'sub/ok.txt', log]:\n\
+        \x20   try:\n\
+        \x20       print('READ', p, open(p).read().strip())\n\
+        \x20   except OSError as e:\n\
+        \x20       print('REFUSED', p, e.errno)\n";
+    let s = setup(body, "");
+    let ws = s.ws.path();
+    for (path, text) in [
+        ("sub/.env", "TOKEN=canary-sub"),
+        ("config/signing.key", "canary-key"),
+        ("deep/er/.env.local", "canary-deep"),
+        ("sub/ok.txt", "fine"),
+    ] {
+        std::fs::create_dir_all(ws.join(path).parent().unwrap()).unwrap();
+        std::fs::write(ws.join(path), text).unwrap();
+    }
+    // stepwise's own log, in its state folder.
+    let log = s.home.path().join(".local/state/stepwise/stepwise.log");
+    std::fs::create_dir_all(log.parent().unwrap()).unwrap();
+    std::fs::write(&log, "canary-log").unwrap();
+    let (_, result) = run_with_env(&s, "unittest", &[]).await;
+    let output = output_of(&result);
+    assert!(!output.contains("canary"), "{output}");
+    for p in ["sub/.env", "config/signing.key", "deep/er/.env.local"] {
+        assert!(output.contains(&format!("REFUSED {p} 13")), "{output}");
+    }
+    assert!(output.contains("READ sub/ok.txt fine"), "{output}");
+    assert!(output.contains("stepwise.log 13"), "{output}");
+}

@@ -241,6 +241,9 @@ pub fn hidden(configured: Option<&[String]>) -> Vec<PathBuf> {
     };
     if let Some(dirs) = directories::ProjectDirs::from("", "", "stepwise") {
         out.push(dirs.config_dir().to_path_buf());
+        // stepwise's own log and what it keeps for the user.
+        out.extend(dirs.state_dir().map(Path::to_path_buf));
+        out.push(dirs.data_dir().to_path_buf());
     }
     out
 }

@@ -1,9 +1,10 @@
 //! The run's own mount namespace: what Landlock cannot say, because a grant
 //! on the workspace covers everything beneath it. `.git` and `.stepwise` at
 //! the workspace root become read-only bind mounts (no planted
-//! `.git/hooks/pre-commit`, no rewritten config); each file at the root
-//! whose name is on the fixed deny list (`.env`, `.env.*`, `*.pem`, `*.key`,
-//! `id_rsa*`, `.netrc`, …) is covered by an empty file nobody may read; and
+//! `.git/hooks/pre-commit`, no rewritten config); each file whose name is
+//! on the fixed deny list (`.env`, `.env.*`, `*.pem`, `*.key`, `id_rsa*`,
+//! `.netrc`, …), at the root and at any depth the search for plants sees,
+//! is covered by an empty file nobody may read; and
 //! `/dev/shm` is a fresh private tmpfs (Python's `multiprocessing` locks and
 //! queues need it; the host's stays out of reach). The private one is a
 //! folder made for the run in the host's `/dev/shm` (so still memory),
@@ -13,9 +14,10 @@
 //! Why mounts: Landlock rights on a directory apply to every file beneath
 //! it, including files created later, so the root needs write access for new
 //! files to be writable and that same access reaches `.git/`; only a mount
-//! on top can take it back. Limits: only the root level is covered (a
-//! `sub/.env` stays readable, as the file tools' deny list says nothing
-//! about the sandbox); `.git` is read-only but a test can still read it.
+//! on top can take it back. Limits: a secret below `target/`, `.stepwise/`
+//! or a folder of installed packages (which the search skips) stays
+//! readable, and so does a file only the workspace's `deny_paths` names;
+//! `.git` is read-only but a test can still read it.
 //! Every nested `.git` (a submodule, a repository in a subfolder) is made
 //! read-only too, found by a walk that skips build outputs and installed
 //! packages (see `plants`); a `.git` a run creates
@@ -166,6 +168,9 @@ impl WorkspaceLayer {
         Ok(())
     }
 }
+
+/// Most files named like secrets hidden from a run one by one.
+pub const MAX_HIDDEN: usize = 4096;
 
 /// Most `__pycache__` folders covered one by one; past that, Python is
 /// pointed away from them with `PYTHONPYCACHEPREFIX` instead (which also
@@ -364,19 +369,29 @@ impl Mounts {
                 flags,
             });
         }
+        // Secrets by name, at the root and at any depth the search saw.
         let mut hidden = Vec::new();
-        for entry in
-            std::fs::read_dir(root).map_err(|e| format!("cannot list the workspace: {e}"))?
-        {
-            let Ok(entry) = entry else { continue };
-            let name = entry.file_name();
-            if !crate::tools::deny::denied_name(&name.to_string_lossy()) {
-                continue;
-            }
-            match std::fs::canonicalize(entry.path()) {
-                Ok(real) if real.is_file() => hidden.push(c_path(&real).ok_or_else(|| bad(&real))?),
+        let at_root = std::fs::read_dir(root)
+            .map_err(|e| format!("cannot list the workspace: {e}"))?
+            .flatten()
+            .filter(|e| crate::tools::deny::denied_name(&e.file_name().to_string_lossy()))
+            .map(|e| e.path());
+        for path in at_root.chain(found.secrets.iter().cloned()) {
+            match std::fs::canonicalize(&path) {
+                Ok(real) if real.is_file() => {
+                    let c = c_path(&real).ok_or_else(|| bad(&real))?;
+                    if !hidden.contains(&c) {
+                        hidden.push(c);
+                    }
+                }
                 _ => {}
             }
+        }
+        if hidden.len() > MAX_HIDDEN {
+            return Err(format!(
+                "the tests were not run: the workspace holds {} files named like secrets (.env, *.key, …), more than {MAX_HIDDEN} can be hidden from a run one by one",
+                hidden.len()
+            ));
         }
         let shm = match shm {
             Some(path) => Some(c_path(path).ok_or_else(|| bad(path))?),
