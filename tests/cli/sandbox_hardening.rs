@@ -711,3 +711,23 @@ async fn secrets_below_the_root_are_unreadable_to_tests() {
     assert!(output.contains("READ sub/ok.txt fine"), "{output}");
     assert!(output.contains("stepwise.log 13"), "{output}");
 }
+
+/// Escape: as root, `/etc/shadow` was readable inside the sandbox (root
+/// reads files whatever their modes). Root's runs are not granted it.
+#[tokio::test]
+async fn root_cannot_read_the_password_hashes() {
+    // SAFETY: geteuid cannot fail.
+    let root = unsafe { libc::geteuid() } == 0;
+    if kernel_lacks(true, false) || !root || !Path::new("/etc/shadow").exists() {
+        eprintln!("skipped: not root, or no /etc/shadow here");
+        return;
+    }
+    let body = "try:\n\
+        \x20   print('READ', len(open('/etc/shadow').read()))\n\
+        except OSError as e:\n\
+        \x20   print('REFUSED', e.errno)\n";
+    let s = setup(body, "");
+    let (_, result) = run_with_env(&s, "unittest", &[]).await;
+    let output = output_of(&result);
+    assert!(output.contains("REFUSED 13"), "{output}");
+}
