@@ -24,19 +24,6 @@ use crate::tools::snapshot::{RunChange, Snapshot};
 use crate::tools::test_run::{LayerRun, TestRun};
 use crate::tools::{TestCommand, ToolId, ToolOutput, sandbox, test_runner};
 
-/// Reasons of thrown-away entries that mean the run wrote what would run
-/// later (the run is then no clean run).
-const HOSTILE: [&str; 8] = [
-    "git metadata",
-    "git metadata (a folder git takes for a repository)",
-    "compiled Python",
-    "a compiled or importable module",
-    "a symbolic link",
-    "not a regular file",
-    "a name that is not UTF-8",
-    "a new folder of installed packages",
-];
-
 impl Session {
     /// Run approved tests; keep of what they wrote only what is decided.
     pub(super) async fn run_tests(
@@ -73,17 +60,18 @@ impl Session {
         let mut kept: Vec<RunChange> = Vec::new();
         let mut not_kept: Vec<String> = Vec::new();
         for (patch, code) in [(&sorted.data, false), (&sorted.code, true)] {
-            if patch.diffs().is_empty() {
+            let files = patch.diffs();
+            if files.is_empty() {
                 continue;
             }
             let action = ApprovalAction::KeepRunOutput {
-                files: patch.diffs(),
+                files: files.clone(),
                 code,
             };
             let decision = self.ask(t, call_id, tool, action, false).await;
             let (chosen, why) = chosen(patch, decision);
             let written = chosen.as_ref().map_or_else(Vec::new, |c| c.diffs());
-            for diff in patch.diffs() {
+            for diff in files {
                 if !written.iter().any(|w| w.path == diff.path) {
                     not_kept.push(format!("{} ({why})", diff.path));
                 }
@@ -97,9 +85,11 @@ impl Session {
         let (hostile, harmless): (Vec<_>, Vec<_>) = sorted
             .discarded
             .iter()
-            .partition(|(_, why)| HOSTILE.contains(why));
-        let named = |list: &[&(String, &str)]| -> Vec<String> {
-            list.iter().map(|(p, why)| format!("{p} ({why})")).collect()
+            .partition(|(_, why)| why.runs_later());
+        let named = |list: &[&(String, rules::Why)]| -> Vec<String> {
+            list.iter()
+                .map(|(p, why)| format!("{p} ({})", why.text()))
+                .collect()
         };
         let hostile = named(&hostile);
         not_kept.extend(named(&harmless));

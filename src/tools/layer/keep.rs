@@ -10,7 +10,7 @@
 //! nothing the rules did not offer is ever written; a kept file is written
 //! without its executable bit.
 
-use super::rules::{Context, Verdict};
+use super::rules::{Context, Verdict, Why};
 use super::{Entry, Written};
 use crate::diff::FileDiff;
 use crate::tools::edit::{PreparedEdit, to_lf};
@@ -30,7 +30,7 @@ pub struct Sorted {
     /// Files that change what runs: kept only when chosen one by one.
     pub code: PreparedPatch,
     /// What was thrown away and named, with the reason.
-    pub discarded: Vec<(String, &'static str)>,
+    pub discarded: Vec<(String, Why)>,
 }
 
 impl Sorted {
@@ -44,7 +44,7 @@ impl Sorted {
         let each: Vec<String> = self
             .discarded
             .iter()
-            .map(|(path, why)| format!("{path} ({why})"))
+            .map(|(path, why)| format!("{path} ({})", why.text()))
             .collect();
         each.join(", ")
     }
@@ -66,7 +66,7 @@ pub fn sort(ws: &Workspace, ctx: &Context<'_>, entries: &[Entry]) -> Sorted {
         let Some(path) = entry.utf8().and_then(|p| Workspace::check(p).ok()) else {
             sorted
                 .discarded
-                .push((entry.shown(), "a path outside the workspace"));
+                .push((entry.shown(), Why::OutsideWorkspace));
             continue;
         };
         // The workspace's side: text, or the offer cannot be shown.
@@ -77,14 +77,14 @@ pub fn sort(ws: &Workspace, ctx: &Context<'_>, entries: &[Entry]) -> Sorted {
                 _ => {
                     sorted
                         .discarded
-                        .push((entry.shown(), "the workspace's file is not text"));
+                        .push((entry.shown(), Why::WorkspaceNotText));
                     continue;
                 }
             },
             Err(_) => {
                 sorted
                     .discarded
-                    .push((entry.shown(), "the workspace's file cannot be read"));
+                    .push((entry.shown(), Why::WorkspaceUnreadable));
                 continue;
             }
         };
@@ -121,7 +121,7 @@ pub fn sort(ws: &Workspace, ctx: &Context<'_>, entries: &[Entry]) -> Sorted {
     if offered > MAX_OFFERED {
         // A flood: nothing of it is kept. Its code is named file by file,
         // the rest counted.
-        let why = "written with more files than can be reviewed at once";
+        let why = Why::Flood;
         for diff in std::mem::take(&mut sorted.code).diffs() {
             sorted.discarded.push((diff.path, why));
         }

@@ -30,9 +30,72 @@ pub enum Verdict {
     /// Shown to the user, kept if accepted; `code`: only an explicit choice keeps it.
     Offer { code: bool },
     /// Thrown away, and the result names it with this reason.
-    Discard(&'static str),
+    Discard(Why),
     /// Thrown away without a word (caches, build outputs, package writes).
     Drop,
+}
+
+/// Why an entry was thrown away and named.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Why {
+    NotUtf8,
+    OwnFolder,
+    GitMetadata,
+    GitFolder,
+    NewPackages,
+    CompiledPython,
+    Importable,
+    Link,
+    Special,
+    DenyList,
+    TooLarge,
+    Binary,
+    OutsideWorkspace,
+    WorkspaceNotText,
+    WorkspaceUnreadable,
+    Flood,
+}
+
+impl Why {
+    /// The reason as the result and the receipt say it.
+    pub fn text(self) -> &'static str {
+        match self {
+            Why::NotUtf8 => "a name that is not UTF-8",
+            Why::OwnFolder => "stepwise's own folder",
+            Why::GitMetadata => "git metadata",
+            Why::GitFolder => "git metadata (a folder git takes for a repository)",
+            Why::NewPackages => "a new folder of installed packages",
+            Why::CompiledPython => "compiled Python",
+            Why::Importable => "a compiled or importable module",
+            Why::Link => "a symbolic link",
+            Why::Special => "not a regular file",
+            Why::DenyList => "on the deny list",
+            Why::TooLarge => "too large to show",
+            Why::Binary => "a binary file",
+            Why::OutsideWorkspace => "a path outside the workspace",
+            Why::WorkspaceNotText => "the workspace's file is not text",
+            Why::WorkspaceUnreadable => "the workspace's file cannot be read",
+            Why::Flood => "written with more files than can be reviewed at once",
+        }
+    }
+
+    /// Whether the entry is what a later command would run (git's config,
+    /// bytecode, a module, a link, a name no walk sees): the run that
+    /// wrote it does not count as clean.
+    pub fn runs_later(self) -> bool {
+        matches!(
+            self,
+            Why::NotUtf8
+                | Why::OwnFolder
+                | Why::GitMetadata
+                | Why::GitFolder
+                | Why::NewPackages
+                | Why::CompiledPython
+                | Why::Importable
+                | Why::Link
+                | Why::Special
+        )
+    }
 }
 
 /// Folders of data the runners rewrite on every run.
@@ -167,7 +230,7 @@ impl<'a> Context<'a> {
             return Verdict::Drop;
         }
         let Some(text) = entry.utf8() else {
-            return Verdict::Discard("a name that is not UTF-8");
+            return Verdict::Discard(Why::NotUtf8);
         };
         let names: Vec<&str> = path
             .components()
@@ -180,10 +243,10 @@ impl<'a> Context<'a> {
             return Verdict::Drop;
         };
         if names.first() == Some(&crate::tools::workspace::PRIVATE_DIR) {
-            return Verdict::Discard("stepwise's own folder");
+            return Verdict::Discard(Why::OwnFolder);
         }
         if names.contains(&".git") {
-            return Verdict::Discard("git metadata");
+            return Verdict::Discard(Why::GitMetadata);
         }
         // Any folder on the way (or the entry itself, if a folder) that
         // git would take for a repository: `git status` there would read
@@ -198,7 +261,7 @@ impl<'a> Context<'a> {
             ancestors.push(path.to_path_buf());
         }
         if ancestors.iter().any(|d| self.git_folder(d)) {
-            return Verdict::Discard("git metadata (a folder git takes for a repository)");
+            return Verdict::Discard(Why::GitFolder);
         }
         if names.iter().any(|n| RUN_CACHES.contains(n)) || name.starts_with(".coverage") {
             return Verdict::Drop;
@@ -211,31 +274,31 @@ impl<'a> Context<'a> {
             if package {
                 return match self.in_workspace(&dir) {
                     true => Verdict::Drop,
-                    false => Verdict::Discard("a new folder of installed packages"),
+                    false => Verdict::Discard(Why::NewPackages),
                 };
             }
         }
         if names.contains(&"__pycache__") || name.ends_with(".pyc") || name.ends_with(".pyo") {
-            return Verdict::Discard("compiled Python");
+            return Verdict::Discard(Why::CompiledPython);
         }
         if self.deny.denies(path) {
-            return Verdict::Discard("on the deny list");
+            return Verdict::Discard(Why::DenyList);
         }
         match &entry.written {
             Written::Folder => Verdict::Drop,
-            Written::Link { .. } => Verdict::Discard("a symbolic link"),
-            Written::Special => Verdict::Discard("not a regular file"),
-            Written::File { bytes: None, .. } => Verdict::Discard("too large to show"),
+            Written::Link { .. } => Verdict::Discard(Why::Link),
+            Written::Special => Verdict::Discard(Why::Special),
+            Written::File { bytes: None, .. } => Verdict::Discard(Why::TooLarge),
             Written::File {
                 bytes: Some(bytes),
                 executable,
                 ..
             } => {
                 if importable(name) {
-                    return Verdict::Discard("a compiled or importable module");
+                    return Verdict::Discard(Why::Importable);
                 }
                 if bytes.contains(&0) || std::str::from_utf8(bytes).is_err() {
-                    return Verdict::Discard("a binary file");
+                    return Verdict::Discard(Why::Binary);
                 }
                 Verdict::Offer {
                     code: *executable || is_code(text),
@@ -304,13 +367,13 @@ mod tests {
             .iter()
             .map(|e| (e.shown(), ctx.verdict(e)))
             .collect();
-        let git = "git metadata (a folder git takes for a repository)";
+        let git = Why::GitFolder;
         assert_eq!(
             verdicts,
             [
                 ("report.txt".into(), Verdict::Offer { code: false }),
                 ("gen/api.py".into(), Verdict::Offer { code: true }),
-                ("sub/.git/config".into(), Verdict::Discard("git metadata")),
+                ("sub/.git/config".into(), Verdict::Discard(Why::GitMetadata)),
                 ("vendor/HEAD".into(), Verdict::Discard(git)),
                 ("vendor/config".into(), Verdict::Discard(git)),
                 (".pytest_cache/v/lastfailed".into(), Verdict::Drop),
@@ -318,19 +381,19 @@ mod tests {
                 ("web/node_modules/left-pad/index.js".into(), Verdict::Drop),
                 (
                     "lib/node_modules/evil/index.js".into(),
-                    Verdict::Discard("a new folder of installed packages")
+                    Verdict::Discard(Why::NewPackages)
                 ),
                 (
                     "pkg/__pycache__/m.cpython-311.pyc".into(),
-                    Verdict::Discard("compiled Python")
+                    Verdict::Discard(Why::CompiledPython)
                 ),
                 ("target/debug/out".into(), Verdict::Drop),
-                (".env".into(), Verdict::Discard("on the deny list")),
+                (".env".into(), Verdict::Discard(Why::DenyList)),
                 (
                     ".stepwise/stepwise.toml".into(),
-                    Verdict::Discard("stepwise's own folder")
+                    Verdict::Discard(Why::OwnFolder)
                 ),
-                ("image.png".into(), Verdict::Discard("a binary file")),
+                ("image.png".into(), Verdict::Discard(Why::Binary)),
                 ("run.sh".into(), Verdict::Offer { code: true }),
             ]
         );
