@@ -4,7 +4,8 @@
 //! request when no answer is remembered), and the client's `mcpServers`
 //! joined to the configured ones.
 //!
-//! What must stay true: the same trust rules as the other front ends
+//! What must stay true: never the home folder or `/` as a workspace (the
+//! command line's own check, `setup::too_broad`); the same trust rules as the other front ends
 //! (`--trust`, a remembered answer bound to exactly these values, else the
 //! question); anything but an allow runs with the project's guarded values
 //! withheld; the client's servers pass the same checks as `[mcp.servers]`
@@ -43,6 +44,11 @@ pub(super) async fn session_config(
         return Err(RpcError::invalid_params(format!(
             "cwd {} is not an absolute path to a folder",
             cwd.display()
+        )));
+    }
+    if let Some(what) = crate::setup::too_broad(cwd) {
+        return Err(RpcError::invalid_params(format!(
+            "refusing to use {what} as the workspace: open a project folder"
         )));
     }
     let mut options = start.options.clone();

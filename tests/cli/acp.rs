@@ -8,10 +8,12 @@
 //! a JSON-RPC message.
 
 mod client;
+mod folders;
 
 use crate::support::*;
 use client::*;
 use serde_json::{Value, json};
+use std::path::Path;
 
 /// The model reads the file it will edit (stepwise refuses an edit of an unread file).
 fn read_calculator() -> Reply {
