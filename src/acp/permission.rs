@@ -170,6 +170,30 @@ pub fn hunk_decision(answer: &Result<Value, Value>, action: &ApprovalAction) -> 
     }
 }
 
+/// The text an approved edit writes when it is not the proposed one
+/// (only some hunks were chosen); `None` when the proposal is written as
+/// shown, or nothing is.
+pub fn written_text(action: &ApprovalAction, decision: &Decision) -> Option<String> {
+    match (action, decision) {
+        (
+            ApprovalAction::Edit {
+                diff,
+                proposed,
+                original,
+                ..
+            },
+            Decision::ApproveHunks { accepted },
+        ) => {
+            let chosen: Vec<bool> = (0..diff.hunks.len())
+                .map(|i| accepted.contains(&i))
+                .collect();
+            let old = original.as_deref().unwrap_or("");
+            Some(crate::diff::apply_hunks(old, proposed, &chosen))
+        }
+        _ => None,
+    }
+}
+
 /// The options of the trust question.
 pub fn trust_options() -> Vec<PermissionOption> {
     vec![

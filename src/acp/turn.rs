@@ -18,8 +18,9 @@ use super::rpc::Outbox;
 use super::state::{Ended, SharedState, lock};
 use crate::agent::{AgentEvent, ApprovalRequest, Decision, EventReceiver};
 use agent_client_protocol_schema::v1::{
-    RequestPermissionRequest, SessionNotification, SessionUpdate,
+    RequestPermissionRequest, SessionNotification, SessionUpdate, ToolCallContent,
 };
+use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -33,6 +34,8 @@ pub(super) struct Pump {
     streamed: bool,
     /// The client said it can choose hunks (a stepwise extension).
     hunks: bool,
+    /// The `diff` content each open call shows, kept for its completion.
+    diffs: HashMap<String, Vec<ToolCallContent>>,
 }
 
 impl Pump {
@@ -50,6 +53,7 @@ impl Pump {
             root,
             streamed: false,
             hunks,
+            diffs: HashMap::new(),
         }
     }
 
@@ -92,11 +96,23 @@ impl Pump {
                 kind,
                 target,
                 arguments,
+                diff,
                 ..
             } => {
                 let id = self.call_id(&call_id);
-                let call =
-                    map::proposed(&id, kind, &tool.to_string(), &target, arguments, &self.root);
+                let tool = tool.to_string();
+                let call = map::proposed(
+                    &id,
+                    kind,
+                    &tool,
+                    &target,
+                    arguments,
+                    diff.as_ref(),
+                    &self.root,
+                );
+                if !call.content.is_empty() {
+                    self.diffs.insert(id.clone(), call.content.clone());
+                }
                 self.update(SessionUpdate::ToolCall(call));
             }
             AgentEvent::ApprovalRequested(request) => self.approve(request).await,
@@ -112,7 +128,8 @@ impl Pump {
                 ..
             } => {
                 let id = self.call_id(&call_id);
-                let update = map::finished(&id, status, &summary, result);
+                let kept = self.diffs.remove(&id).unwrap_or_default();
+                let update = map::finished(&id, status, &summary, result, kept);
                 self.update(SessionUpdate::ToolCallUpdate(update));
             }
             AgentEvent::GateRefused { reason, .. } => {
@@ -213,6 +230,10 @@ impl Pump {
         let id = self.call_id(&request.call_id);
         let options = permission::options(request.allow_for_task);
         let call = map::permission_call(&id, &request.action, &self.root);
+        // The tool call itself shows what would change, as the request does.
+        let shown = call.fields.content.clone().unwrap_or_default();
+        self.diffs.insert(id.clone(), shown);
+        self.update(SessionUpdate::ToolCallUpdate(call.clone()));
         let mut asked = RequestPermissionRequest::new(self.session.clone(), call, options.clone());
         if self.hunks {
             asked = asked.meta(permission::hunk_offer(&request.action));
@@ -234,6 +255,11 @@ impl Pump {
             _ => None,
         };
         let decision: Decision = chosen_hunks.unwrap_or_else(|| permission::decision(choice));
+        if let Some(written) = permission::written_text(&request.action, &decision)
+            && let Some(shown) = self.diffs.get_mut(&id)
+        {
+            map::with_written(shown, &written);
+        }
         let _ = reply.send(decision);
     }
 }

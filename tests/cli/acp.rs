@@ -8,6 +8,7 @@
 //! a JSON-RPC message.
 
 mod client;
+mod diffs;
 mod folders;
 
 use crate::support::*;
