@@ -7,7 +7,8 @@
 //!
 //! - `rpc.rs`: JSON-RPC framing, errors, the outbox and the writer task;
 //! - `server.rs`: the methods (`initialize`, `session/new`, `session/load`,
-//!   `session/prompt`, `session/cancel`, `_stepwise/revoke`);
+//!   `session/prompt`, `session/cancel`, `session/close`,
+//!   `_stepwise/revoke`), any number of sessions per process and per folder;
 //! - `start.rs`: a session's configuration for the client's `cwd` (trust,
 //!   the client's MCP servers);
 //! - `session.rs`: one live session; `turn.rs`: its event pump; `state.rs`:
@@ -17,7 +18,8 @@
 //!
 //! What must stay true: stdout carries JSON-RPC only (logs go to stderr);
 //! every write and test run waits for the client's approval, and the gate
-//! and the receipt are the core's, as in the other front ends; nothing here
+//! and the receipt are the core's, as in the other front ends; two sessions
+//! never change one folder at once (writing turns take turns); nothing here
 //! tests a tool's name.
 
 mod map;

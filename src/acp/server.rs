@@ -1,7 +1,9 @@
 //! The ACP agent's connection: read the client's lines from stdin, answer
 //! `initialize`, start sessions (`session/new`, `session/load`), run
-//! prompts, take cancels and revocations, and route the client's answers to
-//! the permission requests waiting for them.
+//! prompts, take cancels and revocations, close sessions, and route the
+//! client's answers to the permission requests waiting for them. One process
+//! serves any number of sessions, on one folder or on several; those on one
+//! folder share its lock and take turns at changing it.
 //!
 //! What must stay true: nothing but JSON-RPC reaches stdout (logs go to
 //! stderr); a line that is not a message gets an error answer (-32700,
@@ -12,16 +14,19 @@ use super::map;
 use super::rpc::{self, Incoming, METHOD_NOT_FOUND, Outbox, RpcError};
 use super::session::Live;
 use super::start::{Start, session_config};
+use super::turn::WritingSlot;
 use crate::config::LogSetting;
 use agent_client_protocol_schema::ProtocolVersion;
 use agent_client_protocol_schema::v1::{
-    AgentCapabilities, Implementation, InitializeResponse, LoadSessionRequest, LoadSessionResponse,
-    NewSessionRequest, NewSessionResponse, PromptCapabilities, PromptRequest, PromptResponse,
-    SessionNotification,
+    AgentCapabilities, CloseSessionRequest, CloseSessionResponse, Implementation,
+    InitializeResponse, LoadSessionRequest, LoadSessionResponse, NewSessionRequest,
+    NewSessionResponse, PromptCapabilities, PromptRequest, PromptResponse, SessionCapabilities,
+    SessionCloseCapabilities, SessionNotification,
 };
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 use std::collections::HashMap;
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use tokio::io::AsyncBufReadExt;
@@ -38,6 +43,7 @@ pub async fn run(start: Start) -> i32 {
         start,
         out: out.clone(),
         sessions: Mutex::new(HashMap::new()),
+        slots: Mutex::new(HashMap::new()),
         next: AtomicU64::new(1),
         hunks: AtomicBool::new(false),
     });
@@ -83,6 +89,8 @@ struct Server {
     start: Start,
     out: Arc<Outbox>,
     sessions: Mutex<HashMap<String, Arc<Live>>>,
+    /// Each workspace's writing turn, shared by its sessions.
+    slots: Mutex<HashMap<PathBuf, std::sync::Weak<tokio::sync::Mutex<()>>>>,
     next: AtomicU64,
     /// The client can choose hunks (`clientCapabilities._meta.stepwise.hunks`).
     hunks: AtomicBool,
@@ -132,6 +140,7 @@ impl Server {
             "session/new" => self.new_session(self::params(params)?).await,
             "session/load" => self.load_session(self::params(params)?).await,
             "session/prompt" => self.prompt(self::params(params)?).await,
+            "session/close" => self.close_session(self::params(params)?).await,
             REVOKE => self.revoke(params),
             other => Err(RpcError::new(
                 METHOD_NOT_FOUND,
@@ -153,8 +162,10 @@ impl Server {
     fn initialize(&self) -> InitializeResponse {
         let resumable = self.start.options.log() != LogSetting::Off;
         let meta = json!({"stepwise": {"revoke": REVOKE, "hunks": true}});
+        let sessions = SessionCapabilities::new().close(SessionCloseCapabilities::new());
         let capabilities = AgentCapabilities::new()
             .load_session(resumable)
+            .session_capabilities(sessions)
             .prompt_capabilities(PromptCapabilities::new().embedded_context(true))
             .meta(meta.as_object().cloned());
         InitializeResponse::new(ProtocolVersion::V1)
@@ -201,6 +212,7 @@ impl Server {
         unique: bool,
     ) -> Result<String, RpcError> {
         let hunks = self.hunks.load(Ordering::Relaxed);
+        let slot = self.slot(prepared.session.workspace().root());
         let mut sessions = self.sessions.lock().unwrap_or_else(|e| e.into_inner());
         let mut chosen = id.to_string();
         let mut n = 1;
@@ -213,9 +225,40 @@ impl Server {
             n += 1;
             chosen = format!("{id}+{n}");
         }
-        let live = Arc::new(Live::start(prepared, &chosen, self.out.clone(), hunks));
+        let live = Arc::new(Live::start(
+            prepared,
+            &chosen,
+            self.out.clone(),
+            hunks,
+            slot,
+        ));
         sessions.insert(chosen.clone(), live);
         Ok(chosen)
+    }
+
+    /// The writing turn of the workspace at `root`.
+    fn slot(&self, root: &std::path::Path) -> WritingSlot {
+        let mut slots = self.slots.lock().unwrap_or_else(|e| e.into_inner());
+        slots.retain(|_, slot| slot.strong_count() > 0);
+        if let Some(slot) = slots.get(root).and_then(std::sync::Weak::upgrade) {
+            return slot;
+        }
+        let slot = WritingSlot::default();
+        slots.insert(root.to_path_buf(), Arc::downgrade(&slot));
+        slot
+    }
+
+    /// `session/close`: the session ends (its turn is cancelled) and lets
+    /// go of its workspace before the answer.
+    async fn close_session(&self, request: CloseSessionRequest) -> Result<Value, RpcError> {
+        let id = request.session_id.0.to_string();
+        let live = {
+            let mut sessions = self.sessions.lock().unwrap_or_else(|e| e.into_inner());
+            sessions.remove(&id)
+        };
+        let live = live.ok_or_else(|| RpcError::invalid_params(format!("no session {id:?}")))?;
+        live.close().await;
+        to_json(CloseSessionResponse::new())
     }
 
     async fn new_session(&self, request: NewSessionRequest) -> Result<Value, RpcError> {

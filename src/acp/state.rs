@@ -27,6 +27,9 @@ pub(super) struct Turn {
     pub receipt: Option<Receipt>,
     /// Tools the client rejected for the rest of the turn (`reject_always`).
     pub rejected: Vec<ToolId>,
+    /// The workspace's writing turn, once this turn asked to change
+    /// something; let go when the turn ends.
+    pub writing: Option<tokio::sync::OwnedMutexGuard<()>>,
 }
 
 /// What the pump and the request handlers share.

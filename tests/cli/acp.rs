@@ -10,6 +10,7 @@
 mod client;
 mod diffs;
 mod folders;
+mod threads;
 
 use crate::support::*;
 use client::*;
