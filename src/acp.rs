@@ -10,7 +10,8 @@
 //!   `session/prompt`, `session/cancel`, `session/close`,
 //!   `_stepwise/revoke`), any number of sessions per process and per folder;
 //! - `start.rs`: a session's configuration for the client's `cwd` (trust,
-//!   the client's MCP servers);
+//!   the client's MCP servers); `trust.rs`: the trust question, on the
+//!   session, at its first prompt;
 //! - `session.rs`: one live session; `turn.rs`: its event pump; `state.rs`:
 //!   what the two share (the running turn);
 //! - `map.rs`: the ACP shape of each event; `permission.rs`: the options of
@@ -29,6 +30,7 @@ mod server;
 mod session;
 mod start;
 mod state;
+mod trust;
 mod turn;
 
 pub use server::{REVOKE, run};

@@ -258,6 +258,13 @@ pub fn message(text: &str) -> SessionUpdate {
     )))
 }
 
+/// The user's task, as a replay shows it.
+pub fn user_message(text: &str) -> SessionUpdate {
+    SessionUpdate::UserMessageChunk(ContentChunk::new(ContentBlock::from(
+        sanitize(text).into_owned(),
+    )))
+}
+
 /// A note about the turn (a retry, a refused answer): the agent's thought.
 pub fn note(text: &str) -> SessionUpdate {
     SessionUpdate::AgentThoughtChunk(ContentChunk::new(ContentBlock::from(
@@ -299,9 +306,7 @@ pub fn replay(entries: &[RestoredEntry], id: impl Fn(usize) -> String) -> Vec<Se
     let mut out = Vec::new();
     for (i, entry) in entries.iter().enumerate() {
         match entry {
-            RestoredEntry::User { text } => out.push(SessionUpdate::UserMessageChunk(
-                ContentChunk::new(ContentBlock::from(sanitize(text).into_owned())),
-            )),
+            RestoredEntry::User { text } => out.push(user_message(text)),
             RestoredEntry::Assistant { text } => out.push(message(text)),
             RestoredEntry::Tool {
                 name,

@@ -220,15 +220,23 @@ pub fn trust_options() -> Vec<PermissionOption> {
     ]
 }
 
-/// The trust question's tool call: the folder and every value it would apply.
+/// The trust question's tool call: the folder, each file and value it
+/// would apply in the title (shortened), all of them in the content.
 pub fn trust_call(id: &str, pending: &Pending) -> ToolCallUpdate {
-    let title = format!(
-        "Trust {}? Its project settings decide where requests go or what runs",
-        crate::present::one_line(&pending.folder.display().to_string())
+    const MAX: usize = 300;
+    let values: Vec<String> = (pending.assignments.iter())
+        .map(|a| format!("{} sets {}", a.file.display(), a.text))
+        .collect();
+    let mut title = format!("Trust {}? {}", pending.folder.display(), values.join("; "));
+    if title.chars().count() > MAX {
+        title = title.chars().take(MAX - 1).collect::<String>() + "…";
+    }
+    let lines = format!(
+        "Its project settings decide where requests go or what runs:\n{}",
+        pending.lines().join("\n")
     );
-    let lines = pending.lines().join("\n");
     let fields = ToolCallUpdateFields::new()
-        .title(title)
+        .title(crate::present::one_line(&title).into_owned())
         .kind(ToolKind::Other)
         .content(vec![ToolCallContent::from(
             agent_client_protocol_schema::v1::ContentBlock::from(lines),

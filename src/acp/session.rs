@@ -7,10 +7,12 @@
 //! agent has ended (the pump holds it); a closed session takes no command.
 
 use super::rpc::{Outbox, RpcError};
+use super::start::Trust;
 use super::state::{Ended, SharedState, Turn, lock};
 use super::turn::{Pump, WritingSlot};
 use crate::agent::{AgentCommand, ToolId};
 use crate::setup::Prepared;
+use agent_client_protocol_schema::v1::SessionUpdate;
 use std::sync::{Arc, Mutex};
 use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
@@ -25,6 +27,11 @@ pub(super) struct Live {
     shared: SharedState,
     /// Ends when the agent has ended (and the workspace is let go).
     pump: Mutex<Option<JoinHandle<()>>>,
+    /// Where the session stands with its folder's trust (settled at the
+    /// first prompt).
+    pub trust: tokio::sync::Mutex<Trust>,
+    /// Its transcript's name (`None`: not logged).
+    pub name: Option<String>,
 }
 
 impl Live {
@@ -41,12 +48,14 @@ impl Live {
         let (events, inbox) = mpsc::unbounded_channel();
         // What the transcript says decided each approval.
         let inbox = prepared.events_for_front_end(inbox, "acp client");
+        let prepared_name = prepared.resume_name.as_ref().map(|n| n.name().to_string());
         let Prepared {
             session,
             lock: workspace_lock,
             ..
         } = prepared;
         let root = session.workspace().root().to_path_buf();
+        let name = prepared_name;
         let handle = crate::agent::spawn_agent(session, events);
         let shared = SharedState::default();
         let pump = Pump::new(out, id.to_string(), shared.clone(), root, hunks)
@@ -56,6 +65,30 @@ impl Live {
             commands: Mutex::new(Some(handle.commands)),
             shared,
             pump: Mutex::new(Some(pump)),
+            trust: tokio::sync::Mutex::new(Trust::Settled),
+            name,
+        }
+    }
+
+    /// The session with its folder's trust still to settle.
+    pub fn trusting(self, trust: Trust) -> Live {
+        Live {
+            trust: tokio::sync::Mutex::new(trust),
+            ..self
+        }
+    }
+
+    /// Everything the session said so far.
+    pub fn said(&self) -> Vec<SessionUpdate> {
+        lock(&self.shared).said.clone()
+    }
+
+    /// Keep updates said for the session before it started (its replay).
+    pub fn remember(&self, updates: Vec<SessionUpdate>) {
+        let mut shared = lock(&self.shared);
+        let later = std::mem::take(&mut shared.said);
+        for update in updates.into_iter().chain(later) {
+            shared.keep_said(update);
         }
     }
 
@@ -95,6 +128,7 @@ impl Live {
                 ));
             }
             shared.turns += 1;
+            shared.keep_said(super::map::user_message(&task));
             shared.turn = Some(Turn {
                 number: shared.turns,
                 cancel: cancel.clone(),

@@ -1,12 +1,14 @@
 //! What a session's event pump and its request handlers share: the
 //! running turn (its cancel token, where its end is reported, its receipt,
-//! the tools rejected for it) and the tools approved for the rest of the task.
+//! the tools rejected for it), the tools approved for the rest of the task,
+//! and what the session said so far.
 //!
 //! What must stay true: a turn's end is reported once, by the pump, after
 //! every update of the turn was sent; the lock is never held across an
 //! `await`.
 
 use crate::agent::{FinishReason, Receipt, ToolId};
+use agent_client_protocol_schema::v1::{ContentBlock, SessionUpdate};
 use std::sync::{Arc, Mutex, MutexGuard};
 use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
@@ -39,6 +41,26 @@ pub(super) struct Shared {
     pub turns: u32,
     /// The tools approved for the rest of the task (from `ScopesChanged`).
     pub approved: Vec<ToolId>,
+    /// Every update the session sent (its replay, then its turns), said
+    /// again to a client that loads the session while it is open.
+    pub said: Vec<SessionUpdate>,
+}
+
+impl Shared {
+    /// Keep an update that was sent (pieces of one message joined).
+    pub fn keep_said(&mut self, update: SessionUpdate) {
+        if let (
+            Some(SessionUpdate::AgentMessageChunk(last)),
+            SessionUpdate::AgentMessageChunk(next),
+        ) = (self.said.last_mut(), &update)
+            && let (ContentBlock::Text(last), ContentBlock::Text(next)) =
+                (&mut last.content, &next.content)
+        {
+            last.text.push_str(&next.text);
+            return;
+        }
+        self.said.push(update);
+    }
 }
 
 pub(super) type SharedState = Arc<Mutex<Shared>>;
