@@ -15,7 +15,7 @@
 
 use crate::agent::{ApprovalAction, CallKind, CallStatus, FinishReason, Receipt, RestoredEntry};
 use crate::diff::FileDiff;
-use crate::present::{one_line, receipt_lines, restored_tool_line, sanitize};
+use crate::present::{one_line, receipt_lines, sanitize};
 use agent_client_protocol_schema::v1::{
     ContentBlock, ContentChunk, Diff, EmbeddedResourceResource, SessionUpdate, StopReason,
     ToolCall, ToolCallContent, ToolCallLocation, ToolCallStatus, ToolCallUpdate,
@@ -300,10 +300,21 @@ pub fn prompt_text(blocks: &[ContentBlock]) -> Result<String, String> {
     Ok(task)
 }
 
-/// A restored conversation as updates: the user's tasks, the model's text,
-/// and each tool call with how it ended (`id` numbers them).
-pub fn replay(entries: &[RestoredEntry], id: impl Fn(usize) -> String) -> Vec<SessionUpdate> {
+/// One change of a restored session's change log: path, before, after.
+pub type Recorded = (String, Option<String>, Option<String>);
+
+/// A restored conversation as updates, as it went live: the user's tasks,
+/// the model's text, and each tool call with the title, kind, locations and
+/// status it had, an edit with the `diff` its change log recorded (`changes`,
+/// in order), a decline with its reason (`id` numbers the calls).
+pub fn replay(
+    entries: &[RestoredEntry],
+    changes: &[Recorded],
+    root: &Path,
+    id: impl Fn(usize) -> String,
+) -> Vec<SessionUpdate> {
     let mut out = Vec::new();
+    let mut next_change = 0;
     for (i, entry) in entries.iter().enumerate() {
         match entry {
             RestoredEntry::User { text } => out.push(user_message(text)),
@@ -312,19 +323,41 @@ pub fn replay(entries: &[RestoredEntry], id: impl Fn(usize) -> String) -> Vec<Se
                 name,
                 arguments,
                 call_kind,
+                target,
                 status,
                 detail,
+                summary,
                 ..
             } => {
                 let raw = serde_json::from_str(arguments)
                     .unwrap_or_else(|_| serde_json::Value::String(arguments.clone()));
-                let mut call = ToolCall::new(id(i), restored_tool_line(name, arguments))
+                let mut content = Vec::new();
+                if *call_kind == CallKind::Edit && *status == Some(CallStatus::Ok) {
+                    let found = (changes.iter().enumerate().skip(next_change))
+                        .find(|(_, (path, _, _))| path == target.trim());
+                    if let Some((n, (path, before, after))) = found {
+                        next_change = n + 1;
+                        let new = after.clone().unwrap_or_default();
+                        let diff = Diff::new(root.join(path), new).old_text(before.clone());
+                        content.push(ToolCallContent::from(diff));
+                    }
+                }
+                let said = match status {
+                    Some(CallStatus::Failed | CallStatus::Declined) if !detail.is_empty() => {
+                        sanitize(detail).into_owned()
+                    }
+                    Some(CallStatus::Declined) => "declined".to_string(),
+                    _ => one_line(summary).into_owned(),
+                };
+                if !said.is_empty() {
+                    content.push(text(said));
+                }
+                let call = ToolCall::new(id(i), call_title(name, target))
                     .kind(kind_of_call(*call_kind))
                     .status(status.map_or(ToolCallStatus::Completed, status_of))
+                    .locations(call_locations(*call_kind, target, root))
+                    .content(content)
                     .raw_input(raw);
-                if !detail.is_empty() {
-                    call = call.content(vec![text(sanitize(detail).into_owned())]);
-                }
                 out.push(SessionUpdate::ToolCall(call));
             }
             RestoredEntry::Gate { text } | RestoredEntry::Notice { text } => out.push(note(text)),
@@ -484,7 +517,7 @@ mod tests {
             },
             RestoredEntry::Assistant { text: "a".into() },
         ];
-        let updates: Vec<Value> = replay(&entries, |i| format!("r{i}"))
+        let updates: Vec<Value> = replay(&entries, &[], Path::new("/ws"), |i| format!("r{i}"))
             .into_iter()
             .map(as_json)
             .collect();

@@ -283,10 +283,13 @@ impl Server {
         let name = id.split('+').next().unwrap_or_default().to_string();
         let (_, prepared, trust) = self.open(&request.cwd, &request.mcp_servers, Some(&name))?;
         let mut replayed = Vec::new();
+        let changes = prepared.session.recorded_changes();
+        let root = prepared.session.workspace().root().to_path_buf();
         for event in prepared.session.restored_events() {
             match event {
                 crate::agent::AgentEvent::SessionRestored { entries, .. } => {
-                    replayed.extend(map::replay(&entries, |i| format!("0:restored-{i}")));
+                    let id = |i| format!("0:restored-{i}");
+                    replayed.extend(map::replay(&entries, &changes, &root, id));
                 }
                 crate::agent::AgentEvent::TaskCutOff { files } => {
                     replayed.push(map::message(&crate::present::cut_off_line(&files)));

@@ -11,6 +11,7 @@ mod client;
 mod diffs;
 mod folders;
 mod load;
+mod replay;
 mod threads;
 mod trust;
 
