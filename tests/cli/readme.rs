@@ -6,7 +6,15 @@ use std::collections::BTreeSet;
 use std::path::Path;
 
 /// The folders of the repo whose paths the README names.
-const ROOTS: &[&str] = &["src/", "tests/", "benches/", "fuzz/", ".ci/", "workspace/"];
+const ROOTS: &[&str] = &[
+    "src/",
+    "tests/",
+    "benches/",
+    "fuzz/",
+    ".ci/",
+    "workspace/",
+    "docs/",
+];
 
 /// Every repo path the README names: backticked spans and link targets that
 /// start with one of `ROOTS`, globs left out.
