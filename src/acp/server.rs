@@ -322,13 +322,17 @@ impl Server {
                 let prepared = crate::setup::prepare(&config).map_err(RpcError::invalid_params)?;
                 let rebuilt = self.start_live(prepared, id, Trust::Settled);
                 rebuilt.remember(live.said());
+                // Unless the session was closed while it was asked.
                 let replaced = {
                     let mut sessions = self.sessions.lock().unwrap_or_else(|e| e.into_inner());
-                    sessions.insert(id.to_string(), rebuilt.clone())
+                    let open = sessions.get(id).is_some_and(|l| Arc::ptr_eq(l, &live));
+                    open.then(|| sessions.insert(id.to_string(), rebuilt.clone()))
                 };
                 drop(trust);
-                if let Some(old) = replaced {
-                    old.close().await;
+                live.close().await;
+                if replaced.is_none() {
+                    rebuilt.close().await;
+                    return Err(RpcError::invalid_params(format!("session {id:?} was closed")));
                 }
                 return Ok(rebuilt);
             }

@@ -129,3 +129,77 @@ async fn acp_session_close_lets_the_folder_go_and_another_process_is_named_by_it
     other.close().await;
     first.close().await;
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn acp_a_thread_never_overwrites_what_another_thread_wrote_since_it_read_the_file() {
+    let ws = copy_workspace();
+    let before = std::fs::read_to_string(ws.path().join("calculator.py")).unwrap();
+    let model = MockModel::start(vec![
+        read_calculator(),
+        add_divide(),
+        // The second thread reads the file before the first one writes it.
+        read_calculator(),
+        tool_call(
+            "write_file",
+            json!({"path": "calculator.py", "content": before.replace("A tiny", "A small")}),
+        ),
+        tool_call("run_tests", json!({"command": "unittest"})),
+        text("Added divide."),
+        text("The file changed meanwhile; I will read it again."),
+    ])
+    .await;
+    let home = tempfile::tempdir().unwrap();
+    let mut client = spawn_on(&model, home.path());
+    client.initialize().await;
+    let first = client.new_session(ws.path()).await;
+    let second = client.new_session(ws.path()).await;
+    let first_prompt = client.prompt(&first, "add divide").await;
+    let held = loop {
+        let message = client.next().await;
+        if message["method"] == "session/request_permission" {
+            break message;
+        }
+    };
+    let second_prompt = client.prompt(&second, "a small calculator").await;
+    loop {
+        let message = client.next().await;
+        if message["method"] == "session/update" {
+            client.updates.push(message["params"].clone());
+            let update = &message["params"]["update"];
+            if update["sessionUpdate"] == "agent_thought_chunk"
+                && message["params"]["sessionId"] == json!(second)
+            {
+                break;
+            }
+        }
+    }
+    let allow = json!({"outcome": {"outcome": "selected", "optionId": "allow_once"}});
+    client.answer(&held["id"], allow.clone()).await;
+    let mut ended = 0;
+    while ended < 2 {
+        let message = client.next().await;
+        if message["method"] == "session/request_permission" {
+            client.answer(&message["id"], allow.clone()).await;
+        } else if message["method"] == "session/update" {
+            client.updates.push(message["params"].clone());
+        } else if message["id"] == json!(first_prompt) || message["id"] == json!(second_prompt) {
+            assert_eq!(message["result"]["stopReason"], "end_turn", "{message}");
+            ended += 1;
+        }
+    }
+    let written = std::fs::read_to_string(ws.path().join("calculator.py")).unwrap();
+    assert!(
+        written.contains("def divide(a, b):"),
+        "the first thread's write stays: {written}"
+    );
+    assert!(!written.contains("A small"), "{written}");
+    let refused = client
+        .updates
+        .iter()
+        .filter(|u| u["sessionId"] == json!(second))
+        .map(|u| &u["update"])
+        .find(|u| u["sessionUpdate"] == "tool_call_update" && u["status"] == "failed")
+        .expect("the second thread's write is refused");
+    assert!(refused["rawOutput"]["error"].is_string(), "{refused}");
+    client.close().await;
+}
