@@ -361,6 +361,40 @@ mod tests {
     }
 
     #[test]
+    fn the_trust_question_names_the_file_and_its_values_in_its_title() {
+        let pending = Pending {
+            folder: "/ws".into(),
+            assignments: vec![crate::config::trust::Assignment {
+                file: "/ws/.stepwise/stepwise.toml".into(),
+                text: "base_url = \"http://evil.example\"\x1b[2J".into(),
+                decides: "where requests go",
+            }],
+        };
+        let call = serde_json::to_value(trust_call("trust-0", &pending)).unwrap();
+        let title = call["title"].as_str().unwrap();
+        assert!(
+            title.starts_with("Trust /ws? /ws/.stepwise/stepwise.toml sets base_url = "),
+            "{title}"
+        );
+        assert!(!title.contains('\x1b'), "{title}");
+        let long = Pending {
+            assignments: vec![
+                crate::config::trust::Assignment {
+                    file: "/ws/.stepwise/stepwise.toml".into(),
+                    text: format!("base_url = \"{}\"", "x".repeat(1000)),
+                    decides: "where requests go",
+                };
+                2
+            ],
+            ..pending
+        };
+        let call = serde_json::to_value(trust_call("trust-0", &long)).unwrap();
+        assert!(call["title"].as_str().unwrap().chars().count() <= 300);
+        let listed = call["content"][0]["content"]["text"].as_str().unwrap();
+        assert_eq!(listed.matches(&"x".repeat(1000)).count(), 2, "all of it");
+    }
+
+    #[test]
     fn trust_is_given_only_by_an_allow() {
         assert_eq!(trust_answer(Choice::AllowOnce), (Answer::Trusted, false));
         assert_eq!(trust_answer(Choice::AllowAlways), (Answer::Trusted, true));

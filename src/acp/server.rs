@@ -332,7 +332,9 @@ impl Server {
                 live.close().await;
                 if replaced.is_none() {
                     rebuilt.close().await;
-                    return Err(RpcError::invalid_params(format!("session {id:?} was closed")));
+                    return Err(RpcError::invalid_params(format!(
+                        "session {id:?} was closed"
+                    )));
                 }
                 return Ok(rebuilt);
             }

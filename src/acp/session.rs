@@ -80,15 +80,15 @@ impl Live {
 
     /// Everything the session said so far.
     pub fn said(&self) -> Vec<SessionUpdate> {
-        lock(&self.shared).said.clone()
+        lock(&self.shared).said.all()
     }
 
     /// Keep updates said for the session before it started (its replay).
     pub fn remember(&self, updates: Vec<SessionUpdate>) {
         let mut shared = lock(&self.shared);
-        let later = std::mem::take(&mut shared.said);
+        let later = shared.said.take();
         for update in updates.into_iter().chain(later) {
-            shared.keep_said(update);
+            shared.said.keep(update);
         }
     }
 
@@ -128,7 +128,7 @@ impl Live {
                 ));
             }
             shared.turns += 1;
-            shared.keep_said(super::map::user_message(&task));
+            shared.said.keep(super::map::user_message(&task));
             shared.turn = Some(Turn {
                 number: shared.turns,
                 cancel: cancel.clone(),

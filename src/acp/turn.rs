@@ -120,7 +120,7 @@ impl Pump {
     }
 
     fn update(&self, update: SessionUpdate) {
-        lock(&self.shared).keep_said(update.clone());
+        lock(&self.shared).said.keep(update.clone());
         let note = SessionNotification::new(self.session.clone(), update);
         self.out.notify("session/update", note);
     }
