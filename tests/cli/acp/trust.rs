@@ -142,3 +142,30 @@ async fn acp_a_project_file_changed_while_trust_is_asked_is_not_applied() {
     assert!(said(&client).contains("changed"), "{}", said(&client));
     client.close().await;
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn acp_started_in_a_folder_it_will_ask_about_does_not_call_it_untrusted() {
+    let good = MockModel::start(vec![]).await;
+    let project = MockModel::start(vec![text("trusted now")]).await;
+    let (ws, home) = project_pointing_at(&good, &project);
+    // An editor starts the agent in the project folder.
+    let stderr = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
+    let mut client = Client::spawn_in(
+        home.path(),
+        ws.path(),
+        &["--model", "mock-model"],
+        Some(stderr.clone()),
+    );
+    client.initialize().await;
+    let session = client.new_session(ws.path()).await;
+    let id = client.prompt(&session, "hi").await;
+    let done = client.until(id, |_| select("allow_once")).await;
+    assert_eq!(done["result"]["stopReason"], "end_turn", "{done}");
+    assert_eq!(project.raw_requests().await.len(), 1, "trusted");
+    client.close().await;
+    let said = stderr.lock().unwrap().clone();
+    assert!(
+        !said.contains("not applying"),
+        "the folder was trusted, stderr says otherwise: {said}"
+    );
+}
