@@ -199,7 +199,7 @@ pub fn status_of(status: CallStatus) -> ToolCallStatus {
 }
 
 /// How a call ended: its status, the `diff` content it kept (`kept`, with
-/// what was written), then its outcome as text (a failure's whole error,
+/// what was written; none for a call that did not run), then its outcome as text (a failure's whole error,
 /// else the one-line summary), and its result.
 pub fn finished(
     id: &str,

@@ -182,7 +182,12 @@ impl Pump {
                 ..
             } => {
                 let id = self.call_id(&call_id);
+                // What was written stays shown; a call that did not run shows why.
                 let kept = self.diffs.remove(&id).unwrap_or_default();
+                let kept = match status {
+                    crate::agent::CallStatus::Ok => kept,
+                    _ => Vec::new(),
+                };
                 let update = map::finished(&id, status, &summary, result, kept);
                 self.update(SessionUpdate::ToolCallUpdate(update));
             }

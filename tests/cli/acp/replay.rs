@@ -36,6 +36,17 @@ async fn acp_a_replayed_write_carries_its_kind_locations_and_diff() {
     assert_eq!(done["result"]["stopReason"], "end_turn", "{done}");
     let after = std::fs::read_to_string(&path).unwrap();
     let live: Vec<Value> = client.updates_of("tool_call");
+    let live_declined = client
+        .updates_of("tool_call_update")
+        .into_iter()
+        .find(|u| u["toolCallId"] == live[2]["toolCallId"] && u["status"] == "failed")
+        .expect("the declined write ended");
+    let no_diff = |u: &Value| {
+        u["content"]
+            .as_array()
+            .is_none_or(|c| c.iter().all(|i| i["type"] != "diff"))
+    };
+    assert!(no_diff(&live_declined), "{live_declined}");
     client.close().await;
 
     let mut client = spawn_on(&model, home.path());
