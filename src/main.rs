@@ -223,8 +223,10 @@ fn trusted_folders(pending: &[Pending], cli: &Cli) -> Result<Vec<PathBuf>, Strin
                 return Err(trust::refusal(p));
             }
             // Stdin is the protocol's: each session asks about its own
-            // folder through the client; `.env` applies only when trusted.
-            None if matches!(cli.command, Some(Command::Acp)) => Answer::Declined,
+            // folder through the client (so nothing is said here, where it
+            // would claim a folder the user may yet trust is not trusted);
+            // `.env` applies only when trusted.
+            None if matches!(cli.command, Some(Command::Acp)) => continue,
             None if !std::io::stdin().is_terminal() => Answer::Declined,
             None => {
                 let stdin = std::io::stdin();

@@ -75,6 +75,12 @@ impl Session {
         self.changes.changed_paths()
     }
 
+    /// Each change in the change log, in order (path, content before and
+    /// after): what a replay shows with the calls that made them.
+    pub fn recorded_changes(&self) -> Vec<(String, Option<String>, Option<String>)> {
+        self.changes.each()
+    }
+
     /// `/diff`: send the session diff and the git status.
     pub async fn show_diff(&self, events: &EventSender) {
         let files = self.session_diffs();
