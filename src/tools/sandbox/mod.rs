@@ -30,6 +30,8 @@ pub mod layers;
 pub mod limits;
 mod paths;
 pub mod plants;
+#[cfg(unix)]
+pub mod run_search;
 mod state;
 
 #[cfg(target_os = "linux")]

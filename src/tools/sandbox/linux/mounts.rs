@@ -18,9 +18,13 @@
 //! or a folder of installed packages (which the search skips) stays
 //! readable, and so does a file only the workspace's `deny_paths` names;
 //! `.git` is read-only but a test can still read it.
-//! Every nested `.git` (a submodule, a repository in a subfolder) is made
-//! read-only too, found by a walk that skips build outputs and installed
-//! packages (see `plants`); a `.git` a run creates
+//! With a workspace layer (the overlay over the whole workspace, see
+//! `layers`), whatever a run writes lands in that layer, and git metadata
+//! and package writes never leave it: only the covers need a search of the
+//! workspace (`run_search`, which reuses unchanged folders' listings).
+//! Without one, every nested `.git` (a submodule, a repository in a
+//! subfolder) is made read-only too, found by a walk that skips build
+//! outputs and installed packages (see `plants`); a `.git` a run creates
 //! cannot be refused by a mount, so the run's result reports it first
 //! (see `snapshot`).
 //!
@@ -289,13 +293,22 @@ impl Mounts {
             Some(plan) => Some(WorkspaceLayer::new(root, plan).ok_or_else(|| bad(root))?),
             None => None,
         };
-        let mut found = crate::tools::sandbox::plants::find(root, true);
-        if layer.is_some() {
+        let found = match layer {
             // Writes through a hard link are copied up into the layer, and
-            // writes into package folders land there and are dropped.
-            found.linked.clear();
-            found.packages.clear();
-        }
+            // what a run writes into a package folder or a `.git` lands
+            // there and is dropped: only the covers need a search, and
+            // that one reuses what it listed before (see `run_search`).
+            Some(_) => {
+                let f = crate::tools::sandbox::run_search::find(root);
+                crate::tools::sandbox::plants::Plants {
+                    pycache: f.pycache,
+                    secrets: f.secrets,
+                    complete: f.complete,
+                    ..Default::default()
+                }
+            }
+            None => crate::tools::sandbox::plants::find(root, true),
+        };
         if let Some(why) = crate::tools::sandbox::plants::refusal(&found.linked, root) {
             return Err(why);
         }
