@@ -321,3 +321,53 @@ async fn coloured_test_output_reaches_the_model_and_the_summary_without_any_esca
     let content = tool["content"].as_str().unwrap();
     assert!(content.contains("\u{2022}\\n3 passed in 0.1s"), "{content}");
 }
+
+/// The door's decisions, each its own: what a run wrote is kept only as
+/// decided. Here the user declines the data the run wrote and keeps the
+/// code it wrote by an explicit choice: the workspace gets exactly that.
+#[tokio::test(flavor = "multi_thread")]
+async fn what_a_run_wrote_is_kept_only_as_each_offer_is_decided() {
+    let state = stepwise::tools::sandbox::state(&Default::default());
+    if !state.layer {
+        eprintln!("skipped: this kernel lacks {}", state.missing().join(", "));
+        return;
+    }
+    let ws = copy_workspace();
+    write(
+        ws.path(),
+        "test_writes.py",
+        "import unittest\n\nclass T(unittest.TestCase):\n    def test_write(self):\n        open('report.txt', 'w').write('r')\n        open('gen.py', 'w').write('G = 1\\n')\n",
+    );
+    let model = MockModel::start(vec![
+        tool_call("run_tests", json!({"command": "unittest"})),
+        text("done"),
+    ])
+    .await;
+    let mut s = session_on(&model, ws.path(), settings(&[]));
+    let decide = |r: &stepwise::agent::ApprovalRequest| match &r.action {
+        stepwise::agent::ApprovalAction::KeepRunOutput { code: false, .. } => Decision::Decline {
+            reason: Some("not this report".into()),
+        },
+        _ => Decision::Approve,
+    };
+    let (_, events) = drive(&mut s, Some("t"), CancellationToken::new(), decide).await;
+    assert!(!ws.path().join("report.txt").exists());
+    assert_eq!(
+        std::fs::read_to_string(ws.path().join("gen.py")).unwrap(),
+        "G = 1\n"
+    );
+    let run = of(&events, "tool_finished")
+        .into_iter()
+        .find(|e| e["tool"] == "run_tests")
+        .unwrap()
+        .clone();
+    let notes = run["result"]["sandbox_notes"].to_string();
+    assert!(
+        notes.contains("report.txt (declined: The user's reason: not this report)"),
+        "{notes}"
+    );
+    assert_eq!(
+        run["result"]["files_changed_by_run"],
+        json!([{"path": "gen.py", "change": "created"}])
+    );
+}
