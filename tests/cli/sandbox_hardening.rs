@@ -8,7 +8,9 @@
 //! `sandbox_plants`). Each test lets the mock model ask for an approved
 //! `run_tests` of a test file that tries it.
 
-use crate::sandbox::{Setup, exec_command, kernel_lacks, output_of, run, run_with_env, setup};
+use crate::sandbox::{
+    Setup, exec_command, kernel_lacks, output_of, run, run_in, run_with_env, setup,
+};
 use crate::support::*;
 use serde_json::{Value, json};
 use std::io::Read;
@@ -730,4 +732,45 @@ async fn root_cannot_read_the_password_hashes() {
     let (_, result) = run_with_env(&s, "unittest", &[]).await;
     let output = output_of(&result);
     assert!(output.contains("REFUSED 13"), "{output}");
+}
+
+/// A real suite (mime's) does `mkdir /tmp/mime_test` and failed in the
+/// sandbox with "Read-only file system". A run whose workspace is outside
+/// `/tmp` gets a private `/tmp` and `/var/tmp` (a tmpfs inside the disk
+/// budget, its `TMPDIR`); nothing it writes there is left on the machine.
+#[tokio::test]
+async fn a_suite_that_writes_tmp_directly_gets_a_private_one() {
+    if kernel_lacks(true, false) || lacks(|s| s.layer) {
+        return;
+    }
+    let marker = format!("stepwise-private-tmp-{}", std::process::id());
+    let body = format!(
+        "for d in ['/tmp', '/var/tmp']:\n\
+         \x20   os.makedirs(os.path.join(d, '{marker}'), exist_ok=True)\n\
+         \x20   open(os.path.join(d, '{marker}', 'x'), 'w').write('x')\n\
+         \x20   print('WROTE', d, open(os.path.join(d, '{marker}', 'x')).read())\n\
+         print('TMPDIR', os.environ['TMPDIR'])\n"
+    );
+    let s = setup(&body, "");
+    // A workspace outside `/tmp` (a tmpfs over `/tmp` would hide one inside).
+    let ws = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    std::fs::copy(
+        s.ws.path().join("test_escape.py"),
+        ws.path().join("test_escape.py"),
+    )
+    .unwrap();
+    let (_, result) = run_in(&s, ws.path(), "unittest", &[]).await;
+    let output = output_of(&result);
+    assert_eq!(result["success"], true, "{result}");
+    assert!(
+        output.contains("WROTE /tmp x") && output.contains("WROTE /var/tmp x"),
+        "{output}"
+    );
+    assert!(output.contains("TMPDIR /tmp"), "{output}");
+    for d in ["/tmp", "/var/tmp"] {
+        assert!(
+            !Path::new(d).join(&marker).exists(),
+            "{d}/{marker} was left"
+        );
+    }
 }

@@ -206,6 +206,12 @@ pub fn prepare(command: &mut Command, root: &Path, policy: &Policy) -> Result<Co
     } else {
         platform::install(command, root, temp.path(), policy, &state, layer.as_ref())?
     };
+    if supervisor.private_tmp() {
+        // The run's `/tmp` is its own (a tmpfs inside the disk budget).
+        for var in ["TMPDIR", "TMP", "TEMP"] {
+            command.env(var, "/tmp");
+        }
+    }
     let mut limits = policy.limits;
     limits.whole_run = supervisor.whole_run();
     // Read last, so that the run's own folders are made already.
@@ -518,6 +524,7 @@ mod tests {
             workspace: true,
             processes: true,
             metadata: true,
+            layer: true,
             ..partial()
         };
         assert_eq!(full.label(), "sandboxed");

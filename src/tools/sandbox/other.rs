@@ -50,6 +50,10 @@ impl Supervisor {
         false
     }
 
+    pub fn private_tmp(&self) -> bool {
+        false
+    }
+
     pub fn over_processes(&self, _limit: u64) -> bool {
         false
     }

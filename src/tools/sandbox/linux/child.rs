@@ -227,6 +227,9 @@ impl Plan {
                 let own_pts = mounts.apply(pid_ns)?;
                 if let Some((root, access)) = &self.layer_grant {
                     self.grant(root, *access)?;
+                    for dir in mounts.private_tmp() {
+                        self.grant(dir, *access)?;
+                    }
                 }
                 if pid_ns {
                     self.grant(c"/proc", READ_ACCESS)?;

@@ -112,6 +112,36 @@ pub struct Mounts {
     pycache: Option<Vec<CString>>,
     /// The overlay over the whole workspace (see `layers`).
     layer: Option<WorkspaceLayer>,
+    /// Folders that get a private tmpfs of this size (`mount` options) for
+    /// the run: `/tmp` and `/var/tmp`, where the workspace is outside them.
+    private_tmp: Vec<(CString, CString)>,
+}
+
+/// The folders a run gets a private, size-limited tmpfs on, with the tmpfs
+/// options, where the workspace is not inside them (a tmpfs over `/tmp`
+/// would hide it); `size_mb`: the run's disk budget.
+pub fn private_tmp(root: &Path, size_mb: u64) -> Vec<(CString, CString)> {
+    let mut out = Vec::new();
+    let options = CString::new(format!("size={size_mb}m,mode=1777")).unwrap_or_default();
+    for dir in ["/tmp", "/var/tmp"] {
+        let Ok(real) = std::fs::canonicalize(dir) else {
+            continue;
+        };
+        // The run's own temporary folder may be covered: the layers and
+        // covers made from it are mounted by then, and the run's `TMPDIR`
+        // is the private folder itself.
+        let covers_own = root.starts_with(&real);
+        let twice = out
+            .iter()
+            .any(|(d, _): &(CString, CString)| d.as_bytes() == real.as_os_str().as_bytes());
+        if covers_own || twice || !real.is_dir() {
+            continue;
+        }
+        if let Some(c) = c_path(&real) {
+            out.push((c, options.clone()));
+        }
+    }
+    out
 }
 
 /// The overlay over the workspace, and the build layer's binds in it.
@@ -286,6 +316,7 @@ impl Mounts {
         layers: &Path,
         tmpfs: bool,
         layer: Option<&LayerPlan>,
+        private_tmp: Vec<(CString, CString)>,
     ) -> Result<Self, String> {
         let bad = |p: &Path| format!("cannot confine the path {}", p.display());
         let mut read_only = Vec::new();
@@ -429,6 +460,7 @@ impl Mounts {
         let ptmx = std::fs::symlink_metadata("/dev/ptmx");
         let bind_ptmx = ptmx.as_ref().is_ok_and(|m| !m.file_type().is_symlink());
         Ok(Mounts {
+            private_tmp,
             layer,
             pycache,
             bind_ptmx,
@@ -445,6 +477,11 @@ impl Mounts {
     /// Whether every `__pycache__` of the workspace is covered for the run.
     pub fn covers_pycache(&self) -> bool {
         self.pycache.is_some()
+    }
+
+    /// The private tmpfs folders, to be granted once mounted.
+    pub fn private_tmp(&self) -> impl Iterator<Item = &CStr> {
+        self.private_tmp.iter().map(|(dir, _)| dir.as_c_str())
     }
 
     /// Whether a file is covered (for the caller's capability drop).
@@ -524,6 +561,16 @@ impl Mounts {
                     c"proc".as_ptr(),
                     libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC,
                     std::ptr::null(),
+                ))?;
+            }
+            for (dir, options) in &self.private_tmp {
+                // Last: the binds above may come from files in `/tmp`.
+                check(libc::mount(
+                    c"tmpfs".as_ptr(),
+                    dir.as_ptr(),
+                    c"tmpfs".as_ptr(),
+                    libc::MS_NOSUID | libc::MS_NODEV,
+                    options.as_ptr().cast(),
                 ))?;
             }
             let pts = own_terminals(self.bind_ptmx);

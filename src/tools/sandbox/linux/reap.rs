@@ -109,6 +109,8 @@ pub struct Supervisor {
     group: Option<super::cgroup::RunGroup>,
     /// Every `__pycache__` of the workspace is covered for the run.
     covers_pycache: bool,
+    /// The run has a private `/tmp`.
+    private_tmp: bool,
     armed: bool,
 }
 
@@ -183,6 +185,15 @@ impl Supervisor {
             .as_ref()
             .map(|g| g.join_fds())
             .unwrap_or_default()
+    }
+
+    /// The run gets a private `/tmp` (then its `TMPDIR`).
+    pub fn set_private_tmp(&mut self, on: bool) {
+        self.private_tmp = on;
+    }
+
+    pub fn private_tmp(&self) -> bool {
+        self.private_tmp
     }
 
     /// Every `__pycache__` of the workspace is covered for the run.
