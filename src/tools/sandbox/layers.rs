@@ -27,6 +27,8 @@ pub struct LayerPlan {
     /// it; `None`: no build layer could be made (outputs land in the run's
     /// layer and are thrown away).
     pub build: Option<BuildLayer>,
+    /// The size of the run's private `/tmp` (its disk budget), in MiB.
+    pub tmp_mb: u64,
 }
 
 impl LayerPlan {

@@ -286,6 +286,7 @@ fn layer_plan(
     Some(layers::LayerPlan {
         dir: temp.join("workspace-layer"),
         build,
+        tmp_mb: policy.limits.disk_bytes / (1024 * 1024),
     })
 }
 

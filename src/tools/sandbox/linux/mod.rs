@@ -265,27 +265,9 @@ pub fn install(
         writable.extend(policy.writable.iter().cloned());
         let view = state.metadata.then_some(writable.as_slice());
         let layers = temp.join("layers");
-        // A private `/tmp` comes with the layer (whose grant it shares).
-        let private_tmp = match (layer, p.tmpfs) {
-            (Some(_), true) => mounts::private_tmp(&root, l.disk_bytes / (1024 * 1024)),
-            _ => Vec::new(),
-        };
-        // `TMPDIR` becomes `/tmp` only where `/tmp` itself is private.
-        let tmp = std::fs::canonicalize("/tmp").unwrap_or_else(|_| "/tmp".into());
-        let has_private_tmp = private_tmp
-            .iter()
-            .any(|(dir, _)| dir.as_bytes() == tmp.as_os_str().as_encoded_bytes());
-        let mounts = mounts::Mounts::new(
-            &root,
-            &veil,
-            shm.as_deref(),
-            view,
-            &layers,
-            p.tmpfs,
-            layer,
-            private_tmp,
-        )?;
-        supervisor.set_private_tmp(has_private_tmp);
+        let mounts =
+            mounts::Mounts::new(&root, &veil, shm.as_deref(), view, &layers, p.tmpfs, layer)?;
+        supervisor.set_private_tmp(mounts.private_tmp_is_tmp());
         supervisor.set_covers_pycache(mounts.covers_pycache());
         (Some(mounts), shm)
     } else {

@@ -316,8 +316,12 @@ impl Mounts {
         layers: &Path,
         tmpfs: bool,
         layer: Option<&LayerPlan>,
-        private_tmp: Vec<(CString, CString)>,
     ) -> Result<Self, String> {
+        // A private `/tmp` comes with the layer (whose grant it shares).
+        let private_tmp = match layer {
+            Some(plan) if tmpfs => private_tmp(root, plan.tmp_mb),
+            _ => Vec::new(),
+        };
         let bad = |p: &Path| format!("cannot confine the path {}", p.display());
         let mut read_only = Vec::new();
         let layer = match layer {
@@ -477,6 +481,14 @@ impl Mounts {
     /// Whether every `__pycache__` of the workspace is covered for the run.
     pub fn covers_pycache(&self) -> bool {
         self.pycache.is_some()
+    }
+
+    /// Whether `/tmp` itself is private to the run (then its `TMPDIR`).
+    pub fn private_tmp_is_tmp(&self) -> bool {
+        let tmp = std::fs::canonicalize("/tmp").unwrap_or_else(|_| "/tmp".into());
+        self.private_tmp
+            .iter()
+            .any(|(dir, _)| dir.as_bytes() == tmp.as_os_str().as_bytes())
     }
 
     /// The private tmpfs folders, to be granted once mounted.
