@@ -275,6 +275,35 @@ fn key_from_dot_env_is_used_and_never_printed() {
     assert!(!all.contains("sk-test-dotenv-secret"), "{all}");
 }
 
+#[tokio::test(flavor = "multi_thread")]
+async fn a_dot_env_line_that_cannot_be_parsed_is_skipped_by_number_never_shown() {
+    // The project's `.env` belongs to another tool as well: a line dotenv
+    // cannot parse holds a secret; the key below it still counts.
+    let model = MockModel::start(vec![text("Done.")]).await;
+    let ws = copy_workspace();
+    std::fs::write(
+        ws.path().join(".env"),
+        "A=1\nDB PASSWORD=CANARY-hunter2\nOPENAI_API_KEY=sk-below-the-broken-line\n",
+    )
+    .unwrap();
+    let out = run_exec(&["--yes", "t"], &model.base_url(), ws.path()).await;
+    let all = format!("{}{}", stdout(&out), stderr(&out));
+    assert_eq!(out.status.code(), Some(0), "{all}");
+    assert!(
+        stderr(&out).contains(".env line 2 cannot be parsed; skipped"),
+        "{all}"
+    );
+    assert!(!all.contains("CANARY"), "{all}");
+    let sent = model.raw_requests().await;
+    assert!(
+        sent.iter().any(|r| r
+            .headers
+            .get("authorization")
+            .is_some_and(|v| v.as_bytes().ends_with(b"sk-below-the-broken-line"))),
+        "the key after the skipped line is used"
+    );
+}
+
 #[test]
 fn missing_workspace_is_a_usage_error() {
     let mut cmd = Command::new(stepwise_bin());
