@@ -12,6 +12,7 @@
 pub mod ansi;
 pub mod apply_patch;
 mod argument_paths;
+mod argument_patterns;
 mod builtin;
 pub mod deny;
 pub mod edit;

@@ -378,3 +378,70 @@ async fn servers_start_outside_the_workspace_so_its_files_cannot_shadow_them() {
         "{err}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_file_uri_without_slashes_or_a_glob_never_sends_a_denied_file() {
+    let setup = Setup::new("");
+    let log = setup.home.path().join("calls.log");
+    let log_arg = log.display().to_string();
+    let config = server_table(&setup.marker(), &["--log", &log_arg], "");
+    std::fs::write(
+        setup.home.path().join(".config/stepwise/stepwise.toml"),
+        config,
+    )
+    .unwrap();
+    let canary = "CANARY-dotenv-7c1e";
+    std::fs::write(
+        setup.ws.path().join(".env"),
+        format!("DB_PASSWORD={canary}\n"),
+    )
+    .unwrap();
+    let root = setup.ws.path().canonicalize().unwrap();
+    let root = root.display();
+    let model = MockModel::start(vec![
+        // The server reads `file:` URIs and expands globs: this one works.
+        tool_call(
+            "mcp__t__read",
+            json!({"path": format!("file:{root}/calculator%2Epy")}),
+        ),
+        tool_call(
+            "mcp__t__read",
+            json!({"path": format!("file:{root}/%2Eenv")}),
+        ),
+        tool_call("mcp__t__read", json!({"path": format!("{root}/.en[v]")})),
+        tool_call(
+            "mcp__t__read",
+            json!({"path": format!("file://localhost{root}/.en?")}),
+        ),
+        tool_call("mcp__t__read", json!({"path": "*"})),
+        text("Done."),
+    ])
+    .await;
+    let out = setup
+        .exec(&model.base_url(), &["--yes", "Read the settings"])
+        .await;
+    let err = lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    let requests = model.requests().await;
+    assert_eq!(requests.len(), 6, "{err}");
+    assert!(
+        last_result(&requests[1]).contains("def add"),
+        "the server reads file: URIs: {}",
+        last_result(&requests[1])
+    );
+    for request in &requests[2..] {
+        let result = last_result(request);
+        assert!(
+            result.contains("was not sent to the server") && result.contains("is refused"),
+            "{result}"
+        );
+    }
+    let sent = serde_json::to_string(&requests).unwrap();
+    assert!(!sent.contains(canary), "the secret reached the model");
+    let calls = std::fs::read_to_string(&log).unwrap_or_default();
+    assert_eq!(
+        calls.lines().count(),
+        1,
+        "only the first call was sent: {calls}"
+    );
+}

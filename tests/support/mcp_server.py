@@ -3,17 +3,20 @@
 Tools: echo, add, env_names (the names of its environment), hang (never
 answers), crash (exits mid-call), fail (answers with isError), picture (an
 image and a text block), write (writes `content` to the file at `path`),
-read (answers the text of the file at `path`). Arguments: --marker PATH
+read (answers the text of the file at `path`, which may be a `file:` URI
+with percent escapes or a glob pattern, as some servers read them). Arguments: --marker PATH
 writes the server's pid to PATH at start (to prove it ran, and to find it
 afterwards); --garbage answers initialize with a line that is not JSON-RPC;
 --log PATH appends every call it receives to PATH, one JSON line each (to
 prove what reached it).
 """
 
+import glob
 import json
 import os
 import sys
 import time
+import urllib.parse
 
 TOOLS = [
     {"name": "echo", "description": "Echo the text back.",
@@ -65,8 +68,15 @@ def call(name, args):
             f.write(args.get("content", ""))
         return text("written")
     if name == "read":
-        with open(args["path"]) as f:
-            return text(f.read())
+        path = args["path"]
+        if path.lower().startswith("file:"):
+            path = urllib.parse.unquote(urllib.parse.urlparse(path).path)
+        paths = sorted(glob.glob(path)) if any(c in path for c in "*?[") else [path]
+        texts = []
+        for one in paths:
+            with open(one) as f:
+                texts.append(f.read())
+        return text("".join(texts))
     if name == "fail":
         return text("the thing failed", is_error=True)
     if name == "picture":
