@@ -304,6 +304,44 @@ async fn a_dot_env_line_that_cannot_be_parsed_is_skipped_by_number_never_shown()
     );
 }
 
+#[tokio::test(flavor = "multi_thread")]
+async fn empty_streamed_replies_with_tools_offered_point_at_the_json_protocol() {
+    // Ollama streaming for a model without tool streaming: the calls are
+    // dropped and every reply arrives empty.
+    let model = MockModel::start(vec![text(""), text(""), text("")]).await;
+    let ws = copy_workspace();
+    let out = run_exec(
+        &["--yes", "Add a divide function"],
+        &model.base_url(),
+        ws.path(),
+    )
+    .await;
+    let all = format!("{}{}", stdout(&out), stderr(&out));
+    assert_eq!(out.status.code(), Some(1), "{all}");
+    assert!(
+        all.contains("the server may not stream tool calls") && all.contains("try --protocol json"),
+        "{all}"
+    );
+    assert_eq!(model.requests().await.len(), 3);
+    // Under the JSON protocol no tools are offered: the hint would be wrong.
+    let model = MockModel::start(vec![
+        json_completion(""),
+        json_completion(""),
+        json_completion(""),
+    ])
+    .await;
+    let out = run_exec(
+        &["--yes", "--protocol", "json", "Add a divide function"],
+        &model.base_url(),
+        ws.path(),
+    )
+    .await;
+    let all = format!("{}{}", stdout(&out), stderr(&out));
+    assert_eq!(out.status.code(), Some(1), "{all}");
+    assert!(all.contains("your reply was empty"), "{all}");
+    assert!(!all.contains("may not stream tool calls"), "{all}");
+}
+
 #[test]
 fn missing_workspace_is_a_usage_error() {
     let mut cmd = Command::new(stepwise_bin());
