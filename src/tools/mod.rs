@@ -20,6 +20,7 @@ pub mod file_index;
 pub mod files;
 pub mod guard;
 mod id;
+mod ignore_rules;
 mod list;
 pub mod list_files;
 mod output;
