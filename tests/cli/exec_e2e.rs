@@ -2,7 +2,7 @@
 //! on a temp copy of the sample workspace.
 
 use crate::support::*;
-use serde_json::Value;
+use serde_json::{Value, json};
 use std::process::{Command, Output};
 
 async fn run_exec(args: &[&str], base_url: &str, workspace: &std::path::Path) -> Output {
@@ -340,6 +340,53 @@ async fn empty_streamed_replies_with_tools_offered_point_at_the_json_protocol() 
     assert_eq!(out.status.code(), Some(1), "{all}");
     assert!(all.contains("your reply was empty"), "{all}");
     assert!(!all.contains("may not stream tool calls"), "{all}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_reply_past_its_cap_stops_with_a_clear_error_and_nothing_runs() {
+    let piece = "x".repeat(512 * 1024);
+    // One call's arguments, streamed in pieces, grow past 4 MiB.
+    let mut chunks = vec![
+        json!({"choices": [{"index": 0, "delta": {"tool_calls": [{"index": 0, "id": "c1", "type": "function", "function": {"name": "write_file", "arguments": "{\"path\": \"big.py\", \"content\": \""}}]}}]}).to_string(),
+    ];
+    for _ in 0..10 {
+        chunks.push(json!({"choices": [{"index": 0, "delta": {"tool_calls": [{"index": 0, "function": {"arguments": piece}}]}}]}).to_string());
+    }
+    chunks.push(json!({"choices": [{"index": 0, "delta": {"tool_calls": [{"index": 0, "function": {"arguments": "\"}"}}]}, "finish_reason": "tool_calls"}]}).to_string());
+    let arguments = Reply::Sse { chunks, done: true };
+    // One event of 17 MiB, and a body that is not streamed of 17 MiB.
+    let huge = "y".repeat(17 * 1024 * 1024);
+    let event = Reply::Sse {
+        chunks: vec![json!({"choices": [{"index": 0, "delta": {"content": huge}}]}).to_string()],
+        done: true,
+    };
+    let body = json_completion(&huge);
+    for (reply, said) in [
+        (
+            arguments,
+            "the arguments of one tool call (write_file) passed 4 MiB",
+        ),
+        (event, "one event of the stream passed 16 MiB"),
+        (body, "the reply's body passed 16 MiB"),
+    ] {
+        let model = MockModel::start(vec![reply]).await;
+        let ws = copy_workspace();
+        let out = run_exec(&["--yes", "Write a big file"], &model.base_url(), ws.path()).await;
+        let all = format!("{}{}", stdout(&out), stderr(&out));
+        assert_eq!(
+            out.status.code(),
+            Some(1),
+            "{}",
+            &all[..all.len().min(2000)]
+        );
+        assert!(
+            all.contains(said) && all.contains("far above any real reply"),
+            "{said}: {}",
+            &all[..all.len().min(2000)]
+        );
+        assert!(!ws.path().join("big.py").exists());
+        assert_eq!(model.requests().await.len(), 1, "not retried");
+    }
 }
 
 #[test]
