@@ -445,3 +445,97 @@ async fn a_file_uri_without_slashes_or_a_glob_never_sends_a_denied_file() {
         "only the first call was sent: {calls}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_write_a_call_sets_off_in_the_background_rearms_the_gate_and_is_on_the_receipt() {
+    let setup = Setup::new("");
+    let config = server_table(&setup.marker(), &[], "");
+    std::fs::write(
+        setup.home.path().join(".config/stepwise/stepwise.toml"),
+        config,
+    )
+    .unwrap();
+    let late = setup.ws.path().canonicalize().unwrap().join("late.py");
+    let model = MockModel::start(vec![
+        // The server answers at once and writes 600 ms later, after the
+        // workspace was compared for the call.
+        tool_call(
+            "mcp__t__write_later",
+            json!({"path": late.display().to_string(), "content": "import os\n", "delay_ms": 600}),
+        ),
+        delayed(text("Done."), 1500),
+        tool_call("run_tests", json!({"command": "unittest"})),
+        text("Done, tested."),
+    ])
+    .await;
+    let out = setup
+        .exec(&model.base_url(), &["--yes", "--json", "Set it up"])
+        .await;
+    let err = lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    let events = json_events(&out);
+    assert!(late.exists(), "the server wrote the file");
+    let refused: Vec<&Value> = events
+        .iter()
+        .filter(|e| e["event"] == "gate_refused")
+        .collect();
+    assert_eq!(
+        refused.len(),
+        1,
+        "the late write re-armed the gate: {events:#?}"
+    );
+    let answer = events
+        .iter()
+        .find(|e| e["event"] == "final_answer")
+        .unwrap();
+    let files = answer["receipt"]["files"].as_array().unwrap();
+    let made = files.iter().find(|f| f["path"] == "late.py");
+    assert!(
+        made.is_some_and(|f| f["by"] == "mcp t"),
+        "the receipt names the server's write: {}",
+        answer["receipt"]
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn after_an_mcp_call_the_tasks_own_edits_are_not_taken_for_the_servers() {
+    let setup = Setup::new("");
+    let config = server_table(&setup.marker(), &[], "");
+    std::fs::write(
+        setup.home.path().join(".config/stepwise/stepwise.toml"),
+        config,
+    )
+    .unwrap();
+    let model = MockModel::start(vec![
+        tool_call("mcp__t__echo", json!({"text": "hello"})),
+        tool_call(
+            "write_file",
+            json!({"path": "notes.txt", "content": "mine\n"}),
+        ),
+        tool_call("run_tests", json!({"command": "unittest"})),
+        text("Done."),
+    ])
+    .await;
+    let out = setup
+        .exec(&model.base_url(), &["--yes", "--json", "Take notes"])
+        .await;
+    let err = lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    let events = json_events(&out);
+    assert!(
+        !events.iter().any(|e| e["event"] == "gate_refused"),
+        "{events:#?}"
+    );
+    let answer = events
+        .iter()
+        .find(|e| e["event"] == "final_answer")
+        .unwrap();
+    let files = answer["receipt"]["files"].as_array().unwrap();
+    assert_eq!(files.len(), 1, "{}", answer["receipt"]);
+    assert_eq!(files[0]["path"], "notes.txt");
+    assert!(
+        files[0]["by"].is_null(),
+        "stepwise's own edit: {}",
+        files[0]
+    );
+}
