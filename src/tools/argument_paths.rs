@@ -11,7 +11,8 @@
 //! absolute path under the root, a relative path, a `file:` URI, a pattern
 //! matching one, or a symlink inside the workspace leading to one) refuses
 //! the whole call; so does a path of the workspace that leads outside it
-//! through a symlink, and a pattern too broad to check. Strings that name
+//! through a symlink, a file with more than one hard link (as `read_file`
+//! refuses it), and a pattern too broad to check. Strings that name
 //! no workspace path pass.
 
 use super::Workspace;
@@ -120,11 +121,13 @@ impl Workspace {
             self.root().join(path)
         };
         // Resolved as the kernel would: symlinks first, `..` after them.
-        match real_path(&full).strip_prefix(self.root()) {
+        let real = real_path(&full);
+        match real.strip_prefix(self.root()) {
             Ok(inside) => self
                 .deny()
                 .reason(inside)
-                .map(|why| format!("it leads to {}, and {why}", inside.display())),
+                .map(|why| format!("it leads to {}, and {why}", inside.display()))
+                .or_else(|| hard_links(&real)),
             // A path of the workspace leading out through a symlink, or a
             // relative path that climbs out, names no file of the workspace
             // the server should touch; plain text with blanks is not a path.
@@ -137,6 +140,19 @@ impl Workspace {
             Err(_) => None,
         }
     }
+}
+
+/// Why a file of the workspace with more than one name is refused, as
+/// `read_file` refuses it: its other name may be a denied one.
+fn hard_links(real: &Path) -> Option<String> {
+    use std::os::unix::fs::MetadataExt;
+    let meta = std::fs::symlink_metadata(real).ok()?;
+    (meta.is_file() && meta.nlink() > 1).then(|| {
+        format!(
+            "it has {} hard links: the same file also lives under another name, which may be one that is never readable (such as .env)",
+            meta.nlink()
+        )
+    })
 }
 
 /// A path of the workspace as shown in a refusal: relative to the root.
@@ -439,6 +455,16 @@ mod tests {
             assert!(why.contains("is refused"), "{path}: {why:?}");
         }
         assert_eq!(denied(&ws, json!({"path": "/somewhere/else/*.py"})), None);
+    }
+
+    #[test]
+    fn a_file_with_another_name_is_refused_as_read_file_refuses_it() {
+        let (dir, ws) = workspace();
+        std::fs::hard_link(dir.path().join(".env.local"), dir.path().join("notes.txt")).unwrap();
+        for path in ["notes.txt", "note?.txt"] {
+            let why = denied(&ws, json!({"path": path})).unwrap_or_default();
+            assert!(why.contains("2 hard links"), "{path}: {why:?}");
+        }
     }
 
     #[test]

@@ -396,6 +396,12 @@ async fn a_file_uri_without_slashes_or_a_glob_never_sends_a_denied_file() {
         format!("DB_PASSWORD={canary}\n"),
     )
     .unwrap();
+    // The same file under an innocent name.
+    std::fs::hard_link(
+        setup.ws.path().join(".env"),
+        setup.ws.path().join("notes.txt"),
+    )
+    .unwrap();
     let root = setup.ws.path().canonicalize().unwrap();
     let root = root.display();
     let model = MockModel::start(vec![
@@ -414,6 +420,7 @@ async fn a_file_uri_without_slashes_or_a_glob_never_sends_a_denied_file() {
             json!({"path": format!("file://localhost{root}/.en?")}),
         ),
         tool_call("mcp__t__read", json!({"path": "*"})),
+        tool_call("mcp__t__read", json!({"path": format!("{root}/notes.txt")})),
         text("Done."),
     ])
     .await;
@@ -423,7 +430,7 @@ async fn a_file_uri_without_slashes_or_a_glob_never_sends_a_denied_file() {
     let err = lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{err}");
     let requests = model.requests().await;
-    assert_eq!(requests.len(), 6, "{err}");
+    assert_eq!(requests.len(), 7, "{err}");
     assert!(
         last_result(&requests[1]).contains("def add"),
         "the server reads file: URIs: {}",
