@@ -30,6 +30,14 @@ fn main() {
     // variables already set win.
     let env_folder = env_folder();
     let dotenv = DotEnv::read(&env_folder.join(".env")).unwrap_or_else(|e| usage_error(&e));
+    // The line's number only: its content may be another tool's secret.
+    for line in &dotenv.skipped {
+        let file = env_folder.join(".env");
+        eprintln!(
+            "stepwise: {} line {line} cannot be parsed; skipped",
+            sanitize(&file.display().to_string())
+        );
+    }
     for (name, value) in dotenv.open() {
         set_env(name, value);
     }

@@ -24,6 +24,7 @@ pub(super) struct Carried {
     made_by: BTreeMap<String, String>,
     run_rewrites: Option<Vec<String>>,
     rewritten_by_every_run: Vec<String>,
+    mcp_server: Option<String>,
 }
 
 impl Carried {
@@ -38,6 +39,7 @@ impl Carried {
             made_by: t.made_by.clone(),
             run_rewrites: t.run_rewrites.clone(),
             rewritten_by_every_run: t.rewritten_by_every_run.clone(),
+            mcp_server: t.mcp_server.clone(),
         }
     }
 
@@ -54,5 +56,6 @@ impl Carried {
         t.made_by = self.made_by;
         t.run_rewrites = self.run_rewrites;
         t.rewritten_by_every_run = self.rewritten_by_every_run;
+        t.mcp_server = self.mcp_server;
     }
 }

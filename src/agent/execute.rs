@@ -6,7 +6,8 @@
 //!
 //! What must stay true: nothing is written, run or sent before the user's
 //! approval (or a task-wide one); whatever an approved action changed in the
-//! workspace counts as a change of the task, whoever made it.
+//! workspace counts as a change of the task, whoever made it, also when an
+//! MCP server's write lands after its call was compared.
 
 use super::approve::{Approved, Prepared};
 use super::contract::{AgentEvent, CallKind, CallStatus};
@@ -16,7 +17,13 @@ use crate::tools::registry::{self, Action, FileChange, Plan, Refused, Tool, Tool
 use crate::tools::snapshot::{RunChange, Snapshot};
 use crate::tools::{ToolId, ToolOutput, files, patch_apply, scrub};
 use serde_json::Value;
+use std::collections::HashMap;
 use std::sync::Arc;
+use std::time::Duration;
+
+/// How long an MCP call's writes are waited for before the workspace is
+/// compared: a write it set off in the background lands a moment later.
+const MCP_SETTLE: Duration = Duration::from_millis(150);
 
 impl Session {
     /// One tool call: plan, propose, ask, run, report.
@@ -160,6 +167,7 @@ impl Session {
         tool: &ToolId,
         approved: Approved,
     ) -> ToolOutput {
+        self.late_mcp_writes(t);
         match approved.prepared {
             Prepared::Edit(edit) => {
                 let mut output = files::apply_edit(&self.workspace, &edit);
@@ -205,6 +213,10 @@ impl Session {
                 // writes anyway is seen.
                 let before = Snapshot::take_after(&self.workspace, self.snapshot.as_ref());
                 let output = self.call_mcp(t, &call).await;
+                // A write the call set off in the background may land a
+                // moment after its answer; later ones, see `late_mcp_writes`.
+                tokio::time::sleep(MCP_SETTLE).await;
+                t.mcp_server = Some(call.server.clone());
                 let after = Snapshot::take_after(&self.workspace, Some(&before));
                 let changed = before.changes_to(&after);
                 self.snapshot = Some(after);
@@ -212,6 +224,36 @@ impl Session {
                 output
             }
         }
+    }
+
+    /// Writes an MCP server made after its call was compared (work the call
+    /// set off in the background): once the task has called a server, the
+    /// workspace is compared again before each action and before an answer
+    /// is accepted. A change the task's own log explains (an edit made since)
+    /// is not one; the others are the server's, re-arm the gate and go on
+    /// the receipt.
+    pub(super) fn late_mcp_writes(&mut self, t: &mut Task<'_>) {
+        let (Some(server), Some(previous)) = (t.mcp_server.clone(), self.snapshot.as_ref()) else {
+            return;
+        };
+        let now = Snapshot::take_after(&self.workspace, Some(previous));
+        let logged: HashMap<String, Option<String>> = (self.changes.task_contents(self.tasks))
+            .into_iter()
+            .map(|(path, _, after)| (path, after))
+            .collect();
+        let late: Vec<RunChange> = (previous.changes_to(&now).into_iter())
+            .filter_map(|mut change| match logged.get(&change.path) {
+                // The task's own edit, or one whose text cannot be compared.
+                Some(after) if !change.contents_known || *after == change.after => None,
+                Some(after) => {
+                    change.before = after.clone();
+                    Some(change)
+                }
+                None => Some(change),
+            })
+            .collect();
+        self.snapshot = Some(now);
+        self.record_changes(t, &late, ChangedBy::Mcp(&server));
     }
 
     /// Files a test run or an MCP server created, changed or deleted are

@@ -10,7 +10,8 @@
 //! answer; a reply whose text is plainly a tool call runs as that call
 //! when it names a tool with object arguments, is asked again once with a
 //! hint otherwise, and a second such reply stops the task pointing at
-//! `--protocol json`.
+//! `--protocol json`; so does a task stopped by empty replies while tools
+//! were offered (a server streaming without tool support drops the calls).
 
 use super::contract::{AgentEvent, FinishReason};
 use super::live::LiveCalls;
@@ -27,6 +28,10 @@ pub const REFUSAL: &str = "refusal";
 
 /// Told to the model (and shown) when its reply was cut at the token limit.
 pub const CUT_AT_LIMIT: &str = "your last reply was cut off at the output token limit (finish_reason \"length\"), so nothing in it was carried out. Continue with a shorter reply: one tool call at a time, and large edits in smaller pieces (replace_text) rather than one long write_file.";
+
+/// Added to the message of a task stopped by empty replies while tools
+/// were offered: the calls were most likely dropped by the server.
+pub const EMPTY_WITH_TOOLS: &str = "tools were offered and every reply was empty: the server may not stream tool calls (Ollama streaming without tool support drops them): try --protocol json";
 
 /// Why a request did not produce a reply.
 enum Failure {
@@ -47,6 +52,8 @@ impl Session {
         let streams_text = protocol_kind == Protocol::Tools;
         let mut attempt = 0;
         let mut text_calls = 0;
+        // Whether every reply that needed a repair was empty.
+        let mut only_empty = true;
         loop {
             let mut reply = self.request_with_recovery(t).await?;
             if streams_text
@@ -116,9 +123,15 @@ impl Session {
                 Ok(actions) => return Ok((reply, actions)),
                 Err(problem) => {
                     attempt += 1;
+                    only_empty &= reply.tool_calls.is_empty() && reply.content.trim().is_empty();
                     if attempt > MAX_REPAIRS {
+                        let hint = if only_empty && streams_text && !self.tool_names().is_empty() {
+                            format!(". {EMPTY_WITH_TOOLS}")
+                        } else {
+                            String::new()
+                        };
                         let message = format!(
-                            "the model's reply could not be understood after {MAX_REPAIRS} repair requests: {problem}"
+                            "the model's reply could not be understood after {MAX_REPAIRS} repair requests: {problem}{hint}"
                         );
                         t.emit(AgentEvent::Error {
                             message: message.clone(),

@@ -266,6 +266,7 @@ impl Session {
             made_by: Default::default(),
             run_rewrites: None,
             rewritten_by_every_run: Vec::new(),
+            mcp_server: None,
         };
         // Resuming goes on with the same task: its gate, changes and steps.
         let carried = self.carried.take().filter(|_| task.is_none());
@@ -366,6 +367,7 @@ impl Session {
                 });
                 match action {
                     Action::Final { text } => {
+                        self.late_mcp_writes(t);
                         // Without any test command the gate cannot be met: the
                         // answer is accepted, and its receipt says it is untested.
                         if t.changed_since_tests && !self.test_commands.is_empty() {

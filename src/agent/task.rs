@@ -40,6 +40,10 @@ pub(super) struct Task<'a> {
     /// Files every passing run rewrites (a report, a coverage file): the gate
     /// accepted the second such run, and the receipt says so.
     pub(super) rewritten_by_every_run: Vec<String>,
+    /// The last MCP server the task called: from then on the workspace is
+    /// looked at again before each action and answer, for writes a call
+    /// set off that landed after it was compared (see `execute`).
+    pub(super) mcp_server: Option<String>,
 }
 
 impl Task<'_> {

@@ -12,6 +12,9 @@
 //! could otherwise copy the environment's secrets into a model name or a
 //! URL), and a value that looks like a secret is never taken as anything
 //! but a key. The file is read only when it is a regular file, capped.
+//! A line that cannot be parsed (the file may belong to another tool) is
+//! skipped and counted by its number ([`DotEnv::skipped`]); its content is
+//! never kept, shown or logged, since it may be a secret.
 
 use super::guard::Guard;
 use super::providers::{KEY_VARS, is_key_var};
@@ -30,6 +33,8 @@ pub struct DotEnv {
     vars: Vec<(String, String, Guarded)>,
     /// Names in the file that stepwise does not read.
     pub ignored: Vec<String>,
+    /// Numbers (from 1) of the lines that could not be parsed and were skipped.
+    pub skipped: Vec<usize>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -39,7 +44,9 @@ enum Guarded {
 }
 
 impl DotEnv {
-    /// Read `path`; a missing file is an empty `DotEnv`, a broken one an error naming it.
+    /// Read `path`; a missing file is an empty `DotEnv`, an unreadable one
+    /// (not UTF-8, too large) an error naming it; lines that cannot be
+    /// parsed are skipped (see [`DotEnv::skipped`]).
     pub fn read(path: &Path) -> Result<DotEnv, String> {
         Self::read_with(path, |name| std::env::var_os(name).is_some())
     }
@@ -51,14 +58,13 @@ impl DotEnv {
         };
         let escaped = without_substitution(&text)
             .ok_or_else(|| format!("cannot read {}: it holds U+F8FF", path.display()))?;
-        let entries = dotenvy::from_read_iter(escaped.as_bytes());
+        let (entries, skipped) = parse(&escaped);
         let mut env = DotEnv {
             path: Some(path.to_path_buf()),
+            skipped,
             ..DotEnv::default()
         };
-        for entry in entries {
-            let (name, value) =
-                entry.map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+        for (name, value) in entries {
             let (name, value) = (literal(name), literal(value));
             let Some(guard) = super::settings::env_guard(&name) else {
                 env.ignored.push(name);
@@ -108,6 +114,94 @@ impl DotEnv {
             Guarded::Trusted(what) => Some((n.as_str(), v.as_str(), *what)),
             Guarded::Open => None,
         })
+    }
+}
+
+/// The entries `dotenvy` reads from `text`, in file order, and the numbers
+/// of the lines it could not parse. An entry that cannot be parsed costs
+/// only its first line: when it spans several (an unclosed quote runs to the
+/// end of the file), reading starts again on the line after its first, so
+/// the entries below it still count, as other dotenv readers do.
+fn parse(text: &str) -> (Vec<(String, String)>, Vec<usize>) {
+    let mut entries = Vec::new();
+    let mut skipped = Vec::new();
+    // Lines of `text` before the part being read.
+    let mut base = 0usize;
+    let mut rest = text;
+    'restart: while !rest.is_empty() {
+        let started = std::rc::Rc::new(std::cell::Cell::new(0usize));
+        let reader = LineByLine {
+            text: rest.as_bytes(),
+            at: 0,
+            started: started.clone(),
+        };
+        for entry in dotenvy::from_read_iter(reader) {
+            match entry {
+                Ok(pair) => entries.push(pair),
+                Err(dotenvy::Error::LineParse(entry, _)) => {
+                    // The entry's last line is the last one read so far.
+                    let span = lines_in(&entry);
+                    let first = started.get().saturating_sub(span) + 1;
+                    skipped.push(base + first);
+                    if span > 1 {
+                        let next = nth_line_start(rest, first);
+                        base += first;
+                        rest = &rest[next..];
+                        continue 'restart;
+                    }
+                }
+                // Reading from memory fails in no other way; stop rather than spin.
+                Err(_) => {
+                    skipped.push(base + started.get().max(1));
+                    break 'restart;
+                }
+            }
+        }
+        break;
+    }
+    (entries, skipped)
+}
+
+/// How many lines an entry as `dotenvy` quotes it spans (its own final
+/// line break, if it kept one, starts no line).
+fn lines_in(entry: &str) -> usize {
+    let entry = entry.strip_suffix('\n').unwrap_or(entry);
+    entry.bytes().filter(|&b| b == b'\n').count() + 1
+}
+
+/// The byte offset where line `n` (counted from 0) of `text` starts, or its length.
+fn nth_line_start(text: &str, n: usize) -> usize {
+    if n == 0 {
+        return 0;
+    }
+    memchr::memchr_iter(b'\n', text.as_bytes())
+        .nth(n - 1)
+        .map_or(text.len(), |i| i + 1)
+}
+
+/// Hands `dotenvy` at most one line per read and counts the lines begun,
+/// so that when it yields an entry the count is the number of that entry's
+/// last line (its buffered reader holds nothing beyond the line it took).
+struct LineByLine<'a> {
+    text: &'a [u8],
+    at: usize,
+    started: std::rc::Rc<std::cell::Cell<usize>>,
+}
+
+impl std::io::Read for LineByLine<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let rest = &self.text[self.at..];
+        if rest.is_empty() || buf.is_empty() {
+            return Ok(0);
+        }
+        if self.at == 0 || self.text[self.at - 1] == b'\n' {
+            self.started.set(self.started.get() + 1);
+        }
+        let line = memchr::memchr(b'\n', rest).map_or(rest.len(), |i| i + 1);
+        let n = line.min(buf.len());
+        buf[..n].copy_from_slice(&rest[..n]);
+        self.at += n;
+        Ok(n)
     }
 }
 
@@ -217,6 +311,46 @@ mod tests {
         )
         .unwrap();
         assert!(DotEnv::read_with(&path, |_| false).is_ok());
+    }
+
+    #[test]
+    fn lines_that_cannot_be_parsed_are_skipped_by_number_without_their_content() {
+        let text = "STEPWISE_LOG=x\nBAD KEY=CANARY-1\n\n# note\nSTEPWISE_MODEL=\"unclosed CANARY-2\nOPENAI_API_KEY=sk-file\nexport\nGROQ_API_KEY='a'b CANARY-3\nSTEPWISE_PYTHON=/x\n";
+        let env = read(text, &[]);
+        assert_eq!(env.skipped, [2, 5, 7, 8]);
+        let all: Vec<(&str, &str)> = env
+            .open()
+            .chain(env.guarded().map(|(n, v, _)| (n, v)))
+            .collect();
+        let mut names: Vec<&str> = all.iter().map(|(n, _)| *n).collect();
+        names.sort_unstable();
+        assert_eq!(
+            names,
+            ["OPENAI_API_KEY", "STEPWISE_LOG", "STEPWISE_PYTHON"],
+            "the lines after an unclosed quote still count"
+        );
+        let shown = format!("{env:?}");
+        assert!(
+            !shown.contains("CANARY"),
+            "nothing of a skipped line is kept: {shown}"
+        );
+    }
+
+    #[test]
+    fn a_skipped_entry_spanning_lines_is_numbered_by_its_first() {
+        // A quoted value over three lines with garbage after the quote: its
+        // first line goes, then line 3 alone (`y`), then line 4, whose
+        // quote never closes; what follows still counts.
+        let (entries, skipped) = parse("A=1\nB='x\ny\nz' junk\nC=3\r\nD = \"two\nlines\"\n");
+        assert_eq!(skipped, [2, 3, 4]);
+        let pairs: Vec<(&str, &str)> = entries
+            .iter()
+            .map(|(n, v)| (n.as_str(), v.as_str()))
+            .collect();
+        assert_eq!(pairs, [("A", "1"), ("C", "3"), ("D", "two\nlines")]);
+        // A long line (beyond any read buffer) is still one line.
+        let long = format!("A={}\nBAD\n", "x".repeat(20_000));
+        assert_eq!(parse(&long).1, [2]);
     }
 
     #[test]

@@ -11,6 +11,7 @@
 //! echoes the `Authorization` header does not put the key on the screen.
 
 use super::errors;
+use super::limits::{self, BodyError};
 use super::stream::{StreamAccumulator, parse_completion_body};
 use super::transport::{
     DEFAULT_IDLE_TIMEOUT, DEFAULT_TOKEN_TIMEOUT, Liveness, error_chain, header_map, http_client,
@@ -161,10 +162,14 @@ impl HttpModel {
             .and_then(|v| v.to_str().ok())
             .is_some_and(|v| v.starts_with("text/event-stream"));
         if !is_sse {
-            let body = tokio::time::timeout(self.idle_timeout, response.text())
+            let body = match limits::body_text(response, self.idle_timeout, limits::MAX_EVENT_BYTES)
                 .await
-                .map_err(|_| self.idle_error())?
-                .map_err(|e| LlmError::Stream(error_chain(&e)))?;
+            {
+                Ok(Ok(body)) => body,
+                Ok(Err(_)) => return Err(limits::body_too_large()),
+                Err(BodyError::Idle) => return Err(self.idle_error()),
+                Err(BodyError::Transport(e)) => return Err(LlmError::Stream(error_chain(&e))),
+            };
             if errors::is_html(&body) {
                 return Err(errors::html_page(status.as_u16(), &body));
             }
@@ -182,6 +187,9 @@ impl HttpModel {
         // Events with data: none at all is an empty reply, not a broken stream.
         let mut any_data = false;
         while let Some(event) = live.next(&mut events).await? {
+            if live.cut() {
+                break;
+            }
             let event = event.map_err(stream_failure)?;
             let data = event.data.trim();
             any_data |= !data.is_empty();
@@ -203,6 +211,9 @@ impl HttpModel {
                     fragment: &fragment,
                 });
             }
+        }
+        if live.cut() {
+            return Err(limits::event_too_large());
         }
         if !any_data {
             return Err(LlmError::EmptyReply);

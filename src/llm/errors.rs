@@ -314,7 +314,8 @@ pub fn scrubbed(error: LlmError) -> LlmError {
         e @ (LlmError::IdleTimeout(_)
         | LlmError::NoTokens(_)
         | LlmError::EmptyReply
-        | LlmError::ScriptEnded) => e,
+        | LlmError::ScriptEnded
+        | LlmError::TooLarge(_)) => e,
     }
 }
 

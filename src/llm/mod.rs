@@ -8,6 +8,7 @@
 pub mod anthropic;
 mod client;
 mod errors;
+pub mod limits;
 mod models;
 pub mod scripted;
 mod stream;
@@ -133,6 +134,10 @@ pub enum LlmError {
     /// last one; not a server's answer, so no HTTP status.
     #[error("the scripted model has no more turns (it cannot improvise)")]
     ScriptEnded,
+    /// The reply went past one of the caps of `limits` (far above any real
+    /// reply): a broken or hostile server; trying again would not help.
+    #[error("the model server's reply was stopped: {0}, far above any real reply")]
+    TooLarge(String),
 }
 
 impl LlmError {
@@ -154,7 +159,8 @@ impl LlmError {
             | LlmError::Quota { .. }
             | LlmError::ContextOverflow { .. }
             | LlmError::EmptyReply
-            | LlmError::ScriptEnded => false,
+            | LlmError::ScriptEnded
+            | LlmError::TooLarge(_) => false,
         }
     }
 

@@ -14,11 +14,16 @@
 //! OpenAI's `refusal` (streamed like content) makes the reply a refusal:
 //! its text as the content, `"refusal"` as the finish reason.
 //!
+//! What one reply keeps (text, reasoning, tool calls) is counted as it
+//! grows and held to the caps of `limits`; past one, the reply ends with
+//! that error.
+//!
 //! `<think>…</think>` blocks in the content (Qwen3, DeepSeek-R1 distills
 //! and others behind servers without a reasoning parser) are thinking, not
 //! the answer: the reply's content comes without them.
 
 use super::errors::inline_error;
+use super::limits;
 use super::{LlmError, ModelReply, TokenUsage, ToolCallMsg};
 use serde::Deserialize;
 use serde_json::{Map, Value};
@@ -92,7 +97,6 @@ struct PromptDetails {
 
 #[derive(Debug, Default)]
 struct PartialCall {
-    index: Option<usize>,
     id: String,
     name: String,
     arguments: String,
@@ -114,6 +118,11 @@ pub struct StreamAccumulator {
     /// Pieces of the reply received so far (text, reasoning, arguments):
     /// what tells a model that is producing from a connection kept alive.
     tokens: u64,
+    /// Bytes kept besides `content`, `refusal` and `reasoning_content`:
+    /// reasoning details and tool calls (see `limits::PER_PART_BYTES`).
+    parts_bytes: usize,
+    /// The position in `calls` of the last call at each `index`.
+    by_index: std::collections::HashMap<usize, usize>,
 }
 
 impl StreamAccumulator {
@@ -184,20 +193,26 @@ impl StreamAccumulator {
             }
             for piece in delta.reasoning_details.unwrap_or_default() {
                 self.tokens += 1;
+                self.parts_bytes += limits::PER_PART_BYTES + value_bytes(&piece);
                 merge_detail(&mut self.reasoning_details, piece);
             }
             for call in delta.tool_calls.unwrap_or_default() {
                 self.tokens += 1;
-                self.push_call_delta(call);
+                self.push_call_delta(call)?;
             }
         }
+        let kept = self.content.len()
+            + self.refusal.len()
+            + self.reasoning_content.len()
+            + self.parts_bytes;
+        limits::check(kept, None)?;
         Ok(text)
     }
 
-    fn push_call_delta(&mut self, delta: ToolCallDelta) {
+    fn push_call_delta(&mut self, delta: ToolCallDelta) -> Result<(), LlmError> {
         let id = delta.id.filter(|id| !id.is_empty());
         let position = match delta.index {
-            Some(index) => match self.calls.iter().rposition(|c| c.index == Some(index)) {
+            Some(index) => match self.by_index.get(&index).copied() {
                 // Another id at an index in use is another call (Ollama's parallel calls).
                 Some(p)
                     if id.as_ref().is_some_and(|id| {
@@ -222,23 +237,28 @@ impl StreamAccumulator {
             },
         };
         let position = position.unwrap_or_else(|| {
-            self.calls.push(PartialCall {
-                index: delta.index,
-                ..PartialCall::default()
-            });
+            self.calls.push(PartialCall::default());
+            if let Some(index) = delta.index {
+                self.by_index.insert(index, self.calls.len() - 1);
+            }
+            self.parts_bytes += limits::PER_PART_BYTES;
             self.calls.len() - 1
         });
         let call = &mut self.calls[position];
         if let Some(id) = id {
+            self.parts_bytes += id.len();
             call.id = id;
         }
         // Later deltas may repeat or complete a field; the last value wins.
-        call.extra
-            .extend(delta.extra.into_iter().filter(|(_, v)| !v.is_null()));
+        for (key, value) in delta.extra.into_iter().filter(|(_, v)| !v.is_null()) {
+            self.parts_bytes += key.len() + value_bytes(&value);
+            call.extra.insert(key, value);
+        }
         if let Some(function) = delta.function {
             if let Some(name) = function.name.filter(|n| !n.is_empty()) {
                 // Some servers repeat the whole name in every delta; others split it.
                 if call.name != name {
+                    self.parts_bytes += name.len();
                     call.name.push_str(&name);
                 }
             }
@@ -248,10 +268,13 @@ impl StreamAccumulator {
                 Some(other) => other.to_string(),
             };
             if !fragment.is_empty() {
+                self.parts_bytes += fragment.len();
                 call.arguments.push_str(&fragment);
+                limits::check(0, Some((&call.name, call.arguments.len())))?;
                 self.fragments.push((position, fragment));
             }
         }
+        Ok(())
     }
 
     /// How many pieces of the reply (text, reasoning, arguments) came so far.
@@ -366,6 +389,22 @@ fn merge_detail(details: &mut Vec<Value>, piece: Value) {
             continue;
         }
         existing.insert(key, value);
+    }
+}
+
+/// Roughly how many bytes a JSON value holds (its strings and keys, and a
+/// few for every other value).
+fn value_bytes(value: &Value) -> usize {
+    match value {
+        Value::String(s) => s.len(),
+        Value::Array(items) => items.iter().map(value_bytes).sum::<usize>() + 8,
+        Value::Object(map) => {
+            map.iter()
+                .map(|(k, v)| k.len() + value_bytes(v))
+                .sum::<usize>()
+                + 8
+        }
+        _ => 8,
     }
 }
 

@@ -281,3 +281,35 @@ fn think_blocks_are_not_part_of_the_content() {
     ]);
     assert_eq!(reply.content, "Done.");
 }
+
+#[test]
+fn a_reply_or_one_calls_arguments_past_its_cap_ends_the_reply() {
+    let piece = "x".repeat(64 * 1024);
+    let text = format!(r#"{{"choices":[{{"delta":{{"content":"{piece}"}}}}]}}"#);
+    let mut acc = StreamAccumulator::default();
+    let pushed = (0..200).map(|_| acc.push_data(&text)).find(Result::is_err);
+    let err = pushed.expect("stopped").unwrap_err();
+    assert!(matches!(err, LlmError::TooLarge(_)), "{err}");
+    assert!(err.to_string().contains("passed 8 MiB"), "{err}");
+
+    let mut acc = StreamAccumulator::default();
+    acc.push_data(r#"{"choices":[{"delta":{"tool_calls":[{"index":0,"id":"c","function":{"name":"write_file","arguments":""}}]}}]}"#).unwrap();
+    let args = format!(
+        r#"{{"choices":[{{"delta":{{"tool_calls":[{{"index":0,"function":{{"arguments":"{piece}"}}}}]}}}}]}}"#
+    );
+    let pushed = (0..100).map(|_| acc.push_data(&args)).find(Result::is_err);
+    let err = pushed.expect("stopped").unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("one tool call (write_file) passed 4 MiB"),
+        "{err}"
+    );
+
+    // Calls with nothing in them still count: a stream of them stops too.
+    let mut acc = StreamAccumulator::default();
+    let stopped = (0..200_000).any(|i| {
+        let call = format!(r#"{{"choices":[{{"delta":{{"tool_calls":[{{"index":{i}}}]}}}}]}}"#);
+        acc.push_data(&call).is_err()
+    });
+    assert!(stopped);
+}

@@ -19,6 +19,7 @@ use super::LlmError;
 use super::errors;
 use futures_util::{Stream, StreamExt};
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
 use tokio::time::Instant;
@@ -86,11 +87,11 @@ pub(super) async fn response_error(
             retry_after: None,
         };
     }
-    let body = tokio::time::timeout(idle_timeout, response.text())
-        .await
-        .ok()
-        .and_then(Result::ok)
-        .unwrap_or_default();
+    let cap = super::limits::MAX_ERROR_BODY_BYTES;
+    let body = match super::limits::body_text(response, idle_timeout, cap).await {
+        Ok(Ok(body) | Err(body)) => body,
+        Err(_) => String::new(),
+    };
     if errors::is_html(&body) {
         return errors::html_page(status, &body);
     }
@@ -158,6 +159,8 @@ pub(super) struct Liveness {
     last_byte: Arc<Mutex<Instant>>,
     last_token: Instant,
     token_count: u64,
+    /// Set when the stream was cut at an event past its cap.
+    cut: Arc<AtomicBool>,
 }
 
 impl Liveness {
@@ -169,20 +172,30 @@ impl Liveness {
             last_byte: Arc::new(Mutex::new(Instant::now())),
             last_token: Instant::now(),
             token_count: 0,
+            cut: Arc::new(AtomicBool::new(false)),
         }
     }
 
-    /// The bytes of a response, each chunk resetting the idle clock.
+    /// The bytes of a response in whole lines, each chunk resetting the
+    /// idle clock; the stream ends early (see [`Liveness::cut`]) where one
+    /// event passes [`MAX_EVENT_BYTES`](super::limits::MAX_EVENT_BYTES).
     pub(super) fn watch(
         &self,
         response: reqwest::Response,
     ) -> impl Stream<Item = Result<impl AsRef<[u8]> + use<>, reqwest::Error>> + Unpin + use<> {
         let last_byte = Arc::clone(&self.last_byte);
-        response.bytes_stream().inspect(move |_| {
+        let bytes = response.bytes_stream().inspect(move |_| {
             if let Ok(mut last) = last_byte.lock() {
                 *last = Instant::now();
             }
-        })
+        });
+        super::limits::WholeLines::new(bytes, Arc::clone(&self.cut))
+    }
+
+    /// Whether the stream was cut at an event past its cap: what came
+    /// after is not the reply (its last event is cut short).
+    pub(super) fn cut(&self) -> bool {
+        self.cut.load(Ordering::Relaxed)
     }
 
     /// Tell how many pieces of the reply came so far; more than before resets the token clock.

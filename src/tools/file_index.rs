@@ -17,7 +17,7 @@ pub fn workspace_files(ws: &Workspace, cap: usize) -> (Vec<String>, bool) {
     let root = ws.root();
     let mut files = Vec::new();
     let mut more = false;
-    for entry in walker(root).build().flatten() {
+    for entry in walker(root, root).build().flatten() {
         if entry.depth() == 0 || !entry.file_type().is_some_and(|t| t.is_file()) {
             continue;
         }

@@ -12,6 +12,7 @@
 pub mod ansi;
 pub mod apply_patch;
 mod argument_paths;
+mod argument_patterns;
 mod builtin;
 pub mod deny;
 pub mod edit;
@@ -19,6 +20,7 @@ pub mod file_index;
 pub mod files;
 pub mod guard;
 mod id;
+mod ignore_rules;
 pub mod layer;
 mod list;
 pub mod list_files;

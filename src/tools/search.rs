@@ -184,7 +184,7 @@ fn first_pass(ws: &Workspace, start: &Path, regex: &Regex, glob: Option<&GlobMat
                 }
             }
             Part::Tree(folders) => {
-                for entry in walker_of(folders)
+                for entry in walker_of(ws.root(), folders)
                     .into_iter()
                     .flat_map(|w| w.build().flatten())
                 {

@@ -211,7 +211,9 @@ fn is_python_project(ws: &Workspace) -> bool {
         return true;
     }
     // Test files anywhere the file tools would look (no symlinks followed).
-    let walker = super::walk::walker(ws.root()).max_depth(Some(6)).build();
+    let walker = super::walk::walker(ws.root(), ws.root())
+        .max_depth(Some(6))
+        .build();
     walker.flatten().take(PY_SEARCH_LIMIT).any(|e| {
         let name = e.file_name().to_string_lossy();
         e.file_type().is_some_and(|t| t.is_file())

@@ -9,12 +9,14 @@
 //! walking whole parts, one thread each, costs about half as much.)
 //!
 //! What must stay true: every walk starts from [`walker`], so a folder walked
-//! on its own (with the `.gitignore` files of the folders above it, which
-//! `ignore` reads) is filtered exactly as it is inside a walk of its parent;
-//! a folder whose ignore file is a FIFO, a device or huge is never entered
-//! (`ignore` would block on it or read it without end).
+//! on its own (with the ignore files of the folders above it, up to the
+//! workspace root) is filtered exactly as it is inside a walk of its parent;
+//! `ignore` opens no file itself: ignore files are read by
+//! [`WalkRules`](super::ignore_rules::WalkRules), which skips a FIFO, a
+//! device or a huge one without reading it.
 
 use super::deny::DenyList;
+use super::ignore_rules::WalkRules;
 use super::workspace::PRIVATE_DIR;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -32,67 +34,25 @@ pub const SKIPPED_DIRS: [&str; 8] = [
     "target",
 ];
 
-/// A walk of `start` (a real path inside the workspace) with the skips.
-pub fn walker(start: &Path) -> ignore::WalkBuilder {
+/// A walk of `start` (a real path inside the workspace `root`) with the
+/// skips. The `ignore` crate reads no file of its own: the ignore rules come
+/// from [`WalkRules`], which reads them through its guarded reader.
+pub fn walker(root: &Path, start: &Path) -> ignore::WalkBuilder {
     let mut builder = ignore::WalkBuilder::new(start);
+    let rules = WalkRules::new(root);
     builder
-        .hidden(true)
-        .require_git(false)
-        // `.git/info/exclude` is not read: `ignore` finds it through a `.git`
-        // file's `gitdir:` and that folder's `commondir`, paths a test run
-        // can point at a FIFO, past any check here. It holds one user's
-        // local excludes; the committed `.gitignore` files are read.
-        .git_exclude(false)
+        // Hidden entries, `.gitignore` and `.ignore` are `rules`' business.
+        .standard_filters(false)
         .follow_links(false)
-        .filter_entry(|e| {
+        .filter_entry(move |e| {
             let is_dir = e.file_type().is_some_and(|t| t.is_dir());
-            !(is_dir
-                && (e
-                    .file_name()
+            let skipped = is_dir
+                && e.file_name()
                     .to_str()
-                    .is_some_and(|n| SKIPPED_DIRS.contains(&n))
-                    || !ignore_files_readable(e.path())))
+                    .is_some_and(|n| SKIPPED_DIRS.contains(&n));
+            !skipped && rules.keeps(e.path(), is_dir)
         });
-    guard_roots(&mut builder, start);
     builder
-}
-
-/// `ignore` reads the ignore files of a walk's roots and of every folder
-/// above them as it builds (with `git_ignore` on, whatever `parents` says):
-/// where one of them is not safe to read, the walk reads none.
-fn guard_roots(builder: &mut ignore::WalkBuilder, root: &Path) {
-    if !root.ancestors().all(ignore_files_readable) {
-        builder.git_ignore(false).ignore(false).parents(false);
-    }
-}
-
-/// The files `ignore` opens in each folder it enters (with `git_exclude`
-/// off, see [`walker`]).
-const IGNORE_FILES: [&str; 2] = [".gitignore", ".ignore"];
-
-/// Larger than any real ignore file: `/dev/zero` behind a link is not one.
-const MAX_IGNORE_BYTES: u64 = 4 * 1024 * 1024;
-
-/// Whether `ignore` can read `dir`'s ignore files without blocking or
-/// reading without end: each is absent, a folder (`.git`), or a regular
-/// file (after links) of a sane size. `ignore` opens them with a plain
-/// blocking `open`, so a FIFO would hang the walk and a device would be
-/// read until memory ran out; a folder with such a file is left out of the
-/// walk (logged), never entered. (A file swapped in between this check and
-/// `ignore`'s open is beyond it; the sandbox reaps every process of a test
-/// run before the next walk.)
-fn ignore_files_readable(dir: &Path) -> bool {
-    IGNORE_FILES.iter().all(|name| {
-        let path = dir.join(name);
-        match std::fs::metadata(&path) {
-            Err(_) => true, // absent, or `ignore`'s open fails as well
-            Ok(m) if m.is_file() && m.len() <= MAX_IGNORE_BYTES => true,
-            Ok(_) => {
-                tracing::warn!(path = %path.display(), "not a regular ignore file: not read, and its folder not entered");
-                false
-            }
-        }
-    })
 }
 
 /// How many walking threads to use.
@@ -125,7 +85,7 @@ pub fn denied(deny: &DenyList, root: &Path, entry: &ignore::DirEntry) -> bool {
 pub fn entries(deny: &DenyList, root: &Path, dir: &Path) -> (Vec<PathBuf>, Vec<PathBuf>) {
     let mut files = Vec::new();
     let mut folders = Vec::new();
-    for entry in walker(dir).max_depth(Some(1)).build().flatten() {
+    for entry in walker(root, dir).max_depth(Some(1)).build().flatten() {
         if entry.depth() == 0 {
             continue;
         }
@@ -180,7 +140,7 @@ pub fn survey_all(
         entered: true,
     };
     let mut all: Vec<Vec<Surveyed>> = dirs.iter().map(|d| vec![folder(d.clone(), 0, 0)]).collect();
-    let Some(mut walk) = walker_of(dirs) else {
+    let Some(mut walk) = walker_of(root, dirs) else {
         return all;
     };
     let (mut at_dir, mut next) = (None, 0);
@@ -235,12 +195,11 @@ pub fn groups(folders: &[PathBuf]) -> Vec<&[PathBuf]> {
 
 /// One walk of several folders (none: no walk), each filtered as a walk of
 /// it alone.
-pub fn walker_of(folders: &[PathBuf]) -> Option<ignore::WalkBuilder> {
+pub fn walker_of(root: &Path, folders: &[PathBuf]) -> Option<ignore::WalkBuilder> {
     let (first, rest) = folders.split_first()?;
-    let mut builder = walker(first);
+    let mut builder = walker(root, first);
     for folder in rest {
         builder.add(folder);
-        guard_roots(&mut builder, folder);
     }
     Some(builder)
 }

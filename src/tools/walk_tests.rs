@@ -23,7 +23,7 @@ fn files_of(split: &Split, deny: &DenyList, root: &Path) -> Vec<PathBuf> {
     let mut all = split.files.clone();
     for folder in &split.folders {
         all.extend(
-            walker(folder)
+            walker(root, folder)
                 .build()
                 .flatten()
                 .filter(|e| e.file_type().is_some_and(|t| t.is_file()))
@@ -108,7 +108,7 @@ fn a_survey_counts_each_folder_as_its_own_listing_does() {
     let whole = survey(&deny, &root, &root, None);
     let mut folders: Vec<_> = whole.iter().map(|f| f.path.clone()).collect();
     folders.sort();
-    let mut walked: Vec<_> = walker(&root)
+    let mut walked: Vec<_> = walker(&root, &root)
         .build()
         .flatten()
         .filter(|e| e.file_type().is_some_and(|t| t.is_dir()))

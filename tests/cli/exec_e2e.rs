@@ -2,7 +2,7 @@
 //! on a temp copy of the sample workspace.
 
 use crate::support::*;
-use serde_json::Value;
+use serde_json::{Value, json};
 use std::process::{Command, Output};
 
 async fn run_exec(args: &[&str], base_url: &str, workspace: &std::path::Path) -> Output {
@@ -273,6 +273,120 @@ fn key_from_dot_env_is_used_and_never_printed() {
     let all = format!("{}{}", stdout(&out), stderr(&out));
     assert!(all.contains("cannot reach the model server"), "{all}");
     assert!(!all.contains("sk-test-dotenv-secret"), "{all}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_dot_env_line_that_cannot_be_parsed_is_skipped_by_number_never_shown() {
+    // The project's `.env` belongs to another tool as well: a line dotenv
+    // cannot parse holds a secret; the key below it still counts.
+    let model = MockModel::start(vec![text("Done.")]).await;
+    let ws = copy_workspace();
+    std::fs::write(
+        ws.path().join(".env"),
+        "A=1\nDB PASSWORD=CANARY-hunter2\nOPENAI_API_KEY=sk-below-the-broken-line\n",
+    )
+    .unwrap();
+    let out = run_exec(&["--yes", "t"], &model.base_url(), ws.path()).await;
+    let all = format!("{}{}", stdout(&out), stderr(&out));
+    assert_eq!(out.status.code(), Some(0), "{all}");
+    assert!(
+        stderr(&out).contains(".env line 2 cannot be parsed; skipped"),
+        "{all}"
+    );
+    assert!(!all.contains("CANARY"), "{all}");
+    let sent = model.raw_requests().await;
+    assert!(
+        sent.iter().any(|r| r
+            .headers
+            .get("authorization")
+            .is_some_and(|v| v.as_bytes().ends_with(b"sk-below-the-broken-line"))),
+        "the key after the skipped line is used"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn empty_streamed_replies_with_tools_offered_point_at_the_json_protocol() {
+    // Ollama streaming for a model without tool streaming: the calls are
+    // dropped and every reply arrives empty.
+    let model = MockModel::start(vec![text(""), text(""), text("")]).await;
+    let ws = copy_workspace();
+    let out = run_exec(
+        &["--yes", "Add a divide function"],
+        &model.base_url(),
+        ws.path(),
+    )
+    .await;
+    let all = format!("{}{}", stdout(&out), stderr(&out));
+    assert_eq!(out.status.code(), Some(1), "{all}");
+    assert!(
+        all.contains("the server may not stream tool calls") && all.contains("try --protocol json"),
+        "{all}"
+    );
+    assert_eq!(model.requests().await.len(), 3);
+    // Under the JSON protocol no tools are offered: the hint would be wrong.
+    let model = MockModel::start(vec![
+        json_completion(""),
+        json_completion(""),
+        json_completion(""),
+    ])
+    .await;
+    let out = run_exec(
+        &["--yes", "--protocol", "json", "Add a divide function"],
+        &model.base_url(),
+        ws.path(),
+    )
+    .await;
+    let all = format!("{}{}", stdout(&out), stderr(&out));
+    assert_eq!(out.status.code(), Some(1), "{all}");
+    assert!(all.contains("your reply was empty"), "{all}");
+    assert!(!all.contains("may not stream tool calls"), "{all}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_reply_past_its_cap_stops_with_a_clear_error_and_nothing_runs() {
+    let piece = "x".repeat(512 * 1024);
+    // One call's arguments, streamed in pieces, grow past 4 MiB.
+    let mut chunks = vec![
+        json!({"choices": [{"index": 0, "delta": {"tool_calls": [{"index": 0, "id": "c1", "type": "function", "function": {"name": "write_file", "arguments": "{\"path\": \"big.py\", \"content\": \""}}]}}]}).to_string(),
+    ];
+    for _ in 0..10 {
+        chunks.push(json!({"choices": [{"index": 0, "delta": {"tool_calls": [{"index": 0, "function": {"arguments": piece}}]}}]}).to_string());
+    }
+    chunks.push(json!({"choices": [{"index": 0, "delta": {"tool_calls": [{"index": 0, "function": {"arguments": "\"}"}}]}, "finish_reason": "tool_calls"}]}).to_string());
+    let arguments = Reply::Sse { chunks, done: true };
+    // One event of 17 MiB, and a body that is not streamed of 17 MiB.
+    let huge = "y".repeat(17 * 1024 * 1024);
+    let event = Reply::Sse {
+        chunks: vec![json!({"choices": [{"index": 0, "delta": {"content": huge}}]}).to_string()],
+        done: true,
+    };
+    let body = json_completion(&huge);
+    for (reply, said) in [
+        (
+            arguments,
+            "the arguments of one tool call (write_file) passed 4 MiB",
+        ),
+        (event, "one event of the stream passed 16 MiB"),
+        (body, "the reply's body passed 16 MiB"),
+    ] {
+        let model = MockModel::start(vec![reply]).await;
+        let ws = copy_workspace();
+        let out = run_exec(&["--yes", "Write a big file"], &model.base_url(), ws.path()).await;
+        let all = format!("{}{}", stdout(&out), stderr(&out));
+        assert_eq!(
+            out.status.code(),
+            Some(1),
+            "{}",
+            &all[..all.len().min(2000)]
+        );
+        assert!(
+            all.contains(said) && all.contains("far above any real reply"),
+            "{said}: {}",
+            &all[..all.len().min(2000)]
+        );
+        assert!(!ws.path().join("big.py").exists());
+        assert_eq!(model.requests().await.len(), 1, "not retried");
+    }
 }
 
 #[test]

@@ -234,3 +234,64 @@ async fn every_denied_name_is_refused_for_read_and_write_and_binary_files_too() 
     }
     assert!(listed.contains("notes.txt"), "{listed}");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn ignore_files_that_are_devices_fifos_or_huge_are_skipped_not_read() {
+    let ws = copy_workspace();
+    let p = ws.path();
+    for (dir, file) in [
+        ("docs", "guide.md"),
+        ("sub", "inner.txt"),
+        ("big", "kept.txt"),
+        ("big", "generated_7.txt"),
+    ] {
+        std::fs::create_dir_all(p.join(dir)).unwrap();
+        std::fs::write(p.join(dir).join(file), "needle\n").unwrap();
+    }
+    // /dev/zero behind a link would be read until memory ran out.
+    std::os::unix::fs::symlink("/dev/zero", p.join("docs/.gitignore")).unwrap();
+    // A FIFO would block a plain open for ever.
+    let fifo = Command::new("mkfifo").arg(p.join("sub/.ignore")).status();
+    // 800 KB of rules cost hundreds of MB and seconds to compile, per walk.
+    let big: String = (0..40_000)
+        .map(|i| format!("**/generated_{i}.txt\n"))
+        .collect();
+    assert!(big.len() > 800_000);
+    std::fs::write(p.join("big/.gitignore"), big).unwrap();
+    let model = MockModel::start(vec![
+        tool_call("list_files", json!({"path": "."})),
+        tool_call("search_text", json!({"pattern": "needle"})),
+        text("Listed."),
+    ])
+    .await;
+    let mut cmd = Command::new(stepwise_bin());
+    hermetic_env(&mut cmd)
+        .args(["exec", "--yes", "--no-log", "--base-url", &model.base_url()])
+        .arg("--workspace")
+        .arg(p)
+        .arg("List the files")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let child = cmd.spawn().unwrap();
+    let pid = child.id();
+    let waited = tokio::task::spawn_blocking(move || child.wait_with_output());
+    let Ok(out) = tokio::time::timeout(std::time::Duration::from_secs(60), waited).await else {
+        let _ = Command::new("kill").args(["-9", &pid.to_string()]).status();
+        panic!("stepwise hung on an ignore file");
+    };
+    let out = out.unwrap().unwrap();
+    assert_ran(&out);
+    let results = results(&model).await;
+    let listed = results[0].to_string();
+    // Every folder is walked, without the rules of the file it cannot read.
+    for shown in ["guide.md", "kept.txt", "generated_7.txt"] {
+        assert!(listed.contains(shown), "{shown} not listed: {listed}");
+    }
+    if fifo.is_ok_and(|s| s.success()) {
+        assert!(listed.contains("inner.txt"), "{listed}");
+    }
+    let found = results[1].to_string();
+    for path in ["docs/guide.md", "big/generated_7.txt"] {
+        assert!(found.contains(path), "{path} not searched: {found}");
+    }
+}

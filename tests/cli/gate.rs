@@ -181,6 +181,53 @@ async fn a_task_that_changes_how_tests_run_says_so_on_the_receipt() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn a_runner_in_place_of_pytest_and_every_spelling_of_its_configuration_are_named() {
+    let ws = copy_workspace();
+    // A root `pytest.py` is what `python -m pytest` runs: it can print any result.
+    let forged = "print('===== 99 passed in 0.01s =====')\n";
+    let model = MockModel::start(vec![
+        tool_calls(&[
+            ("write_file", json!({"path": "pytest.py", "content": forged})),
+            (
+                "write_file",
+                json!({"path": "pyproject.toml", "content": "[ tool.pytest.ini_options ]\naddopts = \"-p no:warnings\"\n"}),
+            ),
+            (
+                "write_file",
+                json!({"path": "sub/pyproject.toml", "content": "tool.pytest.ini_options.addopts = \"--co\"\n"}),
+            ),
+            (
+                "write_file",
+                json!({"path": ".pytest.ini", "content": "[pytest]\naddopts = --co\n"}),
+            ),
+        ]),
+        tool_call("run_tests", json!({"command": "unittest"})),
+        text("Done."),
+    ])
+    .await;
+    let (out, events) = exec_json("Configure pytest", &model.base_url(), ws.path()).await;
+    assert_eq!(out.status.code(), Some(0), "{events:#?}");
+    let receipt = &of(&events, "final_answer")[0]["receipt"];
+    let mut named: Vec<(&str, &str)> = receipt["tests_changed"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| (c["path"].as_str().unwrap(), c["what"].as_str().unwrap()))
+        .collect();
+    named.sort_unstable();
+    assert_eq!(
+        named,
+        [
+            (".pytest.ini", "test configuration"),
+            ("pyproject.toml", "pytest configuration"),
+            ("pytest.py", "a module in place of the test runner"),
+            ("sub/pyproject.toml", "pytest configuration"),
+        ],
+        "{receipt}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn a_planted_pyc_and_a_file_in_an_ignored_folder_are_named_in_the_receipt() {
     let ws = copy_workspace();
     std::fs::write(ws.path().join(".gitignore"), "generated/\n").unwrap();

@@ -378,3 +378,171 @@ async fn servers_start_outside_the_workspace_so_its_files_cannot_shadow_them() {
         "{err}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_file_uri_without_slashes_or_a_glob_never_sends_a_denied_file() {
+    let setup = Setup::new("");
+    let log = setup.home.path().join("calls.log");
+    let log_arg = log.display().to_string();
+    let config = server_table(&setup.marker(), &["--log", &log_arg], "");
+    std::fs::write(
+        setup.home.path().join(".config/stepwise/stepwise.toml"),
+        config,
+    )
+    .unwrap();
+    let canary = "CANARY-dotenv-7c1e";
+    std::fs::write(
+        setup.ws.path().join(".env"),
+        format!("DB_PASSWORD={canary}\n"),
+    )
+    .unwrap();
+    // The same file under an innocent name.
+    std::fs::hard_link(
+        setup.ws.path().join(".env"),
+        setup.ws.path().join("notes.txt"),
+    )
+    .unwrap();
+    let root = setup.ws.path().canonicalize().unwrap();
+    let root = root.display();
+    let model = MockModel::start(vec![
+        // The server reads `file:` URIs and expands globs: this one works.
+        tool_call(
+            "mcp__t__read",
+            json!({"path": format!("file:{root}/calculator%2Epy")}),
+        ),
+        tool_call(
+            "mcp__t__read",
+            json!({"path": format!("file:{root}/%2Eenv")}),
+        ),
+        tool_call("mcp__t__read", json!({"path": format!("{root}/.en[v]")})),
+        tool_call(
+            "mcp__t__read",
+            json!({"path": format!("file://localhost{root}/.en?")}),
+        ),
+        tool_call("mcp__t__read", json!({"path": "*"})),
+        tool_call("mcp__t__read", json!({"path": format!("{root}/notes.txt")})),
+        text("Done."),
+    ])
+    .await;
+    let out = setup
+        .exec(&model.base_url(), &["--yes", "Read the settings"])
+        .await;
+    let err = lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    let requests = model.requests().await;
+    assert_eq!(requests.len(), 7, "{err}");
+    assert!(
+        last_result(&requests[1]).contains("def add"),
+        "the server reads file: URIs: {}",
+        last_result(&requests[1])
+    );
+    for request in &requests[2..] {
+        let result = last_result(request);
+        assert!(
+            result.contains("was not sent to the server") && result.contains("is refused"),
+            "{result}"
+        );
+    }
+    let sent = serde_json::to_string(&requests).unwrap();
+    assert!(!sent.contains(canary), "the secret reached the model");
+    let calls = std::fs::read_to_string(&log).unwrap_or_default();
+    assert_eq!(
+        calls.lines().count(),
+        1,
+        "only the first call was sent: {calls}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_write_a_call_sets_off_in_the_background_rearms_the_gate_and_is_on_the_receipt() {
+    let setup = Setup::new("");
+    let config = server_table(&setup.marker(), &[], "");
+    std::fs::write(
+        setup.home.path().join(".config/stepwise/stepwise.toml"),
+        config,
+    )
+    .unwrap();
+    let late = setup.ws.path().canonicalize().unwrap().join("late.py");
+    let model = MockModel::start(vec![
+        // The server answers at once and writes 600 ms later, after the
+        // workspace was compared for the call.
+        tool_call(
+            "mcp__t__write_later",
+            json!({"path": late.display().to_string(), "content": "import os\n", "delay_ms": 600}),
+        ),
+        delayed(text("Done."), 1500),
+        tool_call("run_tests", json!({"command": "unittest"})),
+        text("Done, tested."),
+    ])
+    .await;
+    let out = setup
+        .exec(&model.base_url(), &["--yes", "--json", "Set it up"])
+        .await;
+    let err = lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    let events = json_events(&out);
+    assert!(late.exists(), "the server wrote the file");
+    let refused: Vec<&Value> = events
+        .iter()
+        .filter(|e| e["event"] == "gate_refused")
+        .collect();
+    assert_eq!(
+        refused.len(),
+        1,
+        "the late write re-armed the gate: {events:#?}"
+    );
+    let answer = events
+        .iter()
+        .find(|e| e["event"] == "final_answer")
+        .unwrap();
+    let files = answer["receipt"]["files"].as_array().unwrap();
+    let made = files.iter().find(|f| f["path"] == "late.py");
+    assert!(
+        made.is_some_and(|f| f["by"] == "mcp t"),
+        "the receipt names the server's write: {}",
+        answer["receipt"]
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn after_an_mcp_call_the_tasks_own_edits_are_not_taken_for_the_servers() {
+    let setup = Setup::new("");
+    let config = server_table(&setup.marker(), &[], "");
+    std::fs::write(
+        setup.home.path().join(".config/stepwise/stepwise.toml"),
+        config,
+    )
+    .unwrap();
+    let model = MockModel::start(vec![
+        tool_call("mcp__t__echo", json!({"text": "hello"})),
+        tool_call(
+            "write_file",
+            json!({"path": "notes.txt", "content": "mine\n"}),
+        ),
+        tool_call("run_tests", json!({"command": "unittest"})),
+        text("Done."),
+    ])
+    .await;
+    let out = setup
+        .exec(&model.base_url(), &["--yes", "--json", "Take notes"])
+        .await;
+    let err = lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    let events = json_events(&out);
+    assert!(
+        !events.iter().any(|e| e["event"] == "gate_refused"),
+        "{events:#?}"
+    );
+    let answer = events
+        .iter()
+        .find(|e| e["event"] == "final_answer")
+        .unwrap();
+    let files = answer["receipt"]["files"].as_array().unwrap();
+    assert_eq!(files.len(), 1, "{}", answer["receipt"]);
+    assert_eq!(files[0]["path"], "notes.txt");
+    assert!(
+        files[0]["by"].is_null(),
+        "stepwise's own edit: {}",
+        files[0]
+    );
+}

@@ -3,17 +3,23 @@
 Tools: echo, add, env_names (the names of its environment), hang (never
 answers), crash (exits mid-call), fail (answers with isError), picture (an
 image and a text block), write (writes `content` to the file at `path`),
-read (answers the text of the file at `path`). Arguments: --marker PATH
+read (answers the text of the file at `path`, which may be a `file:` URI
+with percent escapes or a glob pattern, as some servers read them),
+write_later (answers at once and writes `content` to `path` `delay_ms`
+later, from a background thread). Arguments: --marker PATH
 writes the server's pid to PATH at start (to prove it ran, and to find it
 afterwards); --garbage answers initialize with a line that is not JSON-RPC;
 --log PATH appends every call it receives to PATH, one JSON line each (to
 prove what reached it).
 """
 
+import glob
 import json
 import os
 import sys
+import threading
 import time
+import urllib.parse
 
 TOOLS = [
     {"name": "echo", "description": "Echo the text back.",
@@ -24,6 +30,8 @@ TOOLS = [
      "inputSchema": {"type": "object"}},
     {"name": "write", "description": "Write a file.",
      "inputSchema": {"type": "object", "properties": {"path": {"type": "string"}, "content": {"type": "string"}}}},
+    {"name": "write_later", "description": "Write a file in the background.",
+     "inputSchema": {"type": "object", "properties": {"path": {"type": "string"}, "content": {"type": "string"}, "delay_ms": {"type": "number"}}}},
     {"name": "read", "description": "Read a file.",
      "inputSchema": {"type": "object", "properties": {"path": {"type": "string"}}}},
     {"name": "hang", "description": "Never answers.", "inputSchema": {"type": "object"}},
@@ -64,9 +72,22 @@ def call(name, args):
         with open(args["path"], "w") as f:
             f.write(args.get("content", ""))
         return text("written")
+    if name == "write_later":
+        def later():
+            with open(args["path"], "w") as f:
+                f.write(args.get("content", ""))
+        threading.Timer(args.get("delay_ms", 500) / 1000, later).start()
+        return text("scheduled")
     if name == "read":
-        with open(args["path"]) as f:
-            return text(f.read())
+        path = args["path"]
+        if path.lower().startswith("file:"):
+            path = urllib.parse.unquote(urllib.parse.urlparse(path).path)
+        paths = sorted(glob.glob(path)) if any(c in path for c in "*?[") else [path]
+        texts = []
+        for one in paths:
+            with open(one) as f:
+                texts.append(f.read())
+        return text("".join(texts))
     if name == "fail":
         return text("the thing failed", is_error=True)
     if name == "picture":

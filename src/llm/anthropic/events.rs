@@ -11,7 +11,8 @@
 //! `end_turn`/`stop_sequence` → `"stop"`; `refusal` stays `"refusal"`,
 //! which the agent records as a refusal, never as an answer); an `error` event ends the reply with the server's message,
 //! transient when its type says so; block kinds stepwise does not know
-//! (thinking) are skipped, never an error.
+//! (thinking) are skipped, never an error; what the reply keeps is held to
+//! the caps of `limits` after every event.
 
 use crate::llm::errors::inline_error;
 use crate::llm::{LlmError, ModelReply, StreamDelta, TokenUsage, ToolCallMsg};
@@ -43,6 +44,8 @@ pub struct EventAccumulator {
     stopped: bool,
     /// Content deltas so far (text, arguments, thinking): pieces of the reply.
     tokens: u64,
+    /// Bytes kept for the blocks besides `content` (see `limits::PER_PART_BYTES`).
+    parts_bytes: usize,
 }
 
 /// What one event added, for the live view.
@@ -84,7 +87,11 @@ impl EventAccumulator {
         match event.get("type").and_then(Value::as_str).unwrap_or("") {
             "message_start" => self.add_usage(event.pointer("/message/usage")),
             "content_block_start" => self.start_block(index, event.get("content_block")),
-            "content_block_delta" => return Ok(self.delta(index, event.get("delta"))),
+            "content_block_delta" => {
+                let added = self.delta(index, event.get("delta"));
+                self.within_limits(index)?;
+                return Ok(added);
+            }
             "message_delta" => {
                 if let Some(reason) = event.pointer("/delta/stop_reason").and_then(Value::as_str) {
                     self.stop_reason = Some(reason.to_string());
@@ -96,7 +103,19 @@ impl EventAccumulator {
             // ping, content_block_stop, and events added later.
             _ => {}
         }
+        self.within_limits(index)?;
         Ok(Added::Nothing)
+    }
+
+    /// The reply's size, and its largest call's arguments, held to the caps.
+    /// (Only the call at `index` can have grown.)
+    fn within_limits(&self, index: u64) -> Result<(), LlmError> {
+        let call = self.blocks.iter().rev().find(|(i, _)| *i == index);
+        let call = match call {
+            Some((_, Block::ToolUse { name, input, .. })) => Some((name.as_str(), input.len())),
+            _ => None,
+        };
+        crate::llm::limits::check(self.content.len() + self.parts_bytes, call)
     }
 
     fn start_block(&mut self, index: u64, block: Option<&Value>) {
@@ -115,6 +134,7 @@ impl EventAccumulator {
             }
             Some("tool_use") => {
                 self.calls += 1;
+                self.parts_bytes += text("id").len() + text("name").len();
                 Block::ToolUse {
                     id: text("id"),
                     name: text("name"),
@@ -124,6 +144,7 @@ impl EventAccumulator {
             }
             _ => Block::Other,
         };
+        self.parts_bytes += crate::llm::limits::PER_PART_BYTES;
         self.blocks.push((index, block));
     }
 
@@ -145,6 +166,7 @@ impl EventAccumulator {
                 name, input, call, ..
             } => match piece("partial_json").filter(|t| !t.is_empty()) {
                 Some(fragment) => {
+                    self.parts_bytes += fragment.len();
                     input.push_str(fragment);
                     Added::Arguments {
                         call: *call,

@@ -130,3 +130,34 @@ fn error_events_keep_the_servers_message_and_say_if_transient() {
     assert_eq!(thinking.content, "", "thinking is not reply text");
     assert!(feed(&["not json"]).is_err());
 }
+
+#[test]
+fn one_calls_arguments_past_the_cap_end_the_reply() {
+    let mut acc = EventAccumulator::default();
+    acc.push(START).unwrap();
+    acc.push(r#"{"type":"content_block_start","index":0,"content_block":{"type":"tool_use","id":"t1","name":"write_file","input":{}}}"#).unwrap();
+    let piece = "y".repeat(64 * 1024);
+    let delta = format!(
+        r#"{{"type":"content_block_delta","index":0,"delta":{{"type":"input_json_delta","partial_json":"{piece}"}}}}"#
+    );
+    let err = (0..100)
+        .find_map(|_| acc.push(&delta).err())
+        .expect("stopped");
+    assert!(
+        err.to_string()
+            .contains("one tool call (write_file) passed 4 MiB"),
+        "{err}"
+    );
+    let mut acc = EventAccumulator::default();
+    let text = format!(
+        r#"{{"type":"content_block_delta","index":0,"delta":{{"type":"text_delta","text":"{piece}"}}}}"#
+    );
+    acc.push(
+        r#"{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}"#,
+    )
+    .unwrap();
+    let err = (0..200)
+        .find_map(|_| acc.push(&text).err())
+        .expect("stopped");
+    assert!(err.to_string().contains("passed 8 MiB"), "{err}");
+}

@@ -20,6 +20,7 @@ mod body;
 mod events;
 
 use super::errors;
+use super::limits::{self, BodyError};
 use super::transport::{
     DEFAULT_IDLE_TIMEOUT, DEFAULT_TOKEN_TIMEOUT, Liveness, error_chain, header_map, http_client,
     response_error, stream_failure,
@@ -147,6 +148,9 @@ impl AnthropicModel {
         let mut acc = EventAccumulator::default();
         let mut any_data = false;
         while let Some(event) = live.next(&mut stream).await? {
+            if live.cut() {
+                break;
+            }
             let event = event.map_err(stream_failure)?;
             let data = event.data.trim();
             if data.is_empty() {
@@ -155,6 +159,9 @@ impl AnthropicModel {
             any_data = true;
             acc.push(data)?.report(sink);
             live.tokens_so_far(acc.tokens());
+        }
+        if live.cut() {
+            return Err(limits::event_too_large());
         }
         if !any_data {
             return Err(LlmError::EmptyReply);
@@ -172,10 +179,11 @@ impl AnthropicModel {
     /// body, or something else, said in those words.
     async fn not_a_stream(&self, response: reqwest::Response) -> LlmError {
         let status = response.status().as_u16();
-        let body = match tokio::time::timeout(self.idle_timeout, response.text()).await {
-            Err(_) => return self.idle_error(),
-            Ok(Err(e)) => return LlmError::Stream(error_chain(&e)),
-            Ok(Ok(body)) => body,
+        let cap = limits::MAX_ERROR_BODY_BYTES;
+        let body = match limits::body_text(response, self.idle_timeout, cap).await {
+            Err(BodyError::Idle) => return self.idle_error(),
+            Err(BodyError::Transport(e)) => return LlmError::Stream(error_chain(&e)),
+            Ok(Ok(body) | Err(body)) => body,
         };
         if body.trim().is_empty() {
             return LlmError::EmptyReply;
