@@ -105,11 +105,11 @@ impl Picker {
     /// Draw the list just above `input` (the input box's outer rectangle).
     pub fn render(&self, input: Rect, buf: &mut Buffer) {
         let lines: Vec<(String, ratatui::style::Style)> = match &self.files {
-            None => vec![(" listing the workspace's files…".into(), theme::DIM)],
+            None => vec![(" listing the workspace's files…".into(), theme::MENU)],
             Some(_) if self.matches.is_empty() => {
                 vec![(
                     format!(" no file matches “{}”", sanitize(&self.query)),
-                    theme::DIM,
+                    theme::MENU,
                 )]
             }
             Some(_) => self
@@ -118,9 +118,9 @@ impl Picker {
                 .enumerate()
                 .map(|(i, f)| {
                     let style = if i == self.selected {
-                        theme::WARN_BOLD.add_modifier(ratatui::style::Modifier::REVERSED)
+                        theme::SELECTED
                     } else {
-                        ratatui::style::Style::new()
+                        theme::MENU
                     };
                     (format!(" {}", sanitize(f)), style)
                 })
@@ -148,12 +148,12 @@ impl Picker {
             height,
         };
         ratatui::widgets::Widget::render(ratatui::widgets::Clear, area, buf);
-        buf.set_style(area, theme::PROMPT_BAR);
+        buf.set_style(area, theme::MENU);
         let w = width as usize;
         buf.set_line(
             area.x,
             area.y,
-            &Line::styled(truncate(&title, w), theme::WARN_BOLD),
+            &Line::styled(truncate(&title, w), theme::MENU_KEY),
             width,
         );
         for (i, (text, style)) in lines.iter().take(height as usize - 1).enumerate() {

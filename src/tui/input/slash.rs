@@ -77,17 +77,17 @@ pub fn render_menu(typed: &str, input: Rect, buf: &mut Buffer) {
         height,
     };
     ratatui::widgets::Widget::render(ratatui::widgets::Clear, area, buf);
-    buf.set_style(area, theme::PROMPT_BAR);
+    buf.set_style(area, theme::MENU);
     buf.set_line(
         area.x,
         area.y,
-        &Line::styled(title, theme::WARN_BOLD),
+        &Line::styled(title, theme::MENU_KEY),
         area.width,
     );
     let usage_w = rows.iter().map(|s| width(s.usage)).max().unwrap_or(0);
     for (i, s) in rows.iter().take(height as usize - 1).enumerate() {
         let line = Line::from(vec![
-            Span::styled(format!(" {:<usage_w$}  ", s.usage), theme::WARN_BOLD),
+            Span::styled(format!(" {:<usage_w$}  ", s.usage), theme::MENU_KEY),
             Span::raw(s.what),
         ]);
         buf.set_line(area.x, area.y + 1 + i as u16, &line, area.width);
