@@ -170,28 +170,40 @@ fn letters_typed_ahead_never_answer_a_prompt_that_just_opened() {
             "not even half of `a a`"
         );
     }
-    later(&mut app, 2_000);
-    press(&mut app, KeyCode::Char('y'));
-    press(&mut app, KeyCode::Char('n'));
-    assert!(
-        undecided(&mut rx),
-        "a draft in the input keeps the keys text"
-    );
-    assert_eq!(
-        app.input().text(),
-        "so what next, yes and anyway leave ityn",
-        "nothing typed is lost"
-    );
     let shown = screen(&draw(&mut app, 80, 24));
     assert!(shown.contains("prompt waiting"), "{shown}");
-    // An explicit move to the prompt gives it the keys.
+    assert!(
+        shown.contains("draft: so what next, yes and anyway leave it"),
+        "the draft stays on screen: {shown}"
+    );
+    // An explicit move to the prompt gives it the keys; a reflexive second
+    // Esc is not an answer.
     press(&mut app, KeyCode::Esc);
+    press(&mut app, KeyCode::Esc);
+    assert!(undecided(&mut rx), "Esc right after Esc decides nothing");
     press(&mut app, KeyCode::Char('y'));
     assert_eq!(rx.try_recv().ok(), Some(Decision::Approve));
-    assert_eq!(
-        app.input().text(),
-        "so what next, yes and anyway leave ityn"
-    );
+    assert_eq!(app.input().text(), "so what next, yes and anyway leave it");
+}
+
+#[test]
+fn once_the_keys_stop_a_left_draft_no_longer_holds_later_prompts() {
+    let mut app = app();
+    explored(&mut app);
+    type_text(&mut app, "a note for later");
+    later(&mut app, 2_000);
+    for step in 4..7 {
+        let mut rx = run_tests_request(&mut app, step);
+        later(&mut app, 400);
+        let shown = screen(&draw(&mut app, 80, 24));
+        assert!(
+            shown.contains("draft: a note for later") && !shown.contains("prompt waiting"),
+            "the draft shows, and nobody is typing: {shown}"
+        );
+        press(&mut app, KeyCode::Char('y'));
+        assert_eq!(rx.try_recv().ok(), Some(Decision::Approve), "step {step}");
+    }
+    assert_eq!(app.input().text(), "a note for later", "the draft is kept");
 }
 
 #[test]

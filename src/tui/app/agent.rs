@@ -31,7 +31,8 @@ impl App {
                 old,
             } => self.live.base(index, &tool, path, old),
             E::SessionDiff { files, git } => {
-                self.overlay = Some(Overlay::SessionDiff(SessionDiffView::new(files, git)));
+                self.layers
+                    .open(Overlay::SessionDiff(SessionDiffView::new(files, git)));
             }
             E::UndoFinished { reverted, error } => self.undo_finished(reverted, error),
             E::SessionFiles { files } => self.session_files = files,
@@ -250,13 +251,8 @@ impl App {
     fn approval_requested(&mut self, request: ApprovalRequest) {
         self.calls.set_status(&request.call_id, RowStatus::Awaiting);
         tracing::info!(step = request.step, prompt = %request.action.prompt(), "approval requested");
-        // The diff must be visible while the prompt is open.
-        if matches!(
-            self.overlay,
-            Some(Overlay::Detail(_) | Overlay::SessionDiff(_))
-        ) {
-            self.overlay = None;
-        }
+        // The views the user opened stay open: the prompt bar shows below
+        // them, and the key that closes one is never an answer.
         self.approvals.push(request);
         self.set_state(TaskState::AwaitingApproval);
     }

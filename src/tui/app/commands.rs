@@ -99,8 +99,7 @@ impl App {
     }
 
     pub(in crate::tui) fn open_help(&mut self) {
-        self.help_top = 0;
-        self.overlay = Some(Overlay::Help);
+        self.layers.open(Overlay::Help);
     }
 
     /// Ask the core for something, unless a task (or an undo) is running.

@@ -116,12 +116,17 @@ impl App {
     }
 
     pub fn overlay(&self) -> Option<&Overlay> {
-        self.overlay.as_ref()
+        self.layers.top()
+    }
+
+    /// `f` at a prompt: the prompt's diff takes the whole body.
+    pub fn diff_full(&self) -> bool {
+        self.approvals.is_open() && self.layers.any(|o| matches!(o, Overlay::FullDiff))
     }
 
     /// First row of the help overlay shown.
     pub fn help_top(&self) -> usize {
-        self.help_top
+        self.layers.help_top()
     }
 
     pub fn mouse_capture(&self) -> bool {

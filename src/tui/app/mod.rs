@@ -10,6 +10,7 @@ mod commands;
 mod exit_summary;
 mod grammars;
 mod inspect;
+mod layers;
 mod liveness;
 mod look;
 mod mcp;
@@ -19,6 +20,7 @@ mod restored;
 mod task;
 mod update;
 
+pub use layers::{Handled, Layers, Overlay};
 pub use update::Msg;
 
 use crate::agent::AgentCommand;
@@ -26,8 +28,6 @@ use crate::llm::TokenUsage;
 use crate::tools::ToolId;
 use crate::tui::approval::queue::Approvals;
 use crate::tui::input::input_box::InputBox;
-use crate::tui::overlays::detail::DetailView;
-use crate::tui::overlays::session_diff::SessionDiffView;
 use crate::tui::panes::conversation::Conversation;
 use crate::tui::panes::diff::live::LivePreviews;
 use crate::tui::panes::diff::view::DiffView;
@@ -75,15 +75,6 @@ pub enum Focus {
     Conversation,
     ToolCalls,
     Diff,
-}
-
-/// A full-screen view over the panes.
-#[derive(Debug)]
-pub enum Overlay {
-    Help,
-    Detail(DetailView),
-    /// `/diff`: the session's cumulative diff.
-    SessionDiff(SessionDiffView),
 }
 
 /// What the run loop must do on the App's behalf.
@@ -152,9 +143,8 @@ pub struct App {
     /// When a key last went into the input as text (prompts wait while the
     /// user is composing, see `App::composing`).
     pub(in crate::tui) last_typed: Option<Instant>,
-    pub(in crate::tui) overlay: Option<Overlay>,
-    /// First row of the help overlay shown (it scrolls on small terminals).
-    pub(in crate::tui) help_top: usize,
+    /// The overlays over the panes, the top one first to get a key.
+    pub(in crate::tui) layers: Layers,
     pub(in crate::tui) mouse_capture: bool,
     /// The terminal has the focus (as its focus reports say).
     pub(in crate::tui) focused: bool,
@@ -164,8 +154,6 @@ pub struct App {
     notified: u64,
     /// The palette (or no colour) each frame is painted with.
     look: crate::tui::render::theme::Look,
-    /// `f` at a prompt: the diff takes the whole body.
-    pub(in crate::tui) diff_full: bool,
     /// An `/undo` is waiting for the core.
     undo: Option<UndoRun>,
     /// When the model request that failed is tried again (the header counts down).
@@ -233,10 +221,8 @@ impl App {
             input: InputBox::new(),
             focus: Focus::Input,
             last_typed: None,
-            overlay: None,
-            help_top: 0,
+            layers: Layers::default(),
             mouse_capture: true,
-            diff_full: false,
             focused: true,
             notify: false,
             notified: 0,

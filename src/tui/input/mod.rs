@@ -11,7 +11,7 @@ pub mod picker;
 pub mod picking;
 pub mod slash;
 
-use crate::tui::app::{App, Effect, Focus, Overlay};
+use crate::tui::app::{App, Effect, Focus, Handled, Overlay};
 use crate::tui::overlays::detail::DetailView;
 use crate::tui::overlays::help;
 use crate::tui::panes::scroll::ScrollMove;
@@ -58,21 +58,15 @@ impl App {
             }
             return;
         }
-        if matches!(self.overlay, Some(Overlay::Help)) {
-            return self.help_key(key);
+        // The layers first, top down: what one consumes goes no further.
+        if self.layer_key(key, global) == Handled::Consumed {
+            return;
         }
         match global {
             Some(Action::Help) => return self.open_help(),
             Some(Action::ToggleMouse) => return self.toggle_mouse(),
             Some(Action::Revoke) => return self.revoke_approvals(),
             _ => {}
-        }
-        // The details the user opened while a prompt waits come first.
-        if matches!(
-            self.overlay,
-            Some(Overlay::Detail(_) | Overlay::SessionDiff(_))
-        ) {
-            return self.detail_key(key);
         }
         if self.approvals.is_open() {
             if self.composing() && !self.approvals.taken() && !quit_key {
@@ -100,25 +94,55 @@ impl App {
         }
     }
 
-    fn help_key(&mut self, key: KeyEvent) {
-        match keymap::action(Layer::HelpOverlay, &key) {
-            Some(Action::Close) => self.overlay = None,
-            _ => {
-                if let Some(m) = scroll_move(key.code) {
-                    self.help_top = help::scrolled(self.help_top, m, self.panes.area);
+    /// The top layer's turn at a key. The help and the detail views are
+    /// modal (they consume every key but the global ones the views leave
+    /// to the app); the full diff passes on all but the keys that close it,
+    /// so the prompt beneath still answers.
+    fn layer_key(&mut self, key: KeyEvent, global: Option<Action>) -> Handled {
+        let now = self.now();
+        let Some(top) = self.layers.top() else {
+            return Handled::NotConsumed;
+        };
+        match top {
+            Overlay::Help => {
+                match keymap::action(Layer::HelpOverlay, &key) {
+                    Some(Action::Close) => {
+                        self.layers.close(now);
+                    }
+                    _ => {
+                        if let Some(m) = scroll_move(key.code) {
+                            let top = help::scrolled(self.layers.help_top(), m, self.panes.area);
+                            self.layers.set_help_top(top);
+                        }
+                    }
                 }
+                Handled::Consumed
             }
-        }
-    }
-
-    fn detail_key(&mut self, key: KeyEvent) {
-        match keymap::action(Layer::Overlay, &key) {
-            Some(Action::Close) => self.overlay = None,
-            Some(Action::Help) => self.open_help(),
-            _ => {
-                if let Some(m) = scroll_move(key.code) {
-                    self.scroll_overlay(m);
+            Overlay::Detail(_) | Overlay::SessionDiff(_) => {
+                if global.is_some_and(|g| g != Action::Quit) {
+                    return Handled::NotConsumed;
                 }
+                match keymap::action(Layer::Overlay, &key) {
+                    Some(Action::Close) => {
+                        self.layers.close(now);
+                    }
+                    Some(Action::Help) => self.open_help(),
+                    _ => {
+                        if let Some(m) = scroll_move(key.code) {
+                            self.scroll_overlay(m);
+                        }
+                    }
+                }
+                Handled::Consumed
+            }
+            Overlay::FullDiff => {
+                let closes = key.code == KeyCode::Esc
+                    || keymap::action(Layer::Prompt, &key) == Some(Action::FullDiff);
+                if !closes {
+                    return Handled::NotConsumed;
+                }
+                self.layers.close(now);
+                Handled::Consumed
             }
         }
     }
@@ -126,21 +150,19 @@ impl App {
     /// Scroll the detail or `/diff` overlay.
     fn scroll_overlay(&mut self, m: ScrollMove) {
         let h = detail_area(self.panes.body).height as usize;
-        match &mut self.overlay {
+        match self.layers.covering_mut() {
             Some(Overlay::Detail(d)) => d.scroll_by(m, h),
             Some(Overlay::SessionDiff(d)) => d.scroll_by(m, h),
             _ => {}
         }
     }
 
-    /// Whether the user is writing in the input: a draft is there, or a key
-    /// went into it within the last `COMPOSING` (before the prompt opened,
-    /// or since). Idle with an empty input, the user is reading.
+    /// Whether the user is writing in the input: a key went into it within
+    /// the last `COMPOSING` (before the prompt opened, or since). A draft
+    /// left there does not count: once the keys stop, the user is reading.
     pub fn composing(&self) -> bool {
-        !self.input.is_empty()
-            || self
-                .last_typed
-                .is_some_and(|typed| self.now().saturating_duration_since(typed) < COMPOSING)
+        self.last_typed
+            .is_some_and(|typed| self.now().saturating_duration_since(typed) < COMPOSING)
     }
 
     /// A key while a prompt waits for a user who is composing: Esc or Tab
@@ -148,6 +170,10 @@ impl App {
     fn composing_key(&mut self, key: KeyEvent) {
         if matches!(key.code, KeyCode::Esc | KeyCode::Tab) {
             self.approvals.take();
+            // Leaving the input is a closing too: a reflexive second Esc
+            // must not decide (see `App::deliberate`).
+            let now = self.now();
+            self.layers.note_closed(now);
             self.show_flash(
                 "The prompt has the keys now: y approves, n declines (Enter declines too).",
             );
@@ -238,7 +264,7 @@ impl App {
     /// in the focused input and nothing covers it.
     pub fn command_menu(&self) -> Option<String> {
         let open = self.focus == Focus::Input
-            && self.overlay.is_none()
+            && self.layers.is_empty()
             && self.picker.is_none()
             && !self.approvals.is_open();
         if !open {
@@ -281,7 +307,7 @@ impl App {
 
     pub(in crate::tui) fn open_detail(&mut self) {
         if let Some(row) = self.calls.current() {
-            self.overlay = Some(Overlay::Detail(DetailView::new(row)));
+            self.layers.open(Overlay::Detail(DetailView::new(row)));
         }
     }
 
@@ -342,12 +368,13 @@ impl App {
             MouseEventKind::Down(MouseButton::Left) => return self.click(at),
             _ => return,
         };
-        if matches!(self.overlay, Some(Overlay::Help)) {
-            self.help_top = help::scrolled(self.help_top, m, self.panes.area);
-            return;
-        }
-        if self.overlay.is_some() {
-            return self.scroll_overlay(m);
+        match self.layers.covering() {
+            Some(Overlay::Help) => {
+                let top = help::scrolled(self.layers.help_top(), m, self.panes.area);
+                return self.layers.set_help_top(top);
+            }
+            Some(_) => return self.scroll_overlay(m),
+            None => {}
         }
         if let Some(pane) = self.pane_at(at) {
             let m = match (pane, m) {
@@ -361,7 +388,7 @@ impl App {
 
     /// A click focuses a pane; on a tool-call row it selects the row.
     fn click(&mut self, at: Position) {
-        if self.overlay.is_some() || self.approvals.is_open() {
+        if !self.layers.is_empty() || self.approvals.is_open() {
             return;
         }
         let Some(pane) = self.pane_at(at) else { return };
@@ -389,12 +416,17 @@ impl App {
         }
     }
 
+    /// A paste is text, never an answer: into the reason being typed, or
+    /// else into the draft (which stays on screen while a prompt waits).
     fn on_paste(&mut self, text: &str) {
         if let Some(reason) = self.approvals.reason_mut() {
             reason.push_str(text.lines().next().unwrap_or(""));
-        } else if !self.approvals.is_open() && self.overlay.is_none() {
-            self.focus = Focus::Input;
-            self.input.insert_str(text);
+            return;
         }
+        if !self.approvals.is_open() && self.layers.is_empty() {
+            self.focus = Focus::Input;
+        }
+        self.input.insert_str(text);
+        self.last_typed = Some(self.now());
     }
 }

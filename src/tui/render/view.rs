@@ -33,12 +33,12 @@ pub fn relayout(app: &mut App, area: Rect) {
         tool_rows: app.calls.rows().len(),
         has_diff: diff_pane::key(app) != DiffKey::None,
         prompt_rows: if app.approvals.is_open() {
-            prompt_bar::HEIGHT
+            prompt_bar::height(app)
         } else {
             0
         },
         input_rows: app.input.rows(input_inner_width),
-        diff_full: app.diff_full && app.approvals.is_open(),
+        diff_full: app.diff_full(),
     };
     let panes = layout::compute(area, needs);
     app.panes = panes;
@@ -53,7 +53,7 @@ pub fn relayout(app: &mut App, area: Rect) {
         diff_pane::ensure(app, inner.width as usize, inner.height as usize);
     }
     let overlay_width = detail_area(panes.body).width as usize;
-    match &mut app.overlay {
+    match app.layers.covering_mut() {
         Some(Overlay::Detail(detail)) => {
             if let Some(call) = app.calls.rows().get(detail.row) {
                 detail.ensure(call, overlay_width);
@@ -62,7 +62,7 @@ pub fn relayout(app: &mut App, area: Rect) {
         Some(Overlay::SessionDiff(view)) => view.ensure(overlay_width),
         _ => {}
     }
-    let typing = app.focus == Focus::Input && app.overlay.is_none() && !app.approvals.is_open();
+    let typing = app.focus == Focus::Input && app.layers.is_empty() && !app.approvals.is_open();
     app.input.set_focused(typing);
 }
 
@@ -135,8 +135,8 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
         }
     }
 
-    match &app.overlay {
-        Some(Overlay::Help) => help::render(area, buf, app.help_top),
+    match app.layers.covering() {
+        Some(Overlay::Help) => help::render(area, buf, app.layers.help_top()),
         Some(Overlay::Detail(detail)) => {
             overlay_frame(
                 " Tool call details · ↑↓ PgUp PgDn scroll · Esc closes ",
@@ -153,7 +153,7 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
             );
             view.render(detail_area(panes.body), buf);
         }
-        None => {}
+        Some(Overlay::FullDiff) | None => {}
     }
 }
 
