@@ -15,7 +15,7 @@ use crate::llm::TokenUsage;
 use crate::present;
 use crate::tools::ToolId;
 use crate::tui::app::App;
-use crate::tui::approval::record::{declined_line, edited_line};
+use crate::tui::app::record::{declined_line, edited_line};
 use crate::tui::panes::line_kind::Kind;
 use crate::tui::panes::tool_calls::{CallRow, RowStatus};
 

@@ -1,22 +1,27 @@
-//! Drawing: `relayout` computes the panes for the frame size and brings the
+//! Drawing the App, at the top of the TUI (it reads every component):
+//! `header` and `prompt_bar` are the chrome around the panes, `diff_pane`
+//! decides and draws the diff pane, `test_run` its rows at a run's prompt.
+//! `relayout` computes the panes for the frame size and brings the
 //! wrap caches up to date (the only work that grows with new content), then
 //! `render` paints the state. Each pane draws only its visible rows.
 
+mod diff_pane;
+pub mod header;
+pub mod prompt_bar;
+mod test_run;
+
 use crate::tui::app::{App, Focus, Overlay};
 use crate::tui::overlays::help;
-use crate::tui::panes::diff as diff_pane;
 use crate::tui::panes::diff::view::DiffKey;
 use crate::tui::render::chrome::{block, overlay_frame};
-use crate::tui::render::layout::{self, Needs};
+use crate::tui::render::layout::{self, Needs, detail_area};
 use crate::tui::render::text::truncate;
 use crate::tui::render::theme;
-use crate::tui::render::{header, prompt_bar};
 use ratatui::Frame;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::style::Style;
 use ratatui::text::Line;
-use ratatui::widgets::Block;
 
 /// Lay out and draw one frame.
 pub fn draw(frame: &mut Frame, app: &mut App) {
@@ -64,11 +69,6 @@ pub fn relayout(app: &mut App, area: Rect) {
     }
     let typing = app.focus == Focus::Input && app.layers.is_empty() && !app.approvals.is_open();
     app.input.set_focused(typing);
-}
-
-/// The detail overlay's text area inside the body.
-pub fn detail_area(body: Rect) -> Rect {
-    Block::bordered().inner(body)
 }
 
 /// Paint the state (after `relayout` for the same area).
