@@ -427,3 +427,34 @@ fn the_bottom_modules_import_nothing_of_stepwise() {
     assert!(graph.contains_key("text::sanitize") && graph.contains_key("tool_id"));
     assert!(offences.is_empty(), "{}", offences.join("\n"));
 }
+
+/// The fields of `pub struct NAME { ... }` in `text` (one per line, comments
+/// skipped).
+fn struct_fields(text: &str, name: &str) -> Vec<String> {
+    let code = code(text);
+    let Some(start) = code.find(&format!("pub struct {name} {{")) else {
+        return Vec::new();
+    };
+    let body = &code[start..];
+    let body = &body[body.find('{').unwrap_or(0) + 1..body.find("\n}").unwrap_or(body.len())];
+    body.lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && l.contains(':'))
+        .map(|l| l.split(':').next().unwrap_or("").to_string())
+        .collect()
+}
+
+#[test]
+fn the_tui_app_composes_components_in_at_most_20_fields() {
+    let text = std::fs::read_to_string(src().join("tui/app/mod.rs")).unwrap();
+    let fields = struct_fields(&text, "App");
+    assert!(fields.len() > 5, "the App's fields were found: {fields:?}");
+    assert!(
+        fields.len() <= 20,
+        "App has {} fields (a new concern goes into a component or a group): {fields:?}",
+        fields.len()
+    );
+    let sample =
+        "pub struct App {\n    a: u8,\n    // b: u8,\n    pub(in crate::tui) c: Vec<u8>,\n}\n";
+    assert_eq!(struct_fields(sample, "App").len(), 2);
+}

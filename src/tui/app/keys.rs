@@ -27,8 +27,8 @@ impl App {
             Event::Key(key) if key.kind != KeyEventKind::Release => self.on_key(key),
             Event::Mouse(mouse) => self.on_mouse(mouse),
             Event::Paste(text) => self.on_paste(&text),
-            Event::FocusLost => self.focused = false,
-            Event::FocusGained => self.focused = true,
+            Event::FocusLost => self.term.focused = false,
+            Event::FocusGained => self.term.focused = true,
             // The next frame lays out for the new size.
             _ => {}
         }
@@ -255,7 +255,7 @@ impl App {
     pub fn command_menu(&self) -> Option<String> {
         let open = self.focus == Focus::Input
             && self.layers.is_empty()
-            && self.picker.is_none()
+            && self.picking.picker.is_none()
             && !self.approvals.is_open();
         if !open {
             return None;
@@ -316,8 +316,8 @@ impl App {
     }
 
     fn toggle_mouse(&mut self) {
-        self.mouse_capture = !self.mouse_capture;
-        self.effect(Effect::SetMouseCapture(self.mouse_capture));
+        self.term.mouse_capture = !self.term.mouse_capture;
+        self.effect(Effect::SetMouseCapture(self.term.mouse_capture));
     }
 
     /// Scroll a pane (for the tool calls: move the selection).

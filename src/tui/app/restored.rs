@@ -49,8 +49,8 @@ impl App {
                 }
             }
         }
-        self.session_tokens = usage;
-        self.session_cost = cost_usd;
+        self.status.session_tokens = usage;
+        self.status.session_cost = cost_usd;
     }
 
     /// A restored call: its row, and the line a live call would have left.

@@ -174,7 +174,7 @@ fn right_side(app: &App, bar: Style, room: usize) -> Vec<Span<'static>> {
             (" rules ✓ ".to_string(), bar),
         ]);
     }
-    if !app.mouse_capture {
+    if !app.mouse_capture() {
         items.push(vec![
             (" mouse off (F2) ".to_string(), theme::HEADER_WARN),
             (" mouse off ".to_string(), theme::HEADER_WARN),
