@@ -45,7 +45,7 @@ pub mod view;
 pub use app::{App, Effect, Focus, Msg, Overlay, TaskState};
 use run_loop::real_host::RealHost;
 use term::terminal;
-pub use view::draw;
+pub use view::{draw, prepare_and_draw, relayout};
 
 use crate::agent::{AgentEvent, AgentHandle, spawn_agent};
 use crate::config::{Config, ConfigError};

@@ -24,7 +24,7 @@ mod tests;
 use crate::agent::{AgentCommand, AgentEvent, AgentHandle};
 use crate::tui::app::{App, Effect, Msg};
 use crate::tui::term::frame::FrameClock;
-use crate::tui::view::draw;
+use crate::tui::view::prepare_and_draw;
 use crossterm::event::{Event, MouseEventKind};
 use futures_util::{Stream, StreamExt};
 use ratatui::Terminal;
@@ -105,7 +105,7 @@ where
                     return Err("the terminal was restored after a crash".into());
                 }
                 app.set_now(Instant::now());
-                term.draw(|frame| draw(frame, app)).map_err(|e| format!("cannot draw: {e}"))?;
+                term.draw(|frame| prepare_and_draw(frame, app)).map_err(|e| format!("cannot draw: {e}"))?;
                 frames.drawn(Instant::now());
                 if app.colouring_due() {
                     frames.request();

@@ -23,14 +23,23 @@ use ratatui::layout::Rect;
 use ratatui::style::Style;
 use ratatui::text::Line;
 
-/// Lay out and draw one frame.
-pub fn draw(frame: &mut Frame, app: &mut App) {
-    relayout(app, frame.area());
+/// Draw one frame of the state: a pure function of `app`, once `relayout`
+/// prepared it for the frame's area.
+pub fn draw(frame: &mut Frame, app: &App) {
     render(app, frame.area(), frame.buffer_mut());
     theme::paint(frame.buffer_mut(), app.look());
 }
 
-/// Compute the panes for `area` and update the caches they show.
+/// The update step for a frame (`relayout`), then the frame (`draw`): what
+/// the run loop does each time it draws.
+pub fn prepare_and_draw(frame: &mut Frame, app: &mut App) {
+    relayout(app, frame.area());
+    draw(frame, app);
+}
+
+/// The update step before a frame: compute the panes for `area` and bring
+/// the caches they show up to date (wrapping, previews, the layout). The
+/// only work that grows with new content, and the only `&mut` of drawing.
 pub fn relayout(app: &mut App, area: Rect) {
     let input_inner_width = area.width;
     app.live.refresh(app.now());
