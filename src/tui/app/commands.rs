@@ -40,6 +40,7 @@ impl App {
                 self.core_command("/model", Effect::Agent(AgentCommand::SetModel(model)));
             }
             ["mcp"] => self.list_mcp(),
+            ["mouse"] => self.toggle_mouse(),
             ["quit" | "exit"] => self.quit_command(),
             _ => self.show_flash(format!(
                 "Unknown command /{} — try {} (type / to see them)",

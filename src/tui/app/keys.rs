@@ -315,7 +315,7 @@ impl App {
         }];
     }
 
-    fn toggle_mouse(&mut self) {
+    pub(in crate::tui) fn toggle_mouse(&mut self) {
         self.term.mouse_capture = !self.term.mouse_capture;
         self.effect(Effect::SetMouseCapture(self.term.mouse_capture));
     }
