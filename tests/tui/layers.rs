@@ -162,3 +162,33 @@ fn a_paste_at_an_open_prompt_lands_in_the_draft_on_screen() {
     press(&mut app, KeyCode::Char('y'));
     assert_eq!(rx.try_recv().ok(), Some(Decision::Approve));
 }
+
+#[test]
+fn a_burst_typed_while_a_prompt_opens_is_on_screen_with_the_prompt_open() {
+    let mut app = app();
+    explored(&mut app);
+    let burst = "yes and now please add a docstring to it";
+    assert_eq!(burst.chars().count(), 40);
+    let (before, after) = burst.split_at(20);
+    for c in before.chars() {
+        later(&mut app, 30);
+        type_text(&mut app, &c.to_string());
+    }
+    let mut rx = write_calculator(&mut app);
+    for c in after.chars() {
+        later(&mut app, 30);
+        type_text(&mut app, &c.to_string());
+    }
+    assert!(undecided(&mut rx), "nothing typed answers");
+    let shown = screen(&draw(&mut app, 80, 24));
+    assert!(shown.contains(&format!("draft: {burst}")), "{shown}");
+    assert!(shown.contains("[y/N]"), "the prompt is open: {shown}");
+    assert!(shown.contains("you are typing"), "{shown}");
+    // When the keys stop, the prompt has them; the draft stays.
+    later(&mut app, 1_500);
+    let shown = screen(&draw(&mut app, 80, 24));
+    assert!(!shown.contains("you are typing"), "{shown}");
+    press(&mut app, KeyCode::Char('n'));
+    assert_eq!(rx.try_recv().ok(), Some(Decision::Decline { reason: None }));
+    assert_eq!(app.input().text(), burst);
+}
