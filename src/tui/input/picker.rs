@@ -90,13 +90,19 @@ impl Picker {
         files.get(i).map(String::as_str)
     }
 
-    /// The matches shown, best first.
+    /// The first match shown: the list scrolls to keep the selection in view.
+    fn top(&self) -> usize {
+        self.selected.saturating_sub(SHOWN - 1)
+    }
+
+    /// The matches shown, best first, the selected one among them.
     pub fn shown(&self) -> Vec<&str> {
         let Some(files) = &self.files else {
             return Vec::new();
         };
         self.matches
             .iter()
+            .skip(self.top())
             .take(SHOWN)
             .filter_map(|&i| files.get(i).map(String::as_str))
             .collect()
@@ -117,7 +123,7 @@ impl Picker {
                 .iter()
                 .enumerate()
                 .map(|(i, f)| {
-                    let style = if i == self.selected {
+                    let style = if self.top() + i == self.selected {
                         theme::SELECTED
                     } else {
                         theme::MENU
@@ -234,6 +240,31 @@ mod tests {
         assert!(opens_after(""));
         assert!(opens_after("look at "));
         assert!(!opens_after("mail me at bob"));
+    }
+
+    #[test]
+    fn the_list_scrolls_with_its_selection() {
+        let mut p = Picker::new();
+        let files: Vec<String> = (0..20).map(|i| format!("src/file{i:02}.rs")).collect();
+        p.set_files(files, false);
+        p.move_by(12);
+        let chosen = p.chosen().map(str::to_string).expect("a selection");
+        let shown = p.shown();
+        assert_eq!(shown.len(), SHOWN);
+        assert_eq!(shown.last().copied(), Some(chosen.as_str()), "{shown:?}");
+        let mut buf = Buffer::empty(Rect::new(0, 0, 40, 20));
+        p.render(Rect::new(0, 19, 40, 1), &mut buf);
+        let row = (0..20u16)
+            .find(|&y| {
+                (0..40u16)
+                    .map(|x| buf[(x, y)].symbol())
+                    .collect::<String>()
+                    .contains(&chosen)
+            })
+            .expect("the selected file is drawn");
+        assert_eq!(buf[(1, row)].bg, theme::SELECTED.bg.expect("a background"));
+        p.move_by(-20);
+        assert_eq!(p.shown().first().copied(), p.chosen());
     }
 
     #[test]
