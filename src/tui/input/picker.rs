@@ -24,6 +24,24 @@ impl std::fmt::Debug for FileSource {
     }
 }
 
+/// Extensions of files that are not text (images, archives, compiled code,
+/// fonts, media, databases): a task has no use for their path in the
+/// picker. Judged by name, so listing stays one walk of the folder.
+const BINARY: &[&str] = &[
+    "png", "jpg", "jpeg", "gif", "bmp", "ico", "webp", "tiff", "psd", "pdf", "zip", "gz", "tgz",
+    "bz2", "xz", "zst", "7z", "rar", "tar", "jar", "war", "class", "pyc", "pyo", "so", "dylib",
+    "dll", "exe", "o", "a", "lib", "obj", "bin", "wasm", "woff", "woff2", "ttf", "otf", "eot",
+    "mp3", "mp4", "wav", "ogg", "flac", "mov", "avi", "mkv", "webm", "sqlite", "db", "npy", "pkl",
+];
+
+/// Whether `path` names a file of a binary kind (by its extension).
+pub fn binary_kind(path: &str) -> bool {
+    let name = path.rsplit('/').next().unwrap_or(path);
+    name.rsplit_once('.').is_some_and(|(stem, ext)| {
+        !stem.is_empty() && BINARY.contains(&ext.to_ascii_lowercase().as_str())
+    })
+}
+
 /// Most matches listed.
 pub const SHOWN: usize = 8;
 
@@ -46,7 +64,8 @@ impl Picker {
     }
 
     /// The workspace's files arrived.
-    pub fn set_files(&mut self, files: Vec<String>, more: bool) {
+    pub fn set_files(&mut self, mut files: Vec<String>, more: bool) {
+        files.retain(|f| !binary_kind(f));
         self.files = Some(files);
         self.more = more;
         self.refilter();
@@ -240,6 +259,20 @@ mod tests {
         assert!(opens_after(""));
         assert!(opens_after("look at "));
         assert!(!opens_after("mail me at bob"));
+    }
+
+    #[test]
+    fn binary_files_are_left_out() {
+        let mut p = Picker::new();
+        let files = [
+            "logo.PNG",
+            "calculator.py",
+            "__pycache__/c.cpython-312.pyc",
+            ".db",
+            "notes.txt",
+        ];
+        p.set_files(files.map(String::from).to_vec(), false);
+        assert_eq!(p.shown(), [".db", "notes.txt", "calculator.py"]);
     }
 
     #[test]
