@@ -273,6 +273,7 @@ Press Ctrl+C to quit."
         if self.refuse_if_misconfigured() {
             return;
         }
+        self.conversation.separate_task();
         self.conversation.push_entry(Kind::User, &task);
         tracing::info!(chars = task.len(), "task submitted");
         let cancel = self.begin_run();

@@ -157,6 +157,15 @@ impl Conversation {
         }
     }
 
+    /// A new task starts: a rule sets it off from the one before, if any.
+    pub fn separate_task(&mut self) {
+        if self.lines.iter().any(|l| l.kind == Kind::User) {
+            self.close_reply();
+            self.separate();
+            self.lines.push(Logical::plain("", Kind::Separator, true));
+        }
+    }
+
     /// Add an entry whose lines have their own kinds (e.g. a receipt).
     pub fn push_lines(&mut self, lines: &[(Kind, String)]) {
         self.close_reply();
@@ -431,6 +440,7 @@ fn wrap_logical(line: &Logical, width: usize) -> Vec<Line<'static>> {
             return wrap(&[Span::styled(line.text.clone(), dim)], width, &pad, &pad);
         }
         Kind::Blank => return vec![Line::default()],
+        Kind::Separator => return vec![Line::styled("─".repeat(width), dim)],
     };
     let first = [Span::styled(
         if line.first { marker } else { "  " },
