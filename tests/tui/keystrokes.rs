@@ -435,3 +435,71 @@ fn slash_quit_when_idle_quits_at_once() {
     command(&mut app, "/quit");
     assert!(quit_asked(&mut app));
 }
+
+/// A `run_tests` step the core runs without asking, finished.
+fn auto_run_tests(app: &mut App, step: u32) {
+    let call_id = format!("call_{step}");
+    feed(
+        app,
+        vec![
+            AgentEvent::ToolCallProposed {
+                step,
+                call_id: call_id.clone(),
+                tool: "run_tests".into(),
+                kind: stepwise::agent::CallKind::Execute,
+                target: "unittest".into(),
+                arguments: json!({}),
+                diff: None,
+                needs_approval: false,
+            },
+            AgentEvent::ToolRunning {
+                step,
+                call_id: call_id.clone(),
+                auto_approved: true,
+            },
+            AgentEvent::ToolFinished {
+                step,
+                call_id,
+                tool: "run_tests".into(),
+                status: CallStatus::Ok,
+                summary: "6 tests OK".into(),
+                result: json!({"success": true}),
+                coloured_output: None,
+            },
+        ],
+    );
+}
+
+#[test]
+fn consecutive_auto_approved_steps_fold_into_one_line() {
+    let mut app = app();
+    explored(&mut app);
+    for step in 4..7 {
+        auto_run_tests(&mut app, step);
+    }
+    let lines = conversation(&app);
+    let auto: Vec<&String> = lines
+        .iter()
+        .filter(|l| l.contains("Auto-approved"))
+        .collect();
+    assert_eq!(
+        auto,
+        [
+            "Auto-approved 3 steps: run_tests unittest, run_tests unittest, run_tests unittest (run_tests is approved for this task)"
+        ],
+        "{lines:?}"
+    );
+    // Something else in between starts a new line.
+    app.notice("a note");
+    auto_run_tests(&mut app, 7);
+    let lines = conversation(&app);
+    assert_eq!(
+        lines.iter().filter(|l| l.contains("Auto-approved")).count(),
+        2,
+        "{lines:?}"
+    );
+    assert_eq!(
+        lines.last().map(String::as_str),
+        Some("Auto-approved run_tests unittest (run_tests is approved for this task)")
+    );
+}

@@ -16,7 +16,7 @@ mod liveness;
 mod look;
 mod mcp;
 mod notify;
-mod parts;
+pub(in crate::tui) mod parts;
 mod picking;
 mod prompt;
 mod quit;

@@ -88,6 +88,18 @@ pub struct SessionFacts {
     pub mcp: Vec<crate::mcp::ServerReport>,
     /// The agent stopped (reported once).
     pub agent_gone: bool,
+    /// The auto-approved steps the conversation's last line reports.
+    pub auto_run: Option<AutoRun>,
+}
+
+/// Consecutive steps of one tool run without asking: one line for them all.
+#[derive(Debug)]
+pub struct AutoRun {
+    pub tool: ToolId,
+    /// Each step's call (`run_tests unittest`).
+    pub calls: Vec<String>,
+    /// The line as shown (to tell it is still the conversation's last).
+    pub text: String,
 }
 
 impl Default for SessionFacts {
@@ -100,6 +112,7 @@ impl Default for SessionFacts {
             config_error: None,
             mcp: Vec::new(),
             agent_gone: false,
+            auto_run: None,
         }
     }
 }
