@@ -19,34 +19,11 @@ use stepwise::tools::files::list_files;
 use stepwise::tools::search::{SearchArgs, search_text};
 use stepwise::tools::snapshot::Snapshot;
 
-const FILES_PER_FOLDER: usize = 100;
-const RUNS: usize = 11;
+#[path = "support/tree.rs"]
+mod tree;
+use tree::{FILES_PER_FOLDER, generate};
 
-fn generate(root: &std::path::Path, top: usize) -> usize {
-    let mut n = 0;
-    for a in 0..top {
-        for b in 0..10 {
-            for c in 0..10 {
-                let dir = root.join(format!("pkg{a}/mod{b}/part{c}"));
-                std::fs::create_dir_all(&dir).unwrap();
-                for f in 0..FILES_PER_FOLDER {
-                    let body = format!(
-                        "// file {n}\npub fn item_{f}() -> u32 {{\n    {n}\n}}\n// {}\n",
-                        if n % 997 == 0 {
-                            "needle here"
-                        } else {
-                            "nothing to see"
-                        }
-                    );
-                    std::fs::write(dir.join(format!("file{f}.rs")), body).unwrap();
-                    n += 1;
-                }
-            }
-        }
-    }
-    std::fs::write(root.join(".gitignore"), "*.tmp\nbuild/\n").unwrap();
-    n
-}
+const RUNS: usize = 11;
 
 fn median(mut runs: Vec<Duration>) -> Duration {
     runs.sort();

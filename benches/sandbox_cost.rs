@@ -1,9 +1,13 @@
 //! The sandbox's cost per test run: a no-op test command (`unittest` on a
 //! workspace with one empty test) run with `[sandbox] mode = "off"` and with
 //! `auto`, the median of 21 runs each (interleaved), and the difference.
-//! Each run includes what `run_tests` does around it (the workspace
-//! snapshots and the searches for planted files); the one-time probe of the
-//! kernel is timed apart. The two modes differ in more than confinement
+//! Each run includes what `run_tests` does around it: with the workspace
+//! layer, reading and sorting what the run wrote; without one (`off`), the
+//! workspace snapshots and the searches for planted files. The one-time
+//! probe of the kernel is timed apart. Last, the layer's cost as the
+//! workspace grows: a run that writes one file, in an empty workspace and
+//! in the 100,000-file tree of `file_tools`, from the start of the run to
+//! its sorted changes (`STEPWISE_BENCH_TREE=DIR` keeps that tree in `DIR`). The two modes differ in more than confinement
 //! there: with `off`, Python is pointed at the run's temporary folder for
 //! its bytecode (`PYTHONPYCACHEPREFIX`, so it compiles its whole library
 //! on every run), while the sandbox covers the workspace's `__pycache__`
@@ -19,10 +23,16 @@
 // A benchmark may panic on what it sets up itself.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+#[path = "support/tree.rs"]
+mod tree;
+
 use std::time::{Duration, Instant};
 use stepwise::tools::Workspace;
-use stepwise::tools::sandbox::{Policy, SandboxMode, plants, prepare, state};
+use stepwise::tools::layer::keep::{self, Sorted};
+use stepwise::tools::layer::rules::Context;
+use stepwise::tools::sandbox::{Policy, SandboxMode, layered, plants, prepare, state};
 use stepwise::tools::snapshot::Snapshot;
+use stepwise::tools::test_run::LayerRun;
 use stepwise::tools::test_runner::run_with;
 use stepwise::tools::test_runner::{TestCommand, TestCommands};
 use stepwise::tools::test_summary::SummaryKind;
@@ -50,7 +60,25 @@ async fn once(root: &std::path::Path, policy: &Policy) -> Duration {
     let command = unittest(root);
     let ws = Workspace::open(root).unwrap();
     let started = Instant::now();
-    // What `run_tests` does around the run: the snapshots and plant searches.
+    if layered(root, policy) {
+        // What `run_tests` does around a run with a layer: read (in
+        // `run_with`) and sort what it wrote.
+        let mut run = run_with(
+            root,
+            &command,
+            Duration::from_secs(60),
+            &CancellationToken::new(),
+            policy,
+        )
+        .await
+        .unwrap();
+        let layer = run.layer.take().unwrap();
+        let sorted = sorted(&ws, root, &layer);
+        let elapsed = started.elapsed();
+        assert!(run.passed && sorted.is_empty(), "{}", run.output);
+        return elapsed;
+    }
+    // Without one: the snapshots and plant searches.
     let before = Snapshot::take(&ws);
     let plants = plants::find(root, false);
     let run = run_with(
@@ -71,6 +99,33 @@ async fn once(root: &std::path::Path, policy: &Policy) -> Duration {
     );
     let elapsed = started.elapsed();
     assert!(run.passed, "{}", run.output);
+    elapsed
+}
+
+/// What `run_tests` makes of a run's layer: its entries sorted by the rules.
+fn sorted(ws: &Workspace, root: &std::path::Path, layer: &LayerRun) -> Sorted {
+    let lower = std::fs::canonicalize(root).unwrap();
+    let ctx = Context::new(&lower, ws.deny(), &layer.build_outputs, &layer.entries);
+    keep::sort(ws, &ctx, &layer.entries)
+}
+
+/// A run that writes one report, from its start to its sorted changes.
+async fn writes_one_file(root: &std::path::Path, policy: &Policy) -> Duration {
+    let writer = TestCommand {
+        name: "report".into(),
+        argv: vec!["sh".into(), "-c".into(), "echo ok > report.txt".into()],
+        kind: SummaryKind::Unknown,
+    };
+    let ws = Workspace::open(root).unwrap();
+    let started = Instant::now();
+    let cancel = CancellationToken::new();
+    let mut run = run_with(root, &writer, Duration::from_secs(60), &cancel, policy)
+        .await
+        .unwrap();
+    let layer = run.layer.take().unwrap();
+    let sorted = sorted(&ws, root, &layer);
+    let elapsed = started.elapsed();
+    assert_eq!(sorted.data.diffs().len(), 1, "{}", run.output);
     elapsed
 }
 
@@ -168,6 +223,43 @@ fn main() {
         println!(
             "  sandbox cost:  {:+.2} ms",
             (b.as_secs_f64() - a.as_secs_f64()) * 1e3
+        );
+        if !layered(dir.path(), &auto) {
+            println!(
+                "no workspace layer here ({}): its cost is not measured",
+                state(&auto).label()
+            );
+            return;
+        }
+        let kept = std::env::var_os("STEPWISE_BENCH_TREE").map(std::path::PathBuf::from);
+        let big_tmp = tempfile::tempdir().unwrap();
+        let big = kept.unwrap_or_else(|| big_tmp.path().to_path_buf());
+        if !big.join(".generated").exists() {
+            let files = tree::generate(&big, 10);
+            std::fs::write(big.join(".generated"), "").unwrap();
+            println!("{files} files generated in {}", big.display());
+        }
+        let empty = tempfile::tempdir().unwrap();
+        writes_one_file(empty.path(), &auto).await;
+        writes_one_file(&big, &auto).await;
+        let (mut small, mut large) = (Vec::new(), Vec::new());
+        for _ in 0..RUNS {
+            small.push(writes_one_file(empty.path(), &auto).await);
+            large.push(writes_one_file(&big, &auto).await);
+        }
+        let (small, large) = (median(small), median(large));
+        println!("a run that writes one file, start to sorted changes, median of {RUNS}:");
+        println!(
+            "  empty workspace:      {:.2} ms",
+            small.as_secs_f64() * 1e3
+        );
+        println!(
+            "  100,000-file tree:    {:.2} ms",
+            large.as_secs_f64() * 1e3
+        );
+        println!(
+            "  growth with the tree: {:+.2} ms",
+            (large.as_secs_f64() - small.as_secs_f64()) * 1e3
         );
     });
 }

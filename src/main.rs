@@ -5,8 +5,9 @@
 //!
 //! What must stay true: environment variables are set only here, before any
 //! thread exists; a guarded value of a project file (see `config::guard`)
-//! applies only in a folder trusted by `--trust` or a remembered answer;
-//! `exec` never asks (it refuses with exit code 2), the UI asks before it
+//! applies only in a folder trusted by `--trust` or a remembered answer, and
+//! never with `--untrusted`; `exec` never asks (it refuses with exit code 2,
+//! naming `--trust` and `--untrusted`), the UI asks before it
 //! starts, `acp` never reads stdin for it (each session asks its client);
 //! an answer applies only to the values it showed (files changed meanwhile
 //! are asked about again); every message quoting a project file is
@@ -196,12 +197,21 @@ fn remove_env(name: &str) {
     unsafe { std::env::remove_var(name) };
 }
 
-/// The folders whose guarded values apply: all with `--trust`, else those
-/// with a remembered "trusted" for exactly these values. An unanswered
-/// folder makes `exec` refuse and the UI ask (on a terminal) and remember.
+/// The folders whose guarded values apply: all with `--trust`, none with
+/// `--untrusted` (each named as withheld), else those with a remembered
+/// "trusted" for exactly these values. An unanswered folder makes `exec`
+/// refuse and the UI ask (on a terminal) and remember.
 fn trusted_folders(pending: &[Pending], cli: &Cli) -> Result<Vec<PathBuf>, String> {
     if cli.options.trust {
         return Ok(pending.iter().map(|p| p.folder.clone()).collect());
+    }
+    if cli.options.untrusted {
+        if !cli.options.print_config {
+            for p in pending {
+                eprintln!("stepwise: --untrusted: {}", trust::withheld(p));
+            }
+        }
+        return Ok(Vec::new());
     }
     let mut store = TrustStore::load();
     let mut trusted = Vec::new();
@@ -213,8 +223,10 @@ fn trusted_folders(pending: &[Pending], cli: &Cli) -> Result<Vec<PathBuf>, Strin
                 return Err(trust::refusal(p));
             }
             // Stdin is the protocol's: each session asks about its own
-            // folder through the client; `.env` applies only when trusted.
-            None if matches!(cli.command, Some(Command::Acp)) => Answer::Declined,
+            // folder through the client (so nothing is said here, where it
+            // would claim a folder the user may yet trust is not trusted);
+            // `.env` applies only when trusted.
+            None if matches!(cli.command, Some(Command::Acp)) => continue,
             None if !std::io::stdin().is_terminal() => Answer::Declined,
             None => {
                 let stdin = std::io::stdin();
@@ -228,10 +240,7 @@ fn trusted_folders(pending: &[Pending], cli: &Cli) -> Result<Vec<PathBuf>, Strin
         };
         match answer {
             Answer::Trusted => trusted.push(p.folder.clone()),
-            Answer::Declined => eprintln!(
-                "stepwise: not applying what {} says about where requests go or what runs (folder not trusted)",
-                p.folder.display()
-            ),
+            Answer::Declined => eprintln!("stepwise: {}", trust::withheld(p)),
         }
     }
     Ok(trusted)

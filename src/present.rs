@@ -135,6 +135,13 @@ pub fn receipt_lines(receipt: &Receipt) -> Vec<ReceiptLine> {
         let text = format!("runs   the test runs themselves {what}");
         out.push(ReceiptLine::new(Tone::Problem, text));
     }
+    if !receipt.kept_out.is_empty() {
+        let text = format!(
+            "runs   kept out of the workspace: {}",
+            receipt.kept_out.join(" · ")
+        );
+        out.push(ReceiptLine::new(Tone::Problem, text));
+    }
     if !receipt.tests_changed.is_empty() {
         let what: Vec<String> = receipt
             .tests_changed
@@ -285,6 +292,7 @@ mod tests {
             no_tool_used: false,
             no_test_command: false,
             changed_by_tests: Vec::new(),
+            kept_out: Vec::new(),
             rewritten_by_every_run: Vec::new(),
             tests_changed: Vec::new(),
         }
@@ -329,6 +337,7 @@ mod tests {
             no_tool_used: true,
             no_test_command: false,
             changed_by_tests: Vec::new(),
+            kept_out: Vec::new(),
             rewritten_by_every_run: Vec::new(),
             tests_changed: Vec::new(),
         };
@@ -343,6 +352,7 @@ mod tests {
         let untested = Receipt {
             no_test_command: true,
             changed_by_tests: Vec::new(),
+            kept_out: Vec::new(),
             rewritten_by_every_run: Vec::new(),
             tests_changed: Vec::new(),
             no_tool_used: false,

@@ -117,21 +117,31 @@ pub fn check_workspace_choice(config: &Config) -> Result<(), String> {
     if config.workspace_given {
         return Ok(());
     }
-    let real = std::fs::canonicalize(&config.workspace).unwrap_or(config.workspace.clone());
+    match too_broad(&config.workspace) {
+        Some(what) => Err(format!(
+            "refusing to use {what} as the workspace: cd into a project folder, or name it with --workspace DIR"
+        )),
+        None => Ok(()),
+    }
+}
+
+/// What `folder` is when it is too broad to be a workspace (the root folder
+/// `/` or the user's home folder, after links are resolved): the words that
+/// name it; `None` for any other folder. The one check every front end
+/// uses before taking a folder as the workspace.
+pub fn too_broad(folder: &Path) -> Option<String> {
+    let real = std::fs::canonicalize(folder).unwrap_or(folder.to_path_buf());
     let home = std::env::var_os("HOME")
         .filter(|h| !h.is_empty())
         .map(PathBuf::from)
         .and_then(|h| std::fs::canonicalize(h).ok());
-    let what = if real.parent().is_none() {
-        "the root folder /".to_string()
+    if real.parent().is_none() {
+        Some("the root folder /".to_string())
     } else if home.as_deref() == Some(real.as_path()) {
-        format!("your home folder {}", real.display())
+        Some(format!("your home folder {}", real.display()))
     } else {
-        return Ok(());
-    };
-    Err(format!(
-        "refusing to use {what} as the workspace: cd into a project folder, or name it with --workspace DIR"
-    ))
+        None
+    }
 }
 
 fn prepare_session(config: &Config) -> Result<Prepared, String> {

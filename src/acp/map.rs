@@ -7,12 +7,15 @@
 //! What must stay true: the kind and title come from the call's `CallKind`
 //! and the approval's shape, never from a tool's name; every path sent is
 //! absolute (the workspace root joined with the workspace path); every
-//! string shown as text passes `present`'s sanitizer. The old and new text of
-//! a diff are the exact contents, since they are what will be written.
+//! string shown as text passes `present`'s sanitizer. An edit's call carries
+//! `diff` content from its proposal to its end: the changed lines with
+//! their context while only the hunks are known, the exact old and new
+//! contents once it is asked about (what will be written), and the text
+//! written once done. Text content is never cut; only titles are one line.
 
 use crate::agent::{ApprovalAction, CallKind, CallStatus, FinishReason, Receipt, RestoredEntry};
 use crate::diff::FileDiff;
-use crate::present::{one_line, receipt_lines, restored_tool_line, sanitize};
+use crate::present::{one_line, receipt_lines, sanitize};
 use agent_client_protocol_schema::v1::{
     ContentBlock, ContentChunk, Diff, EmbeddedResourceResource, SessionUpdate, StopReason,
     ToolCall, ToolCallContent, ToolCallLocation, ToolCallStatus, ToolCallUpdate,
@@ -35,7 +38,8 @@ pub fn kind_of_action(action: &ApprovalAction) -> ToolKind {
     match action {
         ApprovalAction::Edit { .. }
         | ApprovalAction::Patch { .. }
-        | ApprovalAction::Undo { .. } => ToolKind::Edit,
+        | ApprovalAction::Undo { .. }
+        | ApprovalAction::KeepRunOutput { .. } => ToolKind::Edit,
         ApprovalAction::Delete { .. } => ToolKind::Delete,
         ApprovalAction::RunTests { .. } => ToolKind::Execute,
         ApprovalAction::McpCall { .. } => ToolKind::Other,
@@ -56,41 +60,84 @@ fn text(text: impl Into<String>) -> ToolCallContent {
     ToolCallContent::from(ContentBlock::from(text.into()))
 }
 
+/// A call's title: what it is and what it works on, never its arguments.
+pub fn call_title(tool: &str, target: &str) -> String {
+    let title = format!("{} {}", one_line(tool), one_line(target));
+    title.trim_end().to_string()
+}
+
+/// Where a call of this kind points: its file, for reads and edits.
+pub fn call_locations(kind: CallKind, target: &str, root: &Path) -> Vec<ToolCallLocation> {
+    match kind {
+        CallKind::Read | CallKind::Edit if !target.is_empty() => vec![location(root, target)],
+        _ => Vec::new(),
+    }
+}
+
 /// A call the model proposed, before anything ran. `target` is its path
-/// (for reads and edits) or runner; `arguments` are shown raw.
+/// (for reads and edits) or runner; `arguments` are shown raw; `diff` is
+/// what an edit would change, as far as the core knows it yet.
 pub fn proposed(
     id: &str,
     kind: CallKind,
     tool: &str,
     target: &str,
     arguments: serde_json::Value,
+    diff: Option<&FileDiff>,
     root: &Path,
 ) -> ToolCall {
-    let title = format!("{} {}", one_line(tool), one_line(target));
-    let locations = match kind {
-        CallKind::Read | CallKind::Edit if !target.is_empty() => vec![location(root, target)],
-        _ => Vec::new(),
-    };
-    ToolCall::new(id.to_string(), title.trim_end().to_string())
+    let content: Vec<ToolCallContent> = diff.map(|d| hunk_diff(root, d)).into_iter().collect();
+    ToolCall::new(id.to_string(), call_title(tool, target))
         .kind(kind_of_call(kind))
         .status(ToolCallStatus::Pending)
-        .locations(locations)
+        .locations(call_locations(kind, target, root))
+        .content(content)
         .raw_input(arguments)
 }
 
-/// A file diff as unified diff text (hunk headers and lines), in a fence.
-fn unified(diff: &FileDiff) -> String {
-    let mut out = format!("```diff\n--- {0}\n+++ {0}\n", diff.path);
+/// A file diff as `diff` content when only its hunks are known: the old
+/// and new side of each hunk with its context lines (hunks apart are
+/// joined), at the file's absolute path. A deleted file's new text is empty.
+pub fn hunk_diff(root: &Path, diff: &FileDiff) -> ToolCallContent {
+    use crate::diff::LineKind;
+    let (mut old, mut new) = (String::new(), String::new());
     for hunk in &diff.hunks {
-        out.push_str(&hunk.header());
-        out.push('\n');
+        let mut last: Option<LineKind> = None;
         for line in &hunk.lines {
-            out.push_str(&crate::present::content_line(&line.unified()));
-            out.push('\n');
+            if line.is_no_newline_marker() {
+                // The line before it has no newline: take back the one added.
+                if last != Some(LineKind::Added) {
+                    old.pop();
+                }
+                if last != Some(LineKind::Removed) {
+                    new.pop();
+                }
+                continue;
+            }
+            let text = format!("{}\n", line.text);
+            match line.kind {
+                LineKind::Removed => old.push_str(&text),
+                LineKind::Added => new.push_str(&text),
+                _ => {
+                    old.push_str(&text);
+                    new.push_str(&text);
+                }
+            }
+            last = Some(line.kind);
         }
     }
-    out.push_str("```");
-    out
+    let old = (!diff.new_file).then_some(old);
+    ToolCallContent::from(Diff::new(root.join(&diff.path), new).old_text(old))
+}
+
+/// An edit's `diff` content with the text that was written instead of the
+/// proposed one (hunks chosen, or the user's own version).
+pub fn with_written(content: &mut [ToolCallContent], written: &str) {
+    for item in content {
+        if let ToolCallContent::Diff(diff) = item {
+            diff.new_text = written.to_string();
+        }
+    }
 }
 
 /// The tool call of a permission request: the action's title (a test run's
@@ -112,10 +159,12 @@ pub fn permission_call(id: &str, action: &ApprovalAction, root: &Path) -> ToolCa
             )
         }
         ApprovalAction::Delete { path, diff } => {
-            (vec![text(unified(diff))], vec![location(root, path)])
+            (vec![hunk_diff(root, diff)], vec![location(root, path)])
         }
-        ApprovalAction::Patch { files } | ApprovalAction::Undo { files } => (
-            files.iter().map(|d| text(unified(d))).collect(),
+        ApprovalAction::Patch { files }
+        | ApprovalAction::Undo { files }
+        | ApprovalAction::KeepRunOutput { files, .. } => (
+            files.iter().map(|d| hunk_diff(root, d)).collect(),
             files.iter().map(|d| location(root, &d.path)).collect(),
         ),
         ApprovalAction::RunTests { command, .. } => (
@@ -152,22 +201,33 @@ pub fn status_of(status: CallStatus) -> ToolCallStatus {
     }
 }
 
-/// How a call ended: its status, its one-line summary and its result.
+/// How a call ended: its status, the `diff` content it kept (`kept`, with
+/// what was written; none for a call that did not run), then its outcome as text (a failure's whole error,
+/// else the one-line summary), and its result.
 pub fn finished(
     id: &str,
     status: CallStatus,
     summary: &str,
     result: serde_json::Value,
+    kept: Vec<ToolCallContent>,
 ) -> ToolCallUpdate {
-    let summary = match status {
-        CallStatus::Declined if summary.is_empty() => "declined".to_string(),
+    let error = result.get("error").and_then(serde_json::Value::as_str);
+    let said = match (status, error) {
+        (CallStatus::Failed | CallStatus::Declined, Some(error)) if !error.is_empty() => {
+            sanitize(error).into_owned()
+        }
+        (CallStatus::Declined, _) if summary.is_empty() => "declined".to_string(),
         _ => one_line(summary).into_owned(),
     };
+    let mut content = kept;
+    if !said.is_empty() {
+        content.push(text(said));
+    }
     let mut fields = ToolCallUpdateFields::new()
         .status(status_of(status))
         .raw_output(result);
-    if !summary.is_empty() {
-        fields = fields.content(vec![text(summary)]);
+    if !content.is_empty() {
+        fields = fields.content(content);
     }
     ToolCallUpdate::new(id.to_string(), fields)
 }
@@ -197,6 +257,13 @@ pub fn receipt_text(receipt: &Receipt) -> String {
 /// A piece of the agent's message.
 pub fn message(text: &str) -> SessionUpdate {
     SessionUpdate::AgentMessageChunk(ContentChunk::new(ContentBlock::from(
+        sanitize(text).into_owned(),
+    )))
+}
+
+/// The user's task, as a replay shows it.
+pub fn user_message(text: &str) -> SessionUpdate {
+    SessionUpdate::UserMessageChunk(ContentChunk::new(ContentBlock::from(
         sanitize(text).into_owned(),
     )))
 }
@@ -236,33 +303,64 @@ pub fn prompt_text(blocks: &[ContentBlock]) -> Result<String, String> {
     Ok(task)
 }
 
-/// A restored conversation as updates: the user's tasks, the model's text,
-/// and each tool call with how it ended (`id` numbers them).
-pub fn replay(entries: &[RestoredEntry], id: impl Fn(usize) -> String) -> Vec<SessionUpdate> {
+/// One change of a restored session's change log: path, before, after.
+pub type Recorded = (String, Option<String>, Option<String>);
+
+/// A restored conversation as updates, as it went live: the user's tasks,
+/// the model's text, and each tool call with the title, kind, locations and
+/// status it had, an edit with the `diff` its change log recorded (`changes`,
+/// in order), a decline with its reason (`id` numbers the calls).
+pub fn replay(
+    entries: &[RestoredEntry],
+    changes: &[Recorded],
+    root: &Path,
+    id: impl Fn(usize) -> String,
+) -> Vec<SessionUpdate> {
     let mut out = Vec::new();
+    let mut next_change = 0;
     for (i, entry) in entries.iter().enumerate() {
         match entry {
-            RestoredEntry::User { text } => out.push(SessionUpdate::UserMessageChunk(
-                ContentChunk::new(ContentBlock::from(sanitize(text).into_owned())),
-            )),
+            RestoredEntry::User { text } => out.push(user_message(text)),
             RestoredEntry::Assistant { text } => out.push(message(text)),
             RestoredEntry::Tool {
                 name,
                 arguments,
                 call_kind,
+                target,
                 status,
                 detail,
+                summary,
                 ..
             } => {
                 let raw = serde_json::from_str(arguments)
                     .unwrap_or_else(|_| serde_json::Value::String(arguments.clone()));
-                let mut call = ToolCall::new(id(i), restored_tool_line(name, arguments))
+                let mut content = Vec::new();
+                if *call_kind == CallKind::Edit && *status == Some(CallStatus::Ok) {
+                    let found = (changes.iter().enumerate().skip(next_change))
+                        .find(|(_, (path, _, _))| path == target.trim());
+                    if let Some((n, (path, before, after))) = found {
+                        next_change = n + 1;
+                        let new = after.clone().unwrap_or_default();
+                        let diff = Diff::new(root.join(path), new).old_text(before.clone());
+                        content.push(ToolCallContent::from(diff));
+                    }
+                }
+                let said = match status {
+                    Some(CallStatus::Failed | CallStatus::Declined) if !detail.is_empty() => {
+                        sanitize(detail).into_owned()
+                    }
+                    Some(CallStatus::Declined) => "declined".to_string(),
+                    _ => one_line(summary).into_owned(),
+                };
+                if !said.is_empty() {
+                    content.push(text(said));
+                }
+                let call = ToolCall::new(id(i), call_title(name, target))
                     .kind(kind_of_call(*call_kind))
                     .status(status.map_or(ToolCallStatus::Completed, status_of))
+                    .locations(call_locations(*call_kind, target, root))
+                    .content(content)
                     .raw_input(raw);
-                if !detail.is_empty() {
-                    call = call.content(vec![text(sanitize(detail).into_owned())]);
-                }
                 out.push(SessionUpdate::ToolCall(call));
             }
             RestoredEntry::Gate { text } | RestoredEntry::Notice { text } => out.push(note(text)),
@@ -308,6 +406,26 @@ mod tests {
     }
 
     #[test]
+    fn a_diff_known_by_its_hunks_shows_both_sides_of_each() {
+        let old = "a\nb\nc\n";
+        let new = "a\nB\nc";
+        let content = as_json(hunk_diff(
+            Path::new("/ws"),
+            &FileDiff::compute("f.txt", Some(old), new),
+        ));
+        assert_eq!(content["type"], "diff");
+        assert_eq!(content["path"], "/ws/f.txt");
+        assert_eq!(content["oldText"], old);
+        assert_eq!(content["newText"], new);
+        let created = as_json(hunk_diff(
+            Path::new("/ws"),
+            &FileDiff::compute("n.txt", None, "x\n"),
+        ));
+        assert!(created["oldText"].is_null(), "{created}");
+        assert_eq!(created["newText"], "x\n");
+    }
+
+    #[test]
     fn kinds_come_from_the_shape_and_a_test_run_names_its_sandbox() {
         let run = ApprovalAction::RunTests {
             command: vec!["python3".into(), "-m".into(), "pytest".into()],
@@ -339,6 +457,7 @@ mod tests {
             "read_file",
             "calculator.py",
             json!({"path": "calculator.py"}),
+            None,
             Path::new("/ws"),
         ));
         assert_eq!(call["kind"], "read");
@@ -401,7 +520,7 @@ mod tests {
             },
             RestoredEntry::Assistant { text: "a".into() },
         ];
-        let updates: Vec<Value> = replay(&entries, |i| format!("r{i}"))
+        let updates: Vec<Value> = replay(&entries, &[], Path::new("/ws"), |i| format!("r{i}"))
             .into_iter()
             .map(as_json)
             .collect();

@@ -113,7 +113,9 @@ pub fn client_chooses_hunks(capabilities: &Value) -> bool {
 fn hunk_files(action: &ApprovalAction) -> Vec<&FileDiff> {
     match action {
         ApprovalAction::Edit { diff, .. } => vec![diff],
-        ApprovalAction::Patch { files } => files.iter().collect(),
+        ApprovalAction::Patch { files } | ApprovalAction::KeepRunOutput { files, .. } => {
+            files.iter().collect()
+        }
         _ => Vec::new(),
     }
 }
@@ -157,15 +159,41 @@ pub fn hunk_decision(answer: &Result<Value, Value>, action: &ApprovalAction) -> 
                 accepted: chosen.hunks,
             })
         }
-        ApprovalAction::Patch { .. } => Some(Decision::ApprovePatchHunks {
-            files: accepted
-                .into_iter()
-                .map(|a| FileHunks {
-                    path: a.path,
-                    accepted: a.hunks,
-                })
-                .collect(),
-        }),
+        ApprovalAction::Patch { .. } | ApprovalAction::KeepRunOutput { .. } => {
+            Some(Decision::ApprovePatchHunks {
+                files: accepted
+                    .into_iter()
+                    .map(|a| FileHunks {
+                        path: a.path,
+                        accepted: a.hunks,
+                    })
+                    .collect(),
+            })
+        }
+        _ => None,
+    }
+}
+
+/// The text an approved edit writes when it is not the proposed one
+/// (only some hunks were chosen); `None` when the proposal is written as
+/// shown, or nothing is.
+pub fn written_text(action: &ApprovalAction, decision: &Decision) -> Option<String> {
+    match (action, decision) {
+        (
+            ApprovalAction::Edit {
+                diff,
+                proposed,
+                original,
+                ..
+            },
+            Decision::ApproveHunks { accepted },
+        ) => {
+            let chosen: Vec<bool> = (0..diff.hunks.len())
+                .map(|i| accepted.contains(&i))
+                .collect();
+            let old = original.as_deref().unwrap_or("");
+            Some(crate::diff::apply_hunks(old, proposed, &chosen))
+        }
         _ => None,
     }
 }
@@ -196,15 +224,23 @@ pub fn trust_options() -> Vec<PermissionOption> {
     ]
 }
 
-/// The trust question's tool call: the folder and every value it would apply.
+/// The trust question's tool call: the folder, each file and value it
+/// would apply in the title (shortened), all of them in the content.
 pub fn trust_call(id: &str, pending: &Pending) -> ToolCallUpdate {
-    let title = format!(
-        "Trust {}? Its project settings decide where requests go or what runs",
-        crate::present::one_line(&pending.folder.display().to_string())
+    const MAX: usize = 300;
+    let values: Vec<String> = (pending.assignments.iter())
+        .map(|a| format!("{} sets {}", a.file.display(), a.text))
+        .collect();
+    let mut title = format!("Trust {}? {}", pending.folder.display(), values.join("; "));
+    if title.chars().count() > MAX {
+        title = title.chars().take(MAX - 1).collect::<String>() + "…";
+    }
+    let lines = format!(
+        "Its project settings decide where requests go or what runs:\n{}",
+        pending.lines().join("\n")
     );
-    let lines = pending.lines().join("\n");
     let fields = ToolCallUpdateFields::new()
-        .title(title)
+        .title(crate::present::one_line(&title).into_owned())
         .kind(ToolKind::Other)
         .content(vec![ToolCallContent::from(
             agent_client_protocol_schema::v1::ContentBlock::from(lines),
@@ -326,6 +362,40 @@ mod tests {
         };
         assert!(hunk_offer(&run).is_none());
         assert_eq!(hunk_decision(&answer, &run), None);
+    }
+
+    #[test]
+    fn the_trust_question_names_the_file_and_its_values_in_its_title() {
+        let pending = Pending {
+            folder: "/ws".into(),
+            assignments: vec![crate::config::trust::Assignment {
+                file: "/ws/.stepwise/stepwise.toml".into(),
+                text: "base_url = \"http://evil.example\"\x1b[2J".into(),
+                decides: "where requests go",
+            }],
+        };
+        let call = serde_json::to_value(trust_call("trust-0", &pending)).unwrap();
+        let title = call["title"].as_str().unwrap();
+        assert!(
+            title.starts_with("Trust /ws? /ws/.stepwise/stepwise.toml sets base_url = "),
+            "{title}"
+        );
+        assert!(!title.contains('\x1b'), "{title}");
+        let long = Pending {
+            assignments: vec![
+                crate::config::trust::Assignment {
+                    file: "/ws/.stepwise/stepwise.toml".into(),
+                    text: format!("base_url = \"{}\"", "x".repeat(1000)),
+                    decides: "where requests go",
+                };
+                2
+            ],
+            ..pending
+        };
+        let call = serde_json::to_value(trust_call("trust-0", &long)).unwrap();
+        assert!(call["title"].as_str().unwrap().chars().count() <= 300);
+        let listed = call["content"][0]["content"]["text"].as_str().unwrap();
+        assert_eq!(listed.matches(&"x".repeat(1000)).count(), 2, "all of it");
     }
 
     #[test]

@@ -1,7 +1,9 @@
 //! The ACP agent's connection: read the client's lines from stdin, answer
 //! `initialize`, start sessions (`session/new`, `session/load`), run
-//! prompts, take cancels and revocations, and route the client's answers to
-//! the permission requests waiting for them.
+//! prompts, take cancels and revocations, close sessions, and route the
+//! client's answers to the permission requests waiting for them. One process
+//! serves any number of sessions, on one folder or on several; those on one
+//! folder share its lock and take turns at changing it.
 //!
 //! What must stay true: nothing but JSON-RPC reaches stdout (logs go to
 //! stderr); a line that is not a message gets an error answer (-32700,
@@ -11,17 +13,21 @@
 use super::map;
 use super::rpc::{self, Incoming, METHOD_NOT_FOUND, Outbox, RpcError};
 use super::session::Live;
-use super::start::{Start, session_config};
-use crate::config::LogSetting;
+use super::start::{Start, Trust, session_config};
+use super::trust::{self, Settled};
+use super::turn::WritingSlot;
+use crate::config::{LogSetting, ResumeFrom};
 use agent_client_protocol_schema::ProtocolVersion;
 use agent_client_protocol_schema::v1::{
-    AgentCapabilities, Implementation, InitializeResponse, LoadSessionRequest, LoadSessionResponse,
-    NewSessionRequest, NewSessionResponse, PromptCapabilities, PromptRequest, PromptResponse,
-    SessionNotification,
+    AgentCapabilities, CloseSessionRequest, CloseSessionResponse, Implementation,
+    InitializeResponse, LoadSessionRequest, LoadSessionResponse, NewSessionRequest,
+    NewSessionResponse, PromptCapabilities, PromptRequest, PromptResponse, SessionCapabilities,
+    SessionCloseCapabilities, SessionNotification,
 };
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 use std::collections::HashMap;
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use tokio::io::AsyncBufReadExt;
@@ -38,6 +44,7 @@ pub async fn run(start: Start) -> i32 {
         start,
         out: out.clone(),
         sessions: Mutex::new(HashMap::new()),
+        slots: Mutex::new(HashMap::new()),
         next: AtomicU64::new(1),
         hunks: AtomicBool::new(false),
     });
@@ -83,6 +90,8 @@ struct Server {
     start: Start,
     out: Arc<Outbox>,
     sessions: Mutex<HashMap<String, Arc<Live>>>,
+    /// Each workspace's writing turn, shared by its sessions.
+    slots: Mutex<HashMap<PathBuf, std::sync::Weak<tokio::sync::Mutex<()>>>>,
     next: AtomicU64,
     /// The client can choose hunks (`clientCapabilities._meta.stepwise.hunks`).
     hunks: AtomicBool,
@@ -132,6 +141,7 @@ impl Server {
             "session/new" => self.new_session(self::params(params)?).await,
             "session/load" => self.load_session(self::params(params)?).await,
             "session/prompt" => self.prompt(self::params(params)?).await,
+            "session/close" => self.close_session(self::params(params)?).await,
             REVOKE => self.revoke(params),
             other => Err(RpcError::new(
                 METHOD_NOT_FOUND,
@@ -153,8 +163,10 @@ impl Server {
     fn initialize(&self) -> InitializeResponse {
         let resumable = self.start.options.log() != LogSetting::Off;
         let meta = json!({"stepwise": {"revoke": REVOKE, "hunks": true}});
+        let sessions = SessionCapabilities::new().close(SessionCloseCapabilities::new());
         let capabilities = AgentCapabilities::new()
             .load_session(resumable)
+            .session_capabilities(sessions)
             .prompt_capabilities(PromptCapabilities::new().embedded_context(true))
             .meta(meta.as_object().cloned());
         InitializeResponse::new(ProtocolVersion::V1)
@@ -170,26 +182,24 @@ impl Server {
             .ok_or_else(|| RpcError::invalid_params(format!("no session {id:?}")))
     }
 
-    /// Prepare a session on `cwd` (resuming `resume`) and keep it under its id.
-    async fn open(
+    /// Prepare a session on `cwd` (resuming `resume`); its id, what was
+    /// prepared and where it stands with its folder's trust.
+    fn open(
         &self,
         cwd: &std::path::Path,
         servers: &[agent_client_protocol_schema::v1::McpServer],
         resume: Option<&str>,
-    ) -> Result<(String, crate::setup::Prepared), RpcError> {
+    ) -> Result<(String, crate::setup::Prepared, Trust), RpcError> {
         let n = self.next.fetch_add(1, Ordering::Relaxed);
-        let asking = match resume {
-            Some(name) => name.to_string(),
-            None => format!("new-{n}"),
-        };
-        let config = session_config(&self.start, &self.out, &asking, cwd, servers, resume).await?;
+        let handed = resume.map(|name| ResumeFrom::Handed(name.to_string()));
+        let (config, trust) = session_config(&self.start, cwd, servers, handed)?;
         let prepared = crate::setup::prepare(&config).map_err(RpcError::invalid_params)?;
         let id = match (&prepared.resume_name, resume) {
             (_, Some(name)) => name.to_string(),
             (Some(name), None) => name.name().to_string(),
             (None, None) => format!("unlogged-{}-{n}", std::process::id()),
         };
-        Ok((id, prepared))
+        Ok((id, prepared, trust))
     }
 
     /// Start the session under `id`, or (`unique`) under `id+N` when two
@@ -198,9 +208,9 @@ impl Server {
         &self,
         id: &str,
         prepared: crate::setup::Prepared,
+        trust: Trust,
         unique: bool,
     ) -> Result<String, RpcError> {
-        let hunks = self.hunks.load(Ordering::Relaxed);
         let mut sessions = self.sessions.lock().unwrap_or_else(|e| e.into_inner());
         let mut chosen = id.to_string();
         let mut n = 1;
@@ -213,54 +223,131 @@ impl Server {
             n += 1;
             chosen = format!("{id}+{n}");
         }
-        let live = Arc::new(Live::start(prepared, &chosen, self.out.clone(), hunks));
+        let live = self.start_live(prepared, &chosen, trust);
         sessions.insert(chosen.clone(), live);
         Ok(chosen)
     }
 
+    fn start_live(&self, prepared: crate::setup::Prepared, id: &str, trust: Trust) -> Arc<Live> {
+        let hunks = self.hunks.load(Ordering::Relaxed);
+        let slot = self.slot(prepared.session.workspace().root());
+        Arc::new(Live::start(prepared, id, self.out.clone(), hunks, slot).trusting(trust))
+    }
+
+    /// The writing turn of the workspace at `root`.
+    fn slot(&self, root: &std::path::Path) -> WritingSlot {
+        let mut slots = self.slots.lock().unwrap_or_else(|e| e.into_inner());
+        slots.retain(|_, slot| slot.strong_count() > 0);
+        if let Some(slot) = slots.get(root).and_then(std::sync::Weak::upgrade) {
+            return slot;
+        }
+        let slot = WritingSlot::default();
+        slots.insert(root.to_path_buf(), Arc::downgrade(&slot));
+        slot
+    }
+
+    /// `session/close`: the session ends (its turn is cancelled) and lets
+    /// go of its workspace before the answer.
+    async fn close_session(&self, request: CloseSessionRequest) -> Result<Value, RpcError> {
+        let id = request.session_id.0.to_string();
+        let live = {
+            let mut sessions = self.sessions.lock().unwrap_or_else(|e| e.into_inner());
+            sessions.remove(&id)
+        };
+        let live = live.ok_or_else(|| RpcError::invalid_params(format!("no session {id:?}")))?;
+        live.close().await;
+        to_json(CloseSessionResponse::new())
+    }
+
     async fn new_session(&self, request: NewSessionRequest) -> Result<Value, RpcError> {
-        let (id, prepared) = self.open(&request.cwd, &request.mcp_servers, None).await?;
-        let id = self.keep(&id, prepared, true)?;
+        let (id, prepared, trust) = self.open(&request.cwd, &request.mcp_servers, None)?;
+        let id = self.keep(&id, prepared, trust, true)?;
         to_json(NewSessionResponse::new(id))
     }
 
     /// Resume the transcript named by the session id (up to a `+N` that
-    /// told two open sessions apart), replay it, then answer.
+    /// told two open sessions apart), replay it, then answer. A session
+    /// never prompted is an empty one; a session open in this process is
+    /// attached to: what it said so far is said again.
     async fn load_session(&self, request: LoadSessionRequest) -> Result<Value, RpcError> {
         let id = request.session_id.0.to_string();
-        if self.session(&id).is_ok() {
-            return Err(RpcError::invalid_params(format!(
-                "session {id:?} is already open"
-            )));
-        }
-        let name = id.split('+').next().unwrap_or_default().to_string();
-        let (_, prepared) = self
-            .open(&request.cwd, &request.mcp_servers, Some(&name))
-            .await?;
-        for event in prepared.session.restored_events() {
-            let updates = match event {
-                crate::agent::AgentEvent::SessionRestored { entries, .. } => {
-                    map::replay(&entries, |i| format!("0:restored-{i}"))
-                }
-                crate::agent::AgentEvent::TaskCutOff { files } => {
-                    vec![map::message(&crate::present::cut_off_line(&files))]
-                }
-                _ => Vec::new(),
-            };
-            for update in updates {
+        if let Ok(live) = self.session(&id) {
+            for update in live.said() {
                 self.out.notify(
                     "session/update",
                     SessionNotification::new(id.clone(), update),
                 );
             }
+            return to_json(LoadSessionResponse::new());
         }
-        self.keep(&id, prepared, false)?;
+        let name = id.split('+').next().unwrap_or_default().to_string();
+        let (_, prepared, trust) = self.open(&request.cwd, &request.mcp_servers, Some(&name))?;
+        let mut replayed = Vec::new();
+        let changes = prepared.session.recorded_changes();
+        let root = prepared.session.workspace().root().to_path_buf();
+        for event in prepared.session.restored_events() {
+            match event {
+                crate::agent::AgentEvent::SessionRestored { entries, .. } => {
+                    let id = |i| format!("0:restored-{i}");
+                    replayed.extend(map::replay(&entries, &changes, &root, id));
+                }
+                crate::agent::AgentEvent::TaskCutOff { files } => {
+                    replayed.push(map::message(&crate::present::cut_off_line(&files)));
+                }
+                _ => {}
+            }
+        }
+        for update in &replayed {
+            self.out.notify(
+                "session/update",
+                SessionNotification::new(id.clone(), update.clone()),
+            );
+        }
+        self.keep(&id, prepared, trust, false)?;
+        if let Ok(live) = self.session(&id) {
+            live.remember(replayed);
+        }
         to_json(LoadSessionResponse::new())
     }
 
+    /// The session to run a prompt on, once its folder's trust is settled
+    /// (asked on this session at its first prompt; a trusted folder's
+    /// session goes on rebuilt with the project's values).
+    async fn first_prompt(&self, id: &str, live: Arc<Live>) -> Result<Arc<Live>, RpcError> {
+        let mut trust = live.trust.lock().await;
+        let resume = live.name.clone().map(ResumeFrom::Handed);
+        match trust::settle(&self.start, &self.out, id, &mut trust, resume).await? {
+            Settled::AsIs => {}
+            Settled::Rebuild(config) => {
+                let prepared = crate::setup::prepare(&config).map_err(RpcError::invalid_params)?;
+                let rebuilt = self.start_live(prepared, id, Trust::Settled);
+                rebuilt.remember(live.said());
+                // Unless the session was closed while it was asked.
+                let replaced = {
+                    let mut sessions = self.sessions.lock().unwrap_or_else(|e| e.into_inner());
+                    let open = sessions.get(id).is_some_and(|l| Arc::ptr_eq(l, &live));
+                    open.then(|| sessions.insert(id.to_string(), rebuilt.clone()))
+                };
+                drop(trust);
+                live.close().await;
+                if replaced.is_none() {
+                    rebuilt.close().await;
+                    return Err(RpcError::invalid_params(format!(
+                        "session {id:?} was closed"
+                    )));
+                }
+                return Ok(rebuilt);
+            }
+        }
+        drop(trust);
+        self.session(id)
+    }
+
     async fn prompt(&self, request: PromptRequest) -> Result<Value, RpcError> {
-        let live = self.session(&request.session_id.0)?;
         let task = map::prompt_text(&request.prompt).map_err(RpcError::invalid_params)?;
+        let id = request.session_id.0.to_string();
+        let live = self.session(&id)?;
+        let live = self.first_prompt(&id, live).await?;
         let ended = live.prompt(task).await?;
         let mut stepwise = json!({"finish": ended.reason});
         if let Some(receipt) = &ended.receipt {

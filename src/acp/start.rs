@@ -1,25 +1,26 @@
 //! The configuration of one ACP session: the command line's flags and the
 //! files layered for the client's `cwd`, the project file's guarded values
-//! applied only in a trusted folder (trust is asked through a permission
-//! request when no answer is remembered), and the client's `mcpServers`
-//! joined to the configured ones.
+//! applied only in a trusted folder (when no answer is remembered, trust is
+//! asked through a permission request on the session, at its first
+//! prompt: `trust.rs`), and the client's `mcpServers` joined to the
+//! configured ones.
 //!
-//! What must stay true: the same trust rules as the other front ends
-//! (`--trust`, a remembered answer bound to exactly these values, else the
+//! What must stay true: never the home folder or `/` as a workspace (the
+//! command line's own check, `setup::too_broad`); the same trust rules as the other front ends
+//! (`--trust`, `--untrusted`, a remembered answer bound to exactly these values, else the
 //! question); anything but an allow runs with the project's guarded values
 //! withheld; the client's servers pass the same checks as `[mcp.servers]`
 //! (names, commands, no provider key passed on) and are governed like them
 //! (every call waits for approval); only stdio servers are accepted.
 
-use super::permission;
-use super::rpc::{Outbox, RpcError};
+use super::rpc::RpcError;
 use crate::config::dotenv::DotEnv;
 use crate::config::flags::Options;
 use crate::config::mcp::{McpServerSettings, McpSettings};
 use crate::config::trust::{self, Answer, Pending, TrustStore};
 use crate::config::{Config, ResumeFrom};
-use agent_client_protocol_schema::v1::{McpServer, RequestPermissionRequest};
-use std::path::Path;
+use agent_client_protocol_schema::v1::McpServer;
+use std::path::{Path, PathBuf};
 
 /// What `stepwise acp` was started with: the command line, to layer again
 /// for each session's folder.
@@ -29,54 +30,121 @@ pub struct Start {
     pub options: Options,
 }
 
-/// The configuration of a session on `cwd` (resuming `resume`, when given).
-/// `asking` is the session id the trust question names.
-pub(super) async fn session_config(
+/// Where a session stands with its folder's guarded values.
+pub(super) enum Trust {
+    /// Nothing to ask or to say: applied (`--trust`, a remembered yes), or none.
+    Settled,
+    /// To be asked on the session, at its first prompt; withheld until then.
+    Ask(Question),
+    /// Withheld (a remembered no): said at the first prompt.
+    Withheld(Vec<Pending>),
+}
+
+/// A trust question waiting for the session's first prompt: what it asks
+/// about, and what to build the trusted configuration from.
+pub(super) struct Question {
+    pub pending: Vec<Pending>,
+    /// The project file as it was when the question was framed.
+    shown: Option<toml::Table>,
+    cwd: PathBuf,
+    servers: Vec<McpServer>,
+}
+
+/// The configuration of a session on `cwd` (resuming `resume`, when
+/// given), with the project's guarded values applied only when the folder
+/// is trusted already; otherwise they are withheld and [`Trust`] says
+/// whether to ask. Nothing is asked here: `session/new` answers at once.
+pub(super) fn session_config(
     start: &Start,
-    out: &Outbox,
-    asking: &str,
     cwd: &Path,
     servers: &[McpServer],
-    resume: Option<&str>,
-) -> Result<Config, RpcError> {
+    resume: Option<ResumeFrom>,
+) -> Result<(Config, Trust), RpcError> {
     if !cwd.is_absolute() || !cwd.is_dir() {
         return Err(RpcError::invalid_params(format!(
             "cwd {} is not an absolute path to a folder",
             cwd.display()
         )));
     }
-    let mut options = start.options.clone();
-    options.workspace = Some(cwd.to_path_buf());
+    if let Some(what) = crate::setup::too_broad(cwd) {
+        return Err(RpcError::invalid_params(format!(
+            "refusing to use {what} as the workspace: open a project folder"
+        )));
+    }
+    let options = options_for(start, cwd);
     let first = crate::config::resolve(&start.matches, &options, false)
         .map_err(RpcError::invalid_params)?;
-    let shown_file = first.project;
     let pending = trust::pending(first.withheld, cwd, &DotEnv::default(), cwd);
-    let mut trusted = true;
-    for p in &pending {
-        if decide(start, out, asking, p).await == Answer::Declined {
-            trusted = false;
+    let store = TrustStore::load();
+    let answers: Vec<Option<Answer>> = (pending.iter())
+        .map(|p| match (start.options.trust, start.options.untrusted) {
+            (true, _) => Some(Answer::Trusted),
+            // Withheld without asking, and nothing remembered.
+            (_, true) => Some(Answer::Declined),
+            _ => store.answer(p),
+        })
+        .collect();
+    let trust = if pending.is_empty() || answers.iter().all(|a| *a == Some(Answer::Trusted)) {
+        Trust::Settled
+    } else if answers.contains(&Some(Answer::Declined)) {
+        for p in &pending {
             tracing::warn!(
                 "not applying what {} says about where requests go or what runs (folder not trusted)",
                 p.folder.display()
             );
         }
-    }
-    let trust_project = trusted && !pending.is_empty();
-    let mut resolved = crate::config::resolve(&start.matches, &options, trust_project)
+        Trust::Withheld(pending.clone())
+    } else {
+        Trust::Ask(Question {
+            pending: pending.clone(),
+            shown: first.project.clone(),
+            cwd: cwd.to_path_buf(),
+            servers: servers.to_vec(),
+        })
+    };
+    let applied = !pending.is_empty() && matches!(trust, Trust::Settled);
+    let resolved = crate::config::resolve(&start.matches, &options, applied)
         .map_err(RpcError::invalid_params)?;
-    if trust_project && !start.options.trust && resolved.project != shown_file {
-        // The file changed while the client was asked: what was trusted is
-        // not what it says now, so none of it applies.
+    let config = finish(resolved.config, resume, servers)?;
+    Ok((config, trust))
+}
+
+/// The configuration once the client trusted the folder: the project's
+/// guarded values applied, unless the file changed since the question was
+/// framed (`None`: what was trusted is not what it says now).
+pub(super) fn trusted_config(
+    start: &Start,
+    question: &Question,
+    resume: Option<ResumeFrom>,
+) -> Result<Option<Config>, RpcError> {
+    let options = options_for(start, &question.cwd);
+    let resolved =
+        crate::config::resolve(&start.matches, &options, true).map_err(RpcError::invalid_params)?;
+    if resolved.project != question.shown {
         tracing::warn!(
             "the project file in {} changed while its trust was asked; its guarded values are not applied",
-            cwd.display()
+            question.cwd.display()
         );
-        resolved = crate::config::resolve(&start.matches, &options, false)
-            .map_err(RpcError::invalid_params)?;
+        return Ok(None);
     }
-    let mut config = resolved.config;
+    finish(resolved.config, resume, &question.servers).map(Some)
+}
+
+fn options_for(start: &Start, cwd: &Path) -> Options {
+    let mut options = start.options.clone();
+    options.workspace = Some(cwd.to_path_buf());
+    options
+}
+
+/// A resolved configuration for a session: no task, what to resume, the
+/// client's MCP servers joined.
+fn finish(
+    mut config: Config,
+    resume: Option<ResumeFrom>,
+    servers: &[McpServer],
+) -> Result<Config, RpcError> {
     config.task = None;
-    config.resume = resume.map(|name| ResumeFrom::Named(name.to_string()));
+    config.resume = resume;
     let joined = client_servers(servers).map_err(RpcError::invalid_params)?;
     for server in joined {
         if config.mcp.servers.iter().any(|s| s.name == server.name) {
@@ -91,30 +159,6 @@ pub(super) async fn session_config(
         .validate()
         .map_err(|e| RpcError::invalid_params(e.to_string()))?;
     Ok(config)
-}
-
-/// Whether the folder of `pending` is trusted: `--trust`, a remembered
-/// answer, else the client's answer (remembered when it says so).
-async fn decide(start: &Start, out: &Outbox, asking: &str, pending: &Pending) -> Answer {
-    if start.options.trust {
-        return Answer::Trusted;
-    }
-    let mut store = TrustStore::load();
-    if let Some(answer) = store.answer(pending) {
-        return answer;
-    }
-    let options = permission::trust_options();
-    let request = RequestPermissionRequest::new(
-        asking.to_string(),
-        permission::trust_call(&format!("trust-{asking}"), pending),
-        options.clone(),
-    );
-    let reply = out.request("session/request_permission", request).await;
-    let (answer, remember) = permission::trust_answer(permission::choice(&reply, &options));
-    if remember && let Err(e) = store.remember(pending, answer) {
-        tracing::warn!("cannot remember the trust answer: {e}");
-    }
-    answer
 }
 
 /// The client's servers as configured servers, checked like `[mcp.servers]`.

@@ -10,18 +10,31 @@
 //! declines, and hunks only when the client said it can choose them); an
 //! approval whose task was cancelled meanwhile is left alone
 //! (the core declines it); a tool rejected for the turn is declined without
-//! asking again.
+//! asking again; a turn asks its first approval only once it holds its
+//! workspace's writing turn, which it keeps until it ends, so two sessions
+//! of the process never change one workspace at once; the workspace lock is
+//! held until the session's events end.
 
 use super::map;
 use super::permission::{self, Choice};
 use super::rpc::Outbox;
 use super::state::{Ended, SharedState, lock};
 use crate::agent::{AgentEvent, ApprovalRequest, Decision, EventReceiver};
+use crate::lock::WorkspaceLock;
 use agent_client_protocol_schema::v1::{
-    RequestPermissionRequest, SessionNotification, SessionUpdate,
+    RequestPermissionRequest, SessionNotification, SessionUpdate, ToolCallContent,
 };
+use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Arc;
+
+/// The right to change a workspace, one turn at a time, shared by the
+/// process's sessions on it.
+pub(super) type WritingSlot = Arc<tokio::sync::Mutex<()>>;
+
+/// What a turn waiting for its workspace's writing turn is told.
+const WAITING: &str =
+    "Another thread is changing this folder: this one asks its first approval when that turn ends.";
 
 /// Speaks for one session.
 pub(super) struct Pump {
@@ -33,6 +46,12 @@ pub(super) struct Pump {
     streamed: bool,
     /// The client said it can choose hunks (a stepwise extension).
     hunks: bool,
+    /// The `diff` content each open call shows, kept for its completion.
+    diffs: HashMap<String, Vec<ToolCallContent>>,
+    /// The workspace's writing turn (see [`WritingSlot`]).
+    slot: WritingSlot,
+    /// Held until the session's events end.
+    _lock: Option<WorkspaceLock>,
 }
 
 impl Pump {
@@ -50,7 +69,45 @@ impl Pump {
             root,
             streamed: false,
             hunks,
+            diffs: HashMap::new(),
+            slot: WritingSlot::default(),
+            _lock: None,
         }
+    }
+
+    /// The pump holds the workspace's lock and shares its writing turn.
+    pub fn holding(self, lock: WorkspaceLock, slot: WritingSlot) -> Self {
+        Pump {
+            slot,
+            _lock: Some(lock),
+            ..self
+        }
+    }
+
+    /// Take the workspace's writing turn for the running turn, unless it
+    /// holds it already; false when the approval was withdrawn meanwhile.
+    async fn writing_turn(&mut self, reply: &mut tokio::sync::oneshot::Sender<Decision>) -> bool {
+        let holds = lock(&self.shared)
+            .turn
+            .as_ref()
+            .is_none_or(|t| t.writing.is_some());
+        if holds {
+            return true;
+        }
+        let guard = match self.slot.clone().try_lock_owned() {
+            Ok(guard) => guard,
+            Err(_) => {
+                self.update(map::note(WAITING));
+                tokio::select! {
+                    guard = self.slot.clone().lock_owned() => guard,
+                    () = reply.closed() => return false,
+                }
+            }
+        };
+        if let Some(turn) = lock(&self.shared).turn.as_mut() {
+            turn.writing = Some(guard);
+        }
+        true
     }
 
     /// Until the session's events end.
@@ -63,6 +120,7 @@ impl Pump {
     }
 
     fn update(&self, update: SessionUpdate) {
+        lock(&self.shared).said.keep(update.clone());
         let note = SessionNotification::new(self.session.clone(), update);
         self.out.notify("session/update", note);
     }
@@ -92,11 +150,23 @@ impl Pump {
                 kind,
                 target,
                 arguments,
+                diff,
                 ..
             } => {
                 let id = self.call_id(&call_id);
-                let call =
-                    map::proposed(&id, kind, &tool.to_string(), &target, arguments, &self.root);
+                let tool = tool.to_string();
+                let call = map::proposed(
+                    &id,
+                    kind,
+                    &tool,
+                    &target,
+                    arguments,
+                    diff.as_ref(),
+                    &self.root,
+                );
+                if !call.content.is_empty() {
+                    self.diffs.insert(id.clone(), call.content.clone());
+                }
                 self.update(SessionUpdate::ToolCall(call));
             }
             AgentEvent::ApprovalRequested(request) => self.approve(request).await,
@@ -112,7 +182,13 @@ impl Pump {
                 ..
             } => {
                 let id = self.call_id(&call_id);
-                let update = map::finished(&id, status, &summary, result);
+                // What was written stays shown; a call that did not run shows why.
+                let kept = self.diffs.remove(&id).unwrap_or_default();
+                let kept = match status {
+                    crate::agent::CallStatus::Ok => kept,
+                    _ => Vec::new(),
+                };
+                let update = map::finished(&id, status, &summary, result, kept);
                 self.update(SessionUpdate::ToolCallUpdate(update));
             }
             AgentEvent::GateRefused { reason, .. } => {
@@ -210,14 +286,21 @@ impl Pump {
                 .send(permission::decision(Choice::RejectAlways));
             return;
         }
+        let mut reply = request.reply;
+        if !self.writing_turn(&mut reply).await {
+            return;
+        }
         let id = self.call_id(&request.call_id);
         let options = permission::options(request.allow_for_task);
         let call = map::permission_call(&id, &request.action, &self.root);
+        // The tool call itself shows what would change, as the request does.
+        let shown = call.fields.content.clone().unwrap_or_default();
+        self.diffs.insert(id.clone(), shown);
+        self.update(SessionUpdate::ToolCallUpdate(call.clone()));
         let mut asked = RequestPermissionRequest::new(self.session.clone(), call, options.clone());
         if self.hunks {
             asked = asked.meta(permission::hunk_offer(&request.action));
         }
-        let mut reply = request.reply;
         let answer = tokio::select! {
             answer = self.out.request("session/request_permission", asked) => answer,
             // Cancelled meanwhile: the core has declined it already.
@@ -234,6 +317,11 @@ impl Pump {
             _ => None,
         };
         let decision: Decision = chosen_hunks.unwrap_or_else(|| permission::decision(choice));
+        if let Some(written) = permission::written_text(&request.action, &decision)
+            && let Some(shown) = self.diffs.get_mut(&id)
+        {
+            map::with_written(shown, &written);
+        }
         let _ = reply.send(decision);
     }
 }

@@ -20,6 +20,7 @@ pub(super) struct Carried {
     last_tests: Option<TestReceipt>,
     tool_used: bool,
     changed_by_tests: Vec<RunChange>,
+    kept_out: Vec<String>,
     made_by: BTreeMap<String, String>,
     run_rewrites: Option<Vec<String>>,
     rewritten_by_every_run: Vec<String>,
@@ -33,6 +34,7 @@ impl Carried {
             last_tests: t.last_tests.clone(),
             tool_used: t.tool_used,
             changed_by_tests: t.changed_by_tests.clone(),
+            kept_out: t.kept_out.clone(),
             made_by: t.made_by.clone(),
             run_rewrites: t.run_rewrites.clone(),
             rewritten_by_every_run: t.rewritten_by_every_run.clone(),
@@ -48,6 +50,7 @@ impl Carried {
         t.last_tests = self.last_tests;
         t.tool_used = self.tool_used;
         t.changed_by_tests = self.changed_by_tests;
+        t.kept_out = self.kept_out;
         t.made_by = self.made_by;
         t.run_rewrites = self.run_rewrites;
         t.rewritten_by_every_run = self.rewritten_by_every_run;

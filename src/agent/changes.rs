@@ -61,6 +61,17 @@ impl ChangeLog {
             .collect()
     }
 
+    /// Every recorded change in order: its path, the content before and
+    /// after it (`None`: absent).
+    pub fn each(&self) -> Vec<(String, Option<String>, Option<String>)> {
+        (0..self.applied.len())
+            .map(|i| {
+                let path = self.applied.path(i).to_string();
+                (path, self.applied.before(i), self.applied.after(i))
+            })
+            .collect()
+    }
+
     /// What a task changed: each path with its content before the task's
     /// first change and after its last (`None`: absent).
     pub fn task_contents(&self, task: u32) -> Vec<(String, Option<String>, Option<String>)> {

@@ -9,12 +9,12 @@
 //! workspace counts as a change of the task, whoever made it.
 
 use super::approve::{Approved, Prepared};
-use super::contract::{AgentEvent, CallKind, CallStatus, TestReceipt};
+use super::contract::{AgentEvent, CallKind, CallStatus};
 use super::session::{Session, Task};
 use crate::diff::FileDiff;
 use crate::tools::registry::{self, Action, FileChange, Plan, Refused, Tool, ToolContext};
 use crate::tools::snapshot::{RunChange, Snapshot};
-use crate::tools::{ToolId, ToolOutput, files, patch_apply, scrub, test_runner};
+use crate::tools::{ToolId, ToolOutput, files, patch_apply, scrub};
 use serde_json::Value;
 use std::sync::Arc;
 
@@ -110,7 +110,7 @@ impl Session {
             }
         };
         self.running(t, call_id, approved.auto);
-        let output = self.carry_out(t, approved).await;
+        let output = self.carry_out(t, call_id, &id, approved).await;
         let status = status_of(&output);
         self.finish(t, call_id, id, status, output)
     }
@@ -153,7 +153,13 @@ impl Session {
     }
 
     /// Run an approved action and record what it changed.
-    async fn carry_out(&mut self, t: &mut Task<'_>, approved: Approved) -> ToolOutput {
+    async fn carry_out(
+        &mut self,
+        t: &mut Task<'_>,
+        call_id: &str,
+        tool: &ToolId,
+        approved: Approved,
+    ) -> ToolOutput {
         match approved.prepared {
             Prepared::Edit(edit) => {
                 let mut output = files::apply_edit(&self.workspace, &edit);
@@ -192,59 +198,7 @@ impl Session {
                 }
                 output
             }
-            Prepared::Tests(runner) => {
-                let before = Snapshot::take_after(&self.workspace, self.snapshot.as_ref());
-                let root = self.workspace.root();
-                let plants_before = crate::tools::sandbox::plants::find(root, false);
-                let timeout = self.settings.test_timeout;
-                let policy = &self.settings.sandbox;
-                let result = test_runner::run_with(root, &runner, timeout, t.cancel, policy).await;
-                // Whatever the run did to the files counts, even when it failed.
-                let after = Snapshot::take_after(&self.workspace, Some(&before));
-                let changed = before.changes_to(&after);
-                let mut planted = plants_before
-                    .planted_since(&crate::tools::sandbox::plants::find(root, false), root);
-                // A run that floods the workspace past what a snapshot looks
-                // at could hide its changes behind the flood: said, like a plant.
-                if before.complete && !after.complete {
-                    planted.push(format!(
-                        "over {} files (the snapshot stopped there: what the run changed past them was not looked at)",
-                        crate::tools::snapshot::MAX_FILES
-                    ));
-                }
-                self.snapshot = Some(after);
-                self.record_changes(t, &changed, ChangedBy::Tests);
-                match result {
-                    Ok(mut run) => {
-                        let rewrote = changed.iter().map(|c| c.path.clone()).collect();
-                        // A plant (a .pyc, a .git, a link) keeps the gate armed and
-                        // never converges: it is no report of the run's own.
-                        let converged = if planted.is_empty() {
-                            t.tests_ran(run.passed, rewrote)
-                        } else {
-                            t.changed();
-                            false
-                        };
-                        if let Some(note) = crate::tools::sandbox::plants::note(&planted) {
-                            run.notes.insert(0, note);
-                        }
-                        run.changed_files = changed;
-                        t.last_tests = Some(TestReceipt::from(&run));
-                        let mut output = run.to_output();
-                        if converged {
-                            output.body["note"] = serde_json::json!(format!(
-                                "this run rewrote only what the previous passing run rewrote ({}): they are the runs' own output, and the tests pass",
-                                t.rewritten_by_every_run.join(", ")
-                            ));
-                        }
-                        output
-                    }
-                    Err(problem) => {
-                        t.tests_ran(false, Vec::new());
-                        ToolOutput::error(problem)
-                    }
-                }
-            }
+            Prepared::Tests(runner) => self.run_tests(t, call_id, tool, runner).await,
             Prepared::External(call) => {
                 // What the server did to the workspace is compared like a test
                 // run's, also for a tool configured read-only: a server that
@@ -264,7 +218,12 @@ impl Session {
     /// changes of the task like any edit: they re-arm the gate, go into
     /// `/diff` and `/undo` (where their text is known), and the receipt says
     /// who made them.
-    fn record_changes(&mut self, t: &mut Task<'_>, changed: &[RunChange], by: ChangedBy<'_>) {
+    pub(super) fn record_changes(
+        &mut self,
+        t: &mut Task<'_>,
+        changed: &[RunChange],
+        by: ChangedBy<'_>,
+    ) {
         if changed.is_empty() {
             return;
         }
@@ -328,7 +287,7 @@ impl Session {
 
 /// Who changed files outside stepwise's own edits.
 #[derive(Clone, Copy)]
-enum ChangedBy<'a> {
+pub(super) enum ChangedBy<'a> {
     Tests,
     Mcp(&'a str),
 }

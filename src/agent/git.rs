@@ -4,9 +4,15 @@
 //!
 //! What must stay true: the repository is hostile. git runs with a minimal
 //! environment (no key, no `GIT_*` from ours) and with everything a
-//! repository's config can make it execute switched off on the command line
-//! (`core.fsmonitor`, hooks, pager, external diff, textconv, the filter
-//! drivers it names, protocols), and without submodules.
+//! repository's config can make it execute switched off through
+//! `GIT_CONFIG_COUNT`/`GIT_CONFIG_KEY_n`/`GIT_CONFIG_VALUE_n`, which take
+//! any key as it is (a driver named `x=y` included, which `-c` would split
+//! at its first `=`): `core.fsmonitor`, hooks, pager, external diff,
+//! textconv, the filter drivers it names, protocols; without submodules;
+//! with `safe.bareRepository=explicit` (a folder holding `HEAD`,
+//! `objects/` and `refs/` is no repository to it); and only when the
+//! repository git finds is the one the workspace is in (its top folder
+//! holds the workspace, and its `.git` is that folder's own).
 
 use serde::Serialize;
 use std::ffi::OsString;
@@ -18,16 +24,17 @@ use tokio::process::Command;
 const PASSED_VARS: [&str; 5] = ["PATH", "HOME", "XDG_CONFIG_HOME", "LANG", "TZ"];
 
 /// Settings that make git run a program, switched off whatever the repository says.
-const NEUTRAL_CONFIG: [&str; 9] = [
-    "core.fsmonitor=",
-    "core.hooksPath=/dev/null",
-    "core.pager=cat",
-    "core.untrackedCache=false",
-    "diff.external=",
-    "diff.textconv=",
-    "protocol.allow=never",
-    "credential.helper=",
-    "core.sshCommand=false",
+const NEUTRAL_CONFIG: [(&str, &str); 10] = [
+    ("core.fsmonitor", ""),
+    ("core.hooksPath", "/dev/null"),
+    ("core.pager", "cat"),
+    ("core.untrackedCache", "false"),
+    ("diff.external", ""),
+    ("diff.textconv", ""),
+    ("protocol.allow", "never"),
+    ("credential.helper", ""),
+    ("core.sshCommand", "false"),
+    ("safe.bareRepository", "explicit"),
 ];
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -43,8 +50,9 @@ fn minimal_env(vars: impl Iterator<Item = (OsString, OsString)>) -> Vec<(OsStrin
         .collect()
 }
 
-/// git with a minimal environment and nothing the repository configures that executes.
-fn command(root: &Path, neutral: &[String]) -> Command {
+/// git with a minimal environment and nothing the repository configures
+/// that executes; `neutral`: more keys to set, each with its value.
+fn command(root: &Path, neutral: &[(String, String)]) -> Command {
     let mut cmd = Command::new("git");
     cmd.env_clear()
         .envs(minimal_env(std::env::vars_os()))
@@ -53,18 +61,21 @@ fn command(root: &Path, neutral: &[String]) -> Command {
         .arg("--no-pager")
         .arg("-C")
         .arg(root);
-    for setting in NEUTRAL_CONFIG
+    let settings: Vec<(String, String)> = NEUTRAL_CONFIG
         .iter()
-        .map(|s| s.to_string())
+        .map(|(k, v)| (k.to_string(), v.to_string()))
         .chain(neutral.iter().cloned())
-    {
-        cmd.arg("-c").arg(setting);
+        .collect();
+    cmd.env("GIT_CONFIG_COUNT", settings.len().to_string());
+    for (i, (key, value)) in settings.iter().enumerate() {
+        cmd.env(format!("GIT_CONFIG_KEY_{i}"), key);
+        cmd.env(format!("GIT_CONFIG_VALUE_{i}"), value);
     }
     cmd.kill_on_drop(true);
     cmd
 }
 
-async fn run(root: &Path, neutral: &[String], args: &[&str]) -> Option<String> {
+async fn run(root: &Path, neutral: &[(String, String)], args: &[&str]) -> Option<String> {
     let run = command(root, neutral).args(args).output();
     let out = tokio::time::timeout(Duration::from_secs(5), run)
         .await
@@ -78,7 +89,7 @@ async fn run(root: &Path, neutral: &[String], args: &[&str]) -> Option<String> {
 /// Filter drivers the repository's config defines (reading config runs
 /// nothing), each switched off: `git status` would run a driver's `clean`
 /// command on files whose attributes name it.
-async fn neutral_filters(root: &Path) -> Vec<String> {
+async fn neutral_filters(root: &Path) -> Vec<(String, String)> {
     let listed = run(
         root,
         &[],
@@ -94,13 +105,44 @@ async fn neutral_filters(root: &Path) -> Vec<String> {
     drivers.dedup();
     drivers
         .iter()
-        .flat_map(|d| ["clean", "smudge", "process"].map(|k| format!("filter.{d}.{k}=")))
+        .flat_map(|d| {
+            ["clean", "smudge", "process"].map(|k| (format!("filter.{d}.{k}"), String::new()))
+        })
         .collect()
 }
 
 async fn git(root: &Path, args: &[&str]) -> Option<String> {
     let neutral = neutral_filters(root).await;
     run(root, &neutral, args).await
+}
+
+/// Whether the repository git finds from `root` is the one the workspace
+/// is in: its top folder holds `root`, and its git folder is that top
+/// folder's own `.git` (a folder, or a file naming a worktree's). A
+/// repository found anywhere else (a bare layout a run left, a `GIT_DIR`
+/// trick) is not looked at.
+async fn expected_repository(root: &Path) -> bool {
+    let Some(top) = run(root, &[], &["rev-parse", "--show-toplevel"]).await else {
+        return false;
+    };
+    let Some(git_dir) = run(root, &[], &["rev-parse", "--absolute-git-dir"]).await else {
+        return false;
+    };
+    let canonical = |p: &str| std::fs::canonicalize(p.trim_end_matches('\n')).ok();
+    let (Some(top), Some(git_dir)) = (canonical(&top), canonical(&git_dir)) else {
+        return false;
+    };
+    let Ok(root) = std::fs::canonicalize(root) else {
+        return false;
+    };
+    let dot_git = top.join(".git");
+    let own = match std::fs::symlink_metadata(&dot_git) {
+        Ok(m) if m.is_dir() => std::fs::canonicalize(&dot_git).is_ok_and(|d| d == git_dir),
+        // A worktree or a submodule: `.git` is a file naming its folder.
+        Ok(m) if m.is_file() => true,
+        _ => false,
+    };
+    own && root.starts_with(&top)
 }
 
 /// Each path of `git status --porcelain=v1 -z` (relative to the workspace)
@@ -127,6 +169,9 @@ fn dirty_paths(z: &str, prefix: &str) -> Vec<(String, String)> {
 
 /// The status, or `None` when the workspace is not in a git repository.
 pub async fn status(root: &Path, ours: &[String]) -> Option<GitStatus> {
+    if !expected_repository(root).await {
+        return None;
+    }
     let prefix = git(root, &["rev-parse", "--show-prefix"]).await?;
     let prefix = prefix.trim();
     let branch = git(root, &["rev-parse", "--abbrev-ref", "HEAD"])
@@ -276,5 +321,66 @@ mod tests {
             .map(|(k, v)| (k.into(), v.into())),
         );
         assert_eq!(passed, [(OsString::from("PATH"), OsString::from("/bin"))]);
+    }
+
+    /// Escape: a repository with no entry named `.git` (`HEAD`, `config`,
+    /// `objects/`, `refs/` in a folder, `core.worktree = .`), chained with a
+    /// filter driver named `x=y` (`-c` split it at the first `=`, so the
+    /// neutral setting missed it): `/diff`'s status ran the driver.
+    #[tokio::test]
+    async fn a_bare_layout_and_a_driver_named_with_an_equals_sign_run_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let marker = dir.path().join("marker");
+        let script = dir.path().join("evil.sh");
+        std::fs::write(
+            &script,
+            format!("#!/bin/sh\necho ran >> '{}'\ncat\n", marker.display()),
+        )
+        .unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let script = script.to_str().unwrap();
+        let git = |root: &Path, args: &[&str]| {
+            std::process::Command::new("git")
+                .arg("-C")
+                .arg(root)
+                .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
+                .args(args)
+                .output()
+                .map(|o| o.status.success())
+                .unwrap_or(false)
+        };
+        // A real repository whose driver's name holds `=`.
+        let repo = dir.path().join("repo");
+        std::fs::create_dir_all(&repo).unwrap();
+        if !git(&repo, &["init", "-q"]) {
+            eprintln!("SKIPPED: git is not available");
+            return;
+        }
+        std::fs::write(repo.join("a.txt"), "same\n").unwrap();
+        std::fs::write(repo.join(".gitattributes"), "*.txt filter=x=y\n").unwrap();
+        assert!(git(&repo, &["add", "."]) && git(&repo, &["commit", "-q", "-m", "init"]));
+        assert!(git(&repo, &["config", "filter.x=y.clean", script]));
+        std::thread::sleep(Duration::from_millis(1100));
+        std::fs::write(repo.join("a.txt"), "same\n").unwrap();
+        let st = status(&repo, &[]).await.expect("a repository");
+        assert!(st.other_dirty.is_empty(), "{:?}", st.other_dirty);
+        assert!(!marker.exists(), "the x=y driver ran");
+        // A bare layout in a plain folder: no repository to stepwise's git.
+        let bare = dir.path().join("bare");
+        std::fs::create_dir_all(bare.join("objects")).unwrap();
+        std::fs::create_dir_all(bare.join("refs/heads")).unwrap();
+        std::fs::write(bare.join("HEAD"), "ref: refs/heads/main\n").unwrap();
+        std::fs::write(
+            bare.join("config"),
+            format!(
+                "[core]\n\tbare = false\n\tworktree = .\n\tfsmonitor = {script}\n[filter \"x=y\"]\n\tclean = {script}\n"
+            ),
+        )
+        .unwrap();
+        std::fs::write(bare.join(".gitattributes"), "* filter=x=y\n").unwrap();
+        std::fs::write(bare.join("b.txt"), "b\n").unwrap();
+        assert!(status(&bare, &[]).await.is_none());
+        assert!(!marker.exists(), "the bare layout's config ran");
     }
 }

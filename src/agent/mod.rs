@@ -26,6 +26,7 @@ mod retry;
 mod review;
 mod revise;
 pub mod rules;
+mod run_output;
 mod runner;
 pub mod saved;
 pub mod scopes;

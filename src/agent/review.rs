@@ -51,6 +51,7 @@ impl Session {
             no_tool_used: t.step == 1 && !t.tool_used,
             no_test_command: t.changed_since_tests && self.test_commands.is_empty(),
             changed_by_tests: t.changed_by_tests.clone(),
+            kept_out: t.kept_out.clone(),
             rewritten_by_every_run: t.rewritten_by_every_run.clone(),
             tests_changed: self
                 .changes
@@ -72,6 +73,12 @@ impl Session {
     /// `ChangeLog::changed_paths`): no file is read.
     pub fn changed_paths(&self) -> Vec<String> {
         self.changes.changed_paths()
+    }
+
+    /// Each change in the change log, in order (path, content before and
+    /// after): what a replay shows with the calls that made them.
+    pub fn recorded_changes(&self) -> Vec<(String, Option<String>, Option<String>)> {
+        self.changes.each()
     }
 
     /// `/diff`: send the session diff and the git status.

@@ -261,6 +261,7 @@ impl Session {
             last_tests: None,
             tool_used: false,
             changed_by_tests: Vec::new(),
+            kept_out: Vec::new(),
             repeats: RepeatWatch::default(),
             made_by: Default::default(),
             run_rewrites: None,

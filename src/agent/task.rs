@@ -26,6 +26,9 @@ pub(super) struct Task<'a> {
     pub(super) tool_used: bool,
     /// Files the task's test runs created, changed or deleted.
     pub(super) changed_by_tests: Vec<RunChange>,
+    /// What test runs wrote that was kept out of the workspace, and runs
+    /// compared only partly (for the receipt).
+    pub(super) kept_out: Vec<String>,
     /// The run of identical calls with identical results so far.
     pub(super) repeats: super::repeats::RepeatWatch,
     /// Files changed by a tool other than stepwise's own edits, and who
@@ -86,18 +89,11 @@ impl Task<'_> {
     }
 }
 
-/// Whether a path is source code or a file that steers the build or tests
-/// (rewritten by a run, it changed what was tested).
+/// Whether a path is code: source, build or test configuration, or a file
+/// a loader imports (`.so`, `.pth`, …). Rewritten by a run, it changed what
+/// was tested, so it never converges.
 fn is_code(path: &str) -> bool {
-    const CODE: [&str; 28] = [
-        "py", "pyc", "rs", "js", "mjs", "cjs", "ts", "tsx", "jsx", "go", "java", "kt", "c", "h",
-        "cc", "cpp", "hpp", "rb", "php", "sh", "swift", "cs", "scala", "lua", "pl", "toml", "cfg",
-        "ini",
-    ];
-    let name = path.rsplit('/').next().unwrap_or(path);
-    let ext = name.rsplit_once('.').map(|(_, e)| e.to_ascii_lowercase());
-    ext.is_some_and(|e| CODE.contains(&e.as_str()))
-        || crate::tools::test_infra::infra_change(path, Some("a"), Some("b")).is_some()
+    crate::tools::layer::rules::is_code(path)
 }
 
 #[cfg(test)]
@@ -120,6 +116,8 @@ mod tests {
             "web/app.ts",
             "Makefile",
             "conftest.py",
+            "calculator.cpython-311-x86_64-linux-gnu.so",
+            "site-hook.pth",
         ] {
             assert!(is_code(code), "{code}");
         }

@@ -100,6 +100,9 @@ pub struct Options {
     /// Trust this folder for this run: apply what its .stepwise/stepwise.toml and .env say about where requests go and what runs.
     #[arg(long, global = true)]
     pub trust: bool,
+    /// Do not trust this folder for this run: withhold what its .stepwise/stepwise.toml and .env say about where requests go and what runs, and run on your own settings (says what it withheld).
+    #[arg(long, global = true, conflicts_with = "trust")]
+    pub untrusted: bool,
     /// Colored output: auto (a terminal, unless NO_COLOR is set), always or never.
     #[arg(long, global = true, value_enum, value_name = "WHEN", default_value_t = ColorChoice::Auto)]
     pub color: ColorChoice,

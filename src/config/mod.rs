@@ -213,6 +213,11 @@ pub enum ResumeFrom {
     Newest,
     /// The transcript of this name (`--resume NAME`, `resume NAME`, the picker).
     Named(String),
+    /// A session an editor was handed (its id is the transcript's name):
+    /// resumed as `Named` when its transcript holds a checkpoint; a session
+    /// never prompted (no checkpoint yet) goes on as an empty one in the
+    /// same transcript, nothing of which is read back.
+    Handed(String),
 }
 
 /// Where the session transcript goes.

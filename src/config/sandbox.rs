@@ -43,6 +43,10 @@ pub struct SandboxSettings {
     pub writable: Vec<String>,
     /// Paths a test run may not read; replaces the built-in list when set.
     pub hidden: Option<Vec<String>>,
+    /// Build output folders of the workspace (relative), kept in the
+    /// workspace's build layer between runs and never merged into the
+    /// project (`target/` of a Cargo project is one without saying).
+    pub build_outputs: Vec<String>,
     /// Address space per process, in MiB.
     pub memory_mb: u64,
     /// CPU time per process, in seconds.
@@ -65,6 +69,7 @@ impl Default for SandboxSettings {
             network: false,
             writable: Vec::new(),
             hidden: None,
+            build_outputs: Vec::new(),
             memory_mb: 16 * 1024,
             cpu_seconds: 3600,
             file_size_mb: 4 * 1024,

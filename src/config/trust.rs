@@ -301,10 +301,20 @@ pub fn ask(
     })
 }
 
-/// Why `exec` will not run in an untrusted folder.
+/// Why `exec` will not run in an untrusted folder, and the two ways on.
 pub fn refusal(pending: &Pending) -> String {
     format!(
-        "{} is not trusted, and its project files set values that decide where requests (and your API key) go or what runs:\n{}\nCheck them, then run again with --trust to trust the folder for this run (the full-screen UI asks once and remembers).",
+        "{} is not trusted, and its project files set values that decide where requests (and your API key) go or what runs:\n{}\nCheck them, then run again with --trust to trust the folder for this run, or with --untrusted to run without them on your own settings (the full-screen UI asks once and remembers).",
+        visible(&pending.folder.display().to_string()),
+        pending.lines().join("\n")
+    )
+}
+
+/// What a run without the folder's guarded values says, naming each value
+/// it did not apply (the answer "no" of the question, or `--untrusted`).
+pub fn withheld(pending: &Pending) -> String {
+    format!(
+        "not applying what {} says about where requests go or what runs (folder not trusted):\n{}",
         visible(&pending.folder.display().to_string()),
         pending.lines().join("\n")
     )

@@ -70,4 +70,5 @@ fn only_yes_trusts_and_the_question_shows_file_and_value_escaped() {
     }
     let refusal = refusal(&p);
     assert!(refusal.contains("--trust") && refusal.contains("/w/.env"));
+    assert!(refusal.contains("--untrusted"), "both ways on: {refusal}");
 }

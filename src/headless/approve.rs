@@ -11,6 +11,10 @@ use crate::agent::{ApprovalAction, ApprovalRequest, Decision};
 use crate::present::one_line;
 use std::io::{BufRead, Write};
 
+/// Why `--yes` keeps no code a test run wrote.
+const NOT_BY_YES: &str =
+    "code a test run wrote is never kept by --yes (only a person's explicit choice keeps it)";
+
 /// The reason sent to the model when no one could approve.
 const UNATTENDED: &str =
     "no one could approve (stdin is not a terminal); rerun with --yes to approve";
@@ -20,7 +24,9 @@ impl Printer {
         // Multi-file actions show their diffs here (an edit's was shown with its step).
         if !self.json {
             match &request.action {
-                ApprovalAction::Patch { files } | ApprovalAction::Undo { files } => {
+                ApprovalAction::Patch { files }
+                | ApprovalAction::Undo { files }
+                | ApprovalAction::KeepRunOutput { files, .. } => {
                     for diff in files {
                         self.print_diff(diff);
                     }
@@ -36,6 +42,10 @@ impl Printer {
             }
         }
         let decision = match self.policy {
+            // Code a test run wrote is kept only by a person's choice.
+            ApprovalPolicy::ApproveAll if request.action.needs_a_person() => Decision::Decline {
+                reason: Some(NOT_BY_YES.into()),
+            },
             ApprovalPolicy::ApproveAll => Decision::Approve,
             ApprovalPolicy::DeclineAll => {
                 self.declined_unattended += 1;

@@ -161,6 +161,10 @@ pub fn find(
     let key = key::SigningKey::for_workspace(workspace)?;
     match from {
         ResumeFrom::Named(given) => list::load(dir, &check_name(given)?, &key),
+        ResumeFrom::Handed(given) => match find_handed(dir, given, &key)? {
+            Some(loaded) => Ok(loaded),
+            None => Err(LoadError::NothingToResume.explain(given)),
+        },
         ResumeFrom::Newest => {
             let found = list::sessions(dir, &key);
             let skipped = match found.refused.len() {
@@ -175,6 +179,22 @@ pub fn find(
                 .next()
                 .ok_or_else(|| format!("no session to continue in {}{skipped}", shown.display()))
         }
+    }
+}
+
+/// The session an editor was handed, `None` when its transcript exists but
+/// holds no checkpoint yet (it was never prompted: an empty session).
+pub fn find_handed(
+    dir: &cap_std::fs::Dir,
+    given: &str,
+    key: &key::SigningKey,
+) -> Result<Option<Loaded>, String> {
+    let name = check_name(given)?;
+    let file = format!("{name}{SUFFIX}");
+    match reader::read_capped(dir, &file).and_then(|b| reader::parse(&b, &name, key)) {
+        Ok(loaded) => Ok(Some(loaded)),
+        Err(LoadError::NothingToResume) => Ok(None),
+        Err(e) => Err(e.explain(&name)),
     }
 }
 

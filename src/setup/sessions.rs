@@ -23,7 +23,18 @@ pub(super) fn prepare_http(config: &Config, settings: LoopSettings) -> Result<Pr
     let workspace = open(&config.workspace)?.with_deny_paths(&config.deny_paths)?;
     let state = StateDir::open(workspace.root())?;
     let lock = WorkspaceLock::acquire(&state)?;
+    // A handed session never prompted goes on in its own (empty) transcript.
+    let mut empty_handed = None;
     let loaded = match &config.resume {
+        Some(crate::config::ResumeFrom::Handed(given)) => {
+            let (dir, _) = sessions_dir(config, &state)?;
+            let key = crate::resume::key::SigningKey::for_workspace(&config.workspace)?;
+            let found = crate::resume::find_handed(&dir, given, &key)?;
+            if found.is_none() {
+                empty_handed = Some(crate::resume::check_name(given)?);
+            }
+            found
+        }
         Some(from) => Some(crate::resume::find(
             &sessions_dir(config, &state)?,
             from,
@@ -51,7 +62,8 @@ pub(super) fn prepare_http(config: &Config, settings: LoopSettings) -> Result<Pr
             .restore(l.state.clone(), &l.name)
             .map_err(|e| format!("session {}: {e}", l.name))?;
     }
-    let audit = open_log(config, &state, loaded.as_ref().map(|l| l.name.as_str()))?;
+    let appended = (loaded.as_ref().map(|l| l.name.as_str())).or(empty_handed.as_deref());
+    let audit = open_log(config, &state, appended)?;
     let stem = (audit.as_ref())
         .and_then(|log| Some(log.path().file_stem()?.to_string_lossy().into_owned()));
     let mut resume_name = None;

@@ -25,7 +25,7 @@ pub struct PreparedDelete {
 }
 
 /// A whole patch, checked and ready to approve.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct PreparedPatch {
     pub edits: Vec<PreparedEdit>,
     pub deletes: Vec<PreparedDelete>,

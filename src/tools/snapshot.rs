@@ -84,6 +84,8 @@ pub struct Snapshot {
     files: BTreeMap<String, Entry>,
     /// False when [`MAX_FILES`] was reached (later files were not looked at).
     pub complete: bool,
+    /// What the walk passed over that can hold code (see [`Self::partial`]).
+    passed_over: std::collections::BTreeSet<String>,
     /// When it was taken (seconds since the epoch).
     taken_at: i64,
 }
@@ -131,10 +133,11 @@ impl Snapshot {
     /// Like [`take`](Self::take), reusing what `previous` read of files whose
     /// metadata has not changed since.
     pub fn take_after(ws: &Workspace, previous: Option<&Snapshot>) -> Snapshot {
-        let (found, complete) = walk(ws);
+        let (found, complete, passed_over) = walk(ws);
         let mut snapshot = Snapshot {
             files: BTreeMap::new(),
             complete,
+            passed_over,
             taken_at: now_secs(),
         };
         let mut kept = 0usize;
@@ -163,6 +166,21 @@ impl Snapshot {
             }
         }
         snapshot
+    }
+
+    /// Why a comparison of `self` (before a run) with `after` could not
+    /// see everything the run may have changed (`None`: it saw it all):
+    /// past [`MAX_FILES`], folders that can hold code it never walks
+    /// (`target`, `node_modules`), names that are not UTF-8.
+    pub fn partial(&self, after: &Snapshot) -> Option<String> {
+        let mut why: Vec<String> = Vec::new();
+        if !self.complete || !after.complete {
+            why.push(format!("past the first {MAX_FILES} files"));
+        }
+        let over: std::collections::BTreeSet<&String> =
+            self.passed_over.iter().chain(&after.passed_over).collect();
+        why.extend(over.into_iter().cloned());
+        (!why.is_empty()).then(|| why.join(", "))
     }
 
     /// What changed from `self` (before the run) to `after`.
@@ -199,9 +217,23 @@ fn stamp_of(meta: &std::fs::Metadata) -> Option<Stamp> {
     })
 }
 
-/// The regular files a snapshot looks at, with their metadata, and whether
-/// that was all of them (at most [`MAX_FILES`]).
-fn walk(ws: &Workspace) -> (Vec<(String, Stamp)>, bool) {
+/// Folders never walked that can hold code a later command runs (a
+/// comparison that passed over one of them is partial).
+const CODE_NOT_WALKED: [&str; 2] = ["node_modules", "target"];
+
+/// The regular files a snapshot looks at, with their metadata, whether
+/// that was all of them (at most [`MAX_FILES`]), and what it passed over
+/// that can hold code (folders of [`CODE_NOT_WALKED`], names that are not
+/// UTF-8).
+fn walk(
+    ws: &Workspace,
+) -> (
+    Vec<(String, Stamp)>,
+    bool,
+    std::collections::BTreeSet<String>,
+) {
+    let passed = std::sync::Arc::new(std::sync::Mutex::new(std::collections::BTreeSet::new()));
+    let seen = std::sync::Arc::clone(&passed);
     let walker = ignore::WalkBuilder::new(ws.root())
         .hidden(false)
         .require_git(false)
@@ -212,14 +244,21 @@ fn walk(ws: &Workspace) -> (Vec<(String, Stamp)>, bool) {
         .ignore(false)
         .parents(false)
         .follow_links(false)
-        .filter_entry(|e| {
-            !(e.file_type().is_some_and(|t| t.is_dir())
-                && e.file_name()
-                    .to_str()
-                    .is_some_and(|n| NOT_WALKED.contains(&n)))
+        .filter_entry(move |e| {
+            let is_dir = e.file_type().is_some_and(|t| t.is_dir());
+            let name = e.file_name().to_str();
+            let skip = is_dir && name.is_some_and(|n| NOT_WALKED.contains(&n));
+            if skip
+                && let Some(n) = name.filter(|n| CODE_NOT_WALKED.contains(n))
+                && let Ok(mut passed) = seen.lock()
+            {
+                passed.insert(format!("{n}/ folders not compared"));
+            }
+            !skip
         })
         .build();
     let mut found = Vec::new();
+    let mut complete = true;
     for entry in walker.flatten() {
         if !entry.file_type().is_some_and(|t| t.is_file())
             || entry.file_name().to_str().is_some_and(run_data)
@@ -227,16 +266,21 @@ fn walk(ws: &Workspace) -> (Vec<(String, Stamp)>, bool) {
             continue;
         }
         if found.len() >= MAX_FILES {
-            return (found, false);
+            complete = false;
+            break;
         }
         let Some(path) = super::walk::relative_to(ws.root(), entry.path()).to_str() else {
+            if let Ok(mut passed) = passed.lock() {
+                passed.insert("names that are not UTF-8".into());
+            }
             continue;
         };
         if let Some(stamp) = entry.metadata().ok().and_then(|m| stamp_of(&m)) {
             found.push((path.to_string(), stamp));
         }
     }
-    (found, true)
+    let passed = passed.lock().map(|p| p.clone()).unwrap_or_default();
+    (found, complete, passed)
 }
 
 /// Read one file through the workspace capability: its text when it is text

@@ -1,6 +1,9 @@
 //! The test commands of a workspace: found from the project's files
 //! (`pytest`/`unittest` for Python, `cargo`, `npm`, `go`, `make`) plus the
 //! `[test_commands]` of the configuration, which add or replace names.
+//! `npm test` is read in the summary format of the runner its script names
+//! (mocha, jest, vitest, ava, `node --test`), else of the one runner the
+//! package depends on, else by its exit code alone.
 //!
 //! What must stay true: every command is an argument array run without a
 //! shell; the model can only name one of these (the `run_tests` schema lists
@@ -224,16 +227,90 @@ fn npm_test(ws: &Workspace) -> Option<SummaryKind> {
     if script.trim().is_empty() || script.contains("no test specified") {
         return None;
     }
-    Some(script_kind(script))
+    Some(script_kind(&package, script))
 }
 
-fn script_kind(script: &str) -> SummaryKind {
-    let words: Vec<&str> = script.split_whitespace().collect();
-    if words.windows(2).any(|w| w == ["node", "--test"]) {
-        SummaryKind::Node
-    } else {
-        SummaryKind::Unknown
+/// JavaScript test runners by the program's name, and whose summary each prints.
+const JS_RUNNERS: [(&str, SummaryKind); 5] = [
+    ("mocha", SummaryKind::Mocha),
+    ("_mocha", SummaryKind::Mocha),
+    ("jest", SummaryKind::Jest),
+    ("vitest", SummaryKind::Vitest),
+    ("ava", SummaryKind::Ava),
+];
+
+/// Whose summary `npm test` prints: the one runner its script names (through
+/// `npm run other` too), else the one runner among the package's
+/// dependencies; none, or more than one, is judged by the exit code.
+fn script_kind(package: &Value, script: &str) -> SummaryKind {
+    let mut named = Vec::new();
+    runners_in_script(package, script, 0, &mut named);
+    match distinct(named).as_slice() {
+        [one] => *one,
+        [] => dependency_runner(package).unwrap_or(SummaryKind::Unknown),
+        _ => SummaryKind::Unknown,
     }
+}
+
+/// The runners a script names, following `npm run X` (and yarn's and pnpm's
+/// `run X`) into the other scripts, a few levels deep.
+fn runners_in_script(package: &Value, script: &str, depth: usize, out: &mut Vec<SummaryKind>) {
+    let words: Vec<&str> = script
+        .split(|c: char| c.is_whitespace() || matches!(c, '&' | '|' | ';' | '(' | ')'))
+        .filter(|w| !w.is_empty())
+        .collect();
+    out.extend(runners_named(&words));
+    for w in words.windows(3) {
+        let runs = matches!(w[0], "npm" | "yarn" | "pnpm") && matches!(w[1], "run" | "run-script");
+        if runs
+            && depth < 3
+            && let Some(other) = package["scripts"][w[2]].as_str()
+        {
+            runners_in_script(package, other, depth + 1, out);
+        }
+    }
+}
+
+/// The runners among these words, by the program's file name
+/// (`./node_modules/.bin/mocha` is mocha), `node --test` included.
+fn runners_named(words: &[&str]) -> Vec<SummaryKind> {
+    let mut found = Vec::new();
+    for (at, word) in words.iter().enumerate() {
+        let program = word.rsplit('/').next().unwrap_or(word);
+        if program == "node" && words.get(at + 1) == Some(&"--test") {
+            found.push(SummaryKind::Node);
+        }
+        if let Some((_, kind)) = JS_RUNNERS.iter().find(|(name, _)| *name == program) {
+            found.push(*kind);
+        }
+    }
+    found
+}
+
+/// The one JavaScript test runner the package depends on, if exactly one.
+fn dependency_runner(package: &Value) -> Option<SummaryKind> {
+    let kinds: Vec<SummaryKind> = ["devDependencies", "dependencies"]
+        .iter()
+        .filter_map(|field| package[*field].as_object())
+        .flat_map(|deps| deps.keys())
+        .filter_map(|name| JS_RUNNERS.iter().find(|(n, _)| n == name))
+        .map(|(_, kind)| *kind)
+        .collect();
+    match distinct(kinds).as_slice() {
+        [one] => Some(*one),
+        _ => None,
+    }
+}
+
+/// Each kind once, in the order first met.
+fn distinct(kinds: Vec<SummaryKind>) -> Vec<SummaryKind> {
+    let mut seen = Vec::new();
+    for kind in kinds {
+        if !seen.contains(&kind) {
+            seen.push(kind);
+        }
+    }
+    seen
 }
 
 fn has_make_test(ws: &Workspace) -> bool {
@@ -264,7 +341,14 @@ fn kind_of(ws: &Workspace, argv: &[String]) -> SummaryKind {
         "npm" if has("test") => npm_test(ws).unwrap_or(SummaryKind::Unknown),
         _ if module("pytest") => SummaryKind::Pytest,
         _ if module("unittest") => SummaryKind::Unittest,
-        _ => SummaryKind::Unknown,
+        // `mocha …`, `npx jest …`: the one runner named.
+        _ => {
+            let words: Vec<&str> = argv.iter().map(String::as_str).collect();
+            match distinct(runners_named(&words)).as_slice() {
+                [one] => *one,
+                _ => SummaryKind::Unknown,
+            }
+        }
     }
 }
 
@@ -300,6 +384,47 @@ mod tests {
         assert_eq!(found.get("npm").unwrap().kind, SummaryKind::Node);
         assert_eq!(found.get("go").unwrap().argv, ["go", "test", "./..."]);
         assert_eq!(found.get("make").unwrap().kind, SummaryKind::Unknown);
+    }
+
+    /// The kind `npm test` is read as, for this `package.json`.
+    fn npm_kind(package: &str) -> Option<SummaryKind> {
+        let (_d, ws) = ws_with(&[("package.json", package)]);
+        TestCommands::detect(&ws, &[]).get("npm").map(|c| c.kind)
+    }
+
+    #[test]
+    fn the_javascript_runner_is_known_from_the_test_script_or_the_dependencies() {
+        use SummaryKind::*;
+        for (script, kind) in [
+            ("mocha", Mocha),
+            ("nyc --reporter=lcov mocha 'test/**/*.js'", Mocha),
+            ("./node_modules/.bin/_mocha -R spec", Mocha),
+            ("cross-env NODE_ENV=test jest --config jest.config.js", Jest),
+            ("vitest run", Vitest),
+            ("npm run lint && ava --verbose", Ava),
+            ("c8 node --test test/", Node),
+            ("tsc -p . && node dist/test.js", Unknown),
+            ("mocha && jest", Unknown),
+        ] {
+            let package = json!({"scripts": {"test": script}}).to_string();
+            assert_eq!(npm_kind(&package), Some(kind), "{script}");
+        }
+        // Through another script, as `npm test` runs it.
+        let indirect = r#"{"scripts": {"test": "npm run lint && npm run unit", "lint": "eslint .", "unit": "vitest run"}}"#;
+        assert_eq!(npm_kind(indirect), Some(Vitest));
+        // A script naming no runner: the one the package depends on.
+        let by_dependency = r#"{"scripts": {"test": "gulp test"}, "devDependencies": {"gulp": "^4", "mocha": "^10"}}"#;
+        assert_eq!(npm_kind(by_dependency), Some(Mocha));
+        let two = r#"{"scripts": {"test": "gulp test"}, "devDependencies": {"jest": "^29", "mocha": "^10"}}"#;
+        assert_eq!(npm_kind(two), Some(Unknown));
+        // The script's own word wins over a dependency.
+        let named = r#"{"scripts": {"test": "jest"}, "devDependencies": {"mocha": "^10"}}"#;
+        assert_eq!(npm_kind(named), Some(Jest));
+        // A configured command names its runner too.
+        let (_d, ws) = ws_with(&[]);
+        let configured = [("js".to_string(), argv(&["npx", "mocha", "--exit"]))];
+        let found = TestCommands::detect(&ws, &configured);
+        assert_eq!(found.get("js").map(|c| c.kind), Some(Mocha));
     }
 
     #[test]

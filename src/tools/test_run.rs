@@ -42,6 +42,20 @@ pub struct TestRun {
     /// What the sandbox has to say about the run (a cache it could not
     /// fill, a planted `.git`), shown first.
     pub notes: Vec<String>,
+    /// What the run wrote into its layer (`None`: it had none and wrote
+    /// straight into the workspace). Taken by the caller, which decides
+    /// what of it to keep.
+    pub layer: Option<LayerRun>,
+}
+
+/// What a run left in its layer, read before the layer was removed.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct LayerRun {
+    pub entries: Vec<super::layer::Entry>,
+    /// The build output folders (relative), kept in the build layer.
+    pub build_outputs: Vec<std::path::PathBuf>,
+    /// The layer could not be read whole: why (nothing of it is kept).
+    pub error: Option<String>,
 }
 
 impl TestRun {
@@ -157,6 +171,7 @@ mod tests {
             counts: Some((1, 0)),
             changed_files: Vec::new(),
             notes: Vec::new(),
+            layer: None,
         }
     }
 

@@ -208,9 +208,28 @@ pub async fn run_with(
     let text_of = |t: &Arc<Mutex<Tail>>| t.lock().map(|t| t.text()).unwrap_or_default();
     let per_stream = format!("{}\n{}", text_of(&out_tail), text_of(&err_tail));
 
-    finish(
+    let mut run = finish(
         runner, ending, output, per_stream, &confined, shown, timeout,
-    )
+    )?;
+    // Read what the run wrote before its temporary folder (and the layer
+    // in it) goes: every process of the run is gone by now.
+    if let Some(plan) = confined.layer() {
+        let lower = std::fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf());
+        let (entries, error) = match super::layer::read(&plan.upper(), &lower) {
+            Ok(entries) => (entries, None),
+            Err(e) => (Vec::new(), Some(e.to_string())),
+        };
+        run.layer = Some(super::test_run::LayerRun {
+            entries,
+            build_outputs: plan
+                .build
+                .as_ref()
+                .map(|b| b.outputs.clone())
+                .unwrap_or_default(),
+            error,
+        });
+    }
+    Ok(run)
 }
 
 /// The typed run from how it ended and what it printed.
@@ -285,6 +304,7 @@ fn finish(
         changed_files: Vec::new(),
         sandbox: confined.state.label(),
         limit,
+        layer: None,
     })
 }
 

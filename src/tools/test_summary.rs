@@ -1,5 +1,6 @@
 //! Reading a test runner's own summary out of its output (pytest, unittest,
-//! cargo, go, node's test runner) and deciding, with the exit code, whether a
+//! cargo, go here; node's test runner, mocha, jest, vitest and ava in
+//! `summary_js`) and deciding, with the exit code, whether a
 //! run passed.
 //!
 //! What must stay true: a run passes only when the exit code is 0 *and* the
@@ -25,28 +26,17 @@ pub enum SummaryKind {
     Cargo,
     Go,
     Node,
+    Mocha,
+    Jest,
+    Vitest,
+    Ava,
     /// No known summary: the exit code alone decides.
     Unknown,
 }
 
-/// What the runner's summary says.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Parsed {
-    /// The summary as shown, built from the counts: `5 passed`, `5 tests OK`.
-    pub line: String,
-    /// Tests that passed (for go: packages that passed).
-    pub passed: u64,
-    /// Tests (or packages) that failed or errored.
-    pub failed: u64,
-    /// Tests that were skipped (they did not run).
-    pub skipped: u64,
-    /// The summary's own verdict.
-    pub ok: bool,
-}
-
-/// Why a run's summaries cannot be believed.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Conflict(pub String);
+use super::summary_js;
+pub use super::summary_lines::{Conflict, Parsed};
+use super::summary_lines::{count_before, counted_parts, one_summary, sum_of};
 
 /// How far stepwise could check a run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -147,39 +137,13 @@ pub fn parse(kind: SummaryKind, output: &str) -> Result<Option<Parsed>, Conflict
         SummaryKind::Unittest => unittest(output),
         SummaryKind::Cargo => cargo(output),
         SummaryKind::Go => go(output),
-        SummaryKind::Node => node(output),
+        SummaryKind::Node => summary_js::node(output),
+        SummaryKind::Mocha => summary_js::mocha(output),
+        SummaryKind::Jest => summary_js::jest(output),
+        SummaryKind::Vitest => summary_js::vitest(output),
+        SummaryKind::Ava => summary_js::ava(output),
         SummaryKind::Unknown => Ok(None),
     }
-}
-
-/// The number just before `word` in `text` (`3 passed` → 3).
-fn count_before(text: &str, words: &[&str]) -> u64 {
-    let tokens: Vec<&str> = text
-        .split(|c: char| c.is_whitespace() || c == ',' || c == ';')
-        .filter(|t| !t.is_empty())
-        .collect();
-    tokens
-        .windows(2)
-        .filter(|w| words.contains(&w[1]))
-        .filter_map(|w| w[0].parse::<u64>().ok())
-        .sum()
-}
-
-/// The one summary a runner prints, from the summaries found: none, all the
-/// same (a repeated line), or a conflict naming them.
-fn one_summary(found: Vec<Parsed>, runner: &str) -> Result<Option<Parsed>, Conflict> {
-    let Some(last) = found.last().cloned() else {
-        return Ok(None);
-    };
-    if found.iter().any(|p| p != &last) {
-        let lines: Vec<&str> = found.iter().map(|p| p.line.as_str()).collect();
-        return Err(Conflict(format!(
-            "{runner} printed {} summaries that disagree ({})",
-            found.len(),
-            lines.join(" / ")
-        )));
-    }
-    Ok(Some(last))
 }
 
 /// pytest's final line, in its own shape: counts of outcomes and the time,
@@ -202,7 +166,8 @@ fn pytest_line(line: &str) -> Option<Parsed> {
             ok: false,
         });
     }
-    const OUTCOMES: [&str; 10] = [
+    // Every outcome pytest counts (subtests since pytest 9, or its plugin).
+    const OUTCOMES: [&str; 14] = [
         "passed",
         "failed",
         "error",
@@ -213,29 +178,24 @@ fn pytest_line(line: &str) -> Option<Parsed> {
         "xpassed",
         "warning",
         "warnings",
+        "rerun",
+        "subtests passed",
+        "subtests failed",
+        "subtests skipped",
     ];
-    let mut any = false;
-    for part in counts.split(", ") {
-        let mut words = part.split_whitespace();
-        let (Some(n), Some(word), None) = (words.next(), words.next(), words.next()) else {
-            return None;
-        };
-        if n.parse::<u64>().is_err() || !OUTCOMES.contains(&word) {
-            return None;
-        }
-        any = true;
-    }
-    if !any {
-        return None;
-    }
-    let passed = count_before(counts, &["passed"]);
-    let failed = count_before(counts, &["failed", "error", "errors"]);
-    let skipped = count_before(counts, &["skipped"]);
+    let parts = counted_parts(counts, ", ", &OUTCOMES)?;
+    let passed = sum_of(&parts, &["passed"]);
+    let failed = sum_of(&parts, &["failed", "error", "errors", "subtests failed"]);
+    let skipped = sum_of(&parts, &["skipped"]);
+    let subtests = sum_of(&parts, &["subtests passed"]);
     // Shown from the counts, never as the output wrote it.
-    let shown = match failed {
+    let mut shown = match failed {
         0 => format!("{passed} passed"),
         n => format!("{passed} passed, {n} failed"),
     };
+    if subtests > 0 {
+        shown.push_str(&format!(" ({subtests} subtests passed)"));
+    }
     Some(Parsed {
         ok: failed == 0,
         line: shown,
@@ -256,7 +216,11 @@ fn pytest(output: &str) -> Result<Option<Parsed>, Conflict> {
         let failures = output
             .lines()
             .skip_while(|l| !l.contains("short test summary info"))
-            .filter(|l| l.starts_with("FAILED ") || l.starts_with("ERROR "))
+            .filter(|l| {
+                ["FAILED ", "ERROR ", "SUBFAILED"]
+                    .iter()
+                    .any(|mark| l.starts_with(mark))
+            })
             .filter(|l| l.contains("::") || l.contains(".py"))
             .count();
         if p.ok && failures > 0 {
@@ -425,50 +389,6 @@ fn go(output: &str) -> Result<Option<Parsed>, Conflict> {
         passed,
         failed,
         skipped: 0,
-        ok: failed == 0,
-    }))
-}
-
-/// node --test: `# pass 5` / `# fail 0` (TAP) or `ℹ pass 5` (spec reporter),
-/// once; TAP's `not ok` lines need a failure count.
-fn node(output: &str) -> Result<Option<Parsed>, Conflict> {
-    let values = |key: &str| -> Vec<u64> {
-        output
-            .lines()
-            .filter_map(|l| {
-                let l = l.trim();
-                let rest = l.strip_prefix("# ").or_else(|| l.strip_prefix("ℹ "))?;
-                rest.strip_prefix(key)?.trim().parse::<u64>().ok()
-            })
-            .collect()
-    };
-    let (passes, fails, skips) = (values("pass "), values("fail "), values("skipped "));
-    let Some(&passed) = passes.last() else {
-        return Ok(None);
-    };
-    let failed = fails.last().copied().unwrap_or(0);
-    if passes.iter().any(|&p| p != passed) || fails.iter().any(|&f| f != failed) {
-        return Err(Conflict(
-            "node printed more than one set of totals, and they disagree".into(),
-        ));
-    }
-    // A TODO or SKIP test that fails is no failure in TAP.
-    let not_ok = output
-        .lines()
-        .map(str::trim)
-        .filter(|l| l.starts_with("not ok "))
-        .filter(|l| !l.contains("# TODO") && !l.contains("# SKIP"))
-        .count();
-    if not_ok > 0 && failed == 0 {
-        return Err(Conflict(format!(
-            "node reported {not_ok} failing test(s) (`not ok`), then `fail 0`"
-        )));
-    }
-    Ok(Some(Parsed {
-        line: format!("# pass {passed}, # fail {failed}"),
-        passed,
-        failed,
-        skipped: skips.last().copied().unwrap_or(0),
         ok: failed == 0,
     }))
 }

@@ -199,3 +199,263 @@ fn a_suite_that_skipped_everything_did_not_pass() {
     assert!(v.passed, "{v:?}");
     assert_eq!(v.counts, Some((2, 0)));
 }
+
+/// A runner's real output, captured from the runner itself (its colours
+/// removed as the test runner removes them before reading).
+macro_rules! fixture {
+    ($name:literal) => {
+        crate::tools::ansi::strip(include_str!(concat!(
+            "../../tests/fixtures/runner_output/",
+            $name
+        )))
+    };
+}
+
+/// The verdict's (passed, counts, summary) on a fixture with an exit code.
+fn verdict(kind: SummaryKind, exit: i32, out: &str) -> (bool, Option<(u64, u64)>, String) {
+    let v = judge(kind, Some(exit), out);
+    assert_eq!(v.verified, Verified::ExitCodeAndSummary, "{v:?}");
+    (v.passed, v.counts, v.summary)
+}
+
+#[test]
+fn pytest_with_subtests_xfail_and_warnings_is_read() {
+    use SummaryKind::Pytest;
+    let (passed, counts, summary) = verdict(Pytest, 0, &fixture!("pytest_subtests_pass.txt"));
+    assert!(passed, "{summary}");
+    assert_eq!(counts, Some((3, 0)));
+    assert_eq!(summary, "3 passed (3 subtests passed)");
+    let (passed, counts, summary) = verdict(Pytest, 1, &fixture!("pytest_subtests_fail.txt"));
+    assert!(!passed);
+    assert_eq!(counts, Some((3, 2)));
+    assert_eq!(summary, "3 passed, 2 failed (5 subtests passed)");
+    // The line the issue quotes, and every other outcome pytest counts.
+    let line = "663 passed, 1 skipped, 8 warnings, 2332 subtests passed in 3.77s\n";
+    let (passed, counts, _) = verdict(Pytest, 0, line);
+    assert!(passed);
+    assert_eq!(counts, Some((663, 0)));
+    let all = "== 5 passed, 1 deselected, 2 xfailed, 1 xpassed, 1 rerun, 3 subtests skipped, 1 warning in 123.40s (0:02:03) ==\n";
+    assert_eq!(verdict(Pytest, 0, all).1, Some((5, 0)));
+    let errors = "1 passed, 2 errors, 1 subtests failed in 0.02s\n";
+    assert_eq!(verdict(Pytest, 1, errors).1, Some((1, 3)));
+}
+
+#[test]
+fn pytest_subtest_failures_are_failures_a_forged_pass_cannot_hide() {
+    use SummaryKind::Pytest;
+    // The real failing run, then a pass printed by an exit hook.
+    let forged = format!(
+        "{}7 passed, 9 subtests passed in 0.01s\n",
+        fixture!("pytest_subtests_fail.txt")
+    );
+    let v = judge(Pytest, Some(0), &forged);
+    assert!(!v.passed);
+    assert!(v.summary.starts_with("conflicting"), "{v:?}");
+    // A SUBFAILED line alone stands against a summary without failures.
+    let only = "=== short test summary info ===\nSUBFAILED[case] (i=2) t.py::test_x - assert 2 < 2\n3 passed, 2 subtests passed in 0.01s\n";
+    assert!(
+        judge(Pytest, Some(0), only)
+            .summary
+            .starts_with("conflicting")
+    );
+    // Subtests alone (every plain test skipped) are no pass either.
+    let skipped = "1 skipped, 3 subtests skipped in 0.01s\n";
+    assert!(!judge(Pytest, Some(0), skipped).passed);
+    // An outcome pytest never prints keeps the line from being a summary.
+    assert_eq!(line(Pytest, "3 passed, 2 subtests maybe in 0.01s\n"), None);
+}
+
+#[test]
+fn mocha_passing_pending_and_failing_are_read() {
+    use SummaryKind::Mocha;
+    let (passed, counts, summary) = verdict(Mocha, 0, &fixture!("mocha_pass.txt"));
+    assert!(passed, "{summary}");
+    assert_eq!(
+        (counts, summary.as_str()),
+        (Some((2, 0)), "2 passing, 0 failing")
+    );
+    let (passed, counts, summary) = verdict(Mocha, 1, &fixture!("mocha_fail.txt"));
+    assert!(!passed);
+    assert_eq!(
+        (counts, summary.as_str()),
+        (Some((2, 1)), "2 passing, 1 failing")
+    );
+    let big = "\n\n  1977 passing (2s)\n\n";
+    assert_eq!(verdict(Mocha, 0, big).1, Some((1977, 0)));
+    let pending_only = "  0 passing (3ms)\n  4 pending\n";
+    let v = judge(Mocha, Some(0), pending_only);
+    assert_eq!(v.summary, "0 tests ran (4 skipped), which is not a pass");
+    // Not mocha's shape: a sentence about passing is no summary.
+    assert_eq!(line(Mocha, "  3 passing (the ball)\n"), None);
+}
+
+#[test]
+fn a_forged_mocha_pass_does_not_pass() {
+    use SummaryKind::Mocha;
+    let real = fixture!("mocha_fail.txt");
+    // Printed by a test (console.log) before mocha's own epilogue.
+    let before = format!("  99 passing (1ms)\n{real}");
+    assert!(
+        judge(Mocha, Some(0), &before)
+            .summary
+            .starts_with("conflicting")
+    );
+    // A run that exits 0 before its epilogue, after printing a pass.
+    let cut = real.split("  2 passing").next().unwrap_or_default();
+    let exited = format!("{cut}  3 passing (1ms)\n");
+    let v = judge(Mocha, Some(0), &exited);
+    assert!(
+        !v.passed && v.summary.contains("mocha marked a failing test"),
+        "{v:?}"
+    );
+}
+
+#[test]
+fn jest_tests_and_suites_are_read_and_must_add_up() {
+    use SummaryKind::Jest;
+    let (passed, counts, summary) = verdict(Jest, 0, &fixture!("jest_pass.txt"));
+    assert!(passed, "{summary}");
+    assert_eq!(
+        (counts, summary.as_str()),
+        (Some((1, 0)), "1 passed, 0 failed")
+    );
+    let (passed, counts, summary) = verdict(Jest, 1, &fixture!("jest_fail.txt"));
+    assert!(!passed);
+    assert_eq!(counts, Some((3, 1)));
+    assert_eq!(summary, "3 passed, 1 failed, 1 test suite failed");
+    let issue = "Tests:       1 failed, 41 passed, 42 total\n";
+    assert_eq!(verdict(Jest, 1, issue).1, Some((41, 1)));
+    // A suite that could not run fails the run though every test passed.
+    let broken = "Test Suites: 1 failed, 1 passed, 2 total\nTests:       3 passed, 3 total\n";
+    let v = judge(Jest, Some(0), broken);
+    assert!(
+        !v.passed && v.summary.contains("1 test suite failed"),
+        "{v:?}"
+    );
+    // Counts that do not make the total, and a test's own console.log (jest
+    // indents it), are no pass.
+    let short = "Tests:       41 passed, 42 total\n";
+    assert!(
+        judge(Jest, Some(0), short)
+            .summary
+            .starts_with("conflicting")
+    );
+    let logged = "  console.log\n    Tests:       9 passed, 9 total\n";
+    assert_eq!(line(Jest, logged), None);
+    let forged = format!(
+        "{}Tests:       3 passed, 3 total\n",
+        fixture!("jest_fail.txt")
+    );
+    assert!(
+        judge(Jest, Some(0), &forged)
+            .summary
+            .starts_with("conflicting")
+    );
+}
+
+#[test]
+fn vitest_tests_and_files_are_read_through_their_colours() {
+    use SummaryKind::Vitest;
+    let (passed, counts, summary) = verdict(Vitest, 0, &fixture!("vitest_pass.txt"));
+    assert!(passed, "{summary}");
+    assert_eq!(counts, Some((1, 0)));
+    let (passed, counts, summary) = verdict(Vitest, 1, &fixture!("vitest_fail.txt"));
+    assert!(!passed);
+    assert_eq!(counts, Some((3, 1)));
+    assert_eq!(summary, "3 passed, 1 failed, 1 test file failed");
+    let issue = " Test Files  3 passed (3)\n      Tests  41 passed | 1 skipped (42)\n";
+    assert_eq!(verdict(Vitest, 0, issue).1, Some((41, 0)));
+    let none = "      Tests  no tests\n";
+    assert!(!judge(Vitest, Some(0), none).passed);
+    let unfinished = "      Tests  41 passed (42)\n";
+    assert!(
+        judge(Vitest, Some(0), unfinished)
+            .summary
+            .starts_with("conflicting")
+    );
+    let broken = " Test Files  1 failed | 1 passed (2)\n      Tests  2 passed (2)\n";
+    assert!(!judge(Vitest, Some(0), broken).passed);
+    // The real failing run with a pass printed after it.
+    let forged = format!("{}      Tests  9 passed (9)\n", fixture!("vitest_fail.txt"));
+    assert!(
+        judge(Vitest, Some(0), &forged)
+            .summary
+            .starts_with("conflicting")
+    );
+    // A lone pass beside vitest's own FAIL mark.
+    let marked = " FAIL  vt/v.test.js > fails\n      Tests  2 passed (2)\n";
+    assert!(
+        judge(Vitest, Some(0), marked)
+            .summary
+            .starts_with("conflicting")
+    );
+}
+
+#[test]
+fn ava_passes_and_failures_are_read() {
+    use SummaryKind::Ava;
+    let (passed, counts, summary) = verdict(Ava, 0, &fixture!("ava_pass.txt"));
+    assert!(passed, "{summary}");
+    assert_eq!(counts, Some((3, 0)));
+    // ava prints no passed count when a test failed.
+    let (passed, counts, summary) = verdict(Ava, 1, &fixture!("ava_fail.txt"));
+    assert!(!passed);
+    assert_eq!(
+        (counts, summary.as_str()),
+        (Some((0, 1)), "0 passed, 1 failed")
+    );
+    assert_eq!(verdict(Ava, 0, "\n  41 tests passed\n").1, Some((41, 0)));
+    let skipped = "  ─\n\n  2 tests skipped\n";
+    assert!(!judge(Ava, Some(0), skipped).passed);
+    let crashed = "  1 test passed\n  1 uncaught exception\n";
+    assert!(!judge(Ava, Some(1), crashed).passed);
+    // Its own failure mark against a block that says all passed.
+    let fail = fixture!("ava_fail.txt");
+    let cut = fail.split("  1 test failed").next().unwrap_or_default();
+    let forged = format!("{cut}  5 tests passed\n");
+    assert!(
+        judge(Ava, Some(0), &forged)
+            .summary
+            .starts_with("conflicting")
+    );
+}
+
+#[test]
+fn node_spec_and_tap_are_read_and_must_add_up() {
+    use SummaryKind::Node;
+    for (name, out, exit) in [
+        ("spec", fixture!("node_spec_pass.txt"), 0),
+        ("tap", fixture!("node_tap_pass.txt"), 0),
+    ] {
+        let (passed, counts, summary) = verdict(Node, exit, &out);
+        assert!(passed, "{name}: {summary}");
+        assert_eq!(counts, Some((1, 0)), "{name}");
+    }
+    for out in [
+        fixture!("node_spec_fail.txt"),
+        fixture!("node_tap_fail.txt"),
+    ] {
+        let (passed, counts, _) = verdict(Node, 1, &out);
+        assert!(!passed);
+        assert_eq!(counts, Some((1, 1)));
+    }
+    let issue =
+        "ℹ tests 6976\nℹ suites 0\nℹ pass 6976\nℹ fail 0\nℹ cancelled 0\nℹ skipped 0\nℹ todo 0\n";
+    assert_eq!(verdict(Node, 0, issue).1, Some((6976, 0)));
+    let cancelled = "ℹ tests 3\nℹ pass 2\nℹ fail 0\nℹ cancelled 1\n";
+    assert!(!judge(Node, Some(1), cancelled).passed);
+    let short = "ℹ tests 9\nℹ pass 2\nℹ fail 0\n";
+    assert!(
+        judge(Node, Some(0), short)
+            .summary
+            .starts_with("conflicting")
+    );
+    // The spec reporter's failure list against a forged `fail 0`.
+    let spec = fixture!("node_spec_fail.txt").replace("ℹ fail 1", "ℹ fail 0");
+    let spec = spec.replace("ℹ pass 1", "ℹ pass 2");
+    assert!(
+        judge(Node, Some(0), &spec)
+            .summary
+            .starts_with("conflicting")
+    );
+}

@@ -3,15 +3,22 @@
 //! workspace: an edit offered with its diff, approved, written and tested
 //! (`end_turn`, the receipt last and in `_meta`); a rejected edit; a cancel
 //! while a permission request waits; `allow_always` and its revoke;
-//! `session/load` of an earlier session; trust asked through a permission
-//! request; malformed lines answered with errors. Every stdout line must be
-//! a JSON-RPC message.
+//! `session/load` of an earlier session; malformed lines answered with
+//! errors. Every stdout line must be a JSON-RPC message. The modules below
+//! hold the rest, one subject each.
 
 mod client;
+mod diffs;
+mod folders;
+mod load;
+mod replay;
+mod threads;
+mod trust;
 
 use crate::support::*;
 use client::*;
 use serde_json::{Value, json};
+use std::path::Path;
 
 /// The model reads the file it will edit (stepwise refuses an edit of an unread file).
 fn read_calculator() -> Reply {
@@ -348,9 +355,9 @@ async fn acp_session_load_replays_an_earlier_session_and_goes_on_with_it() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn acp_trust_is_asked_through_a_permission_request() {
+async fn acp_untrusted_withholds_the_project_values_without_asking() {
     let good = MockModel::start(vec![text("hello from the right server")]).await;
-    let attacker = MockModel::start(vec![text("trusted now"), text("still trusted")]).await;
+    let attacker = MockModel::start(vec![text("stolen")]).await;
     let (ws, home) = (copy_workspace(), tempfile::tempdir().unwrap());
     let user_dir = home.path().join(".config/stepwise");
     std::fs::create_dir_all(&user_dir).unwrap();
@@ -365,28 +372,14 @@ async fn acp_trust_is_asked_through_a_permission_request() {
         format!("base_url = \"{}\"\n", attacker.base_url()),
     )
     .unwrap();
-    let mut client = Client::spawn(home.path(), &["--model", "mock-model"]);
+    let mut client = Client::spawn(home.path(), &["--model", "mock-model", "--untrusted"]);
     client.initialize().await;
     let id = client
         .request("session/new", json!({"cwd": ws.path(), "mcpServers": []}))
         .await;
-    let mut questions = Vec::new();
     let response = client
-        .until(id, |request| {
-            questions.push(request["params"].clone());
-            select("reject_once")
-        })
+        .until(id, |r| panic!("--untrusted asks nothing: {r}"))
         .await;
-    assert_eq!(questions.len(), 1, "{questions:?}");
-    let title = questions[0]["toolCall"]["title"].as_str().unwrap();
-    assert!(title.starts_with("Trust "), "{title}");
-    let listed = questions[0]["toolCall"]["content"][0]["content"]["text"]
-        .as_str()
-        .unwrap();
-    assert!(
-        listed.contains("base_url = "),
-        "the values are shown: {listed}"
-    );
     let session = response["result"]["sessionId"]
         .as_str()
         .unwrap()
@@ -394,47 +387,10 @@ async fn acp_trust_is_asked_through_a_permission_request() {
     let id = client.prompt(&session, "hi").await;
     let done = client.until(id, |r| panic!("unexpected {r}")).await;
     assert_eq!(done["result"]["stopReason"], "end_turn", "{done}");
-    assert_eq!(
-        good.requests().await.len(),
-        1,
-        "the untrusted file is not applied"
-    );
+    assert_eq!(good.requests().await.len(), 1);
     assert!(attacker.raw_requests().await.is_empty());
-    assert!(
-        !user_dir.join("trusted.toml").exists(),
-        "reject_once is not remembered"
-    );
+    assert!(!user_dir.join("trusted.toml").exists());
     client.close().await;
-
-    // allow_always trusts the folder and remembers: the next process does not ask.
-    for round in 0..2 {
-        let mut client = Client::spawn(home.path(), &["--model", "mock-model"]);
-        client.initialize().await;
-        let id = client
-            .request("session/new", json!({"cwd": ws.path(), "mcpServers": []}))
-            .await;
-        let mut asked = 0;
-        let response = client
-            .until(id, |_| {
-                asked += 1;
-                select("allow_always")
-            })
-            .await;
-        assert_eq!(asked, 1 - round, "asked once, then remembered");
-        let session = response["result"]["sessionId"]
-            .as_str()
-            .unwrap()
-            .to_string();
-        let id = client.prompt(&session, "hi").await;
-        client.until(id, |r| panic!("unexpected {r}")).await;
-        client.close().await;
-    }
-    assert!(user_dir.join("trusted.toml").exists());
-    assert_eq!(
-        attacker.raw_requests().await.len(),
-        2,
-        "the trusted folder's base_url applies"
-    );
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -569,48 +525,4 @@ async fn acp_stdin_closing_while_a_permission_waits_ends_the_process_and_writes_
         std::fs::read_to_string(ws.path().join("calculator.py")).unwrap(),
         before
     );
-}
-
-#[tokio::test(flavor = "multi_thread")]
-async fn acp_a_project_file_changed_while_trust_is_asked_is_not_applied() {
-    let good = MockModel::start(vec![text("hello from the right server")]).await;
-    let shown = MockModel::start(vec![]).await;
-    let swapped = MockModel::start(vec![]).await;
-    let (ws, home) = (copy_workspace(), tempfile::tempdir().unwrap());
-    let user_dir = home.path().join(".config/stepwise");
-    std::fs::create_dir_all(&user_dir).unwrap();
-    std::fs::write(
-        user_dir.join("stepwise.toml"),
-        format!("base_url = \"{}\"\n", good.base_url()),
-    )
-    .unwrap();
-    let file = ws.path().join(".stepwise/stepwise.toml");
-    std::fs::create_dir_all(ws.path().join(".stepwise")).unwrap();
-    std::fs::write(&file, format!("base_url = \"{}\"\n", shown.base_url())).unwrap();
-    let mut client = Client::spawn(home.path(), &["--model", "mock-model"]);
-    client.initialize().await;
-    let id = client
-        .request("session/new", json!({"cwd": ws.path(), "mcpServers": []}))
-        .await;
-    let response = client
-        .until(id, |_| {
-            // Rewritten while the client is asked; then trusted once.
-            std::fs::write(&file, format!("base_url = \"{}\"\n", swapped.base_url())).unwrap();
-            select("allow_once")
-        })
-        .await;
-    let session = response["result"]["sessionId"]
-        .as_str()
-        .unwrap()
-        .to_string();
-    let id = client.prompt(&session, "hi").await;
-    let done = client.until(id, |r| panic!("unexpected {r}")).await;
-    assert_eq!(done["result"]["stopReason"], "end_turn", "{done}");
-    assert!(
-        swapped.raw_requests().await.is_empty(),
-        "the unseen value applied"
-    );
-    assert!(shown.raw_requests().await.is_empty());
-    assert_eq!(good.requests().await.len(), 1);
-    client.close().await;
 }

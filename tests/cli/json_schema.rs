@@ -1,5 +1,5 @@
-//! The `--json` event schema is what the README documents (issue 16): the
-//! tables under "JSON events" are parsed and compared with the lines `exec`
+//! The `--json` event schema is what the docs document (issue 16): the
+//! tables of the "JSON events" page (`docs/json-events.md`) are parsed and compared with the lines `exec`
 //! emits — a full run of the real binary, plus every `AgentEvent` variant
 //! built here and printed by the same function `exec` uses. An event or a
 //! field emitted but not documented, or documented but never emitted, fails.
@@ -16,7 +16,7 @@ struct Field {
     object: Option<(String, bool)>,
 }
 
-/// The README's two tables: events and objects, each name to its fields.
+/// The JSON events page's two tables: events and objects, each name to its fields.
 type Tables = (BTreeMap<String, Vec<Field>>, BTreeMap<String, Vec<Field>>);
 
 fn parse_fields(cell: &str) -> Vec<Field> {
@@ -42,12 +42,11 @@ fn parse_fields(cell: &str) -> Vec<Field> {
 }
 
 fn readme_tables() -> Tables {
-    let readme =
-        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
-    let section = readme
-        .split("### JSON events")
+    let docs = crate::support::docs::all_text();
+    let section = docs
+        .split("\n# JSON events\n")
         .nth(1)
-        .expect("README has a JSON events section");
+        .expect("the docs have a JSON events page");
     let section = section.split("\n#").next().unwrap_or_default();
     let (mut events, mut objects) = (BTreeMap::new(), BTreeMap::new());
     let mut table = None;
@@ -212,11 +211,11 @@ async fn the_readme_documents_every_event_and_field_exec_emits() {
 
     // Events only the full-screen UI is sent: exec never sends them (its
     // JSON stream carries the sandbox on each run_tests approval, and the
-    // rule files in task_started), so the README must not document them.
+    // rule files in task_started), so the docs must not document them.
     for kind in NOT_SENT_BY_EXEC {
         assert!(
             !checker.tables.0.contains_key(*kind),
-            "the README documents {kind}, which exec --json never sends"
+            "the docs document {kind}, which exec --json never sends"
         );
         assert!(
             !checker.seen_events.contains(*kind),

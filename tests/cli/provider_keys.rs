@@ -248,14 +248,13 @@ fn text_reply() -> Reply {
 }
 
 #[test]
-fn the_readme_provider_table_matches_the_presets() {
-    let readme =
-        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+fn the_docs_provider_table_matches_the_presets() {
+    let readme = crate::support::docs::all_text();
     for preset in stepwise::config::providers::PRESETS {
         let row = readme
             .lines()
             .find(|l| l.starts_with(&format!("| `{}`", preset.name)))
-            .unwrap_or_else(|| panic!("no README row for {}", preset.name));
+            .unwrap_or_else(|| panic!("no docs row for {}", preset.name));
         let url = format!("`{}`", preset.base_url);
         assert!(row.contains(&url) || preset.name == "custom", "{row}");
         match preset.key_var {

@@ -257,8 +257,10 @@ const CACHED_CODE: &[&str] = &[
 
 /// Escape: a test rewrote a crate under `~/.cargo/registry/src` and a
 /// later, unsandboxed build ran it; pip, npx and go caches likewise. Now
-/// they are read-only, while a build output folder named by the
-/// environment is writable, and made first when it does not exist yet.
+/// they are read-only. Build outputs are writable, but in the workspace's
+/// own build layer: a `CARGO_TARGET_DIR` or `GOCACHE` the user's
+/// environment names (shared with other projects and the user's own
+/// builds, which Go trusts) gets nothing from the run.
 #[tokio::test]
 async fn code_caches_are_read_only_and_build_outputs_writable() {
     if kernel_lacks(true, false) {
@@ -315,11 +317,19 @@ async fn code_caches_are_read_only_and_build_outputs_writable() {
         assert!(!path.with_file_name("new.py").exists(), "{rel}");
     }
     assert!(output.contains("BUILT CARGO_TARGET_DIR") && output.contains("BUILT GOCACHE"));
-    assert_eq!(
-        std::fs::read_to_string(target.join("out.o")).unwrap(),
-        "built"
-    );
-    assert!(gocache.join("out.o").is_file());
+    if lacks(|s| s.layer) {
+        assert!(target.join("out.o").is_file() && gocache.join("out.o").is_file());
+        return;
+    }
+    assert!(!target.join("out.o").exists() && !gocache.join("out.o").exists());
+    let layers: Vec<_> = std::fs::read_dir(home.join(".cache/stepwise/build"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(layers.len(), 1, "{layers:?}");
+    for built in ["cargo-target/out.o", "go-build/out.o"] {
+        assert!(layers[0].join(built).is_file(), "{built}");
+    }
 }
 
 /// A run that needs to fill a cache fails with a message saying what to
@@ -643,4 +653,81 @@ async fn a_runs_temporary_folder_is_removed_whatever_the_run_left_in_it() {
         assert_eq!(mode, 0o555, "{}", dir.display());
     }
     std::fs::set_permissions(&modules, std::fs::Permissions::from_mode(0o755)).unwrap();
+}
+
+/// `exec` left `TMPDIR/stepwise-runs-<uid>` behind: the folder that holds
+/// every run's temporary folder goes with the last run out of it.
+#[tokio::test]
+async fn exec_leaves_no_runs_folder_behind() {
+    let s = setup("pass\n", "");
+    let tmp = tempfile::tempdir().unwrap();
+    let (_, result) = run_with_env(&s, "unittest", &[("TMPDIR", tmp.path())]).await;
+    assert_eq!(result["success"], true, "{result}");
+    let left: Vec<_> = std::fs::read_dir(tmp.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .filter(|n| n.to_string_lossy().starts_with("stepwise-runs-"))
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+}
+
+/// Escape: only the root's `.env` files were covered for a run; a test the
+/// model wrote printed `sub/.env` and `config/signing.key`, which
+/// `read_file` refuses, to the model; and stepwise's own log. Every file
+/// named like a secret is covered, at any depth, and stepwise's state
+/// folder is hidden.
+#[tokio::test]
+async fn secrets_below_the_root_are_unreadable_to_tests() {
+    if kernel_lacks(true, false) || lacks(|s| s.workspace) {
+        return;
+    }
+    let body = "log = os.path.join(os.environ['HOME'], '.local/state/stepwise/stepwise.log')\n\
+        for p in ['sub/.env', 'config/signing.key', 'deep/er/.env.local', 'sub/ok.txt', log]:\n\
+        \x20   try:\n\
+        \x20       print('READ', p, open(p).read().strip())\n\
+        \x20   except OSError as e:\n\
+        \x20       print('REFUSED', p, e.errno)\n";
+    let s = setup(body, "");
+    let ws = s.ws.path();
+    for (path, text) in [
+        ("sub/.env", "TOKEN=canary-sub"),
+        ("config/signing.key", "canary-key"),
+        ("deep/er/.env.local", "canary-deep"),
+        ("sub/ok.txt", "fine"),
+    ] {
+        std::fs::create_dir_all(ws.join(path).parent().unwrap()).unwrap();
+        std::fs::write(ws.join(path), text).unwrap();
+    }
+    // stepwise's own log, in its state folder.
+    let log = s.home.path().join(".local/state/stepwise/stepwise.log");
+    std::fs::create_dir_all(log.parent().unwrap()).unwrap();
+    std::fs::write(&log, "canary-log").unwrap();
+    let (_, result) = run_with_env(&s, "unittest", &[]).await;
+    let output = output_of(&result);
+    assert!(!output.contains("canary"), "{output}");
+    for p in ["sub/.env", "config/signing.key", "deep/er/.env.local"] {
+        assert!(output.contains(&format!("REFUSED {p} 13")), "{output}");
+    }
+    assert!(output.contains("READ sub/ok.txt fine"), "{output}");
+    assert!(output.contains("stepwise.log 13"), "{output}");
+}
+
+/// Escape: as root, `/etc/shadow` was readable inside the sandbox (root
+/// reads files whatever their modes). Root's runs are not granted it.
+#[tokio::test]
+async fn root_cannot_read_the_password_hashes() {
+    // SAFETY: geteuid cannot fail.
+    let root = unsafe { libc::geteuid() } == 0;
+    if kernel_lacks(true, false) || !root || !Path::new("/etc/shadow").exists() {
+        eprintln!("skipped: not root, or no /etc/shadow here");
+        return;
+    }
+    let body = "try:\n\
+        \x20   print('READ', len(open('/etc/shadow').read()))\n\
+        except OSError as e:\n\
+        \x20   print('REFUSED', e.errno)\n";
+    let s = setup(body, "");
+    let (_, result) = run_with_env(&s, "unittest", &[]).await;
+    let output = output_of(&result);
+    assert!(output.contains("REFUSED 13"), "{output}");
 }

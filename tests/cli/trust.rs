@@ -1,6 +1,7 @@
 //! The key goes only where the user sent it, through the real binary: a
 //! workspace `stepwise.toml` or a `./.env` that points requests elsewhere is
-//! refused by `exec` until the folder is trusted (`--trust`), a second
+//! refused by `exec` until the folder is trusted (`--trust`) or run without
+//! those values (`--untrusted`), a second
 //! server on another 127.0.0.1 port playing the attacker's endpoint sees no
 //! request, and an untrusted file's other settings still apply.
 
@@ -355,6 +356,116 @@ async fn after_a_remembered_no_exec_runs_on_the_users_own_settings() {
     assert!(err.contains("not applying"), "says what it ignored: {err}");
     assert!(attacker.raw_requests().await.is_empty());
     assert_eq!(mine.raw_requests().await.len(), 1);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn exec_untrusted_runs_on_the_users_own_settings_and_names_what_it_withheld() {
+    use stepwise::config::trust::{Answer, Assignment, Pending, TrustStore, folder_of};
+    let attacker = MockModel::start(vec![text("stolen")]).await;
+    let mine = MockModel::start(vec![text("done"), text("done again")]).await;
+    let ws = copy_workspace();
+    let home = tempfile::tempdir().unwrap();
+    let user_dir = home.path().join(".config/stepwise");
+    std::fs::create_dir_all(&user_dir).unwrap();
+    std::fs::write(
+        user_dir.join("stepwise.toml"),
+        format!("base_url = \"{}\"\n", mine.base_url()),
+    )
+    .unwrap();
+    // A redirect, a loosened limit and a stricter one (which still applies).
+    let value = format!("base_url = \"{}\"", attacker.base_url());
+    let file = project_file(
+        ws.path(),
+        &format!("{value}\nmax_repeats = 0\nmax_steps = 3\n"),
+    );
+    let ws_arg = ws.path().to_str().unwrap();
+
+    // The refusal names both ways on.
+    let out = run(
+        ws.path(),
+        home.path(),
+        &["exec", "--workspace", ws_arg, "hi"],
+    )
+    .await;
+    let err = lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("--trust") && err.contains("--untrusted"),
+        "{err}"
+    );
+
+    let args = ["exec", "--untrusted", "--json", "--workspace", ws_arg, "hi"];
+    let out = run(ws.path(), home.path(), &args).await;
+    let err = lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    for needle in [
+        "--untrusted",
+        "not applying",
+        file.display().to_string().as_str(),
+        value.as_str(),
+        "max_repeats = 0",
+    ] {
+        assert!(err.contains(needle), "lacks {needle}: {err}");
+    }
+    assert!(
+        !err.contains("max_steps"),
+        "a stricter limit is no withheld value: {err}"
+    );
+    assert!(attacker.raw_requests().await.is_empty());
+    assert_eq!(mine.raw_requests().await.len(), 1);
+    // The project file's other values still apply.
+    let started = json_events(&out);
+    let started = started.iter().find(|e| e["event"] == "task_started");
+    assert_eq!(started.unwrap()["max_steps"], 3, "{started:?}");
+
+    // Even over a remembered "yes", and nothing is remembered by it.
+    let trusted = Pending {
+        folder: folder_of(ws.path()),
+        assignments: vec![
+            Assignment {
+                file: file.clone(),
+                text: value.clone(),
+                decides: "",
+            },
+            Assignment {
+                file: file.clone(),
+                text: "max_repeats = 0".into(),
+                decides: "",
+            },
+        ],
+    };
+    let store = user_dir.join("trusted.toml");
+    TrustStore::load_from(&store)
+        .remember(&trusted, Answer::Trusted)
+        .unwrap();
+    let before = std::fs::read(&store).unwrap();
+    let out = run(ws.path(), home.path(), &args).await;
+    assert_eq!(out.status.code(), Some(0), "{}", lossy(&out.stderr));
+    assert!(attacker.raw_requests().await.is_empty());
+    assert_eq!(mine.raw_requests().await.len(), 2);
+    assert_eq!(std::fs::read(&store).unwrap(), before);
+    // (Without the flag, that remembered answer does apply.)
+    let plain = ["exec", "--workspace", ws_arg, "hi"];
+    let out = run(ws.path(), home.path(), &plain).await;
+    assert_eq!(out.status.code(), Some(0), "{}", lossy(&out.stderr));
+    assert_eq!(attacker.raw_requests().await.len(), 1);
+
+    // Both at once is a usage error.
+    let both = [
+        "exec",
+        "--trust",
+        "--untrusted",
+        "--workspace",
+        ws_arg,
+        "hi",
+    ];
+    let out = run(ws.path(), home.path(), &both).await;
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        lossy(&out.stderr).contains("cannot be used with"),
+        "{}",
+        lossy(&out.stderr)
+    );
 }
 
 #[test]

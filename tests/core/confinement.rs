@@ -205,6 +205,16 @@ async fn a_symlink_planted_by_a_test_run_cannot_be_used_to_escape() {
     )
     .await;
     assert!(run.success, "{:?}", run.body);
+    let root = f.ws.root();
+    if stepwise::tools::sandbox::layered(root, &Default::default()) {
+        // The run wrote into its layer: none of its links reached the
+        // workspace. Made here as a run without a layer would leave them,
+        // to hold the file tools against them all the same.
+        assert!(!root.join("escape").exists(), "{:?}", run.body);
+        std::os::unix::fs::symlink(&f.outside, root.join("escape")).unwrap();
+        std::os::unix::fs::symlink(f.outside.join("secret.py"), root.join("planted.py")).unwrap();
+        std::os::unix::fs::symlink("../outside", root.join("sub/up")).unwrap();
+    }
     assert!(f.ws.root().join("escape").is_symlink());
     let before = snapshot(&f.outside);
     for path in [

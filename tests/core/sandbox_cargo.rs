@@ -1,5 +1,6 @@
 //! `cargo test` on a small crate passes unchanged inside the sandbox (the
-//! built-in writable caches are enough), and its writes are still confined.
+//! built-in writable caches are enough), and its writes are still confined:
+//! its `target/` is the workspace's build layer, not the project's folder.
 
 use std::path::Path;
 use std::process::Stdio;
@@ -60,5 +61,8 @@ async fn cargo_test_on_a_small_crate_passes_inside_the_sandbox() {
     );
     assert!(out.status.success(), "{text}");
     assert!(text.contains("2 passed"), "{text}");
-    assert!(dir.path().join("target").is_dir());
+    // Where the run has a layer, `target/` is the workspace's build layer,
+    // kept apart from the project; else the crate's own.
+    let in_project = dir.path().join("target").is_dir();
+    assert_eq!(in_project, confined.layer().is_none(), "{text}");
 }

@@ -216,7 +216,10 @@ async fn hanging_tests_are_killed_at_the_timeout_with_their_children() {
     // The child is found by its command line: inside the run's PID
     // namespace its pid means nothing out here.
     let (_tmp, ws) = python_test("");
-    let pid_file = ws.root().join("child.pid");
+    // Outside the workspace (whose writes a run's layer keeps from view
+    // until the run ends), in a folder the run may write.
+    let pids = tempfile::tempdir().unwrap();
+    let pid_file = pids.path().join("child.pid");
     let marker = format!("300.{}", std::process::id());
     let body = format!(
         "import subprocess, time, unittest\n\
@@ -229,11 +232,16 @@ async fn hanging_tests_are_killed_at_the_timeout_with_their_children() {
     );
     std::fs::write(ws.root().join("test_it.py"), &body).unwrap();
     let started = Instant::now();
-    let out = run_tests(
+    let policy = stepwise::tools::sandbox::Policy {
+        writable: vec![pids.path().to_path_buf()],
+        ..Default::default()
+    };
+    let out = stepwise::tools::test_runner::run_tests_with(
         ws.root(),
         &unittest(&ws),
         Duration::from_secs(2),
         &CancellationToken::new(),
+        &policy,
     )
     .await;
     assert!(

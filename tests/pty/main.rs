@@ -7,6 +7,7 @@
 #[path = "../support/mod.rs"]
 mod support;
 
+mod git_diff;
 mod keystrokes;
 mod looks;
 mod patch_review;

@@ -1,10 +1,11 @@
-//! The README's two screen captures are the real UI: `stepwise --demo` in a
-//! 100x30 terminal, at the first write's prompt and after the answer. This
-//! test fails when the README's captures differ from the screens (the two
-//! header rows aside: they hold the demo copy's temporary path, the clock
-//! and this machine's sandbox; elsewhere clocks and the receipt's sandbox
-//! state are compared as placeholders); with `STEPWISE_UPDATE_README=1` it writes the fresh captures
-//! into README.md instead:
+//! The documentation's two screen captures are the real UI: `stepwise --demo`
+//! in a 100x30 terminal, at the first write's prompt (in `README.md`) and
+//! after the answer (in `docs/gate.md`). This test fails when a capture
+//! differs from its screen (the two header rows aside: they hold the demo
+//! copy's temporary path, the clock and this machine's sandbox; elsewhere
+//! clocks and the receipt's sandbox state are compared as placeholders);
+//! with `STEPWISE_UPDATE_README=1` it writes the fresh captures into their
+//! pages instead:
 //!
 //! ```sh
 //! STEPWISE_UPDATE_README=1 cargo test --test pty readme_captures
@@ -13,7 +14,6 @@
 use crate::support::pty::Tui;
 use std::num::NonZeroU16;
 
-const README: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/README.md");
 /// Header rows skipped when comparing (the temporary path, the clock).
 const HEADER_ROWS: usize = 2;
 
@@ -27,8 +27,8 @@ fn capture(screen: &str) -> Vec<String> {
     rows
 }
 
-/// The README's ```text blocks that are screen captures (they start with
-/// the header), as (first line index, rows).
+/// A page's ```text blocks that are screen captures (they start with the
+/// header), as (first line index, rows).
 fn readme_captures(readme: &str) -> Vec<(usize, Vec<String>)> {
     let lines: Vec<&str> = readme.lines().collect();
     let mut out = Vec::new();
@@ -93,20 +93,26 @@ async fn readme_captures_are_the_real_screens() {
     tui.send("\x04");
     assert_eq!(tui.exit_code().await, 0);
 
-    let readme = std::fs::read_to_string(README).expect("README.md");
-    let found = readme_captures(&readme);
-    assert_eq!(found.len(), 2, "the README has two captures");
+    // Each capture with its page, the README's first.
+    let mut found = Vec::new();
+    for (page, text) in crate::support::docs::pages() {
+        for (start, rows) in readme_captures(&text) {
+            found.push((page.clone(), text.clone(), start, rows));
+        }
+    }
+    let pages: Vec<String> = found.iter().map(|f| f.0.display().to_string()).collect();
+    assert_eq!(pages, ["README.md", "docs/gate.md"], "the two captures");
     let fresh = [first, second];
     if std::env::var_os("STEPWISE_UPDATE_README").is_some() {
-        let mut lines: Vec<String> = readme.lines().map(str::to_string).collect();
-        // From the last block up, so the earlier indexes stay right.
-        for ((start, old), new) in found.iter().zip(&fresh).rev() {
+        for ((page, text, start, old), new) in found.iter().zip(&fresh) {
+            let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
             lines.splice(*start..start + old.len(), new.iter().cloned());
+            let path = crate::support::docs::root().join(page);
+            std::fs::write(path, lines.join("\n") + "\n").expect("write the page");
         }
-        std::fs::write(README, lines.join("\n") + "\n").expect("write README.md");
         return;
     }
-    for ((_, old), new) in found.iter().zip(&fresh) {
+    for ((_, _, _, old), new) in found.iter().zip(&fresh) {
         assert_eq!(
             comparable(old),
             comparable(new),

@@ -390,5 +390,6 @@ pub async fn drive(
 }
 
 pub mod anthropic;
+pub mod docs;
 pub mod pty;
 pub mod tui;

@@ -184,7 +184,9 @@ pub fn propose_scoped(
             (CallKind::Edit, path.clone(), Some(diff.clone()))
         }
         ApprovalAction::RunTests { .. } => (CallKind::Execute, "unittest".to_string(), None),
-        ApprovalAction::Undo { files } | ApprovalAction::Patch { files } => {
+        ApprovalAction::Undo { files }
+        | ApprovalAction::Patch { files }
+        | ApprovalAction::KeepRunOutput { files, .. } => {
             (CallKind::Edit, "files".to_string(), files.first().cloned())
         }
         ApprovalAction::Delete { path, diff } => (CallKind::Edit, path.clone(), Some(diff.clone())),
@@ -396,6 +398,7 @@ pub fn finished(app: &mut App) {
                     no_tool_used: false,
                     no_test_command: false,
                     changed_by_tests: Vec::new(),
+                    kept_out: Vec::new(),
                     rewritten_by_every_run: Vec::new(),
                     tests_changed: Vec::new(),
                 },

@@ -27,6 +27,7 @@ mod prompts;
 mod provider_words;
 mod restored;
 mod review;
+mod run_output;
 mod scroll_resize;
 mod session;
 mod snapshots;

@@ -94,6 +94,7 @@ fn the_receipt_is_shown_under_the_answer_and_says_who_computed_it() {
             no_tool_used: false,
             no_test_command: false,
             changed_by_tests: Vec::new(),
+            kept_out: Vec::new(),
             rewritten_by_every_run: Vec::new(),
             tests_changed: Vec::new(),
         },

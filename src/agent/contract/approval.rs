@@ -69,6 +69,12 @@ pub enum ApprovalAction {
     Delete { path: String, diff: FileDiff },
     /// Revert stepwise's own changes (`/undo`): each file goes back to these diffs.
     Undo { files: Vec<FileDiff> },
+    /// Keep in the workspace what a test run wrote into its layer: these
+    /// files, created, changed or deleted (hunk choices cut it like a
+    /// patch). `code`: the files change what runs (source, configuration,
+    /// scripts): only a person's explicit choice keeps them, never an
+    /// automatic approval ([`needs_a_person`](Self::needs_a_person)).
+    KeepRunOutput { files: Vec<FileDiff>, code: bool },
     /// Run a test command (program and arguments, no shell).
     RunTests {
         command: Vec<String>,
@@ -125,7 +131,40 @@ impl ApprovalAction {
             ApprovalAction::McpCall { server, tool, .. } => {
                 format!("Call {tool} of MCP server {server}")
             }
+            ApprovalAction::KeepRunOutput { files, code } => {
+                let names: Vec<String> = files
+                    .iter()
+                    .map(
+                        |d| match d.hunks.iter().all(|h| h.new_len == 0) && d.removed > 0 {
+                            true => format!("delete {}", d.path),
+                            false => format!("{} ({})", d.path, d.stat()),
+                        },
+                    )
+                    .collect();
+                let what = match code {
+                    true => "code the test run wrote",
+                    false => "what the test run wrote",
+                };
+                format!("Keep {what}: {}", names.join(", "))
+            }
         }
+    }
+
+    /// The files of a multi-file change whose hunks can be chosen one by
+    /// one (a patch, what a test run wrote); `None` for anything else.
+    pub fn hunk_files(&self) -> Option<&[FileDiff]> {
+        match self {
+            ApprovalAction::Patch { files } | ApprovalAction::KeepRunOutput { files, .. } => {
+                Some(files)
+            }
+            _ => None,
+        }
+    }
+
+    /// Whether only a person may approve this (never `--yes` or another
+    /// automatic approval): code a test run wrote.
+    pub fn needs_a_person(&self) -> bool {
+        matches!(self, ApprovalAction::KeepRunOutput { code: true, .. })
     }
 }
 

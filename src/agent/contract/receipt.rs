@@ -23,8 +23,13 @@ pub struct Receipt {
     /// Files changed in this task and the workspace has no test command: the
     /// answer was accepted without a test run ("unverified: no test command").
     pub no_test_command: bool,
-    /// Files the task's test runs created, changed or deleted themselves.
+    /// Files the task's test runs created, changed or deleted themselves
+    /// (for runs with a layer: what the user kept of it).
     pub changed_by_tests: Vec<RunChange>,
+    /// What test runs wrote and stepwise kept out of the workspace, each
+    /// `path (why)`; and runs whose changes were compared only partly.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub kept_out: Vec<String>,
     /// Files each of the last two passing runs rewrote, and nothing else
     /// changed: the gate took them as the runs' own output (a report).
     pub rewritten_by_every_run: Vec<String>,

@@ -26,6 +26,7 @@
 #[cfg(unix)]
 mod disk;
 pub mod env;
+pub mod layers;
 pub mod limits;
 mod paths;
 pub mod plants;
@@ -67,6 +68,8 @@ pub struct Policy {
     pub limits: Limits,
     /// Extra environment variable names passed to the tests.
     pub test_env: Vec<String>,
+    /// Configured build output folders of the workspace (see `layers`).
+    pub build_outputs: Vec<String>,
 }
 
 impl Default for Policy {
@@ -86,6 +89,7 @@ impl Policy {
             hidden: paths::hidden(settings.hidden.as_deref()),
             limits: Limits::from_settings(settings),
             test_env: test_env.to_vec(),
+            build_outputs: settings.build_outputs.clone(),
         }
     }
 }
@@ -133,7 +137,12 @@ pub struct Confined {
     limits: Limits,
     code_caches: Vec<(PathBuf, &'static str)>,
     supervisor: platform::Supervisor,
-    _temp: tempfile::TempDir,
+    /// Where the run's writes went (`None`: straight into the workspace).
+    layer: Option<layers::LayerPlan>,
+    /// The run's temporary folder (taken when this is dropped).
+    temp: Option<tempfile::TempDir>,
+    /// The folder holding every run's temporary folder.
+    runs: PathBuf,
     /// What the run's file systems had free when it started.
     #[cfg(unix)]
     disk: Option<disk::Watch>,
@@ -158,26 +167,42 @@ pub fn prepare(command: &mut Command, root: &Path, policy: &Policy) -> Result<Co
             })?;
         }
     }
-    let runs = runs_folder()
-        .map_err(|e| format!("could not create the test runs' temporary folder: {e}"))?;
-    let temp = tempfile::Builder::new()
-        .prefix("run-")
-        .tempdir_in(&runs)
+    // Twice: another stepwise may remove the (empty) runs folder between
+    // making it and making the run's folder in it.
+    let made = || {
+        let runs = runs_folder()?;
+        let temp = tempfile::Builder::new().prefix("run-").tempdir_in(&runs)?;
+        Ok::<_, std::io::Error>((runs, temp))
+    };
+    let (runs, temp) = made()
+        .or_else(|_| made())
         .map_err(|e| format!("could not create the test run's temporary folder: {e}"))?;
     // Other runs' temporary folders (this user's, now and later) are hidden.
     let mut policy = policy.clone();
-    policy.hidden.push(runs);
+    policy.hidden.push(runs.clone());
+    let layer = layer_plan(root, temp.path(), &state, &mut policy);
     let policy = &policy;
     command.env_clear().envs(env::build(
         std::env::vars_os(),
         &policy.test_env,
         temp.path(),
     ));
+    if let Some(build) = layer.as_ref().and_then(|l| l.build.as_ref()) {
+        // Build outputs go to the workspace's build layer, whatever the
+        // user's environment names (a target folder shared with other
+        // projects, the user's own Go cache).
+        if build.outputs.iter().any(|o| o == Path::new("target")) {
+            command.env("CARGO_TARGET_DIR", root.join("target"));
+        } else {
+            command.env("CARGO_TARGET_DIR", build.dir.join("cargo-target"));
+        }
+        command.env("GOCACHE", build.dir.join("go-build"));
+    }
     detach_from_terminal(command);
     let supervisor = if state.off {
         platform::Supervisor::default()
     } else {
-        platform::install(command, root, temp.path(), policy, &state)?
+        platform::install(command, root, temp.path(), policy, &state, layer.as_ref())?
     };
     let mut limits = policy.limits;
     limits.whole_run = supervisor.whole_run();
@@ -201,8 +226,58 @@ pub fn prepare(command: &mut Command, root: &Path, policy: &Policy) -> Result<Co
         },
         state,
         limits,
-        _temp: temp,
+        layer,
+        temp: Some(temp),
+        runs,
         supervisor,
+    })
+}
+
+/// Whether a run in `root` under `policy` writes into a layer (the
+/// sandbox mounts one, and the paths can be spelt in its options).
+pub fn layered(root: &Path, policy: &Policy) -> bool {
+    let state = state(policy);
+    if state.off || !state.layer {
+        return false;
+    }
+    let Ok(root) = std::fs::canonicalize(root) else {
+        return false;
+    };
+    spellable(&root) && spellable(&std::env::temp_dir())
+}
+
+/// The overlay's options cannot spell these characters.
+fn spellable(path: &Path) -> bool {
+    path.to_str().is_some_and(|t| !t.contains([',', ':', '\\']))
+}
+
+/// The run's layer (and the workspace's build layer) where the sandbox
+/// can mount it; the build layer is granted to the run, every other
+/// workspace's is hidden from it.
+fn layer_plan(
+    root: &Path,
+    temp: &Path,
+    state: &State,
+    policy: &mut Policy,
+) -> Option<layers::LayerPlan> {
+    if state.off || !state.layer {
+        return None;
+    }
+    let root = std::fs::canonicalize(root).ok()?;
+    if !spellable(&root) || !spellable(temp) {
+        return None;
+    }
+    let outputs = layers::build_outputs(&root, &policy.build_outputs);
+    let build = layers::build_layer(&root, outputs);
+    if let Some(build) = &build {
+        if let Some(all) = layers::all_build_layers() {
+            policy.hidden.push(all);
+        }
+        policy.writable.push(build.dir.clone());
+    }
+    Some(layers::LayerPlan {
+        dir: temp.join("workspace-layer"),
+        build,
     })
 }
 
@@ -280,10 +355,17 @@ impl Drop for Confined {
     /// The temporary folder is removed with this; first every folder in it
     /// is opened to its owner again: a test (or the kernel, for an
     /// overlay's `work/work`) can leave folders of mode 000, which would
-    /// keep it from being removed.
+    /// keep it from being removed. Then the runs folder goes too, if no
+    /// other run is in it (`exec` leaves nothing in the temporary folder).
     fn drop(&mut self) {
-        #[cfg(unix)]
-        open_up(self._temp.path());
+        if let Some(temp) = self.temp.take() {
+            #[cfg(unix)]
+            open_up(temp.path());
+            drop(temp);
+        }
+        // The last run out removes the runs folder (it fails while another
+        // run's folder is in it).
+        let _ = std::fs::remove_dir(&self.runs);
     }
 }
 
@@ -314,7 +396,12 @@ fn open_up(top: &Path) {
 impl Confined {
     /// The run's private temporary folder (removed with this).
     pub fn temp(&self) -> &Path {
-        self._temp.path()
+        self.temp.as_ref().map_or(self.runs.as_path(), |t| t.path())
+    }
+
+    /// Where the run's writes went (`None`: straight into the workspace).
+    pub fn layer(&self) -> Option<&layers::LayerPlan> {
+        self.layer.as_ref()
     }
 
     /// Call once the process has started.
@@ -416,6 +503,7 @@ mod tests {
             seccomp: true,
             limits: true,
             run_groups: false,
+            layer: false,
         };
         State::of(&offered, false)
     }

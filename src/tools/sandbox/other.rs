@@ -22,6 +22,7 @@ pub fn install(
     _temp: &Path,
     _policy: &Policy,
     _state: &State,
+    _layer: Option<&super::layers::LayerPlan>,
 ) -> Result<Supervisor, String> {
     Ok(Supervisor)
 }

@@ -230,9 +230,21 @@ fn default_hidden() -> Vec<PathBuf> {
                 .map(|rel| other.join(rel)),
         );
     }
+    if root {
+        // Root reads the password hashes; nobody else can anyway.
+        out.extend(SHADOW.iter().map(PathBuf::from).filter(|p| p.exists()));
+    }
     out.extend(hidden_by_env(|name| std::env::var_os(name)));
     out
 }
+
+/// The password and group hash files, hidden from root's runs.
+const SHADOW: [&str; 4] = [
+    "/etc/shadow",
+    "/etc/gshadow",
+    "/etc/shadow-",
+    "/etc/gshadow-",
+];
 
 pub fn hidden(configured: Option<&[String]>) -> Vec<PathBuf> {
     let mut out: Vec<PathBuf> = match configured {
@@ -241,6 +253,9 @@ pub fn hidden(configured: Option<&[String]>) -> Vec<PathBuf> {
     };
     if let Some(dirs) = directories::ProjectDirs::from("", "", "stepwise") {
         out.push(dirs.config_dir().to_path_buf());
+        // stepwise's own log and what it keeps for the user.
+        out.extend(dirs.state_dir().map(Path::to_path_buf));
+        out.push(dirs.data_dir().to_path_buf());
     }
     out
 }

@@ -104,6 +104,10 @@ pub struct Plants {
     /// The `__pycache__` folders (only with `links`): covered for the run,
     /// so that Python compiles the reviewed source, never a `.pyc` there.
     pub pycache: Vec<PathBuf>,
+    /// Regular files whose name is on the fixed deny list (`.env`,
+    /// `.env.*`, `*.pem`, `*.key`, …) at any depth (only with `links`):
+    /// covered for the run, as the file tools refuse them.
+    pub secrets: Vec<PathBuf>,
     /// The search looked at every entry (it stopped at [`SEARCH_LIMIT`] if not).
     pub complete: bool,
 }
@@ -194,6 +198,9 @@ pub fn find(root: &Path, links: bool) -> Plants {
         let Ok(meta) = std::fs::symlink_metadata(entry.path()) else {
             continue;
         };
+        if links && is_file && name.to_str().is_some_and(crate::tools::deny::denied_name) {
+            out.secrets.push(entry.path().to_path_buf());
+        }
         #[cfg(unix)]
         if links && is_file && std::os::unix::fs::MetadataExt::nlink(&meta) > 1 {
             out.linked.push(entry.path().to_path_buf());

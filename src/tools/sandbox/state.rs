@@ -34,6 +34,9 @@ pub struct Offered {
     pub limits: bool,
     /// stepwise can make a control group per run (see `cgroup`).
     pub run_groups: bool,
+    /// An overlay can be mounted over the workspace in the run's namespace
+    /// (Linux 5.11 in a user namespace), so every write lands in a layer.
+    pub layer: bool,
 }
 
 /// The first Landlock ABI that checks `truncate()`.
@@ -69,6 +72,10 @@ pub struct State {
     /// The tests would run as root with real capabilities (root, and no
     /// user namespace to take them away): never `sandboxed`.
     pub real_root: bool,
+    /// Every file the run writes, renames or deletes in the workspace lands
+    /// in a layer stepwise reads afterwards (see `tools::layer`); without
+    /// it, what a run changed is reconstructed by a walk with limits.
+    pub layer: bool,
     /// The sandbox is off by configuration.
     pub off: bool,
 }
@@ -100,6 +107,7 @@ impl State {
             processes: false,
             metadata: false,
             real_root: false,
+            layer: false,
             off: true,
         }
     }
@@ -127,6 +135,7 @@ impl State {
             processes: offered.namespaces && offered.pid_ns && abi >= 1,
             metadata: offered.namespaces && offered.read_only_view && abi >= 1,
             real_root: offered.root && !offered.user_ns,
+            layer: offered.namespaces && offered.layer && abi >= 1,
             off: false,
         }
     }
@@ -148,6 +157,7 @@ impl State {
             _ if !self.workspace => Some(".git writable"),
             _ if !self.processes => Some("other processes reachable"),
             _ if !self.metadata => Some("metadata writable outside"),
+            _ if !self.layer => Some("no workspace layer"),
             _ => None,
         };
         match (partial, self.network) {
@@ -227,6 +237,12 @@ impl State {
                     .into(),
             );
         }
+        if !self.layer {
+            out.push(
+                "a workspace layer (an overlay in the run's mount namespace, Linux 5.11: without it what a run writes lands in the workspace and is found afterwards by a walk with limits)"
+                    .into(),
+            );
+        }
         if !self.limits {
             out.push("resource limits and the subreaper".into());
         }
@@ -249,6 +265,7 @@ mod tests {
             seccomp: true,
             limits: true,
             run_groups: true,
+            layer: true,
         }
     }
 
@@ -357,6 +374,31 @@ mod tests {
         assert!(state.missing()[0].starts_with("a PID namespace"));
         assert_eq!(State::off().label(), "not sandboxed");
         assert!(!State::off().complete());
+    }
+
+    #[test]
+    fn a_kernel_without_the_workspace_layer_is_never_called_sandboxed() {
+        let state = State::of(
+            &Offered {
+                layer: false,
+                ..offered(7)
+            },
+            false,
+        );
+        assert!(!state.layer);
+        assert_eq!(state.label(), "sandbox: no workspace layer");
+        assert!(!state.complete());
+        assert!(state.missing()[0].starts_with("a workspace layer"));
+        // The layer lives in the run's mount namespace: none without one.
+        let bare = State::of(
+            &Offered {
+                namespaces: false,
+                ..offered(7)
+            },
+            false,
+        );
+        assert!(!bare.layer);
+        assert!(State::of(&offered(7), false).layer);
     }
 
     #[test]

@@ -23,7 +23,7 @@ impl Review {
     /// The flat index of each file's first hunk, and its hunk count, for a
     /// patch; empty for anything else.
     pub fn file_spans(action: &ApprovalAction) -> Vec<(usize, usize)> {
-        let ApprovalAction::Patch { files } = action else {
+        let Some(files) = action.hunk_files() else {
             return Vec::new();
         };
         let mut start = 0;
@@ -83,7 +83,7 @@ impl Review {
     /// What `y` would write of a patch: how many files get a change, and
     /// `+a −r` of the accepted hunks of all of them.
     pub fn accepted_of_patch(&self, action: &ApprovalAction) -> (usize, String) {
-        let ApprovalAction::Patch { files } = action else {
+        let Some(files) = action.hunk_files() else {
             return (0, String::new());
         };
         let (mut touched, mut added, mut removed) = (0, 0, 0);
@@ -99,9 +99,7 @@ impl Review {
 
     /// `y` on a patch with some hunks rejected: each file's accepted hunks.
     pub(super) fn patch_decision(&self, action: &ApprovalAction) -> Option<Decision> {
-        let ApprovalAction::Patch { files } = action else {
-            return None;
-        };
+        let files = action.hunk_files()?;
         let files = files
             .iter()
             .zip(&self.files)

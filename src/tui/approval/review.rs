@@ -100,9 +100,12 @@ impl Review {
         match (action, &self.edited) {
             (_, Some(e)) => vec![&e.diff],
             (ApprovalAction::Edit { diff, .. }, None) => vec![diff],
-            (ApprovalAction::Undo { files } | ApprovalAction::Patch { files }, None) => {
-                files.iter().collect()
-            }
+            (
+                ApprovalAction::Undo { files }
+                | ApprovalAction::Patch { files }
+                | ApprovalAction::KeepRunOutput { files, .. },
+                None,
+            ) => files.iter().collect(),
             (ApprovalAction::Delete { diff, .. }, None) => vec![diff],
             (ApprovalAction::RunTests { .. } | ApprovalAction::McpCall { .. }, None) => Vec::new(),
         }
@@ -145,7 +148,7 @@ impl Review {
         let all = self.accepted.iter().all(|a| *a);
         match (&self.edited, action) {
             (None, _) if all => Decision::Approve,
-            (None, ApprovalAction::Patch { .. }) => self
+            (None, ApprovalAction::Patch { .. } | ApprovalAction::KeepRunOutput { .. }) => self
                 .patch_decision(action)
                 .unwrap_or(Decision::Decline { reason: None }),
             (None, _) => Decision::ApproveHunks {

@@ -74,7 +74,9 @@ pub fn ensure(app: &mut App, width: usize, height: usize) {
         && app.approvals.current().is_some_and(|r| {
             matches!(
                 r.action,
-                ApprovalAction::Undo { .. } | ApprovalAction::Patch { .. }
+                ApprovalAction::Undo { .. }
+                    | ApprovalAction::Patch { .. }
+                    | ApprovalAction::KeepRunOutput { .. }
             )
         });
     // A streaming patch names its files too.
@@ -120,10 +122,14 @@ fn title(app: &App, key: DiffKey) -> String {
                     1 => "Undo · this file goes back to its earlier content".to_string(),
                     n => format!("Undo · {n} files go back to their earlier content"),
                 },
-                ApprovalAction::Patch { files } => {
+                ApprovalAction::Patch { files } | ApprovalAction::KeepRunOutput { files, .. } => {
                     let n = files.len();
                     let s = if n == 1 { "" } else { "s" };
-                    let mut t = format!("Patch · {n} file{s} · step {}", request.step);
+                    let what = match request.action {
+                        ApprovalAction::KeepRunOutput { .. } => "Written by the test run",
+                        _ => "Patch",
+                    };
+                    let mut t = format!("{what} · {n} file{s} · step {}", request.step);
                     if let Some(p) = review.place(review.cursor).filter(|_| review.selectable()) {
                         let path = files.get(p.file).map(|f| sanitize(&f.path));
                         t.push_str(&format!(

@@ -30,6 +30,16 @@ pub(super) struct Client {
 impl Client {
     /// `stepwise acp` with a private config folder and the key in the environment.
     pub(super) fn spawn(home: &Path, extra: &[&str]) -> Client {
+        Self::spawn_in(home, home, extra, None)
+    }
+
+    /// `spawn`, started in `cwd`, its stderr kept in `stderr` (and shown).
+    pub(super) fn spawn_in(
+        home: &Path,
+        cwd: &Path,
+        extra: &[&str],
+        stderr: Option<std::sync::Arc<std::sync::Mutex<String>>>,
+    ) -> Client {
         let mut cmd = Command::new(stepwise_bin());
         for var in stepwise::config::providers::KEY_VARS {
             cmd.env_remove(var);
@@ -41,14 +51,28 @@ impl Client {
             .env("HOME", home)
             .env("XDG_CONFIG_HOME", home.join(".config"))
             .env("NO_PROXY", "")
-            .current_dir(home)
+            .current_dir(cwd)
             .arg("acp")
             .args(extra)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
+            .stderr(match stderr {
+                Some(_) => Stdio::piped(),
+                None => Stdio::inherit(),
+            })
             .kill_on_drop(true);
         let mut child = cmd.spawn().unwrap();
+        if let (Some(kept), Some(err)) = (stderr, child.stderr.take()) {
+            tokio::spawn(async move {
+                let mut reader = BufReader::new(err).lines();
+                while let Ok(Some(line)) = reader.next_line().await {
+                    eprintln!("{line}");
+                    let mut kept = kept.lock().unwrap();
+                    kept.push_str(&line);
+                    kept.push('\n');
+                }
+            });
+        }
         let stdout = child.stdout.take().unwrap();
         let stdin = child.stdin.take();
         let (tx, inbox) = mpsc::unbounded_channel();

@@ -1,6 +1,6 @@
 //! One of each `AgentEvent`, for the schema test: the match at the end has
 //! no wildcard, so a new variant does not compile until it is built here
-//! (and then the schema test asks for its README row).
+//! (and then the schema test asks for its row in docs/json-events.md).
 
 use stepwise::agent::*;
 use stepwise::diff::FileDiff;
@@ -50,6 +50,7 @@ pub fn every_event() -> Vec<AgentEvent> {
             after: None,
             contents_known: true,
         }],
+        kept_out: vec!["__pycache__/a.cpython-311.pyc (compiled Python)".into()],
         rewritten_by_every_run: vec!["report.txt".into()],
         tests_changed: vec![stepwise::tools::test_infra::InfraChange {
             path: "conftest.py".into(),
@@ -118,6 +119,10 @@ pub fn every_event() -> Vec<AgentEvent> {
         }),
         request(ApprovalAction::Undo {
             files: vec![diff()],
+        }),
+        request(ApprovalAction::KeepRunOutput {
+            files: vec![diff()],
+            code: true,
         }),
         request(ApprovalAction::RunTests {
             command: vec!["python3".into()],

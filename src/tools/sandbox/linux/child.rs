@@ -67,6 +67,10 @@ pub struct Plan {
     /// The Landlock rights on the run's own terminals (`/dev/pts`, its
     /// `ptmx`), within what the ruleset handles on this kernel.
     pub pts_access: u64,
+    /// The workspace, when an overlay is mounted over it, and the rights
+    /// it gets there (a rule on the folder the overlay covers does not
+    /// apply to the overlay).
+    pub layer_grant: Option<(CString, u64)>,
     pub maps: IdMaps,
 }
 
@@ -103,6 +107,14 @@ pub struct IdMaps {
 }
 
 impl IdMaps {
+    /// Map the caller's ids into the user namespace it just entered
+    /// (async-signal-safe).
+    pub fn write(&self) -> io::Result<()> {
+        write_file(&self.setgroups, b"deny")?;
+        write_file(&self.uid_map, &self.uid_line)?;
+        write_file(&self.gid_map, &self.gid_line)
+    }
+
     pub fn new() -> Self {
         // SAFETY: getuid/getgid cannot fail.
         let (uid, gid) = unsafe { (libc::getuid(), libc::getgid()) };
@@ -200,9 +212,7 @@ impl Plan {
                 Some(NetMethod::Plain) => check(libc::unshare(flags))?,
                 Some(NetMethod::UserNs) => {
                     check(libc::unshare(libc::CLONE_NEWUSER | flags))?;
-                    write_file(&self.maps.setgroups, b"deny")?;
-                    write_file(&self.maps.uid_map, &self.maps.uid_line)?;
-                    write_file(&self.maps.gid_map, &self.maps.gid_line)?;
+                    self.maps.write()?;
                 }
                 None => {}
             }
@@ -215,6 +225,9 @@ impl Plan {
             }
             if let Some(mounts) = &self.mounts {
                 let own_pts = mounts.apply(pid_ns)?;
+                if let Some((root, access)) = &self.layer_grant {
+                    self.grant(root, *access)?;
+                }
                 if pid_ns {
                     self.grant(c"/proc", READ_ACCESS)?;
                 }

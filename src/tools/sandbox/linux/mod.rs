@@ -33,7 +33,8 @@ struct Probe {
 fn probe() -> Probe {
     static PROBE: OnceLock<Probe> = OnceLock::new();
     *PROBE.get_or_init(|| {
-        let found = probe_child();
+        let trial = LayerTrial::new();
+        let found = probe_child(trial.as_ref().map(|t| &t.options));
         // SAFETY: geteuid cannot fail.
         let root = unsafe { libc::geteuid() } == 0;
         Probe {
@@ -47,6 +48,7 @@ fn probe() -> Probe {
                 seccomp: found.seccomp,
                 limits: true,
                 run_groups: cgroup::offered(),
+                layer: found.layer,
             },
             net: found.net,
             tmpfs: found.tmpfs,
@@ -78,22 +80,52 @@ struct Found {
     seccomp: bool,
     /// A tmpfs can be mounted there (to cover the `__pycache__` folders).
     tmpfs: bool,
+    /// An overlay can be mounted there (the workspace layer).
+    layer: bool,
+}
+
+/// Folders to try an overlay on in the probe (removed with this).
+struct LayerTrial {
+    _dir: tempfile::TempDir,
+    /// The overlay's options and the folder to mount it on.
+    options: (std::ffi::CString, std::ffi::CString),
+}
+
+impl LayerTrial {
+    fn new() -> Option<LayerTrial> {
+        let dir = tempfile::Builder::new()
+            .prefix("stepwise-probe-")
+            .tempdir()
+            .ok()?;
+        let lower = dir.path().join("lower");
+        let merged = dir.path().join("merged");
+        std::fs::create_dir(&lower).ok()?;
+        std::fs::create_dir(&merged).ok()?;
+        let options = mounts::overlay_options(&lower, &dir.path().join("layer"))?;
+        let target = std::ffi::CString::new(merged.into_os_string().into_encoded_bytes()).ok()?;
+        Some(LayerTrial {
+            _dir: dir,
+            options: (options, target),
+        })
+    }
 }
 
 /// In a throwaway child: each way into a network and mount namespace (and
 /// making `/` a slave there), with PID, IPC and UTS namespaces if it can
 /// (then a grandchild, PID 1 there, mounts its `/proc`), then the seccomp
 /// filter (does a Unix socket fail afterwards?).
-fn probe_child() -> Found {
+fn probe_child(layer: Option<&(std::ffi::CString, std::ffi::CString)>) -> Found {
     const USER_NS: i32 = 1;
     const PLAIN: i32 = 2;
     const SECCOMP: i32 = 4;
     const PID_NS: i32 = 8;
     const READ_ONLY_VIEW: i32 = 16;
     const TMPFS: i32 = 32;
+    const LAYER: i32 = 64;
     let flags = libc::CLONE_NEWNET | libc::CLONE_NEWNS;
     let more = libc::CLONE_NEWPID | libc::CLONE_NEWIPC | libc::CLONE_NEWUTS;
     let filter = seccomp::prepare();
+    let maps = IdMaps::new();
     // SAFETY: the child makes only async-signal-safe calls and `_exit`s; the
     // parent waits for exactly that pid.
     unsafe {
@@ -110,7 +142,10 @@ fn probe_child() -> Found {
             let mut pid_ns = true;
             let mut code = 0;
             for extra in [more, 0] {
-                code = if libc::unshare(libc::CLONE_NEWUSER | flags | extra) == 0 && slave() {
+                code = if libc::unshare(libc::CLONE_NEWUSER | flags | extra) == 0
+                    && maps.write().is_ok()
+                    && slave()
+                {
                     USER_NS
                 } else if libc::unshare(flags | extra) == 0 && slave() {
                     PLAIN
@@ -140,6 +175,19 @@ fn probe_child() -> Found {
                     code |= PID_NS;
                 }
             }
+            // Before the tmpfs below, which covers the trial's folders in `/tmp`.
+            if code != 0
+                && let Some((options, target)) = layer
+                && libc::mount(
+                    c"overlay".as_ptr(),
+                    target.as_ptr(),
+                    c"overlay".as_ptr(),
+                    0,
+                    options.as_ptr().cast(),
+                ) == 0
+            {
+                code |= LAYER;
+            }
             if code != 0 {
                 let flags = libc::MS_RDONLY | libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC;
                 let tmpfs = c"tmpfs".as_ptr();
@@ -165,6 +213,7 @@ fn probe_child() -> Found {
             read_only_view: false,
             seccomp: false,
             tmpfs: false,
+            layer: false,
         };
         if pid < 0 {
             return none;
@@ -183,6 +232,7 @@ fn probe_child() -> Found {
             pid_ns: net.is_some() && code & PID_NS != 0,
             read_only_view: net.is_some() && code & READ_ONLY_VIEW != 0,
             tmpfs: net.is_some() && code & TMPFS != 0,
+            layer: net.is_some() && code & LAYER != 0,
             net,
             seccomp: code & SECCOMP != 0,
         }
@@ -200,6 +250,7 @@ pub fn install(
     temp: &Path,
     policy: &Policy,
     state: &State,
+    layer: Option<&super::layers::LayerPlan>,
 ) -> Result<Supervisor, String> {
     let mut supervisor = Supervisor::default();
     let p = probe();
@@ -214,7 +265,8 @@ pub fn install(
         writable.extend(policy.writable.iter().cloned());
         let view = state.metadata.then_some(writable.as_slice());
         let layers = temp.join("layers");
-        let mounts = mounts::Mounts::new(&root, &veil, shm.as_deref(), view, &layers, p.tmpfs)?;
+        let mounts =
+            mounts::Mounts::new(&root, &veil, shm.as_deref(), view, &layers, p.tmpfs, layer)?;
         supervisor.set_covers_pycache(mounts.covers_pycache());
         (Some(mounts), shm)
     } else {
@@ -270,6 +322,16 @@ pub fn install(
         ruleset_fd,
         pid_ns,
         pts_access: child::pts_access(state.landlock_abi),
+        layer_grant: match layer {
+            Some(_) => {
+                use landlock::Access;
+                let all = landlock::AccessFs::from_all(landlock::ABI::from(state.landlock_abi));
+                let path = std::ffi::CString::new(root.as_os_str().as_encoded_bytes())
+                    .map_err(|_| format!("cannot confine the path {}", root.display()))?;
+                Some((path, all.bits()))
+            }
+            None => None,
+        },
         maps: IdMaps::new(),
     };
     // SAFETY: `Plan::apply` is async-signal-safe (see its module).

@@ -1,9 +1,10 @@
 //! The run's own mount namespace: what Landlock cannot say, because a grant
 //! on the workspace covers everything beneath it. `.git` and `.stepwise` at
 //! the workspace root become read-only bind mounts (no planted
-//! `.git/hooks/pre-commit`, no rewritten config); each file at the root
-//! whose name is on the fixed deny list (`.env`, `.env.*`, `*.pem`, `*.key`,
-//! `id_rsa*`, `.netrc`, …) is covered by an empty file nobody may read; and
+//! `.git/hooks/pre-commit`, no rewritten config); each file whose name is
+//! on the fixed deny list (`.env`, `.env.*`, `*.pem`, `*.key`, `id_rsa*`,
+//! `.netrc`, …), at the root and at any depth the search for plants sees,
+//! is covered by an empty file nobody may read; and
 //! `/dev/shm` is a fresh private tmpfs (Python's `multiprocessing` locks and
 //! queues need it; the host's stays out of reach). The private one is a
 //! folder made for the run in the host's `/dev/shm` (so still memory),
@@ -13,9 +14,10 @@
 //! Why mounts: Landlock rights on a directory apply to every file beneath
 //! it, including files created later, so the root needs write access for new
 //! files to be writable and that same access reaches `.git/`; only a mount
-//! on top can take it back. Limits: only the root level is covered (a
-//! `sub/.env` stays readable, as the file tools' deny list says nothing
-//! about the sandbox); `.git` is read-only but a test can still read it.
+//! on top can take it back. Limits: a secret below `target/`, `.stepwise/`
+//! or a folder of installed packages (which the search skips) stays
+//! readable, and so does a file only the workspace's `deny_paths` names;
+//! `.git` is read-only but a test can still read it.
 //! Every nested `.git` (a submodule, a repository in a subfolder) is made
 //! read-only too, found by a walk that skips build outputs and installed
 //! packages (see `plants`); a `.git` a run creates
@@ -62,6 +64,7 @@
 //! undo these even as root in its user namespace); mounts never propagate
 //! back to the host (`/` is made a slave first).
 
+use crate::tools::sandbox::layers::LayerPlan;
 use std::ffi::{CStr, CString};
 use std::io;
 use std::os::unix::ffi::OsStrExt;
@@ -103,7 +106,71 @@ pub struct Mounts {
     /// read-only tmpfs (`None`: too many, see [`MAX_PYCACHE`], or the
     /// search did not see them all).
     pycache: Option<Vec<CString>>,
+    /// The overlay over the whole workspace (see `layers`).
+    layer: Option<WorkspaceLayer>,
 }
+
+/// The overlay over the workspace, and the build layer's binds in it.
+struct WorkspaceLayer {
+    target: CString,
+    options: CString,
+    /// Each build output folder: the build layer's folder, where it is
+    /// bound, and the folders to make first (mount points the workspace
+    /// does not have yet; they land in the run's layer and are dropped).
+    binds: Vec<(CString, CString, Vec<CString>)>,
+}
+
+impl WorkspaceLayer {
+    fn new(root: &Path, plan: &LayerPlan) -> Option<WorkspaceLayer> {
+        let options = overlay_options(root, &plan.dir)?;
+        let mut binds = Vec::new();
+        if let Some(build) = &plan.build {
+            for rel in &build.outputs {
+                let mut dirs = Vec::new();
+                let mut at = root.to_path_buf();
+                for part in rel.components() {
+                    at.push(part);
+                    dirs.push(c_path(&at)?);
+                }
+                binds.push((
+                    c_path(&build.dir.join(rel))?,
+                    c_path(&root.join(rel))?,
+                    dirs,
+                ));
+            }
+        }
+        Some(WorkspaceLayer {
+            target: c_path(root)?,
+            options,
+            binds,
+        })
+    }
+
+    /// Mount the overlay, then bind the build layer's folders into it.
+    /// Async-signal-safe.
+    fn apply(&self) -> io::Result<()> {
+        // SAFETY: mount(2) and mkdir(2) on NUL-terminated paths.
+        unsafe {
+            check(libc::mount(
+                c"overlay".as_ptr(),
+                self.target.as_ptr(),
+                c"overlay".as_ptr(),
+                0,
+                self.options.as_ptr().cast(),
+            ))?;
+            for (source, target, dirs) in &self.binds {
+                for dir in dirs {
+                    libc::mkdir(dir.as_ptr(), 0o755);
+                }
+                bind(source, target)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Most files named like secrets hidden from a run one by one.
+pub const MAX_HIDDEN: usize = 4096;
 
 /// Most `__pycache__` folders covered one by one; past that, Python is
 /// pointed away from them with `PYTHONPYCACHEPREFIX` instead (which also
@@ -122,7 +189,7 @@ struct Layer {
 
 /// The overlay options for `lower` with its layers in `dir` (created here),
 /// `None` where a path holds a character the options use as a separator.
-fn overlay_options(lower: &Path, dir: &Path) -> Option<CString> {
+pub fn overlay_options(lower: &Path, dir: &Path) -> Option<CString> {
     let (upper, work) = (dir.join("upper"), dir.join("work"));
     std::fs::create_dir_all(&upper).ok()?;
     std::fs::create_dir_all(&work).ok()?;
@@ -214,10 +281,21 @@ impl Mounts {
         writable: Option<&[std::path::PathBuf]>,
         layers: &Path,
         tmpfs: bool,
+        layer: Option<&LayerPlan>,
     ) -> Result<Self, String> {
         let bad = |p: &Path| format!("cannot confine the path {}", p.display());
         let mut read_only = Vec::new();
-        let found = crate::tools::sandbox::plants::find(root, true);
+        let layer = match layer {
+            Some(plan) => Some(WorkspaceLayer::new(root, plan).ok_or_else(|| bad(root))?),
+            None => None,
+        };
+        let mut found = crate::tools::sandbox::plants::find(root, true);
+        if layer.is_some() {
+            // Writes through a hard link are copied up into the layer, and
+            // writes into package folders land there and are dropped.
+            found.linked.clear();
+            found.packages.clear();
+        }
         if let Some(why) = crate::tools::sandbox::plants::refusal(&found.linked, root) {
             return Err(why);
         }
@@ -291,19 +369,29 @@ impl Mounts {
                 flags,
             });
         }
+        // Secrets by name, at the root and at any depth the search saw.
         let mut hidden = Vec::new();
-        for entry in
-            std::fs::read_dir(root).map_err(|e| format!("cannot list the workspace: {e}"))?
-        {
-            let Ok(entry) = entry else { continue };
-            let name = entry.file_name();
-            if !crate::tools::deny::denied_name(&name.to_string_lossy()) {
-                continue;
-            }
-            match std::fs::canonicalize(entry.path()) {
-                Ok(real) if real.is_file() => hidden.push(c_path(&real).ok_or_else(|| bad(&real))?),
+        let at_root = std::fs::read_dir(root)
+            .map_err(|e| format!("cannot list the workspace: {e}"))?
+            .flatten()
+            .filter(|e| crate::tools::deny::denied_name(&e.file_name().to_string_lossy()))
+            .map(|e| e.path());
+        for path in at_root.chain(found.secrets.iter().cloned()) {
+            match std::fs::canonicalize(&path) {
+                Ok(real) if real.is_file() => {
+                    let c = c_path(&real).ok_or_else(|| bad(&real))?;
+                    if !hidden.contains(&c) {
+                        hidden.push(c);
+                    }
+                }
                 _ => {}
             }
+        }
+        if hidden.len() > MAX_HIDDEN {
+            return Err(format!(
+                "the tests were not run: the workspace holds {} files named like secrets (.env, *.key, …), more than {MAX_HIDDEN} can be hidden from a run one by one",
+                hidden.len()
+            ));
         }
         let shm = match shm {
             Some(path) => Some(c_path(path).ok_or_else(|| bad(path))?),
@@ -328,6 +416,7 @@ impl Mounts {
         let ptmx = std::fs::symlink_metadata("/dev/ptmx");
         let bind_ptmx = ptmx.as_ref().is_ok_and(|m| !m.file_type().is_symlink());
         Ok(Mounts {
+            layer,
             pycache,
             bind_ptmx,
             has_ptmx: ptmx.is_ok() && Path::new("/dev/ptmx").exists(),
@@ -374,6 +463,9 @@ impl Mounts {
                     bind(path, path)?;
                     set_read_only(path, false, false)?;
                 }
+            }
+            if let Some(layer) = &self.layer {
+                layer.apply()?;
             }
             for layer in &self.layers {
                 let layered = layer.options.as_ref().is_some_and(|options| {
@@ -422,7 +514,7 @@ impl Mounts {
                 ))?;
             }
             let pts = own_terminals(self.bind_ptmx);
-            if self.writable.is_some() {
+            if self.writable.is_some() || self.layer.is_some() {
                 // The working folder was entered before the mounts: a mount
                 // on it is not seen by relative paths until it is entered
                 // again by its name.

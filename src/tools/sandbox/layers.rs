@@ -1,0 +1,131 @@
+//! The two layers a sandboxed run writes into instead of the project:
+//! - the **run's layer**, an overlay's upper folder in the run's temporary
+//!   folder (removed with it): every file the run creates, changes, renames
+//!   or deletes in the workspace lands there, and `tools::layer` reads it
+//!   afterwards;
+//! - the **build layer**, a folder per workspace in the user's cache
+//!   (`~/.cache/stepwise/build/<hash of the workspace's path>`), kept
+//!   between runs so that incremental builds stay fast, and never merged
+//!   into the project: it is bound over each build output folder
+//!   (`target/` of a Cargo project, and `[sandbox] build_outputs`), and it
+//!   holds the run's `CARGO_TARGET_DIR` and `GOCACHE`, so nothing a run
+//!   builds is shared with another project or with the user's own builds.
+//!
+//! What must stay true: a build output is a plain relative path inside the
+//! workspace (no `..`, no link on the way); other workspaces' build layers
+//! are hidden from the run; the build layer's folder is the user's alone
+//! (mode 0700).
+
+use std::path::{Component, Path, PathBuf};
+
+/// Where a run's writes go, prepared before it starts.
+#[derive(Debug, Clone)]
+pub struct LayerPlan {
+    /// The folder that holds the overlay's `upper` and `work` folders.
+    pub dir: PathBuf,
+    /// The build layer and the build output folders (relative) bound from
+    /// it; `None`: no build layer could be made (outputs land in the run's
+    /// layer and are thrown away).
+    pub build: Option<BuildLayer>,
+}
+
+impl LayerPlan {
+    /// The overlay's upper folder: what the run wrote.
+    pub fn upper(&self) -> PathBuf {
+        self.dir.join("upper")
+    }
+}
+
+/// The persistent folder of one workspace's build outputs.
+#[derive(Debug, Clone)]
+pub struct BuildLayer {
+    pub dir: PathBuf,
+    /// Build output folders of the workspace, relative, each bound from
+    /// `dir/<the same path>`.
+    pub outputs: Vec<PathBuf>,
+}
+
+/// The folder holding every workspace's build layer.
+pub fn all_build_layers() -> Option<PathBuf> {
+    let base = directories::BaseDirs::new()?;
+    Some(base.cache_dir().join("stepwise").join("build"))
+}
+
+/// The build output folders of the workspace at `root`: `target` in a
+/// Cargo project, and the configured ones that are plain relative paths.
+pub fn build_outputs(root: &Path, configured: &[String]) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    if root.join("Cargo.toml").is_file() {
+        out.push(PathBuf::from("target"));
+    }
+    for path in configured {
+        let path = PathBuf::from(path.trim_end_matches('/'));
+        let plain = !path.as_os_str().is_empty()
+            && path.components().all(|c| matches!(c, Component::Normal(_)));
+        if plain && !out.contains(&path) {
+            out.push(path);
+        }
+    }
+    // A build output behind a link (or a file) of the workspace would be
+    // bound wherever the link leads: it gets no build layer.
+    out.retain(|rel| {
+        let mut at = root.to_path_buf();
+        rel.components().all(|c| {
+            at.push(c);
+            std::fs::symlink_metadata(&at).map_or(true, |m| m.is_dir())
+        })
+    });
+    out
+}
+
+/// The workspace's build layer (made if missing), holding `outputs`.
+pub fn build_layer(root: &Path, outputs: Vec<PathBuf>) -> Option<BuildLayer> {
+    use sha2::{Digest, Sha256};
+    let all = all_build_layers()?;
+    let id = hex::encode(&Sha256::digest(root.as_os_str().as_encoded_bytes())[..8]);
+    let dir = all.join(id);
+    let own = [dir.join("go-build"), dir.join("cargo-target")];
+    for folder in outputs.iter().map(|o| dir.join(o)).chain(own) {
+        std::fs::create_dir_all(folder).ok()?;
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        for folder in [&all, &dir] {
+            std::fs::set_permissions(folder, std::fs::Permissions::from_mode(0o700)).ok()?;
+        }
+    }
+    Some(BuildLayer { dir, outputs })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn build_outputs_are_plain_folders_of_the_workspace() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::fs::write(root.join("Cargo.toml"), "[package]\n").unwrap();
+        std::fs::create_dir(root.join("dist")).unwrap();
+        std::os::unix::fs::symlink("/etc", root.join("linked")).unwrap();
+        let configured = [
+            "dist/".to_string(),
+            "../outside".into(),
+            "/abs".into(),
+            "linked/out".into(),
+            "new/build".into(),
+            "target".into(),
+        ];
+        assert_eq!(
+            build_outputs(root, &configured),
+            [
+                PathBuf::from("target"),
+                PathBuf::from("dist"),
+                PathBuf::from("new/build")
+            ]
+        );
+        std::fs::remove_file(root.join("Cargo.toml")).unwrap();
+        assert_eq!(build_outputs(root, &[]), Vec::<PathBuf>::new());
+    }
+}
