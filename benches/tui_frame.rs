@@ -21,7 +21,7 @@ use stepwise::agent::{AgentEvent, ApprovalAction, ApprovalRequest, Decision};
 use stepwise::diff::FileDiff;
 use stepwise::tools::ToolName;
 use stepwise::tui::render::highlight_warm;
-use stepwise::tui::{App, Effect, Msg, draw};
+use stepwise::tui::{App, Effect, Msg, prepare_and_draw};
 
 const WIDTH: u16 = 200;
 const HEIGHT: u16 = 60;
@@ -112,7 +112,7 @@ fn key(c: char) -> KeyEvent {
 /// Draw one frame: the time it took on the clock and on this thread's CPU.
 fn one_frame(term: &mut Terminal<TestBackend>, app: &mut App) -> (Duration, Duration) {
     let (start, cpu) = (Instant::now(), thread_cpu());
-    term.draw(|f| draw(f, app)).expect("draw");
+    term.draw(|f| prepare_and_draw(f, app)).expect("draw");
     (start.elapsed(), thread_cpu().saturating_sub(cpu))
 }
 
@@ -324,7 +324,7 @@ fn main() {
     while app.live().computing() && waited.elapsed() < Duration::from_secs(5) {
         std::thread::sleep(Duration::from_millis(1));
         app.set_now(app.now() + Duration::from_millis(16));
-        term.draw(|f| draw(f, &mut app)).expect("draw");
+        term.draw(|f| prepare_and_draw(f, &mut app)).expect("draw");
     }
     println!(
         "{:<44} {:>9} previews shown while it streamed",
@@ -364,7 +364,9 @@ fn main() {
     );
     let mut code_term = Terminal::new(TestBackend::new(WIDTH, HEIGHT)).expect("terminal");
     let first = Instant::now();
-    code_term.draw(|f| draw(f, &mut code)).expect("draw");
+    code_term
+        .draw(|f| prepare_and_draw(f, &mut code))
+        .expect("draw");
     let first = first.elapsed();
     println!(
         "{:<44} {:>9.1} µs (plain: its grammar is not ready yet)",
@@ -382,7 +384,9 @@ fn main() {
     let (mut frames, mut worst, colour) = (0, Duration::ZERO, Instant::now());
     loop {
         let one = Instant::now();
-        code_term.draw(|f| draw(f, &mut code)).expect("draw");
+        code_term
+            .draw(|f| prepare_and_draw(f, &mut code))
+            .expect("draw");
         worst = worst.max(one.elapsed());
         frames += 1;
         if !code.colouring_due() {
@@ -418,7 +422,8 @@ fn main() {
     ready_grammars(&mut alone);
     let mut term = Terminal::new(TestBackend::new(WIDTH, HEIGHT)).expect("terminal");
     let cold = Instant::now();
-    term.draw(|f| draw(f, &mut alone)).expect("draw");
+    term.draw(|f| prepare_and_draw(f, &mut alone))
+        .expect("draw");
     println!(
         "{:<44} {:>9.1} µs",
         "first frame, conversation only",
@@ -435,7 +440,7 @@ fn resizes(label: &str, app: &mut App) {
     for w in widths {
         let mut term = Terminal::new(TestBackend::new(w, HEIGHT)).expect("terminal");
         let start = Instant::now();
-        term.draw(|f| draw(f, app)).expect("draw");
+        term.draw(|f| prepare_and_draw(f, app)).expect("draw");
         let took = start.elapsed();
         total += took;
         worst = worst.max(took);

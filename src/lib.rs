@@ -7,10 +7,14 @@
 //! Layers, from the bottom up; a module imports only from layers below it
 //! (or its own folder), never up:
 //!
+//! 0. **The bottom**, importing nothing of stepwise: [`text`] (the one
+//!    sanitizer every untrusted string passes before any front end shows
+//!    it, number formatting, credential redaction, the scrubbing of known
+//!    secrets, the tail of a long output) and [`tool_id`] (the tool
+//!    identities: built-in names, MCP names, selectors).
 //! 1. **Vocabulary**: [`diff`] (line diffs of proposed edits) and
 //!    [`config`] (flags, environment, `stepwise.toml`, the model table, one
-//!    range table every value passes; imports nothing above it but the
-//!    tool identities of `tools`).
+//!    range table every value passes; names tools only through `tool_id`).
 //! 2. **Capabilities**: [`tools`] (tool identities, the tool registry and
 //!    one folder per built-in tool, workspace confinement through `cap-std`,
 //!    the deny list, patches, the test runner and its sandbox) and [`llm`] (the
@@ -20,8 +24,8 @@
 //!    and the completion gate — and its contract with every front end in
 //!    `agent::contract` (events out, commands in, decisions, receipts; an
 //!    approval is a request carrying a `oneshot` reply). [`present`] turns
-//!    events into English for both front ends, and owns the one sanitizer
-//!    every untrusted string passes before any front end shows it. [`mcp`]
+//!    events into English for both front ends (and hands on `text`'s
+//!    sanitizer to them). [`mcp`]
 //!    runs the configured MCP servers over stdio and hands their checked
 //!    tools to the agent (each call still waits for approval).
 //! 4. **Plumbing**: [`setup`] builds a session from the configuration,
@@ -36,17 +40,19 @@
 //! `llm`, `tools`, `diff`, `present`) never names `ratatui`, `crossterm`,
 //! `clap`, `agent_client_protocol_schema`, `crate::tui`, `crate::headless` or
 //! `crate::acp`; no files import each other in a
-//! circle. Clippy checks the rest: no `unwrap`/`expect` outside tests, no lock
+//! circle, nor do the top-level modules; no two folders of the TUI import
+//! each other both ways. Clippy checks the rest: no `unwrap`/`expect` outside tests, no lock
 //! held across an `await`, and colours named only in the TUI's theme.
 //!
 //! Which way the arrows run: front ends → `agent::contract` ← core; the core
-//! → `tools`, `llm`, `mcp`; `tools` and `llm` → `config`, `diff`. Nothing in
+//! → `tools`, `llm`, `mcp`; `tools` and `llm` → `config`, `diff`; everything
+//! → `text`, `tool_id`. Nothing in
 //! the core knows a front end, and no front end tests a tool's name.
 //!
 //! Where each concern lives:
-//! - a new **tool** is one folder `tools/<name>/` (its `ToolName`, schema,
-//!   argument parsing, plan, result cut, live preview kind) and one line in
-//!   `tools/builtin.rs`; a test can register one with `Registry::with`;
+//! - a new **tool** is one folder `tools/<name>/` (its schema, argument
+//!   parsing, plan, result cut, live preview kind), its name in
+//!   `tool_id.rs` and one line in `tools/builtin.rs`; a test can register one with `Registry::with`;
 //! - a new **setting** is one row in `config/settings.rs`;
 //! - a new **event or command** goes in `agent/contract/`, its wording in
 //!   [`present`] (shared by both front ends);
@@ -71,5 +77,7 @@ pub mod present;
 pub mod resume;
 pub mod setup;
 pub mod state_dir;
+pub mod text;
+pub mod tool_id;
 pub mod tools;
 pub mod tui;

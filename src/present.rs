@@ -5,26 +5,23 @@
 //! them as they are, the TUI styles them. This module must stay free of any
 //! terminal or UI crate: it depends on the contract only.
 //!
-//! It also owns the one sanitizer (`sanitize`, in `present/sanitize.rs`):
+//! It hands on the one sanitizer (`sanitize`, owned by `crate::text`):
 //! every string that came from the model, a file, a test run or a server
 //! goes through it before any front end shows it.
 
 pub mod mcp;
-pub mod numbers;
 mod restored;
-mod sanitize;
 
-pub use numbers::thousands;
+pub use crate::text::numbers::{self, thousands};
+pub use crate::text::sanitize::{
+    content_line, json_safe, one_line, sanitize, screen_line, visible,
+};
+pub use crate::text::tail::{FAILURE_TAIL_LINES, output_tail};
 pub use restored::{cut_off_line, restored_entry_text, restored_line, restored_tool_line};
-pub use sanitize::{content_line, json_safe, one_line, sanitize, screen_line, visible};
 
 use crate::agent::{FinishReason, Receipt};
 use crate::llm::TokenUsage;
 use std::time::Duration;
-
-/// How many lines of a failed call's output (the end of a failing test
-/// run) the front ends show under it.
-pub const FAILURE_TAIL_LINES: usize = 15;
 
 /// The line a failed or refused call leaves, in both front ends: what was
 /// called and why it failed. A test run says its summary (its output follows,
@@ -40,18 +37,6 @@ pub fn failure_line(tool: &str, target: &str, summary: &str, result: &serde_json
         _ => summary,
     };
     format!("{call} failed: {why}")
-}
-
-/// The output a failed call's line is followed by: the last `n` lines of
-/// `text` (its `output` field, or the coloured copy of it), blank lines at
-/// either end left out.
-pub fn output_tail(text: &str, n: usize) -> Vec<&str> {
-    let lines: Vec<&str> = text.trim_end().lines().collect();
-    let tail = &lines[lines.len().saturating_sub(n)..];
-    tail.iter()
-        .skip_while(|l| l.trim().is_empty())
-        .copied()
-        .collect()
 }
 
 /// The heading of a receipt: it says who computed it.

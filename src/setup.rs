@@ -90,7 +90,11 @@ impl Prepared {
 /// Build the session. The key is not checked here (the TUI opens without one).
 pub fn prepare(config: &Config) -> Result<Prepared, String> {
     hide_every_key();
-    crate::tools::scrub::hide_git_credentials(&config.workspace);
+    // The workspace's `.git/config`, only when a regular file, capped.
+    let git_config = config.workspace.join(".git").join("config");
+    if let Ok(Some(text)) = crate::config::read::regular_text(&git_config, 256 * 1024) {
+        crate::text::scrub::hide_git_credentials(&text);
+    }
     let mut prepared = prepare_session(config)?;
     if let Some(task) = &config.task {
         prepared.task = Some(task.clone());

@@ -5,7 +5,7 @@
 //! read of every file still relevant.
 
 use crate::llm::{ChatMessage, Role};
-use crate::present::numbers::thousands;
+use crate::text::numbers::thousands;
 use crate::tools::Registry;
 use crate::tools::registry::ContextRole;
 use serde_json::Value;

@@ -312,7 +312,8 @@ fn settle(entry: &mut RestoredEntry, result: &str, was_declined: bool) {
             .get("output")
             .and_then(Value::as_str)
             .unwrap_or_default();
-        *output = crate::present::output_tail(text, crate::present::FAILURE_TAIL_LINES).join("\n");
+        *output =
+            crate::text::tail::output_tail(text, crate::text::tail::FAILURE_TAIL_LINES).join("\n");
     }
     *summary = body
         .get("summary")

@@ -72,7 +72,7 @@ impl DotEnv {
             };
             // Only a key variable may hold a secret: a secret-looking model
             // name, URL or header would carry it somewhere else.
-            if !is_key_var(&name) && crate::tools::scrub::text(&value) != value.as_str() {
+            if !is_key_var(&name) && crate::text::scrub::text(&value) != value.as_str() {
                 return Err(format!(
                     "{}: {name} looks like a secret (a key or a credential); only the key variables may hold one",
                     path.display()

@@ -281,7 +281,7 @@ fn raw_text(matches: &ArgMatches, id: &str) -> Option<String> {
 mod tests {
     use super::*;
     use crate::config::flags::Cli;
-    use crate::tools::ToolName;
+    use crate::tool_id::ToolName;
     use clap::FromArgMatches;
 
     fn resolve_args(args: &[&str], files: &[PathBuf]) -> Result<Resolved, String> {
@@ -389,7 +389,7 @@ mod tests {
         let r = resolve_args(&[], std::slice::from_ref(&ws)).unwrap();
         assert_eq!(
             r.config.no_auto_approve,
-            [crate::tools::ToolSelector::from(ToolName::RUN_TESTS)]
+            [crate::tool_id::ToolSelector::from(ToolName::RUN_TESTS)]
         );
         let globs: Vec<_> = r
             .config

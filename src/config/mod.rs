@@ -47,7 +47,7 @@ pub use providers::{Provider, WireApi};
 pub use report::{Provenance, Resolved};
 pub use validate::{ConfigError, is_local_url};
 
-use crate::tools::ToolSelector;
+use crate::tool_id::ToolSelector;
 use models::ModelTable;
 use sandbox::SandboxSettings;
 use std::path::PathBuf;

@@ -7,7 +7,7 @@
 //! read, with a reason that reads after `key = value`.
 
 use super::ranges::{Positive, Whole};
-use crate::tools::{ToolName, ToolSelector};
+use crate::tool_id::{ToolName, ToolSelector};
 
 /// One source's value of a setting.
 #[derive(Debug, Clone, Copy)]
@@ -209,7 +209,7 @@ mod tests {
         );
         assert_eq!(
             Raw::Toml(&toml(r#"["mcp__fs__write_file"]"#)).tools(),
-            Ok(vec![ToolSelector::Tool(crate::tools::ToolId::mcp(
+            Ok(vec![ToolSelector::Tool(crate::tool_id::ToolId::mcp(
                 "fs",
                 "write_file"
             ))]),

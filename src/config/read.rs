@@ -29,7 +29,7 @@ pub fn config_text(path: &Path) -> Result<Option<String>, String> {
                 && !warned.iter().any(|p| p == path)
             {
                 warned.push(path.to_path_buf());
-                eprintln!("stepwise: {}; ignored", crate::present::sanitize(&e));
+                eprintln!("stepwise: {}; ignored", crate::text::sanitize::sanitize(&e));
             }
             Ok(None)
         }

@@ -13,7 +13,7 @@
 use crate::config::API_KEY_VAR;
 use crate::config::mcp::McpServerSettings;
 use crate::config::providers::is_key_var;
-use crate::present::one_line;
+use crate::text::sanitize::one_line;
 use crate::tools::sandbox::env::allowed;
 use rmcp::model::{
     CallToolRequestParams, ClientRequest, JsonObject, ListToolsRequest, ServerResult,

@@ -8,7 +8,7 @@
 //! server are offered.
 
 use crate::config::mcp::valid_name;
-use crate::present::one_line;
+use crate::text::sanitize::one_line;
 use serde_json::{Map, Value, json};
 
 /// Longest full tool name the model APIs accept.

@@ -6,7 +6,7 @@
 //! What must stay true: the text passed on is at most `MAX_RESULT_BYTES`
 //! plus a one-line note; `isError: true` is kept so the call counts as failed.
 
-use crate::present::sanitize;
+use crate::text::sanitize::sanitize;
 use serde_json::Value;
 
 /// Largest result text passed to the model.

@@ -1,11 +1,11 @@
 //! The built-in tools: the one list that registers them (a new tool is its
-//! folder and one line here), and reading a name the model, a transcript or
-//! the configuration used into a typed identity against that list.
+//! folder, one line here and its name in `crate::tool_id`).
 //!
-//! What must stay true: every `ToolName` that parses is a registered
-//! built-in tool's, and a `ToolId` parses back from the name it prints.
+//! What must stay true: the tools registered here are exactly
+//! `ToolName::BUILTIN`, in its order, so every `ToolName` that parses is a
+//! registered built-in tool's, and a `ToolId` parses back from the name it
+//! prints.
 
-use super::id::{ToolId, ToolName, ToolSelector};
 use super::registry::{Registry, Tool};
 use std::sync::{Arc, OnceLock};
 
@@ -34,55 +34,10 @@ impl Default for Registry {
     }
 }
 
-impl ToolName {
-    /// The built-in tool of that name.
-    pub fn parse(name: &str) -> Option<ToolName> {
-        builtin().name_of(name.trim())
-    }
-
-    /// Every built-in tool, in the order the model is told of them.
-    pub fn all() -> Vec<ToolName> {
-        builtin().names()
-    }
-}
-
-impl ToolId {
-    /// The identity of a name the model (or a transcript) used.
-    pub fn parse(name: &str) -> ToolId {
-        builtin().identify(name)
-    }
-}
-
-impl From<&str> for ToolId {
-    fn from(name: &str) -> Self {
-        ToolId::parse(name)
-    }
-}
-
-impl ToolSelector {
-    /// A configured name: a built-in tool, `mcp`, or `mcp__<server>__<tool>`.
-    pub fn parse(name: &str) -> Result<ToolSelector, String> {
-        let name = name.trim();
-        if name == "mcp" {
-            return Ok(ToolSelector::AnyMcp);
-        }
-        match ToolId::parse(name) {
-            ToolId::Unknown(_) => Err(format!(
-                "unknown tool {name:?}; the tools are: {}, mcp (every MCP tool) and mcp__SERVER__TOOL",
-                ToolName::all()
-                    .iter()
-                    .map(|t| t.as_str())
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            )),
-            id => Ok(ToolSelector::Tool(id)),
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::tool_id::{ToolId, ToolName, ToolSelector};
     use crate::tools::registry::*;
     use crate::tools::{TestCommands, Workspace};
     use serde_json::{Value, json};
@@ -101,6 +56,14 @@ mod tests {
             .ok_or_else(|| format!("no tool {name}"))?;
         let args = parse_arguments(name, arguments)?;
         tool.plan(&args, &ctx).map_err(|r| r.problem)
+    }
+
+    #[test]
+    fn the_registry_registers_exactly_the_builtin_names_in_their_order() {
+        assert_eq!(builtin().names(), ToolName::BUILTIN.to_vec());
+        for name in ToolName::BUILTIN {
+            assert_eq!(builtin().identify(name.as_str()), ToolId::Builtin(name));
+        }
     }
 
     #[test]

@@ -20,7 +20,7 @@ use super::walk::{
     SPLIT_LEVELS, Surveyed, entries, groups, in_parallel, parts, survey, survey_all,
 };
 use super::workspace::{PathError, Workspace};
-use crate::present::numbers::thousands;
+use crate::text::numbers::thousands;
 use serde_json::json;
 use std::path::{Path, PathBuf};
 

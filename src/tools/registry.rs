@@ -12,10 +12,10 @@
 //! change, command or external call is a plan the core asks approval for.
 
 use super::edit::PreparedEdit;
-use super::id::{ToolId, ToolName};
 use super::patch_apply::PreparedPatch;
 use super::test_commands::{TestCommand, TestCommands};
 use super::{ToolOutput, Workspace};
+use crate::tool_id::{ToolId, ToolName};
 use serde_json::{Map, Value, json};
 use std::fmt;
 use std::sync::Arc;

@@ -63,10 +63,16 @@ pub struct Verdict {
 pub fn judge(kind: SummaryKind, exit_code: Option<i32>, output: &str) -> Verdict {
     let exit = exit_code.map_or("?".to_string(), |c| c.to_string());
     if kind == SummaryKind::Unknown {
+        let passed = exit_code == Some(0);
+        // A failure is a failure whatever the runner: only a pass is unverified.
+        let summary = match passed {
+            true => "unverified: exit code only (no runner summary known)".to_string(),
+            false => format!("failed (exit {exit})"),
+        };
         return Verdict {
-            passed: exit_code == Some(0),
+            passed,
             verified: Verified::ExitCodeOnly,
-            summary: "unverified: exit code only (no runner summary known)".to_string(),
+            summary,
             counts: None,
         };
     }
@@ -270,7 +276,7 @@ fn unittest(output: &str) -> Result<Option<Parsed>, Conflict> {
         let line = if ok {
             format!("{ran} {tests} OK")
         } else {
-            format!("{ran} {tests} FAILED ({failed} failed)")
+            format!("{failed} of {ran} {tests} failed")
         };
         let line = if skipped > 0 {
             format!("{line} ({skipped} skipped)")

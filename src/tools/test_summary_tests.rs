@@ -85,6 +85,23 @@ fn an_unknown_runner_is_judged_by_its_exit_code_and_says_so() {
     assert_eq!(line(SummaryKind::Pytest, spoof).as_deref(), None);
     assert_eq!(v.counts, None);
     assert!(!judge(SummaryKind::Unknown, Some(2), "").passed);
+    let failed = judge(SummaryKind::Unknown, Some(1), "FAIL: something\n");
+    assert_eq!(failed.summary, "failed (exit 1)");
+    assert!(!failed.passed);
+}
+
+#[test]
+fn a_failing_unittest_run_says_how_many_of_how_many_failed() {
+    let unit = "FAIL: test_div\n----\nRan 6 tests in 0.001s\n\nFAILED (failures=1)\n";
+    assert_eq!(
+        line(SummaryKind::Unittest, unit).as_deref(),
+        Some("1 of 6 tests failed")
+    );
+    let one = "Ran 1 test in 0.001s\n\nFAILED (errors=1)\n";
+    assert_eq!(
+        line(SummaryKind::Unittest, one).as_deref(),
+        Some("1 of 1 test failed")
+    );
 }
 
 #[test]

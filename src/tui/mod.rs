@@ -3,24 +3,31 @@
 //! (`App::update`; a state machine, no terminal inside); the run loop
 //! carries out the App's `Effect`s and draws the state on demand.
 //!
-//! The folders, one component each, each owning its state and its updates:
-//! - `app/`: the `App` state, `Msg` and `update`, the router for core events
-//!   (`agent`), the task's lifecycle (`task`), slash commands (`commands`)
-//!   and the read-only inspection API (`inspect`)
-//! - `input/`: layer routing of keys, mouse and paste, the ONE key map
-//!   (`keymap`, rows in `bindings`) and the input box
-//! - `approval/`: the queue, the review of hunks, the prompt's keys and the
-//!   decisions that go back to the core
-//! - `panes/`: the conversation (+ markdown via pulldown-cmark, receipt), the tool calls, the
-//!   diff pane (+ rows, word highlights, live previews) and `scroll`
-//! - `overlays/`: help, a tool call's detail, the session diff
-//! - `render/`: layout, chrome, header, prompt bar, view, text hygiene,
-//!   syntax colours (`highlight`), and `theme`, the only module that names
-//!   colours (its palettes are resolved over each frame at the end of `draw`)
-//! - `run_loop/`: the loop, generic over backend, event stream and `Host`,
-//!   with one effect executor and one failure policy for the agent
-//! - `term/`: the real terminal (guard, signals, frame clock, editor hand-off,
-//!   the start-up question for its background colour)
+//! The folders, in layers from the bottom up; a folder imports only from
+//! the layers below it (or its own), so no two folders import each other
+//! (`tests/core/architecture.rs` checks it):
+//! 1. `render/`: what drawing is made of (layout, chrome, text hygiene,
+//!    syntax colours in `highlight`, and `theme`, the only module that names
+//!    colours; its palettes are resolved over each frame at the end of
+//!    `draw`); `term/`: the real terminal (guard, signals, frame clock,
+//!    editor hand-off, the start-up question for its background colour).
+//! 2. The components, each owning its state and its updates, none reading
+//!    the App: `panes/` (the conversation (+ markdown, receipt), the tool
+//!    calls, the diff pane's rows, word highlights and live previews, and
+//!    `scroll`), `input/` (the ONE key map (`keymap`, rows in `bindings`),
+//!    the input box, the `@` picker, the `/` commands), `approval/` (the
+//!    queue and the review of hunks), `overlays/` (help, a tool call's
+//!    detail, the session diff).
+//! 3. `app/`: the `App` composes the components; `Msg` and `update`, the
+//!    key routing through the layers (`keys`: the stack of overlays in
+//!    `layers`, each consuming a key or passing it down; then the prompt
+//!    (`prompt`); then the focused pane), the router for core events
+//!    (`agent`), the task's lifecycle (`task`), slash commands (`commands`)
+//!    and the read-only inspection API (`inspect`).
+//! 4. `view/`: `draw`, the App on screen (header, prompt bar, diff pane).
+//! 5. `run_loop/`: the loop, generic over backend, event stream and `Host`
+//!    (`real_host` for the real terminal), with one effect executor and one
+//!    failure policy for the agent.
 //!
 //! This file starts it all: checks the terminal and configuration, spawns the
 //! agent and runs the loop on the real terminal.
@@ -33,11 +40,12 @@ pub mod panes;
 pub mod render;
 pub mod run_loop;
 pub mod term;
+pub mod view;
 
 pub use app::{App, Effect, Focus, Msg, Overlay, TaskState};
-pub use render::view::draw;
-use term::host::RealHost;
+use run_loop::real_host::RealHost;
 use term::terminal;
+pub use view::{draw, prepare_and_draw, relayout};
 
 use crate::agent::{AgentEvent, AgentHandle, spawn_agent};
 use crate::config::{Config, ConfigError};

@@ -6,7 +6,16 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 /// Folders and files of the core: they must not know any front end exists.
-const CORE: &[&str] = &["agent", "llm", "tools", "diff.rs", "present.rs", "present"];
+const CORE: &[&str] = &[
+    "agent",
+    "llm",
+    "tools",
+    "diff.rs",
+    "present.rs",
+    "present",
+    "text",
+    "tool_id.rs",
+];
 /// Names a core file must not mention in code (comments are skipped).
 const FRONT_END_NAMES: &[&str] = &[
     "ratatui",
@@ -316,4 +325,136 @@ fn the_import_reader_finds_circles_when_there_are_some() {
     graph.insert("tools::files".to_string(), files);
     let found = circles(&graph);
     assert_eq!(found.len(), 2, "{found:?}");
+}
+
+/// The graph with every module replaced by its first `depth` path words
+/// under `within` (`within` = "" and depth 1: the top-level modules;
+/// "tui" and 1: the TUI's folders). Edges inside one group are dropped.
+fn collapsed(within: &str, depth: usize) -> BTreeMap<String, BTreeSet<String>> {
+    let group = |module: &str| -> Option<String> {
+        let rest = match within {
+            "" => module,
+            w => module.strip_prefix(&format!("{w}::"))?,
+        };
+        let words: Vec<&str> = rest
+            .split("::")
+            .filter(|s| !s.is_empty())
+            .take(depth)
+            .collect();
+        (!words.is_empty()).then(|| words.join("::"))
+    };
+    let mut out: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for (module, deps) in import_graph() {
+        let Some(from) = group(&module) else { continue };
+        let entry = out.entry(from.clone()).or_default();
+        for dep in deps {
+            if let Some(to) = group(&dep)
+                && to != from
+            {
+                entry.insert(to);
+            }
+        }
+    }
+    out
+}
+
+/// Pairs of groups that import each other both ways.
+fn both_ways(graph: &BTreeMap<String, BTreeSet<String>>) -> Vec<String> {
+    let mut pairs = Vec::new();
+    for (a, deps) in graph {
+        for b in deps {
+            if a < b && graph.get(b).is_some_and(|d| d.contains(a)) {
+                pairs.push(format!("{a} <-> {b}"));
+            }
+        }
+    }
+    pairs
+}
+
+#[test]
+fn no_two_tui_folders_import_each_other_both_ways() {
+    let graph = collapsed("tui", 1);
+    assert!(graph.len() > 4, "the TUI's folders were found: {graph:?}");
+    let pairs = both_ways(&graph);
+    assert!(
+        pairs.is_empty(),
+        "TUI folders importing each other (see the layers in src/tui/mod.rs):\n{}",
+        pairs.join("\n")
+    );
+}
+
+#[test]
+fn the_top_level_modules_import_each_other_in_no_circle() {
+    let graph = collapsed("", 1);
+    assert!(graph.contains_key("agent") && graph.contains_key("tools"));
+    let found = circles(&graph);
+    let lines: Vec<String> = found.iter().map(|c| c.join(" -> ")).collect();
+    assert!(
+        found.is_empty(),
+        "top-level modules in a circle (see the layers in src/lib.rs):\n{}",
+        lines.join("\n")
+    );
+}
+
+#[test]
+fn folder_pairs_and_circles_are_found_when_there_are_some() {
+    let mut graph = BTreeMap::new();
+    graph.insert("app".to_string(), BTreeSet::from(["render".to_string()]));
+    graph.insert("render".to_string(), BTreeSet::from(["app".to_string()]));
+    graph.insert("term".to_string(), BTreeSet::from(["render".to_string()]));
+    assert_eq!(both_ways(&graph), ["app <-> render"]);
+    assert_eq!(circles(&graph).len(), 1);
+}
+
+#[test]
+fn the_bottom_modules_import_nothing_of_stepwise() {
+    let bottom = ["text", "tool_id"];
+    let graph = import_graph();
+    let mut offences = Vec::new();
+    for (module, deps) in &graph {
+        let Some(home) = bottom
+            .iter()
+            .find(|b| module == *b || module.starts_with(&format!("{b}::")))
+        else {
+            continue;
+        };
+        for dep in deps {
+            if !(dep == home || dep.starts_with(&format!("{home}::"))) {
+                offences.push(format!("{module} -> {dep}"));
+            }
+        }
+    }
+    assert!(graph.contains_key("text::sanitize") && graph.contains_key("tool_id"));
+    assert!(offences.is_empty(), "{}", offences.join("\n"));
+}
+
+/// The fields of `pub struct NAME { ... }` in `text` (one per line, comments
+/// skipped).
+fn struct_fields(text: &str, name: &str) -> Vec<String> {
+    let code = code(text);
+    let Some(start) = code.find(&format!("pub struct {name} {{")) else {
+        return Vec::new();
+    };
+    let body = &code[start..];
+    let body = &body[body.find('{').unwrap_or(0) + 1..body.find("\n}").unwrap_or(body.len())];
+    body.lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && l.contains(':'))
+        .map(|l| l.split(':').next().unwrap_or("").to_string())
+        .collect()
+}
+
+#[test]
+fn the_tui_app_composes_components_in_at_most_20_fields() {
+    let text = std::fs::read_to_string(src().join("tui/app/mod.rs")).unwrap();
+    let fields = struct_fields(&text, "App");
+    assert!(fields.len() > 5, "the App's fields were found: {fields:?}");
+    assert!(
+        fields.len() <= 20,
+        "App has {} fields (a new concern goes into a component or a group): {fields:?}",
+        fields.len()
+    );
+    let sample =
+        "pub struct App {\n    a: u8,\n    // b: u8,\n    pub(in crate::tui) c: Vec<u8>,\n}\n";
+    assert_eq!(struct_fields(sample, "App").len(), 2);
 }

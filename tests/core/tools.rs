@@ -298,7 +298,7 @@ async fn failing_tests_report_returncode_and_output_tail() {
             .contains("AssertionError")
     );
     assert!(
-        out.summary.contains("FAILED") && out.summary.contains("exit 1"),
+        out.summary.contains("1 of 1 test failed") && out.summary.contains("exit 1"),
         "{}",
         out.summary
     );

@@ -123,3 +123,23 @@ fn question_mark_opens_help_over_a_tool_calls_details_too() {
     type_text(&mut app, "?");
     assert!(matches!(app.overlay(), Some(Overlay::Help)));
 }
+
+#[test]
+fn slash_mouse_turns_mouse_capture_off_and_on_like_f2() {
+    let mut app = app();
+    type_text(&mut app, "/mouse");
+    press(&mut app, KeyCode::Enter);
+    assert!(!app.mouse_capture());
+    let effects = app.take_effects();
+    assert!(
+        effects
+            .iter()
+            .any(|e| matches!(e, Effect::SetMouseCapture(false))),
+        "{effects:?}"
+    );
+    let shown = screen(&draw(&mut app, 100, 24));
+    assert!(shown.contains("mouse off"), "{shown}");
+    type_text(&mut app, "/mouse");
+    press(&mut app, KeyCode::Enter);
+    assert!(app.mouse_capture());
+}

@@ -218,7 +218,8 @@ fn colours_pending_for_a_diff_no_longer_shown_ask_for_no_frames() {
     // on a thread and picked up by a later frame.
     let mut term = ratatui::Terminal::new(ratatui::backend::TestBackend::new(80, 24)).unwrap();
     let frame = |app: &mut App, term: &mut ratatui::Terminal<_>| {
-        term.draw(|f| stepwise::tui::draw(f, app)).unwrap();
+        term.draw(|f| stepwise::tui::prepare_and_draw(f, app))
+            .unwrap();
     };
     frame(&mut app, &mut term);
     assert!(app.colouring_due(), "the hunk's colours are on their way");

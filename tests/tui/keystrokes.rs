@@ -170,28 +170,40 @@ fn letters_typed_ahead_never_answer_a_prompt_that_just_opened() {
             "not even half of `a a`"
         );
     }
-    later(&mut app, 2_000);
-    press(&mut app, KeyCode::Char('y'));
-    press(&mut app, KeyCode::Char('n'));
-    assert!(
-        undecided(&mut rx),
-        "a draft in the input keeps the keys text"
-    );
-    assert_eq!(
-        app.input().text(),
-        "so what next, yes and anyway leave ityn",
-        "nothing typed is lost"
-    );
     let shown = screen(&draw(&mut app, 80, 24));
     assert!(shown.contains("prompt waiting"), "{shown}");
-    // An explicit move to the prompt gives it the keys.
+    assert!(
+        shown.contains("draft: so what next, yes and anyway leave it"),
+        "the draft stays on screen: {shown}"
+    );
+    // An explicit move to the prompt gives it the keys; a reflexive second
+    // Esc is not an answer.
     press(&mut app, KeyCode::Esc);
+    press(&mut app, KeyCode::Esc);
+    assert!(undecided(&mut rx), "Esc right after Esc decides nothing");
     press(&mut app, KeyCode::Char('y'));
     assert_eq!(rx.try_recv().ok(), Some(Decision::Approve));
-    assert_eq!(
-        app.input().text(),
-        "so what next, yes and anyway leave ityn"
-    );
+    assert_eq!(app.input().text(), "so what next, yes and anyway leave it");
+}
+
+#[test]
+fn once_the_keys_stop_a_left_draft_no_longer_holds_later_prompts() {
+    let mut app = app();
+    explored(&mut app);
+    type_text(&mut app, "a note for later");
+    later(&mut app, 2_000);
+    for step in 4..7 {
+        let mut rx = run_tests_request(&mut app, step);
+        later(&mut app, 400);
+        let shown = screen(&draw(&mut app, 80, 24));
+        assert!(
+            shown.contains("draft: a note for later") && !shown.contains("prompt waiting"),
+            "the draft shows, and nobody is typing: {shown}"
+        );
+        press(&mut app, KeyCode::Char('y'));
+        assert_eq!(rx.try_recv().ok(), Some(Decision::Approve), "step {step}");
+    }
+    assert_eq!(app.input().text(), "a note for later", "the draft is kept");
 }
 
 #[test]
@@ -422,4 +434,72 @@ fn slash_quit_when_idle_quits_at_once() {
     let mut app = app();
     command(&mut app, "/quit");
     assert!(quit_asked(&mut app));
+}
+
+/// A `run_tests` step the core runs without asking, finished.
+fn auto_run_tests(app: &mut App, step: u32) {
+    let call_id = format!("call_{step}");
+    feed(
+        app,
+        vec![
+            AgentEvent::ToolCallProposed {
+                step,
+                call_id: call_id.clone(),
+                tool: "run_tests".into(),
+                kind: stepwise::agent::CallKind::Execute,
+                target: "unittest".into(),
+                arguments: json!({}),
+                diff: None,
+                needs_approval: false,
+            },
+            AgentEvent::ToolRunning {
+                step,
+                call_id: call_id.clone(),
+                auto_approved: true,
+            },
+            AgentEvent::ToolFinished {
+                step,
+                call_id,
+                tool: "run_tests".into(),
+                status: CallStatus::Ok,
+                summary: "6 tests OK".into(),
+                result: json!({"success": true}),
+                coloured_output: None,
+            },
+        ],
+    );
+}
+
+#[test]
+fn consecutive_auto_approved_steps_fold_into_one_line() {
+    let mut app = app();
+    explored(&mut app);
+    for step in 4..7 {
+        auto_run_tests(&mut app, step);
+    }
+    let lines = conversation(&app);
+    let auto: Vec<&String> = lines
+        .iter()
+        .filter(|l| l.contains("Auto-approved"))
+        .collect();
+    assert_eq!(
+        auto,
+        [
+            "Auto-approved 3 steps: run_tests unittest, run_tests unittest, run_tests unittest (run_tests is approved for this task)"
+        ],
+        "{lines:?}"
+    );
+    // Something else in between starts a new line.
+    app.notice("a note");
+    auto_run_tests(&mut app, 7);
+    let lines = conversation(&app);
+    assert_eq!(
+        lines.iter().filter(|l| l.contains("Auto-approved")).count(),
+        2,
+        "{lines:?}"
+    );
+    assert_eq!(
+        lines.last().map(String::as_str),
+        Some("Auto-approved run_tests unittest (run_tests is approved for this task)")
+    );
 }

@@ -8,6 +8,8 @@
 use crate::support::tui::*;
 use crossterm::event::KeyCode;
 use insta::assert_debug_snapshot;
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
 use ratatui::style::{Color, Modifier};
 use stepwise::agent::AgentEvent;
 use stepwise::tui::App;
@@ -190,4 +192,93 @@ fn a_wide_table_wraps_inside_its_columns() {
     assert!(shown.contains("ZeroDivisionError"), "{text}");
     assert!(shown.contains("both cases"), "{text}");
     assert!(rows[rule - 1].contains(&'│'), "the header too:\n{text}");
+}
+
+/// The screens where text sits on something other than the background:
+/// the `/` menu, the `@` picker with a selected row, the header with every
+/// safety notice (auto-approve, a weakened sandbox, mouse off), a prompt
+/// over a reviewed diff, and the help over it all.
+fn composed_screens(look: Look) -> Vec<(&'static str, Terminal<TestBackend>)> {
+    let mut out = Vec::new();
+    let mut menu = app();
+    menu.set_look(look);
+    type_text(&mut menu, "/m");
+    out.push(("the / menu", draw(&mut menu, 80, 24)));
+
+    let mut picking = app();
+    picking.set_look(look);
+    let ws = crate::support::copy_workspace();
+    picking.set_file_source(stepwise::tools::Workspace::open(ws.path()).expect("workspace"));
+    type_text(&mut picking, "see @");
+    picking.update(stepwise::tui::Msg::Files {
+        files: vec![
+            "calculator.py".into(),
+            "test_calculator.py".into(),
+            "README.md".into(),
+        ],
+        more: false,
+    });
+    press(&mut picking, KeyCode::Down);
+    out.push(("the @ picker", draw(&mut picking, 80, 24)));
+
+    let mut notices = rejected_middle_hunk();
+    notices.set_look(look);
+    notices.update(stepwise::tui::Msg::Agent(AgentEvent::SessionReady {
+        rules: vec!["AGENTS.md".into()],
+        sandbox: "not sandboxed".into(),
+        limits: String::new(),
+    }));
+    notices.update(stepwise::tui::Msg::Agent(AgentEvent::ScopesChanged {
+        approved: vec![stepwise::tools::ToolName::RUN_TESTS.into()],
+    }));
+    press(&mut notices, KeyCode::F(2));
+    out.push((
+        "the header's notices over a prompt",
+        draw(&mut notices, 160, 30),
+    ));
+    press(&mut notices, KeyCode::F(1));
+    out.push(("the help", draw(&mut notices, 100, 30)));
+    out
+}
+
+#[test]
+fn every_cell_is_readable_as_composed_on_screen_in_both_themes() {
+    for palette in [&DARK, &LIGHT] {
+        for (what, term) in composed_screens(Look::Colored(palette)) {
+            let buf = term.backend().buffer();
+            let bad = theme::unreadable(buf);
+            let shown: Vec<String> = bad
+                .iter()
+                .take(8)
+                .map(|&(x, y, r)| {
+                    let c = &buf[(x, y)];
+                    format!("({x},{y}) {:?} {:?} on {:?} {r:.2}", c.symbol(), c.fg, c.bg)
+                })
+                .collect();
+            assert!(
+                bad.is_empty(),
+                "{}: {what}: {} cells below {}:1: {shown:?}\n{}",
+                palette.name,
+                bad.len(),
+                theme::MIN_CONTRAST,
+                screen(&term)
+            );
+        }
+    }
+}
+
+#[test]
+fn without_colour_the_pickers_selection_stands_out() {
+    let screens = composed_screens(Look::Plain);
+    let (_, term) = &screens[1];
+    let text = screen(term);
+    let (x, y) = find(&text, "test_calculator.py").expect("the selected file");
+    let buf = term.backend().buffer();
+    let (ox, oy) = find(&text, " calculator.py").expect("another file");
+    assert_ne!(oy, y, "{text}");
+    assert_ne!(
+        buf[(x, y)].modifier.contains(Modifier::REVERSED),
+        buf[(ox + 1, oy)].modifier.contains(Modifier::REVERSED),
+        "the selected row differs from the others:\n{text}"
+    );
 }

@@ -14,6 +14,7 @@ mod exit;
 mod failures;
 mod hints;
 mod keystrokes;
+mod layers;
 mod live_order;
 mod live_patch;
 mod looks;

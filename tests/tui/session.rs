@@ -377,3 +377,30 @@ fn the_header_shows_the_rules_file_cached_tokens_and_an_estimated_cost() {
         "{second}"
     );
 }
+
+#[test]
+fn a_rule_sets_each_task_off_from_the_one_before() {
+    let mut app = app();
+    submit(&mut app, "task one");
+    app.update(stepwise::tui::Msg::Agent(task_finished(
+        stepwise::agent::FinishReason::Answered,
+        1,
+    )));
+    let first = screen(&draw(&mut app, 80, 24));
+    let rule = |text: &str| {
+        text.lines()
+            .filter(|l| l.trim().len() > 20 && l.trim().chars().all(|c| c == '─'))
+            .count()
+    };
+    assert_eq!(rule(&first), 0, "no rule before the first task:\n{first}");
+    submit(&mut app, "task two");
+    let shown = screen(&draw(&mut app, 80, 24));
+    let one = find(&shown, "task one").expect("the first task").1;
+    let two = find(&shown, "task two").expect("the second task").1;
+    let between: Vec<&str> = shown
+        .lines()
+        .skip(one as usize + 1)
+        .take((two - one) as usize)
+        .collect();
+    assert_eq!(rule(&between.join("\n")), 1, "{shown}");
+}

@@ -8,10 +8,6 @@ use super::registry::{ToolContext, object_schema, string_property};
 use super::{ToolId, ToolName, patch_apply};
 use serde_json::{Value, json};
 
-impl ToolName {
-    pub const APPLY_PATCH: ToolName = ToolName::new("apply_patch");
-}
-
 pub struct ApplyPatch;
 
 impl Tool for ApplyPatch {

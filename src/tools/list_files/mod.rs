@@ -7,10 +7,6 @@ use super::registry::{Args, Cut, Plan, Reader, Refused, Tool, ToolContext};
 use super::{ToolId, ToolName, files};
 use serde_json::{Value, json};
 
-impl ToolName {
-    pub const LIST_FILES: ToolName = ToolName::new("list_files");
-}
-
 pub struct ListFiles;
 
 impl Tool for ListFiles {

@@ -8,10 +8,6 @@ use super::registry::{object_schema, string_property};
 use super::{ToolId, ToolName, files};
 use serde_json::{Value, json};
 
-impl ToolName {
-    pub const READ_FILE: ToolName = ToolName::new("read_file");
-}
-
 pub struct ReadFile;
 
 impl Tool for ReadFile {

@@ -8,10 +8,6 @@ use super::registry::{Tool, ToolContext, object_schema, string_property};
 use super::{ToolId, ToolName, files};
 use serde_json::{Value, json};
 
-impl ToolName {
-    pub const REPLACE_TEXT: ToolName = ToolName::new("replace_text");
-}
-
 pub struct ReplaceText;
 
 impl Tool for ReplaceText {

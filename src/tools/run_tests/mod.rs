@@ -7,10 +7,6 @@ use super::registry::{Action, Args, Cut, Plan, Reader, Refused, Tool, ToolContex
 use super::{ToolId, ToolName};
 use serde_json::Value;
 
-impl ToolName {
-    pub const RUN_TESTS: ToolName = ToolName::new("run_tests");
-}
-
 pub struct RunTests;
 
 impl Tool for RunTests {

@@ -8,10 +8,6 @@ use super::registry::{object_schema, string_property};
 use super::{ToolId, ToolName, search};
 use serde_json::{Value, json};
 
-impl ToolName {
-    pub const SEARCH_TEXT: ToolName = ToolName::new("search_text");
-}
-
 pub struct SearchText;
 
 impl Tool for SearchText {

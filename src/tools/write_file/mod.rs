@@ -8,10 +8,6 @@ use super::registry::{Tool, ToolContext, object_schema, string_property};
 use super::{ToolId, ToolName, files};
 use serde_json::{Value, json};
 
-impl ToolName {
-    pub const WRITE_FILE: ToolName = ToolName::new("write_file");
-}
-
 pub struct WriteFile;
 
 impl Tool for WriteFile {

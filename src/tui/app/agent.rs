@@ -31,10 +31,11 @@ impl App {
                 old,
             } => self.live.base(index, &tool, path, old),
             E::SessionDiff { files, git } => {
-                self.overlay = Some(Overlay::SessionDiff(SessionDiffView::new(files, git)));
+                self.layers
+                    .open(Overlay::SessionDiff(SessionDiffView::new(files, git)));
             }
             E::UndoFinished { reverted, error } => self.undo_finished(reverted, error),
-            E::SessionFiles { files } => self.session_files = files,
+            E::SessionFiles { files } => self.facts.session_files = files,
             E::ModelsListed {
                 current,
                 models,
@@ -43,7 +44,7 @@ impl App {
             // The header names the rule files from the start (each task reads them again).
             E::SessionReady { rules, sandbox, .. } => {
                 self.set_rules(rules);
-                self.sandbox = sandbox;
+                self.status.sandbox = sandbox;
             }
             // The header shows exactly what the core auto-approves.
             E::ScopesChanged { approved } => self.sync_scopes(approved),
@@ -55,7 +56,7 @@ impl App {
                     present::sanitize(&model)
                 );
                 self.conversation.push_entry(Kind::Notice, &text);
-                self.model = model;
+                self.status.model = model;
             }
             E::SessionRestored {
                 session,
@@ -80,9 +81,9 @@ impl App {
         }
         if self.approvals.prune()
             && self.approvals.is_empty()
-            && self.state == TaskState::AwaitingApproval
+            && self.status.state == TaskState::AwaitingApproval
         {
-            self.state = TaskState::Thinking;
+            self.status.state = TaskState::Thinking;
         }
     }
 
@@ -144,7 +145,7 @@ impl App {
             E::Error { message } => {
                 tracing::warn!(%message, "agent error");
                 self.conversation
-                    .push_entry(Kind::Error, &explain_error(&message, self.key_var));
+                    .push_entry(Kind::Error, &explain_error(&message, self.facts.key_var));
             }
             other => tracing::debug!(?other, "not a transcript event"),
         }
@@ -250,13 +251,8 @@ impl App {
     fn approval_requested(&mut self, request: ApprovalRequest) {
         self.calls.set_status(&request.call_id, RowStatus::Awaiting);
         tracing::info!(step = request.step, prompt = %request.action.prompt(), "approval requested");
-        // The diff must be visible while the prompt is open.
-        if matches!(
-            self.overlay,
-            Some(Overlay::Detail(_) | Overlay::SessionDiff(_))
-        ) {
-            self.overlay = None;
-        }
+        // The views the user opened stay open: the prompt bar shows below
+        // them, and the key that closes one is never an answer.
         self.approvals.push(request);
         self.set_state(TaskState::AwaitingApproval);
     }

@@ -40,6 +40,7 @@ impl App {
                 self.core_command("/model", Effect::Agent(AgentCommand::SetModel(model)));
             }
             ["mcp"] => self.list_mcp(),
+            ["mouse"] => self.toggle_mouse(),
             ["quit" | "exit"] => self.quit_command(),
             _ => self.show_flash(format!(
                 "Unknown command /{} — try {} (type / to see them)",
@@ -54,7 +55,7 @@ impl App {
     fn list_models(&mut self) {
         let text = format!(
             "Model: {}. Asking the server which models it offers…",
-            crate::present::one_line(&self.model)
+            crate::present::one_line(&self.status.model)
         );
         if self.core_command("/model", Effect::Agent(AgentCommand::ListModels)) {
             self.conversation.push_entry(Kind::Notice, &text);
@@ -99,8 +100,7 @@ impl App {
     }
 
     pub(in crate::tui) fn open_help(&mut self) {
-        self.help_top = 0;
-        self.overlay = Some(Overlay::Help);
+        self.layers.open(Overlay::Help);
     }
 
     /// Ask the core for something, unless a task (or an undo) is running.
@@ -128,32 +128,32 @@ impl App {
             cancel: cancel.clone(),
         });
         if self.core_command(name, effect) {
-            self.undo = Some(UndoRun {
-                before: self.state,
+            self.life.undo = Some(UndoRun {
+                before: self.status.state,
                 declined: false,
             });
-            self.cancel = Some(cancel);
+            self.life.cancel = Some(cancel);
         }
     }
 
     /// The user answered the `/undo` prompt: back to the state before it.
     pub(in crate::tui) fn undo_answered(&mut self, declined: bool) {
-        match &mut self.undo {
+        match &mut self.life.undo {
             Some(run) => {
                 run.declined = declined;
-                self.state = run.before;
+                self.status.state = run.before;
             }
-            None if self.approvals.is_empty() => self.state = TaskState::Idle,
+            None if self.approvals.is_empty() => self.status.state = TaskState::Idle,
             None => {}
         }
     }
 
     /// The core finished an undo (or refused it).
     pub(in crate::tui) fn undo_finished(&mut self, reverted: Vec<String>, error: Option<String>) {
-        let run = self.undo.take();
-        self.cancel = None;
+        let run = self.life.undo.take();
+        self.life.cancel = None;
         if let Some(run) = run {
-            self.state = run.before;
+            self.status.state = run.before;
         }
         let declined = run.is_some_and(|r| r.declined);
         match (error, reverted.is_empty()) {
@@ -177,11 +177,11 @@ impl App {
 
     /// `F3` or `/revoke`: no more automatic approvals in this task.
     pub(in crate::tui) fn revoke_approvals(&mut self) {
-        if self.auto_approved.is_empty() {
+        if self.status.auto_approved.is_empty() {
             self.show_flash("Nothing is auto-approved: every write and test run asks.");
             return;
         }
-        let tools = std::mem::take(&mut self.auto_approved);
+        let tools = std::mem::take(&mut self.status.auto_approved);
         let names: Vec<String> = tools.iter().map(ToolId::to_string).collect();
         let text = format!(
             "Auto-approval revoked for {}: each call asks again.",
@@ -206,7 +206,7 @@ impl App {
     }
 
     pub(in crate::tui) fn refuse_if_misconfigured(&mut self) -> bool {
-        let Some(problem) = &self.config_error else {
+        let Some(problem) = &self.facts.config_error else {
             return false;
         };
         let text = format!("Cannot run the task: {problem}");
@@ -224,12 +224,12 @@ impl App {
         self.calls.clear();
         self.diff = DiffView::default();
         self.live.clear();
-        self.state = TaskState::Idle;
-        self.step = 0;
-        self.task_tokens = TokenUsage::default();
-        self.task_cost = None;
-        self.task_started = None;
-        self.last_elapsed = None;
+        self.status.state = TaskState::Idle;
+        self.status.step = 0;
+        self.status.task_tokens = TokenUsage::default();
+        self.status.task_cost = None;
+        self.status.task_started = None;
+        self.status.last_elapsed = None;
         self.conversation
             .push_entry(Kind::Notice, "New conversation.");
         self.effect(Effect::Agent(AgentCommand::ClearConversation));

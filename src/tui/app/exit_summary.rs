@@ -16,7 +16,7 @@ use std::path::Path;
 impl App {
     /// The lines to print after the UI closes.
     pub fn exit_summary(&self, transcript: Option<&Path>, demo_copy: Option<&Path>) -> Vec<String> {
-        let outcome = match (&self.last_outcome, self.state) {
+        let outcome = match (&self.facts.last_outcome, self.status.state) {
             (_, TaskState::Interrupting) => "The running task was interrupted.".to_string(),
             (Some(line), _) => format!("Last task: {line}"),
             (None, _) => "No task was run.".to_string(),
@@ -28,7 +28,10 @@ impl App {
         } else {
             out.push(format!("Files changed: {}", files.join(", ")));
         }
-        out.push(present::usage_line(&self.session_tokens, self.session_cost));
+        out.push(present::usage_line(
+            &self.status.session_tokens,
+            self.status.session_cost,
+        ));
         if let Some(path) = transcript {
             out.push(format!(
                 "Transcript: {}",
@@ -51,6 +54,10 @@ impl App {
 
     /// Each file the session changed, once, in order (sanitized).
     fn changed_files(&self) -> Vec<String> {
-        self.session_files.iter().map(|p| sanitize(p)).collect()
+        self.facts
+            .session_files
+            .iter()
+            .map(|p| sanitize(p))
+            .collect()
     }
 }

@@ -52,7 +52,8 @@ mod tests {
             text: String::new(),
         }));
         let mut term = Terminal::new(TestBackend::new(80, 24)).unwrap();
-        term.draw(|f| crate::tui::draw(f, &mut app)).unwrap();
+        term.draw(|f| crate::tui::prepare_and_draw(f, &mut app))
+            .unwrap();
         assert!(!keyword_stands_out(&term), "plain while not ready");
         assert!(!app.colouring_due(), "no frames spent waiting");
         // The App asks for the grammar once, as an effect for the run loop.
@@ -66,7 +67,8 @@ mod tests {
         let (lang, sample) = wanted.into_iter().next().unwrap();
         assert_eq!(lang, "rust");
         assert!(sample.iter().any(|l| l.contains("fn main")));
-        term.draw(|f| crate::tui::draw(f, &mut app)).unwrap();
+        term.draw(|f| crate::tui::prepare_and_draw(f, &mut app))
+            .unwrap();
         assert!(app.take_effects().is_empty(), "asked for once");
         assert!(!keyword_stands_out(&term), "still plain");
         // The worker's answer (what the run loop does off the UI thread).
@@ -75,7 +77,8 @@ mod tests {
         // Coloured on the UI's worker: frames look for the result.
         let waited = std::time::Instant::now();
         while waited.elapsed() < std::time::Duration::from_secs(20) {
-            term.draw(|f| crate::tui::draw(f, &mut app)).unwrap();
+            term.draw(|f| crate::tui::prepare_and_draw(f, &mut app))
+                .unwrap();
             if !app.colouring_due() {
                 break;
             }

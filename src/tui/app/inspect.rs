@@ -16,54 +16,54 @@ use std::time::Instant;
 
 impl App {
     pub fn model(&self) -> &str {
-        &self.model
+        &self.status.model
     }
 
     pub fn workspace(&self) -> &str {
-        &self.workspace
+        &self.status.workspace
     }
 
     pub fn state(&self) -> TaskState {
-        self.state
+        self.status.state
     }
 
     pub fn step(&self) -> u32 {
-        self.step
+        self.status.step
     }
 
     pub fn max_steps(&self) -> u32 {
-        self.max_steps
+        self.status.max_steps
     }
 
     pub fn task_tokens(&self) -> TokenUsage {
-        self.task_tokens
+        self.status.task_tokens
     }
 
     pub fn session_tokens(&self) -> TokenUsage {
-        self.session_tokens
+        self.status.session_tokens
     }
 
     pub fn task_cost(&self) -> Option<f64> {
-        self.task_cost
+        self.status.task_cost
     }
 
     pub fn session_cost(&self) -> Option<f64> {
-        self.session_cost
+        self.status.session_cost
     }
 
     /// Project rule files the model follows (e.g. `AGENTS.md`).
     pub fn rules(&self) -> &[String] {
-        &self.rules
+        &self.status.rules
     }
 
     /// How test runs are confined, as the core reported it (empty: not told).
     pub fn sandbox(&self) -> &str {
-        &self.sandbox
+        &self.status.sandbox
     }
 
     /// The test run's timeout, when the configuration is known.
     pub fn test_timeout(&self) -> Option<std::time::Duration> {
-        self.test_timeout
+        self.facts.test_timeout
     }
 
     /// The clock as of the last event.
@@ -79,7 +79,7 @@ impl App {
 
     /// Tools the user approved for the rest of the task.
     pub fn auto_approved(&self) -> &[ToolId] {
-        &self.auto_approved
+        &self.status.auto_approved
     }
 
     pub fn conversation(&self) -> &Conversation {
@@ -116,16 +116,21 @@ impl App {
     }
 
     pub fn overlay(&self) -> Option<&Overlay> {
-        self.overlay.as_ref()
+        self.layers.top()
+    }
+
+    /// `f` at a prompt: the prompt's diff takes the whole body.
+    pub fn diff_full(&self) -> bool {
+        self.approvals.is_open() && self.layers.any(|o| matches!(o, Overlay::FullDiff))
     }
 
     /// First row of the help overlay shown.
     pub fn help_top(&self) -> usize {
-        self.help_top
+        self.layers.help_top()
     }
 
     pub fn mouse_capture(&self) -> bool {
-        self.mouse_capture
+        self.term.mouse_capture
     }
 
     /// The one-off message shown until the next key.
@@ -140,6 +145,6 @@ impl App {
 
     /// The user asked to leave.
     pub fn quitting(&self) -> bool {
-        self.quit
+        self.life.quit
     }
 }

@@ -22,19 +22,20 @@ impl App {
         match event {
             AgentEvent::ModelRequest { .. }
             | AgentEvent::AssistantDelta { .. }
-            | AgentEvent::ToolCallStreaming { .. } => self.last_token = Some(self.now),
-            AgentEvent::TaskFinished { .. } => self.last_token = None,
+            | AgentEvent::ToolCallStreaming { .. } => self.status.last_token = Some(self.now),
+            AgentEvent::TaskFinished { .. } => self.status.last_token = None,
             _ => {}
         }
     }
 
     /// Set from `stream_token_timeout`: when stepwise gives up on a silent model.
     pub fn set_token_timeout(&mut self, timeout: Duration) {
-        self.token_timeout = Some(timeout);
+        self.status.token_timeout = Some(timeout);
     }
 
     fn silent_since(&self) -> Option<Instant> {
-        self.last_token
+        self.status
+            .last_token
             .filter(|_| self.state() == TaskState::Thinking)
     }
 
@@ -46,6 +47,7 @@ impl App {
             return None;
         }
         let left = self
+            .status
             .token_timeout
             .map(|limit| limit.saturating_sub(silent).as_secs());
         Some((silent.as_secs(), left))

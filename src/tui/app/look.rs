@@ -8,11 +8,11 @@ use crate::tui::render::theme::Look;
 impl App {
     /// Paint the frames with `look` from now on.
     pub fn set_look(&mut self, look: Look) {
-        self.look = look;
+        self.term.look = look;
     }
 
     /// How frames are painted.
     pub fn look(&self) -> Look {
-        self.look
+        self.term.look
     }
 }

@@ -17,15 +17,20 @@ impl App {
         };
         self.conversation
             .push_entry(kind, &present::mcp::server_line(&report));
-        match self.mcp.iter_mut().find(|r| r.server == report.server) {
+        match self
+            .facts
+            .mcp
+            .iter_mut()
+            .find(|r| r.server == report.server)
+        {
             Some(known) => *known = report,
-            None => self.mcp.push(report),
+            None => self.facts.mcp.push(report),
         }
     }
 
     /// `/mcp`: the servers, their state and their tools.
     pub(in crate::tui) fn list_mcp(&mut self) {
-        for line in present::mcp::list_lines(&self.mcp) {
+        for line in present::mcp::list_lines(&self.facts.mcp) {
             self.conversation.push_entry(Kind::Notice, &line);
         }
     }

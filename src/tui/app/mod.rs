@@ -10,24 +10,28 @@ mod commands;
 mod exit_summary;
 mod grammars;
 mod inspect;
+mod keys;
+mod layers;
 mod liveness;
 mod look;
 mod mcp;
 mod notify;
+pub(in crate::tui) mod parts;
+mod picking;
+mod prompt;
 mod quit;
+pub(in crate::tui) mod record;
 mod restored;
 mod task;
 mod update;
 
+pub use layers::{Handled, Layers, Overlay};
+use parts::{Lifecycle, Picking, SessionFacts, TaskStatus, TerminalState};
 pub use update::Msg;
 
 use crate::agent::AgentCommand;
-use crate::llm::TokenUsage;
-use crate::tools::ToolId;
 use crate::tui::approval::queue::Approvals;
 use crate::tui::input::input_box::InputBox;
-use crate::tui::overlays::detail::DetailView;
-use crate::tui::overlays::session_diff::SessionDiffView;
 use crate::tui::panes::conversation::Conversation;
 use crate::tui::panes::diff::live::LivePreviews;
 use crate::tui::panes::diff::view::DiffView;
@@ -77,15 +81,6 @@ pub enum Focus {
     Diff,
 }
 
-/// A full-screen view over the panes.
-#[derive(Debug)]
-pub enum Overlay {
-    Help,
-    Detail(DetailView),
-    /// `/diff`: the session's cumulative diff.
-    SessionDiff(SessionDiffView),
-}
-
 /// What the run loop must do on the App's behalf.
 #[derive(Debug)]
 pub enum Effect {
@@ -120,147 +115,63 @@ pub struct UndoRun {
     pub declined: bool,
 }
 
+/// The App composes the components (each owning its state) and the few
+/// facts of its own, grouped by what reads them. At most 20 fields (an
+/// architecture rule: a new concern goes into a component or a group).
 pub struct App {
-    model: String,
-    workspace: String,
-    state: TaskState,
-    step: u32,
-    max_steps: u32,
-    task_tokens: TokenUsage,
-    /// Project rule files the model follows (e.g. `AGENTS.md`).
-    rules: Vec<String>,
-    /// How test runs are confined, as the core reports it (empty: not told).
-    sandbox: String,
-    session_tokens: TokenUsage,
-    /// Estimated cost in USD, when the model's prices are known.
-    task_cost: Option<f64>,
-    session_cost: Option<f64>,
     /// The clock as of the last event; the run loop advances it.
     now: Instant,
-    task_started: Option<Instant>,
-    /// Duration of the last finished task.
-    last_elapsed: Option<Duration>,
-    /// Tools the user approved for the rest of the task.
-    auto_approved: Vec<ToolId>,
+    /// The header's figures: model, task state, steps, tokens, cost, time.
+    status: TaskStatus,
+    /// What the session learned that outlives a task (for hints, `/mcp`,
+    /// the exit summary).
+    facts: SessionFacts,
+    /// How the terminal is used: mouse capture, focus reports, the palette.
+    term: TerminalState,
+    /// Running, quitting, undoing: the task's and the app's lifecycle.
+    life: Lifecycle,
     pub(in crate::tui) conversation: Conversation,
     pub(in crate::tui) calls: ToolCalls,
     pub(in crate::tui) diff: DiffView,
     pub(in crate::tui) live: LivePreviews,
     pub(in crate::tui) approvals: Approvals,
     pub(in crate::tui) input: InputBox,
+    /// The `@` file picker (while open) and where it lists files from.
+    pub(in crate::tui) picking: Picking,
     pub(in crate::tui) focus: Focus,
     /// When a key last went into the input as text (prompts wait while the
     /// user is composing, see `App::composing`).
     pub(in crate::tui) last_typed: Option<Instant>,
-    pub(in crate::tui) overlay: Option<Overlay>,
-    /// First row of the help overlay shown (it scrolls on small terminals).
-    pub(in crate::tui) help_top: usize,
-    pub(in crate::tui) mouse_capture: bool,
-    /// The terminal has the focus (as its focus reports say).
-    pub(in crate::tui) focused: bool,
-    /// Notify when an approval waits unfocused (`notify` in the configuration).
-    notify: bool,
-    /// The serial of the last request notified about (once per request).
-    notified: u64,
-    /// The palette (or no colour) each frame is painted with.
-    look: crate::tui::render::theme::Look,
-    /// `f` at a prompt: the diff takes the whole body.
-    pub(in crate::tui) diff_full: bool,
-    /// An `/undo` is waiting for the core.
-    undo: Option<UndoRun>,
-    /// When the model request that failed is tried again (the header counts down).
-    retry_until: Option<Instant>,
-    /// When the model last sent a piece of its reply (see `liveness`).
-    last_token: Option<Instant>,
-    /// `stream_token_timeout`, when known.
-    token_timeout: Option<Duration>,
-    /// The task retried a request (if it then fails, `/continue` is offered).
-    retried: bool,
-    /// How the last task ended (its finish line), for the exit summary.
-    last_outcome: Option<String>,
-    /// The files the session has changed, as the core's change log says
-    /// (`SessionFiles`), for the exit summary.
-    session_files: Vec<String>,
-    /// The configured provider's key variable (`None`: it takes no key),
-    /// which the hints for a refused key name.
-    key_var: Option<&'static str>,
-    /// The test run's timeout, shown at a `run_tests` prompt.
-    test_timeout: Option<Duration>,
-    /// A configuration problem that keeps tasks from running.
-    config_error: Option<String>,
+    /// The overlays over the panes, the top one first to get a key.
+    pub(in crate::tui) layers: Layers,
     /// A one-off message shown above the input until the next key.
     flash: Option<String>,
     /// Pane rectangles of the last layout (for mouse hits and page sizes).
     pub(in crate::tui) panes: Panes,
-    quit: bool,
-    /// Until when a second Ctrl+C / Ctrl+D quits (see `quit`).
-    quit_confirm: Option<Instant>,
-    /// The agent stopped (reported once).
-    agent_gone: bool,
-    cancel: Option<CancellationToken>,
     effects: Vec<Effect>,
-    /// The `@` file picker, while open.
-    pub(in crate::tui) picker: Option<crate::tui::input::picker::Picker>,
-    /// Where the picker lists files from (`None`: no workspace to list).
-    pub(in crate::tui) file_source: Option<crate::tui::input::picker::FileSource>,
-    /// The MCP servers as their last `McpServer` events described them (for `/mcp`).
-    mcp: Vec<crate::mcp::ServerReport>,
 }
 
 impl App {
     pub fn new(model: impl Into<String>, workspace: impl Into<String>) -> Self {
         App {
-            model: model.into(),
-            workspace: workspace.into(),
-            state: TaskState::Idle,
-            step: 0,
-            max_steps: 0,
-            task_tokens: TokenUsage::default(),
-            rules: Vec::new(),
-            sandbox: String::new(),
-            session_tokens: TokenUsage::default(),
-            task_cost: None,
-            session_cost: None,
             now: Instant::now(),
-            task_started: None,
-            last_elapsed: None,
-            auto_approved: Vec::new(),
+            status: TaskStatus::new(model.into(), workspace.into()),
+            facts: SessionFacts::default(),
+            term: TerminalState::default(),
+            life: Lifecycle::default(),
             conversation: Conversation::new(),
             calls: ToolCalls::default(),
             diff: DiffView::default(),
             live: LivePreviews::default(),
             approvals: Approvals::default(),
             input: InputBox::new(),
+            picking: Picking::default(),
             focus: Focus::Input,
             last_typed: None,
-            overlay: None,
-            help_top: 0,
-            mouse_capture: true,
-            diff_full: false,
-            focused: true,
-            notify: false,
-            notified: 0,
-            look: Default::default(),
-            undo: None,
-            retry_until: None,
-            last_token: None,
-            token_timeout: None,
-            retried: false,
-            last_outcome: None,
-            session_files: Vec::new(),
-            key_var: Some(crate::config::API_KEY_VAR),
-            test_timeout: None,
-            config_error: None,
+            layers: Layers::default(),
             flash: None,
             panes: Panes::default(),
-            quit: false,
-            quit_confirm: None,
-            agent_gone: false,
-            cancel: None,
             effects: Vec::new(),
-            picker: None,
-            file_source: None,
-            mcp: Vec::new(),
         }
     }
 
@@ -271,7 +182,7 @@ impl App {
 
     /// The configured provider's key variable, for the words about keys.
     pub fn set_key_var(&mut self, var: Option<&'static str>) {
-        self.key_var = var;
+        self.facts.key_var = var;
     }
 
     /// The first screen of a newcomer without a key: what to set, for the
@@ -301,12 +212,12 @@ Press Ctrl+C to quit."
 
     /// The project rule files the model follows, for the header.
     pub fn set_rules(&mut self, files: Vec<String>) {
-        self.rules = files;
+        self.status.rules = files;
     }
 
     /// The timeout a test run gets (from the configuration), for its prompt.
     pub fn set_test_timeout(&mut self, timeout: Duration) {
-        self.test_timeout = Some(timeout);
+        self.facts.test_timeout = Some(timeout);
     }
 
     /// Show a configuration problem; tasks are refused until it is fixed.
@@ -314,7 +225,7 @@ Press Ctrl+C to quit."
         let message = message.into();
         self.conversation
             .push_entry(Kind::Error, &format!("Configuration problem: {message}"));
-        self.config_error = Some(message);
+        self.facts.config_error = Some(message);
     }
 
     /// Show a one-off message above the input until the next key. The only
@@ -340,17 +251,17 @@ Press Ctrl+C to quit."
 
     /// A task is running (submitted and not yet finished).
     pub fn is_running(&self) -> bool {
-        self.cancel.is_some()
+        self.life.cancel.is_some()
     }
 
     /// The token that interrupts the running task.
     pub fn cancel_token(&self) -> Option<&CancellationToken> {
-        self.cancel.as_ref()
+        self.life.cancel.as_ref()
     }
 
     /// Time spent on the current (or last) task.
     pub fn elapsed(&self) -> Duration {
-        match (self.task_started, self.last_elapsed) {
+        match (self.status.task_started, self.status.last_elapsed) {
             (Some(start), None) => self.now.saturating_duration_since(start),
             (_, Some(d)) => d,
             (None, None) => Duration::ZERO,
@@ -362,6 +273,7 @@ Press Ctrl+C to quit."
         if self.refuse_if_misconfigured() {
             return;
         }
+        self.conversation.separate_task();
         self.conversation.push_entry(Kind::User, &task);
         tracing::info!(chars = task.len(), "task submitted");
         let cancel = self.begin_run();
@@ -373,12 +285,12 @@ Press Ctrl+C to quit."
         self.conversation.follow();
         self.calls.select_last();
         let cancel = CancellationToken::new();
-        self.cancel = Some(cancel.clone());
-        self.state = TaskState::Thinking;
-        self.step = 0;
-        self.task_started = Some(self.now);
-        self.last_elapsed = None;
-        self.retried = false;
+        self.life.cancel = Some(cancel.clone());
+        self.status.state = TaskState::Thinking;
+        self.status.step = 0;
+        self.status.task_started = Some(self.now);
+        self.status.last_elapsed = None;
+        self.status.retried = false;
         cancel
     }
 
@@ -388,30 +300,30 @@ Press Ctrl+C to quit."
             self.calls
                 .set_status(&answered.call_id, RowStatus::Declined);
         }
-        if let Some(run) = &mut self.undo {
+        if let Some(run) = &mut self.life.undo {
             run.declined = true;
         }
-        if let Some(cancel) = &self.cancel {
+        if let Some(cancel) = &self.life.cancel {
             tracing::info!("interrupt requested");
             cancel.cancel();
-            self.state = TaskState::Interrupting;
+            self.status.state = TaskState::Interrupting;
         }
     }
 
     /// Leave the app: pending requests are declined, the task is cancelled.
     pub fn request_quit(&mut self) {
         self.interrupt();
-        self.quit = true;
+        self.life.quit = true;
         self.effect(Effect::Quit);
     }
 
     /// The agent is gone (it panicked or stopped taking commands): nothing
     /// can run any more. Said once, however often it is found out.
     pub fn agent_died(&mut self, why: &str) {
-        self.cancel = None;
-        self.undo = None;
-        self.state = TaskState::Failed;
-        if std::mem::replace(&mut self.agent_gone, true) {
+        self.life.cancel = None;
+        self.life.undo = None;
+        self.status.state = TaskState::Failed;
+        if std::mem::replace(&mut self.facts.agent_gone, true) {
             return;
         }
         self.conversation.push_entry(

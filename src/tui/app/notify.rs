@@ -10,14 +10,14 @@ use crate::tui::app::{App, Effect};
 impl App {
     /// Whether to ring the bell when an approval waits unfocused.
     pub fn set_notify(&mut self, on: bool) {
-        self.notify = on;
+        self.term.notify = on;
     }
 
     /// An approval waits and the terminal is not focused: ask for attention,
     /// once per request.
     pub(in crate::tui) fn maybe_notify(&mut self) {
         let serial = self.approvals.serial();
-        if !self.notify || self.focused || serial == self.notified {
+        if !self.term.notify || self.term.focused || serial == self.term.notified {
             return;
         }
         let Some(request) = self.approvals.current() else {
@@ -27,7 +27,7 @@ impl App {
             "stepwise: approval waiting: {}",
             request.action.prompt()
         ));
-        self.notified = serial;
+        self.term.notified = serial;
         self.effect(Effect::Notify(text));
     }
 }

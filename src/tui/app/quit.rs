@@ -22,7 +22,7 @@ impl App {
 
     /// A first Ctrl+C / Ctrl+D was pressed less than `CONFIRM_WINDOW` ago.
     fn quit_confirmed(&self) -> bool {
-        self.quit_confirm.is_some_and(|until| self.now < until)
+        self.life.quit_confirm.is_some_and(|until| self.now < until)
     }
 
     /// Ctrl+C: interrupt a task, else clear a draft, else quit.
@@ -32,7 +32,7 @@ impl App {
         }
         if self.busy() {
             self.interrupt();
-            self.quit_confirm = Some(self.now + CONFIRM_WINDOW);
+            self.life.quit_confirm = Some(self.now + CONFIRM_WINDOW);
             self.show_flash("Interrupting the task. Press Ctrl+C again within 2 s to quit.");
             return;
         }
@@ -64,7 +64,7 @@ impl App {
         if !self.busy() || self.quit_confirmed() {
             return self.request_quit();
         }
-        self.quit_confirm = Some(self.now + CONFIRM_WINDOW);
+        self.life.quit_confirm = Some(self.now + CONFIRM_WINDOW);
         let what = if self.approvals.is_open() {
             "an approval is waiting (it would be declined)"
         } else {
@@ -78,8 +78,8 @@ impl App {
     /// a retry's countdown running out, the silent model's count), if it
     /// is still ahead.
     pub fn wake_at(&self) -> Option<Instant> {
-        let quit = self.quit_confirm.filter(|until| self.now < *until);
-        let retry = self.retry_until.filter(|until| self.now < *until);
+        let quit = self.life.quit_confirm.filter(|until| self.now < *until);
+        let retry = self.status.retry_until.filter(|until| self.now < *until);
         let arming = self.approvals.arming_until(self.now);
         let idle = self
             .last_typed
@@ -108,8 +108,12 @@ impl App {
 
     /// Time passed: a quit confirmation that ran out takes its message along.
     pub(in crate::tui) fn timers_passed(&mut self) {
-        if self.quit_confirm.is_some_and(|until| self.now >= until) {
-            self.quit_confirm = None;
+        if self
+            .life
+            .quit_confirm
+            .is_some_and(|until| self.now >= until)
+        {
+            self.life.quit_confirm = None;
             if self
                 .flash()
                 .as_ref()

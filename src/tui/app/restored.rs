@@ -15,7 +15,7 @@ use crate::llm::TokenUsage;
 use crate::present;
 use crate::tools::ToolId;
 use crate::tui::app::App;
-use crate::tui::approval::record::{declined_line, edited_line};
+use crate::tui::app::record::{declined_line, edited_line};
 use crate::tui::panes::line_kind::Kind;
 use crate::tui::panes::tool_calls::{CallRow, RowStatus};
 
@@ -49,8 +49,8 @@ impl App {
                 }
             }
         }
-        self.session_tokens = usage;
-        self.session_cost = cost_usd;
+        self.status.session_tokens = usage;
+        self.status.session_cost = cost_usd;
     }
 
     /// A restored call: its row, and the line a live call would have left.

@@ -33,16 +33,16 @@ impl App {
                 if let Some(text) = present::rules_line(&rules) {
                     self.conversation.push_entry(Kind::Notice, &text);
                 }
-                self.rules = rules;
-                self.state = TaskState::Thinking;
-                self.step = 0;
-                self.max_steps = max_steps;
-                self.task_tokens = TokenUsage::default();
-                self.task_cost = None;
-                self.task_started = Some(self.now);
-                self.last_elapsed = None;
-                self.retried = false;
-                self.auto_approved.clear();
+                self.status.rules = rules;
+                self.status.state = TaskState::Thinking;
+                self.status.step = 0;
+                self.status.max_steps = max_steps;
+                self.status.task_tokens = TokenUsage::default();
+                self.status.task_cost = None;
+                self.status.task_started = Some(self.now);
+                self.status.last_elapsed = None;
+                self.status.retried = false;
+                self.status.auto_approved.clear();
             }
             E::ModelRequest { .. } => {
                 self.live.clear();
@@ -50,7 +50,10 @@ impl App {
                 self.set_state(TaskState::Thinking);
             }
             E::Usage(u) => {
-                for t in [&mut self.task_tokens, &mut self.session_tokens] {
+                for t in [
+                    &mut self.status.task_tokens,
+                    &mut self.status.session_tokens,
+                ] {
                     t.prompt_tokens += u.prompt_tokens;
                     t.completion_tokens += u.completion_tokens;
                     t.cached_tokens += u.cached_tokens;
@@ -61,14 +64,14 @@ impl App {
                 session_usd,
                 ..
             } => {
-                self.task_cost = Some(task_usd);
-                self.session_cost = Some(session_usd);
+                self.status.task_cost = Some(task_usd);
+                self.status.session_cost = Some(session_usd);
             }
             E::StepStarted { step, max_steps } => {
                 // The reply has arrived whole: its proposals replace the previews.
                 self.live.clear();
-                self.step = step;
-                self.max_steps = max_steps;
+                self.status.step = step;
+                self.status.max_steps = max_steps;
             }
             E::TaskFinished { reason, steps, .. } => self.finish(reason, steps),
             other => tracing::debug!(?other, "not a task event"),
@@ -77,13 +80,13 @@ impl App {
 
     /// A model request failed and is tried again after `delay_ms`.
     pub(in crate::tui::app) fn retry_started(&mut self, delay_ms: u64) {
-        self.retried = true;
-        self.retry_until = Some(self.now + std::time::Duration::from_millis(delay_ms));
+        self.status.retried = true;
+        self.status.retry_until = Some(self.now + std::time::Duration::from_millis(delay_ms));
     }
 
     /// Whole seconds until the failed request is tried again, while waiting.
     pub fn retry_countdown(&self) -> Option<u64> {
-        let until = self.retry_until.filter(|u| *u > self.now)?;
+        let until = self.status.retry_until.filter(|u| *u > self.now)?;
         Some(
             until
                 .saturating_duration_since(self.now)
@@ -94,29 +97,29 @@ impl App {
 
     /// The user approved `tool` for the rest of the task (the header lists it).
     pub(in crate::tui) fn approved_for_task(&mut self, tool: &ToolId) {
-        if !self.auto_approved.contains(tool) {
-            self.auto_approved.push(tool.clone());
+        if !self.status.auto_approved.contains(tool) {
+            self.status.auto_approved.push(tool.clone());
         }
     }
 
     /// The tools the core has approved for the rest of the task (the header
     /// shows exactly these).
     pub fn sync_scopes(&mut self, tools: Vec<ToolId>) {
-        self.auto_approved = tools;
+        self.status.auto_approved = tools;
     }
 
     pub(in crate::tui) fn set_state(&mut self, state: TaskState) {
         // An interrupt in progress stays visible until the task ends.
-        if self.state != TaskState::Interrupting {
-            self.state = state;
+        if self.status.state != TaskState::Interrupting {
+            self.status.state = state;
         }
     }
 
     /// The core found nothing to continue: back to idle, nothing ran.
     pub(in crate::tui::app) fn resume_refused(&mut self, message: String) {
-        self.cancel = None;
-        self.task_started = None;
-        self.state = TaskState::Idle;
+        self.life.cancel = None;
+        self.status.task_started = None;
+        self.status.state = TaskState::Idle;
         self.conversation.push_entry(Kind::Error, &message);
         self.show_flash(message);
     }
@@ -125,10 +128,10 @@ impl App {
         self.conversation.close_reply();
         self.live.clear();
         self.approvals.decline_all();
-        self.cancel = None;
-        self.auto_approved.clear();
+        self.life.cancel = None;
+        self.status.auto_approved.clear();
         let elapsed = self.elapsed();
-        self.last_elapsed = Some(elapsed);
+        self.status.last_elapsed = Some(elapsed);
         let state = match &reason {
             FinishReason::Answered => TaskState::Done,
             FinishReason::Cancelled => TaskState::Interrupted,
@@ -139,11 +142,11 @@ impl App {
         };
         let text = present::finish_line(&reason, steps, elapsed);
         tracing::info!(?reason, steps, "task finished");
-        self.state = state;
+        self.status.state = state;
         self.conversation.push_entry(Kind::Notice, &text);
-        self.last_outcome = Some(text);
-        self.retry_until = None;
-        if matches!(reason, FinishReason::Error(_)) && self.retried {
+        self.facts.last_outcome = Some(text);
+        self.status.retry_until = None;
+        if matches!(reason, FinishReason::Error(_)) && self.status.retried {
             self.conversation.push_entry(
                 Kind::Notice,
                 "The retries ran out: /continue resumes the task where it stopped.",

@@ -24,6 +24,24 @@ impl std::fmt::Debug for FileSource {
     }
 }
 
+/// Extensions of files that are not text (images, archives, compiled code,
+/// fonts, media, databases): a task has no use for their path in the
+/// picker. Judged by name, so listing stays one walk of the folder.
+const BINARY: &[&str] = &[
+    "png", "jpg", "jpeg", "gif", "bmp", "ico", "webp", "tiff", "psd", "pdf", "zip", "gz", "tgz",
+    "bz2", "xz", "zst", "7z", "rar", "tar", "jar", "war", "class", "pyc", "pyo", "so", "dylib",
+    "dll", "exe", "o", "a", "lib", "obj", "bin", "wasm", "woff", "woff2", "ttf", "otf", "eot",
+    "mp3", "mp4", "wav", "ogg", "flac", "mov", "avi", "mkv", "webm", "sqlite", "db", "npy", "pkl",
+];
+
+/// Whether `path` names a file of a binary kind (by its extension).
+pub fn binary_kind(path: &str) -> bool {
+    let name = path.rsplit('/').next().unwrap_or(path);
+    name.rsplit_once('.').is_some_and(|(stem, ext)| {
+        !stem.is_empty() && BINARY.contains(&ext.to_ascii_lowercase().as_str())
+    })
+}
+
 /// Most matches listed.
 pub const SHOWN: usize = 8;
 
@@ -46,7 +64,8 @@ impl Picker {
     }
 
     /// The workspace's files arrived.
-    pub fn set_files(&mut self, files: Vec<String>, more: bool) {
+    pub fn set_files(&mut self, mut files: Vec<String>, more: bool) {
+        files.retain(|f| !binary_kind(f));
         self.files = Some(files);
         self.more = more;
         self.refilter();
@@ -90,13 +109,19 @@ impl Picker {
         files.get(i).map(String::as_str)
     }
 
-    /// The matches shown, best first.
+    /// The first match shown: the list scrolls to keep the selection in view.
+    fn top(&self) -> usize {
+        self.selected.saturating_sub(SHOWN - 1)
+    }
+
+    /// The matches shown, best first, the selected one among them.
     pub fn shown(&self) -> Vec<&str> {
         let Some(files) = &self.files else {
             return Vec::new();
         };
         self.matches
             .iter()
+            .skip(self.top())
             .take(SHOWN)
             .filter_map(|&i| files.get(i).map(String::as_str))
             .collect()
@@ -105,11 +130,11 @@ impl Picker {
     /// Draw the list just above `input` (the input box's outer rectangle).
     pub fn render(&self, input: Rect, buf: &mut Buffer) {
         let lines: Vec<(String, ratatui::style::Style)> = match &self.files {
-            None => vec![(" listing the workspace's files…".into(), theme::DIM)],
+            None => vec![(" listing the workspace's files…".into(), theme::MENU)],
             Some(_) if self.matches.is_empty() => {
                 vec![(
                     format!(" no file matches “{}”", sanitize(&self.query)),
-                    theme::DIM,
+                    theme::MENU,
                 )]
             }
             Some(_) => self
@@ -117,10 +142,10 @@ impl Picker {
                 .iter()
                 .enumerate()
                 .map(|(i, f)| {
-                    let style = if i == self.selected {
-                        theme::WARN_BOLD.add_modifier(ratatui::style::Modifier::REVERSED)
+                    let style = if self.top() + i == self.selected {
+                        theme::SELECTED
                     } else {
-                        ratatui::style::Style::new()
+                        theme::MENU
                     };
                     (format!(" {}", sanitize(f)), style)
                 })
@@ -148,12 +173,12 @@ impl Picker {
             height,
         };
         ratatui::widgets::Widget::render(ratatui::widgets::Clear, area, buf);
-        buf.set_style(area, theme::PROMPT_BAR);
+        buf.set_style(area, theme::MENU);
         let w = width as usize;
         buf.set_line(
             area.x,
             area.y,
-            &Line::styled(truncate(&title, w), theme::WARN_BOLD),
+            &Line::styled(truncate(&title, w), theme::MENU_KEY),
             width,
         );
         for (i, (text, style)) in lines.iter().take(height as usize - 1).enumerate() {
@@ -234,6 +259,45 @@ mod tests {
         assert!(opens_after(""));
         assert!(opens_after("look at "));
         assert!(!opens_after("mail me at bob"));
+    }
+
+    #[test]
+    fn binary_files_are_left_out() {
+        let mut p = Picker::new();
+        let files = [
+            "logo.PNG",
+            "calculator.py",
+            "__pycache__/c.cpython-312.pyc",
+            ".db",
+            "notes.txt",
+        ];
+        p.set_files(files.map(String::from).to_vec(), false);
+        assert_eq!(p.shown(), [".db", "notes.txt", "calculator.py"]);
+    }
+
+    #[test]
+    fn the_list_scrolls_with_its_selection() {
+        let mut p = Picker::new();
+        let files: Vec<String> = (0..20).map(|i| format!("src/file{i:02}.rs")).collect();
+        p.set_files(files, false);
+        p.move_by(12);
+        let chosen = p.chosen().map(str::to_string).expect("a selection");
+        let shown = p.shown();
+        assert_eq!(shown.len(), SHOWN);
+        assert_eq!(shown.last().copied(), Some(chosen.as_str()), "{shown:?}");
+        let mut buf = Buffer::empty(Rect::new(0, 0, 40, 20));
+        p.render(Rect::new(0, 19, 40, 1), &mut buf);
+        let row = (0..20u16)
+            .find(|&y| {
+                (0..40u16)
+                    .map(|x| buf[(x, y)].symbol())
+                    .collect::<String>()
+                    .contains(&chosen)
+            })
+            .expect("the selected file is drawn");
+        assert_eq!(buf[(1, row)].bg, theme::SELECTED.bg.expect("a background"));
+        p.move_by(-20);
+        assert_eq!(p.shown().first().copied(), p.chosen());
     }
 
     #[test]

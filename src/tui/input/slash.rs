@@ -36,6 +36,7 @@ pub const SLASH: &[Slash] = &[
     row("clear", "/clear", "a new conversation"),
     row("model", "/model  /model NAME", "the model and the server's list · ask NAME from now on"),
     row("mcp", "/mcp", "the MCP servers, their state and tools"),
+    row("mouse", "/mouse", "mouse capture on/off (also F2)"),
     row("revoke", "/revoke", "revoke auto-approvals (also F3)"),
     row("quit", "/quit", "quit (also Ctrl+D)"),
 ];
@@ -77,17 +78,17 @@ pub fn render_menu(typed: &str, input: Rect, buf: &mut Buffer) {
         height,
     };
     ratatui::widgets::Widget::render(ratatui::widgets::Clear, area, buf);
-    buf.set_style(area, theme::PROMPT_BAR);
+    buf.set_style(area, theme::MENU);
     buf.set_line(
         area.x,
         area.y,
-        &Line::styled(title, theme::WARN_BOLD),
+        &Line::styled(title, theme::MENU_KEY),
         area.width,
     );
     let usage_w = rows.iter().map(|s| width(s.usage)).max().unwrap_or(0);
     for (i, s) in rows.iter().take(height as usize - 1).enumerate() {
         let line = Line::from(vec![
-            Span::styled(format!(" {:<usage_w$}  ", s.usage), theme::WARN_BOLD),
+            Span::styled(format!(" {:<usage_w$}  ", s.usage), theme::MENU_KEY),
             Span::raw(s.what),
         ]);
         buf.set_line(area.x, area.y + 1 + i as u16, &line, area.width);
@@ -106,7 +107,7 @@ mod tests {
         assert_eq!(typing("fix /x"), None);
         assert_eq!(
             matching("m").iter().map(|s| s.name).collect::<Vec<_>>(),
-            ["model", "mcp"]
+            ["model", "mcp", "mouse"]
         );
     }
 }

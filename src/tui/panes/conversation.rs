@@ -157,6 +157,29 @@ impl Conversation {
         }
     }
 
+    /// The text of the last line when it is a one-line entry of `kind`
+    /// (nothing else came after it, no reply is streaming).
+    pub fn last_entry(&self, kind: Kind) -> Option<&str> {
+        let last = self.lines.last()?;
+        let alone = self.lines.len() < 2 || self.lines[self.lines.len() - 2].kind == Kind::Blank;
+        (!self.is_streaming() && last.kind == kind && last.first && alone).then_some(&last.text)
+    }
+
+    /// Replace the last entry (a one-line entry, see `last_entry`) by `text`.
+    pub fn replace_last_entry(&mut self, kind: Kind, text: &str) {
+        let start = self.lines.len().saturating_sub(1);
+        self.replace_from(start, vec![Logical::plain(text, kind, true)]);
+    }
+
+    /// A new task starts: a rule sets it off from the one before, if any.
+    pub fn separate_task(&mut self) {
+        if self.lines.iter().any(|l| l.kind == Kind::User) {
+            self.close_reply();
+            self.separate();
+            self.lines.push(Logical::plain("", Kind::Separator, true));
+        }
+    }
+
     /// Add an entry whose lines have their own kinds (e.g. a receipt).
     pub fn push_lines(&mut self, lines: &[(Kind, String)]) {
         self.close_reply();
@@ -431,6 +454,7 @@ fn wrap_logical(line: &Logical, width: usize) -> Vec<Line<'static>> {
             return wrap(&[Span::styled(line.text.clone(), dim)], width, &pad, &pad);
         }
         Kind::Blank => return vec![Line::default()],
+        Kind::Separator => return vec![Line::styled("─".repeat(width), dim)],
     };
     let first = [Span::styled(
         if line.first { marker } else { "  " },

@@ -20,6 +20,8 @@ pub enum Kind {
     /// A receipt line that reports a problem (tests failing).
     ReceiptBad,
     Blank,
+    /// The rule between one task and the next.
+    Separator,
     /// A decline the user made (with their reason), on record.
     Declined,
     /// An approval worth keeping on record: for the whole task, of the

@@ -70,6 +70,11 @@ pub struct Panes {
     pub input: Option<Pane>,
 }
 
+/// The detail overlay's text area inside the body.
+pub fn detail_area(body: Rect) -> Rect {
+    ratatui::widgets::Block::bordered().inner(body)
+}
+
 pub fn compute(area: Rect, needs: Needs) -> Panes {
     let mut panes = Panes {
         area,

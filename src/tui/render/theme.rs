@@ -43,10 +43,14 @@ pub enum Slot {
     SynNumber,
     SynType,
     SynFunction,
+    /// A safety notice on the header bar (auto-approve, weakened sandbox, mouse off).
+    HeaderWarn,
+    /// The background of the selected row of a menu or picker.
+    Selection,
 }
 
 /// How many slots there are (tokens are `Color::Indexed(0..SLOTS)`).
-pub const SLOTS: usize = Slot::SynFunction as usize + 1;
+pub const SLOTS: usize = Slot::Selection as usize + 1;
 
 const fn token(slot: Slot) -> Color {
     Color::Indexed(slot as u8)
@@ -83,6 +87,23 @@ pub const HEADER_BAR: Style = Style::new()
 pub const PROMPT_BAR: Style = Style::new()
     .bg(token(Slot::PromptBg))
     .fg(token(Slot::OnBar))
+    .add_modifier(Modifier::BOLD);
+/// A safety notice drawn on the header bar: readable on the bar itself.
+pub const HEADER_WARN: Style = Style::new()
+    .bg(token(Slot::HeaderBg))
+    .fg(token(Slot::HeaderWarn))
+    .add_modifier(Modifier::BOLD);
+/// A menu or picker drawn over the panes (`/`, `@`): the bar's colours.
+pub const MENU: Style = Style::new()
+    .bg(token(Slot::PromptBg))
+    .fg(token(Slot::OnBar));
+/// A menu's title and the names it lists: the bar's colours, bold.
+pub const MENU_KEY: Style = MENU.add_modifier(Modifier::BOLD);
+/// The selected row of a menu or picker (without colours: the one row of
+/// the menu that is not in reverse video).
+pub const SELECTED: Style = Style::new()
+    .bg(token(Slot::Selection))
+    .fg(token(Slot::HeaderFg))
     .add_modifier(Modifier::BOLD);
 /// Changed words inside an added line.
 pub const ADDED_WORD: Style = Style::new()
@@ -168,6 +189,8 @@ pub static DARK: Palette = Palette {
         x(216), // number #ffaf87
         x(117), // type #87d7ff
         x(111), // function #87afff
+        x(221), // header warn #ffd75f
+        x(24),  // selection #005f87
     ],
     text: x(252),
     background: x(233),
@@ -196,6 +219,8 @@ pub static LIGHT: Palette = Palette {
         x(130), // number
         x(24),  // type
         x(25),  // function #005faf
+        x(229), // header warn #ffffaf
+        x(24),  // selection
     ],
     text: x(235),
     background: x(231),
@@ -224,6 +249,8 @@ pub static TERMINAL: Palette = Palette {
         Color::DarkGray,
         Color::Yellow,
         Color::Cyan,
+        Color::Blue,
+        Color::Yellow,
         Color::Blue,
     ],
     text: Color::Reset,
@@ -267,6 +294,11 @@ pub fn paint(buf: &mut Buffer, look: Look) {
             for cell in buf.content.iter_mut() {
                 if BAR_SLOTS.iter().any(|s| cell.bg == token(*s)) {
                     cell.modifier.insert(Modifier::REVERSED);
+                }
+                // A selection sits on a (reversed) menu: it is the row
+                // that is not reversed, so it stands out without colour.
+                if cell.bg == token(Slot::Selection) {
+                    cell.modifier.remove(Modifier::REVERSED);
                 }
                 cell.fg = Color::Reset;
                 cell.bg = Color::Reset;
@@ -313,10 +345,41 @@ pub fn contrast(a: (u8, u8, u8), b: (u8, u8, u8)) -> f64 {
     (hi + 0.05) / (lo + 0.05)
 }
 
+/// The least contrast any text on screen may have (WCAG AA).
+pub const MIN_CONTRAST: f64 = 4.5;
+
+/// The cells of a painted frame whose text is hard to read *as composed*:
+/// the foreground over the background the cell actually has (reverse video
+/// swaps them), below [`MIN_CONTRAST`] or of unknown RGB. Blank cells carry
+/// no text and are skipped. `(x, y, contrast)`; 0 for an unknown colour.
+pub fn unreadable(buf: &Buffer) -> Vec<(u16, u16, f64)> {
+    let mut out = Vec::new();
+    for y in buf.area.top()..buf.area.bottom() {
+        for x in buf.area.left()..buf.area.right() {
+            let cell = &buf[(x, y)];
+            if cell.symbol().trim().is_empty() {
+                continue;
+            }
+            let (fg, bg) = match cell.modifier.contains(Modifier::REVERSED) {
+                true => (cell.bg, cell.fg),
+                false => (cell.fg, cell.bg),
+            };
+            let ratio = match (xterm_rgb(fg), xterm_rgb(bg)) {
+                (Some(f), Some(b)) => contrast(f, b),
+                _ => 0.0,
+            };
+            if ratio < MIN_CONTRAST {
+                out.push((x, y, ratio));
+            }
+        }
+    }
+    out
+}
+
 /// Every (foreground, background) pair of colours the styles above draw,
 /// resolved in `p` (for the contrast check).
 pub fn pairs(p: &Palette) -> Vec<(&'static str, Color, Color)> {
-    let styles: [(&'static str, Style); 18] = [
+    let styles: [(&'static str, Style); 21] = [
         ("accent", ACCENT),
         ("dim", DIM),
         ("muted", MUTED),
@@ -334,6 +397,9 @@ pub fn pairs(p: &Palette) -> Vec<(&'static str, Color, Color)> {
         ("number", SYN_NUMBER),
         ("type", SYN_TYPE),
         ("function", SYN_FUNCTION),
+        ("header warning", HEADER_WARN),
+        ("menu", MENU_KEY),
+        ("selected", SELECTED),
         ("text", Style::new()),
     ];
     let resolve = |c: Option<Color>, plain: Color| match c {

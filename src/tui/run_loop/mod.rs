@@ -5,13 +5,16 @@
 //!
 //! It is generic over the ratatui backend, the terminal event stream and the
 //! `Host` (signals, mouse capture, the editor hand-off), so tests drive the
-//! real loop on a `TestBackend` with scripted keys and a fake agent channel.
+//! real loop on a `TestBackend` with scripted keys and a fake agent channel;
+//! `real_host` is the real terminal's `Host`.
 //!
 //! What must stay true: one failure policy for the agent. A command the
 //! agent cannot take because its channel closed means the agent is gone:
 //! `App::agent_died` says so once, however many commands fail after. With no
 //! agent at all (it never started: the configuration problem is on screen
 //! and the App refuses tasks), commands are dropped.
+
+pub mod real_host;
 
 #[cfg(test)]
 mod grammar_tests;
@@ -20,8 +23,8 @@ mod tests;
 
 use crate::agent::{AgentCommand, AgentEvent, AgentHandle};
 use crate::tui::app::{App, Effect, Msg};
-use crate::tui::render::view::draw;
 use crate::tui::term::frame::FrameClock;
+use crate::tui::view::prepare_and_draw;
 use crossterm::event::{Event, MouseEventKind};
 use futures_util::{Stream, StreamExt};
 use ratatui::Terminal;
@@ -102,7 +105,7 @@ where
                     return Err("the terminal was restored after a crash".into());
                 }
                 app.set_now(Instant::now());
-                term.draw(|frame| draw(frame, app)).map_err(|e| format!("cannot draw: {e}"))?;
+                term.draw(|frame| prepare_and_draw(frame, app)).map_err(|e| format!("cannot draw: {e}"))?;
                 frames.drawn(Instant::now());
                 if app.colouring_due() {
                     frames.request();

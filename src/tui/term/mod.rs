@@ -8,7 +8,6 @@ pub mod background;
 pub mod editor;
 pub mod frame;
 pub mod history;
-pub mod host;
 pub mod signals;
 pub mod terminal;
 pub mod typed;

@@ -35,7 +35,8 @@ pub fn edited(app: &mut App, serial: u64, result: Result<String, String>) {
 /// Draw the app into a test terminal of the given size.
 pub fn draw(app: &mut App, width: u16, height: u16) -> Terminal<TestBackend> {
     let mut term = Terminal::new(TestBackend::new(width, height)).expect("test terminal");
-    term.draw(|f| stepwise::tui::draw(f, app)).expect("draw");
+    term.draw(|f| stepwise::tui::prepare_and_draw(f, app))
+        .expect("draw");
     drain_colouring(app, &mut term);
     term
 }
@@ -49,7 +50,8 @@ pub fn drain_colouring(app: &mut App, term: &mut Terminal<TestBackend>) {
         if !app.colouring_due() {
             return;
         }
-        term.draw(|f| stepwise::tui::draw(f, app)).expect("draw");
+        term.draw(|f| stepwise::tui::prepare_and_draw(f, app))
+            .expect("draw");
         std::thread::sleep(std::time::Duration::from_micros(200));
     }
     panic!("colouring did not finish in 30 s");

@@ -19,7 +19,7 @@ use std::time::Duration;
 pub fn rows(app: &App) -> Option<Vec<(&'static str, String)>> {
     let request = app.approvals.current()?;
     let ApprovalAction::RunTests { command, sandbox } = &request.action else {
-        return super::mcp_call::rows(&request.action);
+        return crate::tui::panes::diff::mcp_call::rows(&request.action);
     };
     let timeout = match app.test_timeout() {
         Some(t) => timeout_text(t),

@@ -14,31 +14,31 @@ use std::sync::Arc;
 impl App {
     /// Where the `@` picker lists files from (the run loop walks it).
     pub fn set_file_source(&mut self, workspace: crate::tools::Workspace) {
-        self.file_source = Some(FileSource(Arc::new(workspace)));
+        self.picking.file_source = Some(FileSource(Arc::new(workspace)));
     }
 
     /// The open picker, for tests and the renderer.
     pub fn picker(&self) -> Option<&Picker> {
-        self.picker.as_ref()
+        self.picking.picker.as_ref()
     }
 
     /// A key for the open picker; whether it took it.
     pub(in crate::tui) fn picker_key(&mut self, key: &KeyEvent) -> bool {
-        let Some(picker) = self.picker.as_mut() else {
+        let Some(picker) = self.picking.picker.as_mut() else {
             return false;
         };
         match keymap::action(Layer::Picker, key) {
             Some(Action::PickerUp) => picker.move_by(-1),
             Some(Action::PickerDown) => picker.move_by(1),
-            Some(Action::PickerClose) => self.picker = None,
+            Some(Action::PickerClose) => self.picking.picker = None,
             Some(Action::PickerAccept) => {
                 let Some(path) = picker.chosen().map(str::to_string) else {
                     // Nothing to insert: Enter/Tab do what they always do.
-                    self.picker = None;
+                    self.picking.picker = None;
                     return false;
                 };
                 let typed = picker.query().chars().count() + 1;
-                self.picker = None;
+                self.picking.picker = None;
                 self.input.delete_back(typed);
                 self.input.insert_str(&format!("{path} "));
             }
@@ -51,7 +51,7 @@ impl App {
     /// word, follow the query, or close it when the `@` is gone.
     pub(in crate::tui) fn sync_picker(&mut self, key: &KeyEvent) {
         let before = self.input.before_cursor();
-        if let Some(picker) = self.picker.as_mut() {
+        if let Some(picker) = self.picking.picker.as_mut() {
             let query = before
                 .rfind('@')
                 .filter(|&at| opens_after(&before[..at]))
@@ -59,7 +59,7 @@ impl App {
                 .filter(|q| !q.contains(char::is_whitespace));
             match query {
                 Some(q) => picker.set_query(q),
-                None => self.picker = None,
+                None => self.picking.picker = None,
             }
             return;
         }
@@ -69,15 +69,15 @@ impl App {
         if key.code != KeyCode::Char('@') || !opens_after(head) {
             return;
         }
-        self.picker = Some(Picker::new());
-        if let Some(ws) = &self.file_source {
+        self.picking.picker = Some(Picker::new());
+        if let Some(ws) = &self.picking.file_source {
             self.effect(Effect::ListFiles(ws.clone()));
         }
     }
 
     /// The run loop listed the workspace's files.
     pub(in crate::tui) fn files_listed(&mut self, files: Vec<String>, more: bool) {
-        if let Some(picker) = self.picker.as_mut() {
+        if let Some(picker) = self.picking.picker.as_mut() {
             picker.set_files(files, more);
         }
     }

@@ -87,15 +87,11 @@ pub fn hide(secret: &str) {
     }
 }
 
-/// Hide the credentials the workspace's `.git/config` holds: an
+/// Hide the credentials a workspace's `.git/config` (its `text`) holds: an
 /// `http.extraheader` (a CI checkout's token) and the password of a remote
 /// URL. A test's output can print them (`git config -l`); from now on they
-/// are scrubbed like the key. Read only when it is a regular file, capped.
-pub fn hide_git_credentials(root: &std::path::Path) {
-    let path = root.join(".git").join("config");
-    let Ok(Some(text)) = crate::config::read::regular_text(&path, 256 * 1024) else {
-        return;
-    };
+/// are scrubbed like the key. (`setup` reads the file.)
+pub fn hide_git_credentials(text: &str) {
     for line in text.lines() {
         let line = line.trim();
         let Some((name, value)) = line.split_once('=') else {
@@ -168,14 +164,9 @@ mod tests {
 
     #[test]
     fn a_checkout_token_in_git_config_is_hidden_from_then_on() {
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::create_dir(dir.path().join(".git")).unwrap();
-        std::fs::write(
-            dir.path().join(".git/config"),
+        hide_git_credentials(
             "[http \"https://github.com/\"]\n\textraheader = AUTHORIZATION: basic Q0ktdG9rZW4tdW5pdC0xMjM0\n[remote \"origin\"]\n\turl = https://ci:pw-unit-77aa@git.example/repo.git\n",
-        )
-        .unwrap();
-        hide_git_credentials(dir.path());
+        );
         let shown = text("token Q0ktdG9rZW4tdW5pdC0xMjM0 and pw-unit-77aa in a test's output");
         assert!(
             !shown.contains("Q0ktdG9rZW4tdW5pdC0xMjM0") && !shown.contains("pw-unit-77aa"),

@@ -1,31 +1,45 @@
-//! Drawing: `relayout` computes the panes for the frame size and brings the
+//! Drawing the App, at the top of the TUI (it reads every component):
+//! `header` and `prompt_bar` are the chrome around the panes, `diff_pane`
+//! decides and draws the diff pane, `test_run` its rows at a run's prompt.
+//! `relayout` computes the panes for the frame size and brings the
 //! wrap caches up to date (the only work that grows with new content), then
 //! `render` paints the state. Each pane draws only its visible rows.
 
+mod diff_pane;
+pub mod header;
+pub mod prompt_bar;
+mod test_run;
+
 use crate::tui::app::{App, Focus, Overlay};
 use crate::tui::overlays::help;
-use crate::tui::panes::diff as diff_pane;
 use crate::tui::panes::diff::view::DiffKey;
 use crate::tui::render::chrome::{block, overlay_frame};
-use crate::tui::render::layout::{self, Needs};
+use crate::tui::render::layout::{self, Needs, detail_area};
 use crate::tui::render::text::truncate;
 use crate::tui::render::theme;
-use crate::tui::render::{header, prompt_bar};
 use ratatui::Frame;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::style::Style;
 use ratatui::text::Line;
-use ratatui::widgets::Block;
 
-/// Lay out and draw one frame.
-pub fn draw(frame: &mut Frame, app: &mut App) {
-    relayout(app, frame.area());
+/// Draw one frame of the state: a pure function of `app`, once `relayout`
+/// prepared it for the frame's area.
+pub fn draw(frame: &mut Frame, app: &App) {
     render(app, frame.area(), frame.buffer_mut());
     theme::paint(frame.buffer_mut(), app.look());
 }
 
-/// Compute the panes for `area` and update the caches they show.
+/// The update step for a frame (`relayout`), then the frame (`draw`): what
+/// the run loop does each time it draws.
+pub fn prepare_and_draw(frame: &mut Frame, app: &mut App) {
+    relayout(app, frame.area());
+    draw(frame, app);
+}
+
+/// The update step before a frame: compute the panes for `area` and bring
+/// the caches they show up to date (wrapping, previews, the layout). The
+/// only work that grows with new content, and the only `&mut` of drawing.
 pub fn relayout(app: &mut App, area: Rect) {
     let input_inner_width = area.width;
     app.live.refresh(app.now());
@@ -33,12 +47,12 @@ pub fn relayout(app: &mut App, area: Rect) {
         tool_rows: app.calls.rows().len(),
         has_diff: diff_pane::key(app) != DiffKey::None,
         prompt_rows: if app.approvals.is_open() {
-            prompt_bar::HEIGHT
+            prompt_bar::height(app)
         } else {
             0
         },
         input_rows: app.input.rows(input_inner_width),
-        diff_full: app.diff_full && app.approvals.is_open(),
+        diff_full: app.diff_full(),
     };
     let panes = layout::compute(area, needs);
     app.panes = panes;
@@ -53,7 +67,7 @@ pub fn relayout(app: &mut App, area: Rect) {
         diff_pane::ensure(app, inner.width as usize, inner.height as usize);
     }
     let overlay_width = detail_area(panes.body).width as usize;
-    match &mut app.overlay {
+    match app.layers.covering_mut() {
         Some(Overlay::Detail(detail)) => {
             if let Some(call) = app.calls.rows().get(detail.row) {
                 detail.ensure(call, overlay_width);
@@ -62,13 +76,8 @@ pub fn relayout(app: &mut App, area: Rect) {
         Some(Overlay::SessionDiff(view)) => view.ensure(overlay_width),
         _ => {}
     }
-    let typing = app.focus == Focus::Input && app.overlay.is_none() && !app.approvals.is_open();
+    let typing = app.focus == Focus::Input && app.layers.is_empty() && !app.approvals.is_open();
     app.input.set_focused(typing);
-}
-
-/// The detail overlay's text area inside the body.
-pub fn detail_area(body: Rect) -> Rect {
-    Block::bordered().inner(body)
 }
 
 /// Paint the state (after `relayout` for the same area).
@@ -135,8 +144,8 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
         }
     }
 
-    match &app.overlay {
-        Some(Overlay::Help) => help::render(area, buf, app.help_top),
+    match app.layers.covering() {
+        Some(Overlay::Help) => help::render(area, buf, app.layers.help_top()),
         Some(Overlay::Detail(detail)) => {
             overlay_frame(
                 " Tool call details · ↑↓ PgUp PgDn scroll · Esc closes ",
@@ -153,7 +162,7 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
             );
             view.render(detail_area(panes.body), buf);
         }
-        None => {}
+        Some(Overlay::FullDiff) | None => {}
     }
 }
 

@@ -1,12 +1,15 @@
 //! Tool identities as they cross every boundary: `ToolName`, the name of a
-//! built-in tool (each tool's folder defines its own constant), and `ToolId`,
+//! built-in tool (one constant each, listed in `ToolName::BUILTIN`), and `ToolId`,
 //! what a call, an approval, a scope or a TUI row names: a built-in tool, a
 //! tool of an MCP server, or a name the model made up. `ToolSelector` is what
 //! configuration names when it forbids task-wide approvals.
 //!
 //! What must stay true: a `ToolId` serializes as the model's name
 //! (`write_file`, `mcp__<server>__<tool>`) and parses back to itself; nothing
-//! outside this module builds or splits the MCP name format.
+//! outside this module builds or splits the MCP name format; the built-in
+//! registry (`tools::builtin`) registers exactly `ToolName::BUILTIN`, in
+//! that order (its tests check). This module imports nothing of stepwise,
+//! so the configuration can name tools without depending on them.
 
 use serde::{Serialize, Serializer};
 use std::fmt;
@@ -15,15 +18,49 @@ use std::fmt;
 pub const MCP_PREFIX: &str = "mcp__";
 
 /// The name of a built-in tool, as the model sees it. Built only by the
-/// tools' own folders (as constants) and by `ToolName::parse` (in
-/// `builtin`) through the registry, so every `ToolName` is a registered tool's.
+/// constants below (and a test's sample tool), so every `ToolName` that
+/// parses is a registered tool's.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct ToolName(&'static str);
 
 impl ToolName {
-    /// A tool's name constant (for a tool's own folder, or a test's sample tool).
+    pub const LIST_FILES: ToolName = ToolName::new("list_files");
+    pub const READ_FILE: ToolName = ToolName::new("read_file");
+    pub const WRITE_FILE: ToolName = ToolName::new("write_file");
+    pub const REPLACE_TEXT: ToolName = ToolName::new("replace_text");
+    pub const APPLY_PATCH: ToolName = ToolName::new("apply_patch");
+    pub const RUN_TESTS: ToolName = ToolName::new("run_tests");
+    pub const SEARCH_TEXT: ToolName = ToolName::new("search_text");
+
+    /// The built-in tools, in the order the model is told of them.
+    pub const BUILTIN: [ToolName; 7] = [
+        ToolName::LIST_FILES,
+        ToolName::READ_FILE,
+        ToolName::WRITE_FILE,
+        ToolName::REPLACE_TEXT,
+        ToolName::APPLY_PATCH,
+        ToolName::RUN_TESTS,
+        ToolName::SEARCH_TEXT,
+    ];
+
+    /// A tool's name constant (for the list above, or a test's sample tool).
     pub const fn new(name: &'static str) -> ToolName {
         ToolName(name)
+    }
+
+    /// The built-in tool of that name.
+    pub fn parse(name: &str) -> Option<ToolName> {
+        ToolName::named(name.trim())
+    }
+
+    /// The built-in tool of exactly that name.
+    fn named(name: &str) -> Option<ToolName> {
+        ToolName::BUILTIN.into_iter().find(|t| t.0 == name)
+    }
+
+    /// Every built-in tool, in the order the model is told of them.
+    pub fn all() -> Vec<ToolName> {
+        ToolName::BUILTIN.to_vec()
     }
 
     pub fn as_str(self) -> &'static str {
@@ -53,6 +90,14 @@ pub enum ToolId {
 }
 
 impl ToolId {
+    /// The identity of a name the model (or a transcript) used.
+    pub fn parse(name: &str) -> ToolId {
+        match ToolName::named(name) {
+            Some(tool) => ToolId::Builtin(tool),
+            None => ToolId::external(name),
+        }
+    }
+
     /// The identity of a name that is no registered tool's: an MCP tool's
     /// if it has that shape, else unknown (`ToolId::parse`, in `builtin`,
     /// knows the built-in tools).
@@ -173,6 +218,33 @@ impl fmt::Display for ToolSelector {
 impl From<ToolName> for ToolSelector {
     fn from(tool: ToolName) -> Self {
         ToolSelector::Tool(tool.into())
+    }
+}
+
+impl From<&str> for ToolId {
+    fn from(name: &str) -> Self {
+        ToolId::parse(name)
+    }
+}
+
+impl ToolSelector {
+    /// A configured name: a built-in tool, `mcp`, or `mcp__<server>__<tool>`.
+    pub fn parse(name: &str) -> Result<ToolSelector, String> {
+        let name = name.trim();
+        if name == "mcp" {
+            return Ok(ToolSelector::AnyMcp);
+        }
+        match ToolId::parse(name) {
+            ToolId::Unknown(_) => Err(format!(
+                "unknown tool {name:?}; the tools are: {}, mcp (every MCP tool) and mcp__SERVER__TOOL",
+                ToolName::all()
+                    .iter()
+                    .map(|t| t.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )),
+            id => Ok(ToolSelector::Tool(id)),
+        }
     }
 }
 

@@ -1,7 +1,8 @@
 //! The approval prompt bar that replaces the input while a request is open:
 //! the question (with the hunk review's state, or the user's edited version)
 //! on the first row, and the keys that apply to this request on the second
-//! (or the reason being typed, or a one-off message).
+//! (or the reason being typed, or a one-off message). A draft in the input
+//! stays on screen, on a row of its own above the question.
 
 use crate::agent::{ApprovalAction, ApprovalRequest};
 use crate::tui::app::App;
@@ -17,7 +18,23 @@ use ratatui::text::{Line, Span};
 /// Rows the prompt bar needs.
 pub const HEIGHT: u16 = 2;
 
+/// Rows the prompt bar takes for `app`: one more while a draft waits.
+pub fn height(app: &App) -> u16 {
+    HEIGHT + u16::from(!app.input().is_empty())
+}
+
 pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
+    let area = match area.height > HEIGHT {
+        true => {
+            draft(app, Rect { height: 1, ..area }, buf);
+            Rect {
+                y: area.y + 1,
+                height: area.height - 1,
+                ..area
+            }
+        }
+        false => area,
+    };
     let approvals = &app.approvals;
     let Some(request) = approvals.current() else {
         return;
@@ -113,6 +130,18 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     }
 }
 
+/// The draft in the input, its end in view (where the typing is).
+fn draft(app: &App, area: Rect, buf: &mut Buffer) {
+    let label = " draft: ";
+    let text = sanitize(&app.input().text().replace('\n', " ⏎ "));
+    let room = (area.width as usize).saturating_sub(width(label) + 1);
+    let line = Line::from(vec![
+        Span::styled(label, theme::MUTED),
+        Span::raw(truncate_left(&text, room)),
+    ]);
+    buf.set_line(area.x, area.y, &line, area.width);
+}
+
 /// The prompt's question: the user's version, the accepted hunks only, or
 /// the proposal as it stands.
 fn question(action: &ApprovalAction, review: &Review) -> String {
@@ -157,7 +186,7 @@ fn key_groups(app: &App, request: &ApprovalRequest, review: &Review) -> Vec<(Str
         request.action,
         ApprovalAction::RunTests { .. } | ApprovalAction::McpCall { .. }
     );
-    if app.diff_full {
+    if app.diff_full() {
         // Full screen, Esc goes back and never declines: the hints say so.
         let (back, _) = prompt(Action::FullDiff);
         let (no, what) = prompt(Action::Decline);

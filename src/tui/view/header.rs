@@ -140,7 +140,7 @@ fn status_line(app: &App, area: Rect, buf: &mut Buffer) {
 /// auto-approved (and F3 to revoke it) first, then how test runs are
 /// confined, the rules file, the mouse mode and the help key.
 fn right_side(app: &App, bar: Style, room: usize) -> Vec<Span<'static>> {
-    let warn = bar.patch(theme::WARN_BOLD);
+    let warn = theme::HEADER_WARN;
     let mut items: Vec<Vec<(String, Style)>> = Vec::new();
     if !app.auto_approved().is_empty() {
         let tools: Vec<String> = app.auto_approved().iter().map(|t| t.to_string()).collect();
@@ -174,10 +174,10 @@ fn right_side(app: &App, bar: Style, room: usize) -> Vec<Span<'static>> {
             (" rules ✓ ".to_string(), bar),
         ]);
     }
-    if !app.mouse_capture {
+    if !app.mouse_capture() {
         items.push(vec![
-            (" mouse off (F2) ".to_string(), bar.patch(theme::WARN)),
-            (" mouse off ".to_string(), bar.patch(theme::WARN)),
+            (" mouse off (F2) ".to_string(), theme::HEADER_WARN),
+            (" mouse off ".to_string(), theme::HEADER_WARN),
         ]);
     }
     items.push(vec![(" F1 help ".to_string(), bar)]);

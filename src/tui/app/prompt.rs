@@ -32,14 +32,21 @@ impl App {
         if self.approvals.reason().is_some() {
             return self.reason_key(key);
         }
-        // Enter acts on what has focus: a pane's row opens its details and
-        // never answers the prompt.
-        if key.code == KeyCode::Enter && self.focus == Focus::ToolCalls {
-            return self.open_detail();
-        }
-        if key.code == KeyCode::Enter && self.focus == Focus::Conversation {
-            self.focus = Focus::Input;
-            return;
+        // The focused pane takes Enter and the navigation keys; the
+        // prompt's own letters (y n e f j k Space a) answer from anywhere.
+        if let pane @ (Focus::ToolCalls | Focus::Conversation) = self.focus {
+            match key.code {
+                KeyCode::Enter if pane == Focus::ToolCalls => return self.open_detail(),
+                KeyCode::Enter => {
+                    self.focus = Focus::Input;
+                    return;
+                }
+                code => {
+                    if let Some(m) = scroll_move(code) {
+                        return self.scroll(pane, m);
+                    }
+                }
+            }
         }
         // Tab still moves between the panes, in the order help gives.
         match keymap::action(Layer::Main, &key) {
@@ -50,10 +57,13 @@ impl App {
         let action = keymap::action(Layer::Prompt, &key);
         let confirm = self.approvals.confirm();
         self.approvals.set_confirm(None);
-        if self.diff_full && (key.code == KeyCode::Esc || action == Some(Action::FullDiff)) {
-            // Esc leaves the full-screen diff; it never declines from there.
-            self.diff_full = false;
-            return;
+        if action == Some(Action::Decline) && !self.deliberate(key.code) {
+            let no = keymap::hint(Layer::Prompt, Action::Decline).0;
+            let no = no.split('/').next().unwrap_or(no);
+            let yes = keymap::hint(Layer::Prompt, Action::Approve).0;
+            return self.show_flash(format!(
+                "The prompt is still open: {yes} approves, {no} declines (an Esc or Enter right after closing a view does nothing)."
+            ));
         }
         let plain = !key
             .modifiers
@@ -74,7 +84,7 @@ impl App {
             Some(Action::Decline) => self.answer(Decision::Decline { reason: None }),
             Some(Action::DeclineWithReason) if !undo => self.approvals.start_reason(),
             Some(Action::EditProposal) => self.edit_proposal(),
-            Some(Action::FullDiff) => self.diff_full = true,
+            Some(Action::FullDiff) => self.layers.open(crate::tui::app::Overlay::FullDiff),
             Some(Action::ToggleHunk) if hunks => self.approvals.toggle_hunk(),
             Some(Action::NextHunk) if hunks => self.move_hunk(1),
             Some(Action::PrevHunk) if hunks => self.move_hunk(-1),
@@ -88,6 +98,19 @@ impl App {
                 }
             }
         }
+    }
+
+    /// Whether a key that declines (`n`, Enter, Esc) was meant for the
+    /// prompt: the letter always is; Esc and Enter are not right after a
+    /// view closed over the prompt or the input gave it the keys (within
+    /// `COMPOSING`, the type-ahead rule), when they are the reflex of the
+    /// key that closed it.
+    fn deliberate(&self, code: KeyCode) -> bool {
+        let reflex = matches!(code, KeyCode::Esc | KeyCode::Enter);
+        !(reflex
+            && self
+                .layers
+                .closed_within(crate::tui::input::COMPOSING, self.now()))
     }
 
     /// Typing the reason for declining the open request.
@@ -252,7 +275,9 @@ impl App {
         if let Some(diff) = edit.and_then(|e| written_diff(e, &answered.decision)) {
             self.calls.set_diff(&answered.call_id, diff);
         }
-        self.diff_full = false;
+        let now = self.now();
+        self.layers
+            .close_all(|o| matches!(o, crate::tui::app::Overlay::FullDiff), now);
         tracing::info!(step = answered.step, decision = %label(&answered.decision), "approval answered");
         let status = match answered.decision {
             Decision::Decline { .. } => RowStatus::Declined,

@@ -148,19 +148,19 @@ fn the_pane_takes_a_large_preview_with_its_items_built_off_the_ui_thread() {
     let mut now = Instant::now();
     app.set_now(now);
     // Its first frame: no preview yet (an empty diff), its job queued.
-    crate::tui::render::view::relayout(&mut app, area);
+    crate::tui::view::relayout(&mut app, area);
     assert!(app.live().computing());
     let before = built();
     for _ in 0..20_000 {
         now += REFRESH;
         app.set_now(now);
-        crate::tui::render::view::relayout(&mut app, area);
+        crate::tui::view::relayout(&mut app, area);
         if app.live().shown().is_some_and(|c| c.preview.is_some()) && !app.live().computing() {
             break;
         }
         std::thread::sleep(Duration::from_millis(1));
     }
-    crate::tui::render::view::relayout(&mut app, area);
+    crate::tui::view::relayout(&mut app, area);
     assert_eq!(built(), before, "no diff items built on the UI thread");
     let width = app.panes.diff.expect("a diff pane").inner().width as usize;
     let whole = FileDiff::compute("big.py", Some(&old), &new);

@@ -10,6 +10,7 @@
 use crate::agent::Decision;
 use crate::tools::ToolId;
 use crate::tui::app::App;
+use crate::tui::app::parts::AutoRun;
 use crate::tui::approval::Answered;
 use crate::tui::panes::line_kind::Kind;
 
@@ -111,8 +112,40 @@ impl App {
             return;
         };
         let call = self.call_label(&tool, call_id);
-        let text = format!("Auto-approved {call} ({tool} is approved for this task)");
-        self.conversation.push_entry(Kind::Approved, &text);
+        // Consecutive steps of the same tool fold into the line before.
+        let mut run = match self.facts.auto_run.take() {
+            Some(run)
+                if run.tool == tool
+                    && self.conversation.last_entry(Kind::Approved) == Some(run.text.as_str()) =>
+            {
+                run
+            }
+            _ => AutoRun {
+                tool: tool.clone(),
+                calls: Vec::new(),
+                text: String::new(),
+            },
+        };
+        run.calls.push(call);
+        let folded = run.calls.len() > 1;
+        run.text = match folded {
+            false => format!(
+                "Auto-approved {} ({tool} is approved for this task)",
+                run.calls[0]
+            ),
+            true => format!(
+                "Auto-approved {} steps: {} ({tool} is approved for this task)",
+                run.calls.len(),
+                run.calls.join(", ")
+            ),
+        };
+        match folded {
+            true => self
+                .conversation
+                .replace_last_entry(Kind::Approved, &run.text),
+            false => self.conversation.push_entry(Kind::Approved, &run.text),
+        }
+        self.facts.auto_run = Some(run);
     }
 
     /// The user discards their own edited version: keep it, whole, in the

@@ -2,7 +2,7 @@
 //! capture on stdout, and handing the terminal to the user's editor (the key
 //! reader is replaced so it cannot swallow keys meant for the editor).
 
-use crate::tui::run_loop::{EditRequest, Host};
+use super::{EditRequest, Host};
 use crate::tui::term::{editor, signals::Signals, terminal};
 use crossterm::event::EventStream;
 use ratatui::Terminal;
