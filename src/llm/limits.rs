@@ -43,7 +43,7 @@ pub fn check(kept: usize, largest_call: Option<(&str, usize)>) -> Result<(), Llm
     if let Some((name, size)) = largest_call.filter(|(_, size)| *size > MAX_ARGUMENT_BYTES) {
         return Err(LlmError::TooLarge(format!(
             "the arguments of one tool call ({}) passed {} MiB ({size} bytes so far)",
-            crate::present::sanitize(&name.chars().take(64).collect::<String>()),
+            crate::text::sanitize::sanitize(&name.chars().take(64).collect::<String>()),
             MAX_ARGUMENT_BYTES / MIB
         )));
     }
