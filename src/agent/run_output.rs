@@ -231,17 +231,10 @@ fn chosen(patch: &PreparedPatch, decision: Decision) -> (Option<PreparedPatch>, 
 
 /// The warning for a run that wrote what would run later.
 fn hostile_note(hostile: &[String]) -> Option<String> {
-    if hostile.is_empty() {
-        return None;
-    }
-    let mut shown: Vec<&str> = hostile.iter().take(6).map(String::as_str).collect();
-    let more = hostile.len().saturating_sub(shown.len());
-    let extra = format!("and {more} more");
-    if more > 0 {
-        shown.push(&extra);
-    }
-    Some(format!(
-        "WARNING: the run wrote what would run later, and none of it reached the workspace: {}; the run does not count as clean: treat the test suite as hostile",
-        shown.join(", ")
-    ))
+    (!hostile.is_empty()).then(|| {
+        format!(
+            "WARNING: the run wrote what would run later, and none of it reached the workspace: {}; the run does not count as clean: treat the test suite as hostile",
+            at_most(hostile, &[], 6)
+        )
+    })
 }
