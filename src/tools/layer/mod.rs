@@ -271,7 +271,7 @@ fn read_at_most(path: &Path, limit: u64) -> io::Result<Vec<u8>> {
     use std::os::unix::fs::OpenOptionsExt;
     let file = std::fs::OpenOptions::new()
         .read(true)
-        .custom_flags(libc::O_NOFOLLOW)
+        .custom_flags(rustix::fs::OFlags::NOFOLLOW.bits() as i32)
         .open(path)?;
     let mut bytes = Vec::new();
     file.take(limit).read_to_end(&mut bytes)?;
