@@ -17,7 +17,9 @@
 //!    range table every value passes; names tools only through `tool_id`).
 //! 2. **Capabilities**: [`tools`] (tool identities, the tool registry and
 //!    one folder per built-in tool, workspace confinement through `cap-std`,
-//!    the deny list, patches, the test runner and its sandbox) and [`llm`] (the
+//!    the deny list, patches, the test runner and its sandbox, and the
+//!    layer a sandboxed run writes into with the rules that decide what of
+//!    it may reach the workspace: the one door) and [`llm`] (the
 //!    OpenAI-compatible client with SSE streaming, Anthropic's Messages
 //!    client, server errors, the scripted model).
 //! 3. **The core**: [`agent`] — the step loop, the model protocols, approvals
