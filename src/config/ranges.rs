@@ -29,7 +29,7 @@ pub const CONTEXT_WINDOW: Whole<u64> = Whole::new(1024, u64::MAX);
 /// US dollars a task may cost.
 pub const MAX_COST: Positive = Positive;
 
-/// `[sandbox] memory_mb`: address space per test process, in MiB.
+/// `[sandbox] memory_mb`: memory each test process may write (its data: heap and private mappings), in MiB.
 pub const SANDBOX_MEMORY_MB: Whole<u64> = Whole::new(64, 1 << 30);
 /// `[sandbox] cpu_seconds`: CPU time per test process.
 pub const SANDBOX_CPU_SECONDS: Whole<u64> = Whole::new(1, 1 << 32);

@@ -47,7 +47,7 @@ pub struct SandboxSettings {
     /// workspace's build layer between runs and never merged into the
     /// project (`target/` of a Cargo project is one without saying).
     pub build_outputs: Vec<String>,
-    /// Address space per process, in MiB.
+    /// Memory each process may write (heap and private mappings), in MiB.
     pub memory_mb: u64,
     /// CPU time per process, in seconds.
     pub cpu_seconds: u64,

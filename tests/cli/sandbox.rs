@@ -371,7 +371,7 @@ async fn run_where_groups_are_made(body: &str, config: &str) -> Option<Value> {
 /// gigabyte between them. A control group bounds the whole run.
 #[tokio::test]
 async fn memory_is_bounded_for_the_whole_run_where_a_control_group_can_be_made() {
-    // Each child touches 120 MiB (well under its 256 MiB of address space).
+    // Each child touches 120 MiB (well under its 256 MiB per process).
     let body = "import time\n\
         kids = []\n\
         for _ in range(4):\n\

@@ -774,3 +774,33 @@ async fn a_suite_that_writes_tmp_directly_gets_a_private_one() {
         );
     }
 }
+
+/// vitest failed in the sandbox on a machine without a control group:
+/// each WebAssembly instance reserves about 10 GiB of address space, and
+/// the per-process bound was on the address space (16 GiB). The bound is
+/// on the memory a process writes now; the reservations pass.
+#[tokio::test]
+async fn a_runtime_that_reserves_address_space_runs() {
+    if kernel_lacks(true, false) {
+        return;
+    }
+    if std::process::Command::new("node")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
+        eprintln!("skipped: node is not installed here");
+        return;
+    }
+    let wasm = "const b = new Uint8Array([0,97,115,109,1,0,0,0,5,3,1,0,1]); \
+                for (let i = 0; i < 4; i++) new WebAssembly.Instance(new WebAssembly.Module(b)); \
+                console.log('WASM OK')";
+    let body = format!(
+        "import subprocess\n\
+         out = subprocess.run(['node', '-e', {wasm:?}], capture_output=True, text=True)\n\
+         print(out.stdout.strip(), out.stderr.strip()[-200:])\n"
+    );
+    let s = setup(&body, "");
+    let (_, result) = run_with_env(&s, "unittest", &[]).await;
+    assert!(output_of(&result).contains("WASM OK"), "{result}");
+}

@@ -1,4 +1,4 @@
-//! The resource limits of one test run (address space, CPU time, file size,
+//! The resource limits of one test run (the memory each process writes, CPU time, file size,
 //! open files, processes, disk use) and naming the limit that stopped a run.
 //!
 //! What must stay true: a limit is named from evidence stepwise has (the
@@ -71,16 +71,14 @@ pub enum Evidence {
 }
 
 impl Limit {
-    /// E.g. `memory limit (1024 MiB of address space)`.
+    /// E.g. `memory limit (1024 MiB per process)`.
     pub fn describe(self, limits: &Limits) -> String {
         let mib = limits.memory_bytes / MIB;
         match self {
             Limit::Memory if limits.whole_run => {
-                format!(
-                    "memory limit ({mib} MiB for the whole run, and of address space per process)"
-                )
+                format!("memory limit ({mib} MiB for the whole run, and per process)")
             }
-            Limit::Memory => format!("memory limit ({mib} MiB of address space per process)"),
+            Limit::Memory => format!("memory limit ({mib} MiB per process)"),
             Limit::CpuTime => format!("CPU time limit ({}s per process)", limits.cpu_seconds),
             Limit::FileSize => format!(
                 "file size limit ({} MiB per file)",

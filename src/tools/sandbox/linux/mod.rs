@@ -303,7 +303,10 @@ pub fn install(
     let mut plan = Plan {
         cgroup_procs,
         rlimits: vec![
-            (libc::RLIMIT_AS, l.memory_bytes, l.memory_bytes),
+            // The memory a process writes (heap and private mappings), not
+            // its address space: WebAssembly and other runtimes reserve far
+            // more than they use (vitest's needs more than 16 GiB of it).
+            (libc::RLIMIT_DATA, l.memory_bytes, l.memory_bytes),
             // The soft limit sends SIGXCPU (named in the result); the hard
             // one, a little later, kills a process that ignores it.
             (
