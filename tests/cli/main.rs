@@ -30,5 +30,6 @@ mod sandbox_escapes;
 mod sandbox_hardening;
 mod sandbox_plants;
 mod sandbox_require;
+mod sandbox_walls;
 mod scrub;
 mod trust;
