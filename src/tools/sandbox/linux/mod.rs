@@ -6,9 +6,11 @@
 //! What must stay true: the probe decides the state word and the plan alike,
 //! so what is shown is what is set up.
 
+mod calls;
 mod cgroup;
 mod child;
 mod mounts;
+mod overlay;
 mod reap;
 mod rules;
 mod seccomp;
@@ -101,7 +103,7 @@ impl LayerTrial {
         let merged = dir.path().join("merged");
         std::fs::create_dir(&lower).ok()?;
         std::fs::create_dir(&merged).ok()?;
-        let options = mounts::overlay_options(&lower, &dir.path().join("layer"))?;
+        let options = overlay::overlay_options(&lower, &dir.path().join("layer"))?;
         let target = std::ffi::CString::new(merged.into_os_string().into_encoded_bytes()).ok()?;
         Some(LayerTrial {
             _dir: dir,
@@ -196,7 +198,7 @@ fn probe_child(layer: Option<&(std::ffi::CString, std::ffi::CString)>) -> Found 
                     code |= TMPFS;
                 }
             }
-            if code != 0 && mounts::set_read_only(c"/", true, true).is_ok() {
+            if code != 0 && calls::set_read_only(c"/", true, true).is_ok() {
                 code |= READ_ONLY_VIEW;
             }
             if filter && seccomp::install().is_ok() {

@@ -68,6 +68,8 @@
 //! undo these even as root in its user namespace); mounts never propagate
 //! back to the host (`/` is made a slave first).
 
+use super::calls::{bind, c_path, check, set_read_only};
+use super::overlay::{WorkspaceLayer, overlay_options, private_tmp};
 use crate::tools::sandbox::layers::LayerPlan;
 use std::ffi::{CStr, CString};
 use std::io;
@@ -117,92 +119,6 @@ pub struct Mounts {
     private_tmp: Vec<(CString, CString)>,
 }
 
-/// The folders a run gets a private, size-limited tmpfs on, with the tmpfs
-/// options, where the workspace is not inside them (a tmpfs over `/tmp`
-/// would hide it); `size_mb`: the run's disk budget.
-pub fn private_tmp(root: &Path, size_mb: u64) -> Vec<(CString, CString)> {
-    let mut out = Vec::new();
-    let options = CString::new(format!("size={size_mb}m,mode=1777")).unwrap_or_default();
-    for dir in ["/tmp", "/var/tmp"] {
-        let Ok(real) = std::fs::canonicalize(dir) else {
-            continue;
-        };
-        // The run's own temporary folder may be covered: the layers and
-        // covers made from it are mounted by then, and the run's `TMPDIR`
-        // is the private folder itself.
-        let covers_own = root.starts_with(&real);
-        let twice = out
-            .iter()
-            .any(|(d, _): &(CString, CString)| d.as_bytes() == real.as_os_str().as_bytes());
-        if covers_own || twice || !real.is_dir() {
-            continue;
-        }
-        if let Some(c) = c_path(&real) {
-            out.push((c, options.clone()));
-        }
-    }
-    out
-}
-
-/// The overlay over the workspace, and the build layer's binds in it.
-struct WorkspaceLayer {
-    target: CString,
-    options: CString,
-    /// Each build output folder: the build layer's folder, where it is
-    /// bound, and the folders to make first (mount points the workspace
-    /// does not have yet; they land in the run's layer and are dropped).
-    binds: Vec<(CString, CString, Vec<CString>)>,
-}
-
-impl WorkspaceLayer {
-    fn new(root: &Path, plan: &LayerPlan) -> Option<WorkspaceLayer> {
-        let options = overlay_options(root, &plan.dir)?;
-        let mut binds = Vec::new();
-        if let Some(build) = &plan.build {
-            for rel in &build.outputs {
-                let mut dirs = Vec::new();
-                let mut at = root.to_path_buf();
-                for part in rel.components() {
-                    at.push(part);
-                    dirs.push(c_path(&at)?);
-                }
-                binds.push((
-                    c_path(&build.dir.join(rel))?,
-                    c_path(&root.join(rel))?,
-                    dirs,
-                ));
-            }
-        }
-        Some(WorkspaceLayer {
-            target: c_path(root)?,
-            options,
-            binds,
-        })
-    }
-
-    /// Mount the overlay, then bind the build layer's folders into it.
-    /// Async-signal-safe.
-    fn apply(&self) -> io::Result<()> {
-        // SAFETY: mount(2) and mkdir(2) on NUL-terminated paths.
-        unsafe {
-            check(libc::mount(
-                c"overlay".as_ptr(),
-                self.target.as_ptr(),
-                c"overlay".as_ptr(),
-                0,
-                self.options.as_ptr().cast(),
-            ))?;
-            for (source, target, dirs) in &self.binds {
-                for dir in dirs {
-                    libc::mkdir(dir.as_ptr(), 0o755);
-                }
-                bind(source, target)?;
-            }
-        }
-        Ok(())
-    }
-}
-
 /// Most files named like secrets hidden from a run one by one.
 pub const MAX_HIDDEN: usize = 4096;
 
@@ -219,73 +135,6 @@ struct Layer {
     options: Option<CString>,
     /// The flags its mount already has, for the read-only fallback.
     flags: libc::c_ulong,
-}
-
-/// The overlay options for `lower` with its layers in `dir` (created here),
-/// `None` where a path holds a character the options use as a separator.
-pub fn overlay_options(lower: &Path, dir: &Path) -> Option<CString> {
-    let (upper, work) = (dir.join("upper"), dir.join("work"));
-    std::fs::create_dir_all(&upper).ok()?;
-    std::fs::create_dir_all(&work).ok()?;
-    let mut text = String::from("userxattr");
-    for (key, path) in [
-        ("lowerdir", lower),
-        ("upperdir", &upper),
-        ("workdir", &work),
-    ] {
-        let path = path.to_str()?;
-        if path.contains([',', ':', '\\']) {
-            return None;
-        }
-        text.push_str(&format!(",{key}={path}"));
-    }
-    // The kernel takes one page of mount options and cuts the rest.
-    if text.len() >= 4096 {
-        return None;
-    }
-    CString::new(text).ok()
-}
-
-/// `struct mount_attr` and its flags from `<linux/mount.h>`.
-#[repr(C)]
-struct MountAttr {
-    attr_set: u64,
-    attr_clr: u64,
-    propagation: u64,
-    userns_fd: u64,
-}
-const MOUNT_ATTR_RDONLY: u64 = 1;
-const AT_RECURSIVE: libc::c_uint = 0x8000;
-
-/// Set (`on`) or clear the read-only flag of the mount at `path`, and with
-/// `recursive` of every mount below it. Async-signal-safe.
-pub fn set_read_only(path: &CStr, on: bool, recursive: bool) -> io::Result<()> {
-    let attr = MountAttr {
-        attr_set: if on { MOUNT_ATTR_RDONLY } else { 0 },
-        attr_clr: if on { 0 } else { MOUNT_ATTR_RDONLY },
-        propagation: 0,
-        userns_fd: 0,
-    };
-    let flags = if recursive { AT_RECURSIVE } else { 0 };
-    // SAFETY: mount_setattr on a NUL-terminated path and a live struct.
-    let result = unsafe {
-        libc::syscall(
-            libc::SYS_mount_setattr,
-            libc::AT_FDCWD,
-            path.as_ptr(),
-            flags,
-            &attr as *const MountAttr,
-            std::mem::size_of::<MountAttr>(),
-        )
-    };
-    if result < 0 {
-        return Err(io::Error::last_os_error());
-    }
-    Ok(())
-}
-
-fn c_path(path: &Path) -> Option<CString> {
-    CString::new(path.as_os_str().as_bytes()).ok()
 }
 
 fn mount_flags(path: &CString) -> libc::c_ulong {
@@ -632,26 +481,4 @@ fn read_only(path: &CStr, flags: libc::c_ulong) -> io::Result<()> {
     let remount = libc::MS_BIND | libc::MS_REMOUNT | libc::MS_RDONLY | flags;
     // SAFETY: as in `apply`.
     check(unsafe { libc::mount(none, path.as_ptr(), none, remount, std::ptr::null()) })
-}
-
-fn bind(source: &CStr, target: &CStr) -> io::Result<()> {
-    let none = std::ptr::null::<libc::c_char>();
-    // SAFETY: as in `apply`.
-    check(unsafe {
-        libc::mount(
-            source.as_ptr(),
-            target.as_ptr(),
-            none,
-            libc::MS_BIND | libc::MS_REC,
-            std::ptr::null(),
-        )
-    })
-}
-
-fn check(result: libc::c_int) -> io::Result<()> {
-    if result < 0 {
-        Err(io::Error::last_os_error())
-    } else {
-        Ok(())
-    }
 }
