@@ -38,16 +38,6 @@ impl Sorted {
     pub fn is_empty(&self) -> bool {
         self.data.diffs().is_empty() && self.code.diffs().is_empty() && self.discarded.is_empty()
     }
-
-    /// `a.py (compiled Python), .git/config (git metadata)` for results.
-    pub fn discarded_line(&self) -> String {
-        let each: Vec<String> = self
-            .discarded
-            .iter()
-            .map(|(path, why)| format!("{path} ({})", why.text()))
-            .collect();
-        each.join(", ")
-    }
 }
 
 /// Sort the layer's `entries` by the rules of `ctx`, reading the

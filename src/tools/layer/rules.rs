@@ -20,6 +20,8 @@
 
 use super::{Entry, Written};
 use crate::tools::deny::DenyList;
+// The runners' data folders and the package folders: the sandbox's own lists.
+use crate::tools::sandbox::plants::{PACKAGES, TOOL_DATA as RUN_CACHES};
 use std::cell::RefCell;
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Component, Path, PathBuf};
@@ -97,18 +99,6 @@ impl Why {
         )
     }
 }
-
-/// Folders of data the runners rewrite on every run.
-const RUN_CACHES: [&str; 5] = [
-    ".pytest_cache",
-    ".hypothesis",
-    ".mypy_cache",
-    ".ruff_cache",
-    ".nyc_output",
-];
-
-/// Folders of installed packages.
-const PACKAGES: [&str; 3] = ["node_modules", ".venv", ".tox"];
 
 /// Extensions of files that an interpreter or a loader runs or imports
 /// (or that steer one), beyond source code.

@@ -34,15 +34,15 @@ use std::path::{Path, PathBuf};
 
 /// Folders at the root never searched (stepwise's own, cargo's build
 /// outputs); a folder of these names deeper down is searched like any.
-const NOT_SEARCHED: &[&str] = &[".stepwise", "target"];
+pub const NOT_SEARCHED: &[&str] = &[".stepwise", "target"];
 
 /// Folders of installed packages (and any folder with a `pyvenv.cfg`).
-const PACKAGES: &[&str] = &["node_modules", ".venv", ".tox"];
+pub const PACKAGES: &[&str] = &["node_modules", ".venv", ".tox"];
 
 /// Whether the folder at `path`, named `name`, holds installed packages.
 /// (A run can make any folder look like one: a package folder that is new
 /// or another folder after a run is reported, see [`Plants::planted_since`].)
-fn is_packages(name: &str, path: &Path, depth: usize) -> bool {
+pub fn is_packages(name: &str, path: &Path, depth: usize) -> bool {
     if name == ".git" || name == "__pycache__" {
         return false;
     }
@@ -67,7 +67,7 @@ fn identity(meta: &std::fs::Metadata) -> (u64, u64) {
 
 /// Data folders test tools make with a `.gitignore` of `*` in them
 /// (pytest's cache and the like): their own `.gitignore` is no plant.
-const TOOL_DATA: &[&str] = &[
+pub const TOOL_DATA: &[&str] = &[
     ".pytest_cache",
     ".hypothesis",
     ".mypy_cache",

@@ -17,6 +17,7 @@
 //! listing is listed again (file times are coarse); no link is followed; a
 //! search past [`MAX_FOLDERS`] folders says it is incomplete.
 
+use super::plants::{NOT_SEARCHED, is_packages};
 use std::collections::HashMap;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -26,11 +27,6 @@ use std::sync::{Mutex, OnceLock};
 pub const MAX_FOLDERS: usize = 200_000;
 /// A folder changed this close to its listing may change again unseen.
 const RACY_SECS: i64 = 2;
-
-/// Folders of installed packages (see `plants`).
-const PACKAGES: [&str; 3] = ["node_modules", ".venv", ".tox"];
-/// Folders at the root never searched.
-const NOT_SEARCHED: [&str; 2] = [".stepwise", "target"];
 
 /// What the search found.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
@@ -79,11 +75,6 @@ fn stamp(dir: &Path) -> Option<(i64, i64, i64, i64)> {
             meta.ctime_nsec(),
         )
     })
-}
-
-/// Whether the folder `name` at `path` (depth `depth`) holds packages.
-fn is_packages(name: &str, path: &Path, depth: usize) -> bool {
-    PACKAGES.contains(&name) || (depth <= 2 && path.join("pyvenv.cfg").is_file())
 }
 
 /// List `dir` (at `depth` below the root).
