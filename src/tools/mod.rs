@@ -39,6 +39,7 @@ pub mod search;
 mod search_read;
 pub mod search_text;
 pub mod snapshot;
+pub mod stage;
 mod summary_js;
 mod summary_lines;
 pub mod test_commands;

@@ -15,6 +15,7 @@
 use super::deny::DenyList;
 use super::guard::EditGuard;
 pub use super::path::{PathError, RelPath};
+use super::stage::{Lookup, Stage};
 use cap_std::ambient_authority;
 use cap_std::fs::{Dir, File, Metadata, OpenOptions, OpenOptionsExt, Permissions};
 use rustix::fs::FileType;
@@ -37,6 +38,8 @@ pub struct Workspace {
     dir: Dir,
     guard: EditGuard,
     deny: DenyList,
+    /// A staged task's stage: reads go through it, writes into it.
+    stage: Option<std::sync::Arc<Stage>>,
 }
 
 impl Workspace {
@@ -48,6 +51,31 @@ impl Workspace {
             dir,
             guard: EditGuard::default(),
             deny: DenyList::default(),
+            stage: None,
+        })
+    }
+
+    /// The same workspace seen through `stage`: every read goes through
+    /// it, every write and deletion lands in it.
+    pub fn with_stage(mut self, stage: std::sync::Arc<Stage>) -> Self {
+        self.stage = Some(stage);
+        self
+    }
+
+    /// The stage reads and writes go through, in a staged task.
+    pub fn stage(&self) -> Option<&std::sync::Arc<Stage>> {
+        self.stage.as_ref()
+    }
+
+    /// The workspace itself, without the stage (for applying a changeset),
+    /// with the same deny list.
+    pub fn unstaged(&self) -> io::Result<Workspace> {
+        Ok(Workspace {
+            root: self.root.clone(),
+            dir: self.dir.try_clone()?,
+            guard: EditGuard::default(),
+            deny: self.deny.clone(),
+            stage: None,
         })
     }
 
@@ -142,6 +170,24 @@ impl Workspace {
 
     /// Metadata of an existing entry, following symlinks only inside the root.
     pub fn metadata(&self, rel: &RelPath) -> Result<Option<cap_std::fs::Metadata>, PathError> {
+        if let Some(stage) = &self.stage {
+            match stage.lookup(rel.as_path()) {
+                Lookup::Deleted => return Ok(None),
+                Lookup::File => {
+                    return stage
+                        .metadata(rel.as_path())
+                        .map(Some)
+                        .map_err(|e| io_error(rel, e));
+                }
+                // A folder only the stage has.
+                Lookup::NotStaged => match stage.metadata(rel.as_path()) {
+                    Ok(m) if m.is_dir() && self.dir.metadata(rel.as_path()).is_err() => {
+                        return Ok(Some(m));
+                    }
+                    _ => {}
+                },
+            }
+        }
         match self.dir.metadata(rel.as_path()) {
             Ok(m) => Ok(Some(m)),
             Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
@@ -155,6 +201,19 @@ impl Workspace {
     /// `Ok(None)` when the file does not exist.
     pub fn open_file(&self, rel: &RelPath) -> Result<Option<(File, Metadata)>, PathError> {
         self.deny.check(rel)?;
+        if let Some(stage) = &self.stage {
+            match stage.lookup(rel.as_path()) {
+                Lookup::Deleted => return Ok(None),
+                Lookup::File => {
+                    let file = stage
+                        .open_file(rel.as_path())
+                        .map_err(|e| io_error(rel, e))?;
+                    let meta = file.metadata().map_err(|e| io_error(rel, e))?;
+                    return Ok(Some((file, meta)));
+                }
+                Lookup::NotStaged => {}
+            }
+        }
         let mut options = OpenOptions::new();
         options.read(true).custom_flags(
             (rustix::fs::OFlags::NONBLOCK | rustix::fs::OFlags::NOCTTY).bits() as i32,
@@ -228,6 +287,12 @@ impl Workspace {
 
     /// Delete a file (used by undo to remove a file the session created).
     pub fn remove_file(&self, rel: &RelPath) -> Result<(), PathError> {
+        if let Some(stage) = &self.stage {
+            let base = self.unstaged_bytes(rel)?;
+            return stage
+                .delete(rel.as_path(), base.as_deref())
+                .map_err(|e| io_error(rel, e));
+        }
         self.dir
             .remove_file(rel.as_path())
             .map_err(|e| io_error(rel, e))
@@ -238,6 +303,9 @@ impl Workspace {
     /// are created. The original's permissions are kept.
     pub fn write_atomic(&self, rel: &RelPath, bytes: &[u8]) -> Result<(), PathError> {
         self.deny.check(rel)?;
+        if let Some(stage) = &self.stage {
+            return self.write_staged(stage, rel, bytes);
+        }
         let name = rel
             .file_name()
             .ok_or_else(|| PathError(format!("{} is not a file path", rel.display())))?;
@@ -299,6 +367,37 @@ impl Workspace {
             let _ = d.sync_all();
         }
         Ok(())
+    }
+}
+
+impl Workspace {
+    /// The workspace's own bytes of `rel`, past the stage (`None`: absent).
+    fn unstaged_bytes(&self, rel: &RelPath) -> Result<Option<Vec<u8>>, PathError> {
+        let mut plain = self.unstaged().map_err(|e| io_error(rel, e))?;
+        plain.deny = DenyList::default();
+        plain.read_bytes(rel, u64::MAX / 2)
+    }
+
+    /// Write into the stage, keeping the mode the file has now (staged or not).
+    fn write_staged(&self, stage: &Stage, rel: &RelPath, bytes: &[u8]) -> Result<(), PathError> {
+        use cap_std::fs::PermissionsExt;
+        let mode = match self.metadata(rel)? {
+            Some(m) if m.is_dir() => {
+                return Err(PathError(format!("{} is a folder", rel.display())));
+            }
+            Some(m) if m.permissions().readonly() => {
+                return Err(PathError(format!(
+                    "{}: permission denied: the file is read-only; ask the user to make it writable",
+                    rel.display()
+                )));
+            }
+            Some(m) => m.permissions().mode(),
+            None => 0o644,
+        };
+        let base = self.unstaged_bytes(rel)?;
+        stage
+            .write(rel.as_path(), bytes, mode, base.as_deref())
+            .map_err(|e| io_error(rel, e))
     }
 }
 
