@@ -13,6 +13,7 @@ mod approve;
 pub mod json;
 pub mod models;
 mod printer;
+pub mod stages;
 pub mod style;
 
 use crate::agent::FinishReason;
@@ -69,6 +70,11 @@ pub async fn run(config: Config, args: ExecArgs) -> i32 {
         fail(&e.to_string());
         return EXIT_USAGE;
     }
+    let staged = config.review == crate::config::Review::Staged;
+    if (args.apply || args.patch_out.is_some()) && !staged {
+        fail("--apply and --patch-out act on a staged changeset: add --stage");
+        return EXIT_USAGE;
+    }
     let mut prepared = match setup::prepare(&config) {
         Ok(p) => p,
         Err(e) => {
@@ -101,7 +107,11 @@ pub async fn run(config: Config, args: ExecArgs) -> i32 {
             std::env::var("NO_COLOR").ok().as_deref(),
             std::env::var("TERM").ok().as_deref(),
         );
-    let printer = Printer::new(args.json, Style { color }, policy, config.max_steps);
+    let mut printer = Printer::new(args.json, Style { color }, policy, config.max_steps);
+    printer.staged = printer::StagedOutput {
+        apply: args.apply,
+        patch_out: args.patch_out.clone(),
+    };
     let cancel = CancellationToken::new();
     let interrupt = cancel.clone();
     tokio::spawn(async move {

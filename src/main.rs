@@ -160,6 +160,7 @@ fn main() {
         Some(Command::Acp) => runtime.block_on(stepwise::acp::run(start)),
         None | Some(Command::Resume { .. }) => stepwise::tui::run(&runtime, config),
         Some(Command::Models) => runtime.block_on(headless::models::list(config)),
+        Some(Command::Stage(what)) => headless::stages::run(&config, &what),
         Some(Command::Completions { .. } | Command::Man { .. }) => 0,
     };
     // A prompt may still be blocked reading stdin; don't wait for it.

@@ -11,6 +11,7 @@
 
 pub mod mcp;
 mod restored;
+mod stage;
 
 pub use crate::text::numbers::{self, thousands};
 pub use crate::text::sanitize::{
@@ -18,6 +19,7 @@ pub use crate::text::sanitize::{
 };
 pub use crate::text::tail::{FAILURE_TAIL_LINES, output_tail};
 pub use restored::{cut_off_line, restored_entry_text, restored_line, restored_tool_line};
+pub use stage::stage_reviewed_line;
 
 use crate::agent::{FinishReason, Receipt};
 use crate::llm::TokenUsage;

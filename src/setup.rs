@@ -99,6 +99,14 @@ pub fn prepare(config: &Config) -> Result<Prepared, String> {
     if let Some(task) = &config.task {
         prepared.task = Some(task.clone());
     }
+    if config.review == crate::config::Review::Staged {
+        let task = prepared.task.clone().unwrap_or_default();
+        let staged = prepared.session.enter_stage(&task)?;
+        prepared.notice = Some(match prepared.notice.take() {
+            Some(notice) => format!("{notice}\n{staged}"),
+            None => staged,
+        });
+    }
     Ok(prepared)
 }
 

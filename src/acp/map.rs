@@ -39,7 +39,8 @@ pub fn kind_of_action(action: &ApprovalAction) -> ToolKind {
         ApprovalAction::Edit { .. }
         | ApprovalAction::Patch { .. }
         | ApprovalAction::Undo { .. }
-        | ApprovalAction::KeepRunOutput { .. } => ToolKind::Edit,
+        | ApprovalAction::KeepRunOutput { .. }
+        | ApprovalAction::ApplyStage { .. } => ToolKind::Edit,
         ApprovalAction::Delete { .. } => ToolKind::Delete,
         ApprovalAction::RunTests { .. } => ToolKind::Execute,
         ApprovalAction::McpCall { .. } => ToolKind::Other,
@@ -163,7 +164,8 @@ pub fn permission_call(id: &str, action: &ApprovalAction, root: &Path) -> ToolCa
         }
         ApprovalAction::Patch { files }
         | ApprovalAction::Undo { files }
-        | ApprovalAction::KeepRunOutput { files, .. } => (
+        | ApprovalAction::KeepRunOutput { files, .. }
+        | ApprovalAction::ApplyStage { files, .. } => (
             files.iter().map(|d| hunk_diff(root, d)).collect(),
             files.iter().map(|d| location(root, &d.path)).collect(),
         ),

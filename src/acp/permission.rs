@@ -113,9 +113,9 @@ pub fn client_chooses_hunks(capabilities: &Value) -> bool {
 fn hunk_files(action: &ApprovalAction) -> Vec<&FileDiff> {
     match action {
         ApprovalAction::Edit { diff, .. } => vec![diff],
-        ApprovalAction::Patch { files } | ApprovalAction::KeepRunOutput { files, .. } => {
-            files.iter().collect()
-        }
+        ApprovalAction::Patch { files }
+        | ApprovalAction::KeepRunOutput { files, .. }
+        | ApprovalAction::ApplyStage { files, .. } => files.iter().collect(),
         _ => Vec::new(),
     }
 }
@@ -159,17 +159,17 @@ pub fn hunk_decision(answer: &Result<Value, Value>, action: &ApprovalAction) -> 
                 accepted: chosen.hunks,
             })
         }
-        ApprovalAction::Patch { .. } | ApprovalAction::KeepRunOutput { .. } => {
-            Some(Decision::ApprovePatchHunks {
-                files: accepted
-                    .into_iter()
-                    .map(|a| FileHunks {
-                        path: a.path,
-                        accepted: a.hunks,
-                    })
-                    .collect(),
-            })
-        }
+        ApprovalAction::Patch { .. }
+        | ApprovalAction::KeepRunOutput { .. }
+        | ApprovalAction::ApplyStage { .. } => Some(Decision::ApprovePatchHunks {
+            files: accepted
+                .into_iter()
+                .map(|a| FileHunks {
+                    path: a.path,
+                    accepted: a.hunks,
+                })
+                .collect(),
+        }),
         _ => None,
     }
 }

@@ -231,6 +231,16 @@ impl Pump {
                 self.update(map::note(&line));
             }
             AgentEvent::Error { message } => self.update(map::note(&message)),
+            AgentEvent::StageReviewed {
+                stage,
+                written,
+                not_written,
+                kept,
+            } => {
+                let line =
+                    crate::present::stage_reviewed_line(&stage, &written, &not_written, kept);
+                self.update(map::note(&line));
+            }
             AgentEvent::McpServer(report) => {
                 self.update(map::note(&crate::present::mcp::server_line(&report)));
             }

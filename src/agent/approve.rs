@@ -57,6 +57,19 @@ impl Session {
                 revision: None,
             });
         }
+        // In a stage, writes and test runs stay in the stage: no prompt. No
+        // other program may write past it.
+        if self.staged {
+            if let Prepared::External(_) = &prepared {
+                let output = ToolOutput::error(super::staged::NO_WRITES_PAST_THE_STAGE);
+                return Err(Box::new((CallStatus::Failed, output)));
+            }
+            return Ok(Approved {
+                prepared,
+                auto: true,
+                revision: None,
+            });
+        }
         // A revoke sent while the last call ran applies to this one.
         self.apply_revocations(t.events);
         let policy = &self.settings.scope_policy;

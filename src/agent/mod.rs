@@ -31,6 +31,7 @@ mod runner;
 pub mod saved;
 pub mod scopes;
 mod session;
+mod staged;
 mod switch;
 mod task;
 mod task_scopes;

@@ -68,7 +68,12 @@ impl Session {
                 files: files.clone(),
                 code,
             };
-            let decision = self.ask(t, call_id, tool, action, false).await;
+            // In a stage, what a run wrote is kept in the stage: the
+            // changeset's review decides on it with the rest.
+            let decision = match self.staged {
+                true => Decision::Approve,
+                false => self.ask(t, call_id, tool, action, false).await,
+            };
             let (chosen, why) = chosen(patch, decision);
             let written = chosen.as_ref().map_or_else(Vec::new, |c| c.diffs());
             for diff in files {

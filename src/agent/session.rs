@@ -142,6 +142,8 @@ pub struct Session {
     pub(super) mcp: crate::mcp::Hub,
     /// The tools the model may call (MCP tools join through `mcp_call`).
     pub(super) registry: crate::tools::Registry,
+    /// Tasks work in a stage (`staged`); its stage is the workspace's.
+    pub(super) staged: bool,
 }
 
 impl Session {
@@ -173,6 +175,7 @@ impl Session {
             saved: Default::default(),
             mcp: mcp_hub,
             registry,
+            staged: false,
         };
         session.clear();
         session
@@ -284,6 +287,19 @@ impl Session {
         if let Some(task) = task {
             self.history.push(ChatMessage::user(task));
         }
+        if let Err(message) = self.stage_for_task(task.unwrap_or("(continue)")) {
+            t.emit(AgentEvent::Error {
+                message: message.clone(),
+            });
+            let reason = FinishReason::Error(message);
+            t.emit(AgentEvent::TaskFinished {
+                reason: reason.clone(),
+                steps: 0,
+                usage: t.usage,
+                cost_usd: None,
+            });
+            return reason;
+        }
         self.note_running();
         let reason = self.drive(&mut t).await;
         if reason != FinishReason::Answered {
@@ -384,7 +400,13 @@ impl Session {
                             );
                         } else {
                             let receipt = self.receipt(t);
-                            t.emit(AgentEvent::FinalAnswer { text, receipt });
+                            t.emit(AgentEvent::FinalAnswer {
+                                text,
+                                receipt: receipt.clone(),
+                            });
+                            if self.staged {
+                                self.review_stage(t, &receipt).await;
+                            }
                             return FinishReason::Answered;
                         }
                     }

@@ -9,7 +9,8 @@
 
 use super::settings::SETTINGS;
 use super::{
-    ColorChoice, LogSetting, ModelSource, Protocol, Provider, ResumeFrom, ThemeChoice, ranges,
+    ColorChoice, LogSetting, ModelSource, Protocol, Provider, ResumeFrom, Review, ThemeChoice,
+    ranges,
 };
 use clap::{Args, CommandFactory, Parser, Subcommand};
 use std::path::PathBuf;
@@ -97,6 +98,12 @@ pub struct Options {
     /// How the model calls tools: native tool calls, or a JSON object in its text.
     #[arg(long, global = true, value_enum, default_value_t = Protocol::Tools)]
     pub protocol: Protocol,
+    /// How changes reach the workspace: step (approve each write and test run) or staged (the task works in a stage; its tested changeset is reviewed at the end, then written).
+    #[arg(long, global = true, value_enum, value_name = "HOW", default_value_t = Review::Step)]
+    pub review: Review,
+    /// Work in a stage: the same as --review staged.
+    #[arg(long, global = true, conflicts_with = "review")]
+    pub stage: bool,
     /// Trust this folder for this run: apply what its .stepwise/stepwise.toml and .env say about where requests go and what runs.
     #[arg(long, global = true)]
     pub trust: bool,
@@ -144,6 +151,9 @@ pub enum Command {
     Models,
     /// Run as an Agent Client Protocol agent for an editor (e.g. Zed): JSON-RPC on stdin/stdout, logs on stderr.
     Acp,
+    /// The workspace's stages (staged tasks' changesets not yet applied): list, show, apply or discard them.
+    #[command(subcommand)]
+    Stage(StageCommand),
     /// Pick an earlier session of this workspace and continue it in the UI.
     Resume {
         /// Take the newest session without asking.
@@ -155,6 +165,28 @@ pub enum Command {
     },
 }
 
+/// What `stepwise stage` does.
+#[derive(Debug, Clone, Subcommand)]
+pub enum StageCommand {
+    /// List this workspace's stages: name, state, files, task.
+    List,
+    /// Print a stage's changeset as a patch (`git apply` takes it).
+    Show {
+        /// The stage's name, as listed.
+        name: String,
+    },
+    /// Write a stage's changeset into the workspace, if its task's tests passed; files changed in the workspace since are left in the stage.
+    Apply {
+        /// The stage's name, as listed.
+        name: String,
+    },
+    /// Drop a stage and everything in it; the workspace is not touched.
+    Discard {
+        /// The stage's name, as listed.
+        name: String,
+    },
+}
+
 #[derive(Debug, Clone, Args)]
 pub struct ExecArgs {
     /// Approve every write and test run without asking.
@@ -163,6 +195,12 @@ pub struct ExecArgs {
     /// Print one JSON event per line instead of human-readable output.
     #[arg(long)]
     pub json: bool,
+    /// With --stage: write the staged changeset into the workspace once the task's answer met the gate with its tests passed (without it, the changeset stays in the stage).
+    #[arg(long)]
+    pub apply: bool,
+    /// With --stage: write the staged changeset to FILE as a patch (`git apply FILE` applies it).
+    #[arg(long, value_name = "FILE")]
+    pub patch_out: Option<std::path::PathBuf>,
     /// The task, in words (optional with --demo or --script: the script's task is used).
     #[arg(value_name = "TASK")]
     pub task: Vec<String>,

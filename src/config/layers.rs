@@ -15,7 +15,7 @@ use super::report::{self, Resolved, Source};
 use super::sandbox::SandboxSettings;
 use super::settings::{self, Fallback, SETTINGS, Setting};
 use super::trust;
-use super::{ColorChoice, Config, Protocol, Provider};
+use super::{ColorChoice, Config, Protocol, Provider, Review};
 use clap::ArgMatches;
 use clap::parser::ValueSource;
 use std::path::{Path, PathBuf};
@@ -183,6 +183,7 @@ fn flag_only(options: &Options) -> Config {
         max_steps: 0,
         test_timeout: Duration::ZERO,
         protocol: Protocol::default(),
+        review: Review::default(),
         max_retries: 0,
         max_repeats: 0,
         idle_timeout: Duration::ZERO,
@@ -228,6 +229,9 @@ fn file_error(path: &Path, key: &str, value: &toml::Value, why: &str) -> String 
     )
 }
 
+/// Flags that stand for a setting's value: (flag, the setting's flag, value).
+const SHORTHANDS: &[(&str, &str, &str)] = &[("stage", "review", "staged")];
+
 /// Set one setting from the source that wins, and say which one it was.
 fn apply(
     setting: &Setting,
@@ -243,6 +247,14 @@ fn apply(
         };
         Some((id, source))
     });
+    // A shorthand flag given on the command line stands for its value.
+    let shorthand = SHORTHANDS.iter().find(|(flag, id, _)| {
+        setting.flag == Some(*id) && matches.try_get_one::<bool>(flag).ok().flatten() == Some(&true)
+    });
+    if let (None, Some((_, _, value))) = (&given, shorthand) {
+        (setting.set)(config, Raw::Text(value))?;
+        return Ok(Source::Flag);
+    }
     if let Some((id, source)) = given {
         let text = raw_text(matches, id).unwrap_or_default();
         (setting.set)(config, Raw::Text(&text)).map_err(|why| match source {

@@ -77,6 +77,29 @@ pub enum Protocol {
     Json,
 }
 
+/// How a task's changes reach the workspace (`--review`, `review` in
+/// `stepwise.toml`; `--stage` is `--review staged`).
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Default,
+    clap::ValueEnum,
+    serde::Serialize,
+    serde::Deserialize,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum Review {
+    /// Every write and test run is approved as it comes.
+    #[default]
+    Step,
+    /// The task works in a stage; its whole changeset is reviewed once its
+    /// tests have passed, and only then written.
+    Staged,
+}
+
 /// Whether output is colored (`--color`); `auto` also honours `NO_COLOR`.
 #[derive(
     Debug,
@@ -151,6 +174,8 @@ pub struct Config {
     pub max_steps: u32,
     pub test_timeout: Duration,
     pub protocol: Protocol,
+    /// Step by step, or staged (see [`Review`]).
+    pub review: Review,
     pub model_source: ModelSource,
     /// Retries of a failed model request (connection, timeout, 429, 5xx).
     pub max_retries: u32,

@@ -203,6 +203,16 @@ pub const SETTINGS: &[Setting] = &[
         guard: Guard::Open,
     },
     Setting {
+        key: "review",
+        flag: Some("review"),
+        env: None,
+        set: |c, raw| put(&mut c.review, raw.choice()),
+        fallback: Fallback::FlagDefault,
+        shown: Shown::Line(|c| format!("{:?}", c.review).to_lowercase()),
+        // Staged asks less and writes later: never weaker than step by step.
+        guard: Guard::Open,
+    },
+    Setting {
         key: "max_cost",
         flag: Some("max_cost"),
         env: None,

@@ -81,6 +81,7 @@ mod tests {
             max_steps: 20,
             test_timeout: Duration::from_secs(30),
             protocol: Protocol::Tools,
+            review: crate::config::Review::Step,
             model_source: ModelSource::Http,
             max_retries: 4,
             max_repeats: 5,

@@ -26,7 +26,8 @@ impl Printer {
             match &request.action {
                 ApprovalAction::Patch { files }
                 | ApprovalAction::Undo { files }
-                | ApprovalAction::KeepRunOutput { files, .. } => {
+                | ApprovalAction::KeepRunOutput { files, .. }
+                | ApprovalAction::ApplyStage { files, .. } => {
                     for diff in files {
                         self.print_diff(diff);
                     }
@@ -40,6 +41,12 @@ impl Printer {
                 }
                 ApprovalAction::Edit { .. } | ApprovalAction::RunTests { .. } => {}
             }
+        }
+        if let ApprovalAction::ApplyStage { patch, .. } = &request.action
+            && let Some(decision) = self.staged_decision(patch)
+        {
+            let _ = request.reply.send(decision);
+            return;
         }
         let decision = match self.policy {
             // Code a test run wrote is kept only by a person's choice.
@@ -81,3 +88,55 @@ impl Printer {
         let _ = request.reply.send(decision);
     }
 }
+
+impl Printer {
+    /// A staged changeset: written to `--patch-out`; applied by `--apply`
+    /// when the answer's tests passed; else kept in the stage, unless a
+    /// person at the terminal is asked (`None`).
+    fn staged_decision(&mut self, patch: &str) -> Option<Decision> {
+        if let Some(file) = self.staged.patch_out.clone() {
+            match std::fs::write(&file, patch) {
+                Ok(()) => {
+                    let line = format!(
+                        "The staged changeset is in {} (git apply applies it).",
+                        file.display()
+                    );
+                    self.note(&line);
+                }
+                Err(e) => {
+                    let line = format!("cannot write the patch to {}: {e}", file.display());
+                    self.note(&line);
+                }
+            }
+        }
+        if self.staged.apply && self.tests_passed {
+            return Some(Decision::Approve);
+        }
+        if self.staged.apply {
+            return Some(Decision::Decline {
+                reason: Some(NOT_APPLIED_UNTESTED.into()),
+            });
+        }
+        match self.policy {
+            ApprovalPolicy::AskOnTerminal => None,
+            _ => Some(Decision::Decline {
+                reason: Some(KEPT_IN_STAGE.into()),
+            }),
+        }
+    }
+
+    /// A line on stderr in human mode (stdout stays the event stream in JSON mode).
+    fn note(&mut self, line: &str) {
+        self.end_text();
+        let line = crate::present::one_line(line);
+        let mut err = std::io::stderr().lock();
+        let _ = writeln!(err, "{line}");
+    }
+}
+
+/// Why `--apply` did not write a changeset.
+const NOT_APPLIED_UNTESTED: &str =
+    "--apply writes a staged changeset only when its tests passed; it stays in the stage";
+
+/// Why `exec --stage` without `--apply` writes nothing.
+const KEPT_IN_STAGE: &str = "kept in the stage (exec writes a changeset only with --apply)";

@@ -30,6 +30,17 @@ pub(super) struct Printer {
     pub(super) started: Instant,
     /// Approvals declined because no one could answer them.
     pub(super) declined_unattended: u32,
+    /// What to do with a staged changeset (`--apply`, `--patch-out`).
+    pub(super) staged: StagedOutput,
+    /// The last accepted answer's tests passed.
+    pub(super) tests_passed: bool,
+}
+
+/// `exec`'s choices for a staged changeset.
+#[derive(Debug, Clone, Default)]
+pub(super) struct StagedOutput {
+    pub(super) apply: bool,
+    pub(super) patch_out: Option<std::path::PathBuf>,
 }
 
 impl Printer {
@@ -43,6 +54,8 @@ impl Printer {
             last_message: String::new(),
             started: Instant::now(),
             declined_unattended: 0,
+            staged: StagedOutput::default(),
+            tests_passed: false,
         }
     }
 
@@ -52,6 +65,9 @@ impl Printer {
         while let Some(event) = inbox.recv().await {
             if self.json {
                 self.line(&json::event_line(&event));
+            }
+            if let AgentEvent::FinalAnswer { receipt, .. } = &event {
+                self.tests_passed = receipt.tests.as_ref().is_some_and(|t| t.passed);
             }
             match event {
                 AgentEvent::ApprovalRequested(request) => self.approve(request).await,
@@ -183,6 +199,16 @@ impl Printer {
             }
             AgentEvent::GateRefused { reason, .. } => self.problem("  ", "gate:", &reason),
             AgentEvent::FinalAnswer { text, receipt } => self.final_answer(&text, &receipt),
+            AgentEvent::StageReviewed {
+                stage,
+                written,
+                not_written,
+                kept,
+            } => {
+                let line =
+                    crate::present::stage_reviewed_line(&stage, &written, &not_written, kept);
+                self.line(&line);
+            }
             AgentEvent::Error { message } | AgentEvent::ResumeRefused { message } => {
                 self.problem("", "error:", &message)
             }

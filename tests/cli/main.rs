@@ -32,4 +32,5 @@ mod sandbox_plants;
 mod sandbox_require;
 mod sandbox_walls;
 mod scrub;
+mod staged;
 mod trust;

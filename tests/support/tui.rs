@@ -186,7 +186,8 @@ pub fn propose_scoped(
         ApprovalAction::RunTests { .. } => (CallKind::Execute, "unittest".to_string(), None),
         ApprovalAction::Undo { files }
         | ApprovalAction::Patch { files }
-        | ApprovalAction::KeepRunOutput { files, .. } => {
+        | ApprovalAction::KeepRunOutput { files, .. }
+        | ApprovalAction::ApplyStage { files, .. } => {
             (CallKind::Edit, "files".to_string(), files.first().cloned())
         }
         ApprovalAction::Delete { path, diff } => (CallKind::Edit, path.clone(), Some(diff.clone())),

@@ -75,6 +75,19 @@ pub enum ApprovalAction {
     /// scripts): only a person's explicit choice keeps them, never an
     /// automatic approval ([`needs_a_person`](Self::needs_a_person)).
     KeepRunOutput { files: Vec<FileDiff>, code: bool },
+    /// Write a staged task's changeset into the workspace, once its tests
+    /// passed in the stage (hunk choices cut it like a patch). `conflicts`:
+    /// files changed in the workspace since the stage took them, never
+    /// written, whatever is chosen. Only a person applies it (`--apply` is
+    /// that choice in `exec`). `patch`: the whole changeset as a patch file
+    /// that `git apply` takes.
+    ApplyStage {
+        stage: String,
+        files: Vec<FileDiff>,
+        conflicts: Vec<String>,
+        #[serde(skip)]
+        patch: String,
+    },
     /// Run a test command (program and arguments, no shell).
     RunTests {
         command: Vec<String>,
@@ -147,6 +160,22 @@ impl ApprovalAction {
                 };
                 format!("Keep {what}: {}", names.join(", "))
             }
+            ApprovalAction::ApplyStage {
+                files, conflicts, ..
+            } => {
+                let names: Vec<String> = files
+                    .iter()
+                    .map(|d| format!("{} ({})", d.path, d.stat()))
+                    .collect();
+                let mut text = format!("Apply the staged changeset: {}", names.join(", "));
+                if !conflicts.is_empty() {
+                    text.push_str(&format!(
+                        "; left in the stage (changed in the workspace meanwhile): {}",
+                        conflicts.join(", ")
+                    ));
+                }
+                text
+            }
         }
     }
 
@@ -154,17 +183,20 @@ impl ApprovalAction {
     /// one (a patch, what a test run wrote); `None` for anything else.
     pub fn hunk_files(&self) -> Option<&[FileDiff]> {
         match self {
-            ApprovalAction::Patch { files } | ApprovalAction::KeepRunOutput { files, .. } => {
-                Some(files)
-            }
+            ApprovalAction::Patch { files }
+            | ApprovalAction::KeepRunOutput { files, .. }
+            | ApprovalAction::ApplyStage { files, .. } => Some(files),
             _ => None,
         }
     }
 
     /// Whether only a person may approve this (never `--yes` or another
-    /// automatic approval): code a test run wrote.
+    /// automatic approval): code a test run wrote, a staged changeset.
     pub fn needs_a_person(&self) -> bool {
-        matches!(self, ApprovalAction::KeepRunOutput { code: true, .. })
+        matches!(
+            self,
+            ApprovalAction::KeepRunOutput { code: true, .. } | ApprovalAction::ApplyStage { .. }
+        )
     }
 }
 

@@ -177,6 +177,15 @@ pub enum AgentEvent {
         text: String,
         receipt: Receipt,
     },
+    /// A staged task's changeset was reviewed: what was written into the
+    /// workspace, what was not (with why), and whether the stage is kept
+    /// (declined, or conflicts left in it) or gone.
+    StageReviewed {
+        stage: String,
+        written: Vec<String>,
+        not_written: Vec<String>,
+        kept: bool,
+    },
     /// The cumulative diff of the session (`/diff`).
     SessionDiff {
         files: Vec<FileDiff>,

@@ -29,6 +29,9 @@ pub struct LayerPlan {
     pub build: Option<BuildLayer>,
     /// The size of the run's private `/tmp` (its disk budget), in MiB.
     pub tmp_mb: u64,
+    /// A staged task's stage: the overlay's top lower layer, above the
+    /// workspace (see `tools::stage`).
+    pub stage: Option<PathBuf>,
 }
 
 impl LayerPlan {

@@ -72,6 +72,9 @@ pub struct Policy {
     pub test_env: Vec<String>,
     /// Configured build output folders of the workspace (see `layers`).
     pub build_outputs: Vec<String>,
+    /// A staged task's stage (its overlay-format upper folder): the run
+    /// sees it above the workspace, as the tools do.
+    pub stage: Option<PathBuf>,
 }
 
 impl Default for Policy {
@@ -92,6 +95,7 @@ impl Policy {
             limits: Limits::from_settings(settings),
             test_env: test_env.to_vec(),
             build_outputs: settings.build_outputs.clone(),
+            stage: None,
         }
     }
 }
@@ -251,7 +255,9 @@ pub fn layered(root: &Path, policy: &Policy) -> bool {
     let Ok(root) = std::fs::canonicalize(root) else {
         return false;
     };
-    spellable(&root) && spellable(&std::env::temp_dir())
+    spellable(&root)
+        && spellable(&std::env::temp_dir())
+        && policy.stage.as_deref().is_none_or(spellable)
 }
 
 /// The overlay's options cannot spell these characters.
@@ -283,7 +289,17 @@ fn layer_plan(
         }
         policy.writable.push(build.dir.clone());
     }
+    if let Some(stage) = &policy.stage {
+        if !spellable(stage) {
+            return None;
+        }
+        // Every stage is hidden from the run; its own is a layer already.
+        if let Some(all) = crate::tools::stage::all_stages() {
+            policy.hidden.push(all);
+        }
+    }
     Some(layers::LayerPlan {
+        stage: policy.stage.clone(),
         dir: temp.join("workspace-layer"),
         build,
         tmp_mb: policy.limits.disk_bytes / (1024 * 1024),

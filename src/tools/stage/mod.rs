@@ -293,11 +293,7 @@ impl Stage {
             return Ok(());
         }
         bases.insert(key, base.map(hash));
-        let value: serde_json::Map<String, Value> = bases
-            .iter()
-            .map(|(k, v)| (k.clone(), v.as_ref().map_or(Value::Null, |h| json!(h))))
-            .collect();
-        write_json(&self.dir.join("bases.json"), &Value::Object(value))
+        write_json(&self.dir.join("bases.json"), &bases_json(&bases))
     }
 
     /// Stage `bytes` as the content of `rel` (mode `mode`), `base` being
@@ -357,6 +353,22 @@ impl Stage {
         .map_err(io::Error::from)
     }
 
+    /// Drop `rel` from the stage (it was written into the workspace).
+    pub fn forget(&self, rel: &Path) -> io::Result<()> {
+        match self.upper.remove_file(rel) {
+            Ok(()) => {}
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+            Err(e) => return Err(e),
+        }
+        let key = rel.to_string_lossy().to_string();
+        let mut bases = self
+            .bases
+            .lock()
+            .map_err(|_| io::Error::other("poisoned"))?;
+        bases.remove(&key);
+        write_json(&self.dir.join("bases.json"), &bases_json(&bases))
+    }
+
     /// Every staged path, with its content and base, sorted by path.
     pub fn entries(&self) -> io::Result<Vec<Staged>> {
         let bases = self
@@ -387,6 +399,14 @@ impl Stage {
         }
         Ok(out)
     }
+}
+
+fn bases_json(bases: &BTreeMap<String, Option<String>>) -> Value {
+    let value: serde_json::Map<String, Value> = bases
+        .iter()
+        .map(|(k, v)| (k.clone(), v.as_ref().map_or(Value::Null, |h| json!(h))))
+        .collect();
+    Value::Object(value)
 }
 
 fn is_whiteout(m: &cap_std::fs::Metadata) -> bool {

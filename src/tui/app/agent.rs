@@ -137,6 +137,15 @@ impl App {
                 self.conversation.push_entry(Kind::Notice, &text);
             }
             E::GateRefused { reason, .. } => self.conversation.push_entry(Kind::Gate, &reason),
+            E::StageReviewed {
+                stage,
+                written,
+                not_written,
+                kept,
+            } => {
+                let text = present::stage_reviewed_line(&stage, &written, &not_written, kept);
+                self.conversation.push_entry(Kind::Notice, &text);
+            }
             E::FinalAnswer { text, receipt } => {
                 self.conversation.final_answer(&text);
                 self.conversation

@@ -103,7 +103,8 @@ impl Review {
             (
                 ApprovalAction::Undo { files }
                 | ApprovalAction::Patch { files }
-                | ApprovalAction::KeepRunOutput { files, .. },
+                | ApprovalAction::KeepRunOutput { files, .. }
+                | ApprovalAction::ApplyStage { files, .. },
                 None,
             ) => files.iter().collect(),
             (ApprovalAction::Delete { diff, .. }, None) => vec![diff],
@@ -148,7 +149,12 @@ impl Review {
         let all = self.accepted.iter().all(|a| *a);
         match (&self.edited, action) {
             (None, _) if all => Decision::Approve,
-            (None, ApprovalAction::Patch { .. } | ApprovalAction::KeepRunOutput { .. }) => self
+            (
+                None,
+                ApprovalAction::Patch { .. }
+                | ApprovalAction::KeepRunOutput { .. }
+                | ApprovalAction::ApplyStage { .. },
+            ) => self
                 .patch_decision(action)
                 .unwrap_or(Decision::Decline { reason: None }),
             (None, _) => Decision::ApproveHunks {

@@ -77,6 +77,7 @@ pub fn ensure(app: &mut App, width: usize, height: usize) {
                 ApprovalAction::Undo { .. }
                     | ApprovalAction::Patch { .. }
                     | ApprovalAction::KeepRunOutput { .. }
+                    | ApprovalAction::ApplyStage { .. }
             )
         });
     // A streaming patch names its files too.
@@ -122,11 +123,14 @@ fn title(app: &App, key: DiffKey) -> String {
                     1 => "Undo · this file goes back to its earlier content".to_string(),
                     n => format!("Undo · {n} files go back to their earlier content"),
                 },
-                ApprovalAction::Patch { files } | ApprovalAction::KeepRunOutput { files, .. } => {
+                ApprovalAction::Patch { files }
+                | ApprovalAction::KeepRunOutput { files, .. }
+                | ApprovalAction::ApplyStage { files, .. } => {
                     let n = files.len();
                     let s = if n == 1 { "" } else { "s" };
                     let what = match request.action {
                         ApprovalAction::KeepRunOutput { .. } => "Written by the test run",
+                        ApprovalAction::ApplyStage { .. } => "Staged changeset (tests passed)",
                         _ => "Patch",
                     };
                     let mut t = format!("{what} · {n} file{s} · step {}", request.step);

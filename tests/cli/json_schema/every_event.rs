@@ -124,6 +124,18 @@ pub fn every_event() -> Vec<AgentEvent> {
             files: vec![diff()],
             code: true,
         }),
+        request(ApprovalAction::ApplyStage {
+            stage: "1-2-0".into(),
+            files: vec![diff()],
+            conflicts: vec!["b".into()],
+            patch: String::new(),
+        }),
+        AgentEvent::StageReviewed {
+            stage: "1-2-0".into(),
+            written: vec!["a".into()],
+            not_written: vec!["b (declined)".into()],
+            kept: true,
+        },
         request(ApprovalAction::RunTests {
             command: vec!["python3".into()],
             sandbox: "sandboxed".into(),
@@ -262,6 +274,7 @@ pub fn every_event() -> Vec<AgentEvent> {
             | AgentEvent::FinalAnswer { .. }
             | AgentEvent::SessionDiff { .. }
             | AgentEvent::UndoFinished { .. }
+            | AgentEvent::StageReviewed { .. }
             | AgentEvent::SessionFiles { .. }
             | AgentEvent::ModelsListed { .. }
             | AgentEvent::SessionRestored { .. }

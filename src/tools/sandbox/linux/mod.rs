@@ -103,7 +103,7 @@ impl LayerTrial {
         let merged = dir.path().join("merged");
         std::fs::create_dir(&lower).ok()?;
         std::fs::create_dir(&merged).ok()?;
-        let options = overlay::overlay_options(&lower, &dir.path().join("layer"))?;
+        let options = overlay::overlay_options(&[&lower], &dir.path().join("layer"))?;
         let target = std::ffi::CString::new(merged.into_os_string().into_encoded_bytes()).ok()?;
         Some(LayerTrial {
             _dir: dir,

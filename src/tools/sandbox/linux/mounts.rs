@@ -261,7 +261,7 @@ impl Mounts {
             let target = c_path(&real).ok_or_else(|| bad(&real))?;
             let flags = mount_flags(&target);
             package_layers.push(Layer {
-                options: overlay_options(&real, &layers.join(i.to_string())),
+                options: overlay_options(&[&real], &layers.join(i.to_string())),
                 target,
                 flags,
             });

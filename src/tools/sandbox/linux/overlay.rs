@@ -15,7 +15,7 @@ use crate::tools::sandbox::layers::LayerPlan;
 use std::ffi::CString;
 use std::io;
 use std::os::unix::ffi::OsStrExt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// The folders a run gets a private, size-limited tmpfs on, with the tmpfs
 /// options, where the workspace is not inside them (a tmpfs over `/tmp`
@@ -56,7 +56,13 @@ pub struct WorkspaceLayer {
 
 impl WorkspaceLayer {
     pub fn new(root: &Path, plan: &LayerPlan) -> Option<WorkspaceLayer> {
-        let options = overlay_options(root, &plan.dir)?;
+        let lower: Vec<&Path> = plan
+            .stage
+            .iter()
+            .map(PathBuf::as_path)
+            .chain([root])
+            .collect();
+        let options = overlay_options(&lower, &plan.dir)?;
         let mut binds = Vec::new();
         if let Some(build) = &plan.build {
             for rel in &build.outputs {
@@ -103,23 +109,22 @@ impl WorkspaceLayer {
     }
 }
 
-/// The overlay options for `lower` with its layers in `dir` (created here),
-/// `None` where a path holds a character the options use as a separator.
-pub fn overlay_options(lower: &Path, dir: &Path) -> Option<CString> {
+/// The overlay options for the layers `lower` (the top one first) with the
+/// run's own layers in `dir` (created here), `None` where a path holds a
+/// character the options use as a separator.
+pub fn overlay_options(lower: &[&Path], dir: &Path) -> Option<CString> {
     let (upper, work) = (dir.join("upper"), dir.join("work"));
     std::fs::create_dir_all(&upper).ok()?;
     std::fs::create_dir_all(&work).ok()?;
-    let mut text = String::from("userxattr");
-    for (key, path) in [
-        ("lowerdir", lower),
-        ("upperdir", &upper),
-        ("workdir", &work),
-    ] {
+    let spelt = |path: &Path| {
         let path = path.to_str()?;
-        if path.contains([',', ':', '\\']) {
-            return None;
-        }
-        text.push_str(&format!(",{key}={path}"));
+        (!path.contains([',', ':', '\\'])).then(|| path.to_string())
+    };
+    let lowers: Option<Vec<String>> = lower.iter().map(|p| spelt(p)).collect();
+    let mut text = String::from("userxattr");
+    text.push_str(&format!(",lowerdir={}", lowers?.join(":")));
+    for (key, path) in [("upperdir", &upper), ("workdir", &work)] {
+        text.push_str(&format!(",{key}={}", spelt(path)?));
     }
     // The kernel takes one page of mount options and cuts the rest.
     if text.len() >= 4096 {
