@@ -144,6 +144,8 @@ pub struct Session {
     pub(super) registry: crate::tools::Registry,
     /// Tasks work in a stage (`staged`); its stage is the workspace's.
     pub(super) staged: bool,
+    /// Where this session keeps its stages.
+    pub(super) store: Option<crate::tools::stage::Store>,
 }
 
 impl Session {
@@ -176,6 +178,7 @@ impl Session {
             mcp: mcp_hub,
             registry,
             staged: false,
+            store: None,
         };
         session.clear();
         session

@@ -28,6 +28,12 @@ impl Session {
     /// left (a task cut off, a changeset not applied), else a new one.
     /// Returns what to tell the user.
     pub fn enter_stage(&mut self, task: &str) -> Result<String, String> {
+        let store = Store::user().map_err(|e| format!("cannot keep a stage: {e}"))?;
+        self.enter_stage_in(store, task)
+    }
+
+    /// [`enter_stage`](Self::enter_stage) with the stages kept in `store`.
+    pub fn enter_stage_in(&mut self, store: Store, task: &str) -> Result<String, String> {
         let root = self.workspace.root().to_path_buf();
         if !sandbox::layered(&root, &self.settings.sandbox) {
             return Err(format!(
@@ -35,7 +41,6 @@ impl Session {
                 self.sandbox_state()
             ));
         }
-        let store = Store::user().map_err(|e| format!("cannot keep a stage: {e}"))?;
         let left =
             Stage::newest(&store, &root).map_err(|e| format!("cannot open the stage: {e}"))?;
         let (stage, message) = match left {
@@ -58,6 +63,7 @@ impl Session {
                 (stage, message)
             }
         };
+        self.store = Some(store);
         self.use_stage(Arc::new(stage))?;
         Ok(message)
     }
@@ -83,7 +89,10 @@ impl Session {
         if !self.staged || self.workspace.stage().is_some() {
             return Ok(());
         }
-        self.enter_stage(task).map(|_| ())
+        match self.store.clone() {
+            Some(store) => self.enter_stage_in(store, task).map(|_| ()),
+            None => self.enter_stage(task).map(|_| ()),
+        }
     }
 
     /// After an answer met the gate in a stage: record the receipt with the

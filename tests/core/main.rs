@@ -33,6 +33,7 @@ mod review;
 mod sandbox_cargo;
 mod search_counts;
 mod session_changes;
+mod staged_review;
 mod stream_errors;
 mod stream_liveness;
 mod text_calls;
