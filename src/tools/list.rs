@@ -75,6 +75,13 @@ fn list(ws: &Workspace, path: &str, depth: Option<u64>) -> Result<ToolOutput, Pa
         }
         Some(_) => {}
     }
+    // A folder only a staged task's stage has: its staged files.
+    if ws.stage().is_some() && ws.real_dir(&rel).is_err() {
+        let (written, _) = staged_under(ws, &rel);
+        let summary = format!("{} staged files", written.len());
+        let payload = json!({"path": rel.display(), "files": written, "total_files": written.len(), "truncated": false});
+        return Ok(ToolOutput::ok(summary, payload));
+    }
     // The folder was opened through the capability, so its real path lies
     // inside the root (and outside `.stepwise/`); the walk never follows symlinks.
     let start = ws.real_dir(&rel)?;
@@ -119,7 +126,35 @@ fn list(ws: &Workspace, path: &str, depth: Option<u64>) -> Result<ToolOutput, Pa
         }
         payload["note"] = json!(note);
     }
+    if ws.stage().is_some() {
+        let (written, deleted) = staged_under(ws, &rel);
+        if !written.is_empty() || !deleted.is_empty() {
+            payload["staged"] = json!({"written": written, "deleted": deleted});
+            payload["staged_note"] = json!(
+                "this task works in a stage: the files under `staged` were written or deleted in it, and count as shown there, whatever the listing above says"
+            );
+        }
+    }
     Ok(ToolOutput::ok(summary, payload))
+}
+
+/// The files a staged task's stage wrote and deleted under `rel`.
+fn staged_under(ws: &Workspace, rel: &super::workspace::RelPath) -> (Vec<String>, Vec<String>) {
+    let (mut written, mut deleted) = (Vec::new(), Vec::new());
+    let Some(Ok(entries)) = ws.stage().map(|s| s.entries()) else {
+        return (written, deleted);
+    };
+    let top = matches!(rel.as_path().to_str(), Some("" | "."));
+    for e in entries {
+        if !(top || Path::new(&e.path).starts_with(rel.as_path())) {
+            continue;
+        }
+        match e.content {
+            Some(_) => written.push(e.path),
+            None => deleted.push(e.path),
+        }
+    }
+    (written, deleted)
 }
 
 /// The folders under the start folder, as `list_files` sees them. Index 0

@@ -87,8 +87,15 @@ fn search(ws: &Workspace, args: &SearchArgs) -> Result<ToolOutput, PathError> {
             rel.display()
         )));
     };
-    let tally = if meta.is_dir() {
+    let staged_only = ws.stage().is_some() && ws.real_dir(&rel).is_err() && meta.is_dir();
+    let mut tally = if staged_only {
+        // A folder only the stage has: its staged files are all there is.
+        Tally::default()
+    } else if meta.is_dir() {
         first_pass(ws, &ws.real_dir(&rel)?, &regex, glob.as_ref())
+    } else if ws.stage().is_some() {
+        // One file, maybe staged: the staged pass below reads it.
+        Tally::default()
     } else {
         let mut one = Tally::default();
         let search = Search::new(ws, &regex, glob.as_ref());
@@ -99,6 +106,9 @@ fn search(ws: &Workspace, args: &SearchArgs) -> Result<ToolOutput, PathError> {
         );
         one
     };
+    if let Some(stage) = ws.stage() {
+        staged_pass(ws, stage, &rel, &regex, glob.as_ref(), &mut tally);
+    }
     let mut hits = tally.hits;
     hits.sort();
     let total: usize = hits.iter().map(|(_, n)| n).sum();
@@ -242,6 +252,70 @@ impl<'a> Search<'a> {
                 }
             }
             Looked::Skipped => found.skipped += 1,
+        }
+    }
+}
+
+/// In a staged task: the walk saw the workspace, so what the stage changed
+/// under `rel` replaces it. Staged and deleted files leave the walk's
+/// hits; each staged file (and, for a search of one file, that file) is
+/// counted through the workspace's staged reads.
+fn staged_pass(
+    ws: &Workspace,
+    stage: &crate::tools::stage::Stage,
+    rel: &RelPath,
+    regex: &Regex,
+    glob: Option<&GlobMatcher>,
+    tally: &mut Tally,
+) {
+    use crate::tools::stage::Lookup;
+    let top = matches!(rel.as_path().to_str(), Some("" | "."));
+    let under = |p: &Path| top || p.starts_with(rel.as_path());
+    tally
+        .hits
+        .retain(|(p, _)| stage.lookup(Path::new(p)) == Lookup::NotStaged);
+    let mut paths: Vec<String> = match stage.entries() {
+        Ok(entries) => entries
+            .into_iter()
+            .filter(|e| e.content.is_some() && under(Path::new(&e.path)))
+            .map(|e| e.path)
+            .collect(),
+        Err(_) => Vec::new(),
+    };
+    // A search of one file the stage did not touch reads it all the same.
+    if ws.metadata(rel).ok().flatten().is_some_and(|m| m.is_file())
+        && !paths.iter().any(|p| Path::new(p) == rel.as_path())
+    {
+        paths.push(rel.display());
+    }
+    let by_path = glob.is_some_and(|g| g.glob().glob().contains('/'));
+    for path in paths {
+        let path_ref = Path::new(&path);
+        let name = path_ref.file_name().unwrap_or_default();
+        let selected = glob.is_none_or(|g| match by_path {
+            true => g.is_match(path_ref),
+            false => g.is_match(name),
+        });
+        if !selected || ws.deny().denies_walked(path_ref, &name.to_string_lossy()) {
+            continue;
+        }
+        let Ok(file) = Workspace::check(&path) else {
+            continue;
+        };
+        let text = ws
+            .read_bytes(&file, MAX_SCAN_BYTES)
+            .ok()
+            .flatten()
+            .and_then(|b| decode_text(&file, b).ok());
+        match text {
+            Some(text) => {
+                tally.searched += 1;
+                let n = super::search_read::count_lines(regex, &text);
+                if n > 0 {
+                    tally.hits.push((path, n));
+                }
+            }
+            None => tally.skipped += 1,
         }
     }
 }

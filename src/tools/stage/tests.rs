@@ -201,3 +201,65 @@ fn the_patch_file_is_one_git_apply_takes_on_the_untouched_workspace() {
     assert!(!f.root.join("notes.txt").exists());
     assert_eq!(std::fs::read(f.root.join("sub/new.txt")).unwrap(), b"new\n");
 }
+
+#[test]
+fn search_and_listing_see_the_stage_not_the_project_below_it() {
+    use crate::tools::files::list_files;
+    use crate::tools::search::{SearchArgs, search_text};
+    let f = fixture();
+    std::fs::write(f.root.join("keep.py"), "needle = 1\n").unwrap();
+    std::fs::write(f.root.join("pkg/old.py"), "needle = 2\n").unwrap();
+    let (ws, _stage) = staged(&f);
+    ws.write_atomic(&rel("calc.py"), b"needle = 3\n").unwrap();
+    ws.write_atomic(&rel("keep.py"), b"no match now\n").unwrap();
+    ws.write_atomic(&rel("fresh/new.py"), b"x = 0\nneedle = 4\n")
+        .unwrap();
+    ws.remove_file(&rel("pkg/old.py")).unwrap();
+    let args = |path: &str| SearchArgs {
+        pattern: "needle".into(),
+        path: path.into(),
+        glob: None,
+        ignore_case: false,
+    };
+    let found = search_text(&ws, &args("."));
+    assert!(found.success, "{:?}", found.body);
+    let mut hits: Vec<(String, u64)> = found.body["matches"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| {
+            let path = m["path"].as_str().unwrap().to_string();
+            (path, m["line"].as_u64().unwrap())
+        })
+        .collect();
+    hits.sort();
+    assert_eq!(
+        hits,
+        [("calc.py".to_string(), 1), ("fresh/new.py".to_string(), 2)],
+        "{:?}",
+        found.body
+    );
+    assert_eq!(
+        hits,
+        [("calc.py".to_string(), 1), ("fresh/new.py".to_string(), 2)]
+    );
+    // One file, staged: its staged content is searched.
+    let one = search_text(&ws, &args("calc.py"));
+    assert_eq!(one.body["total"], 1, "{:?}", one.body);
+    // A folder only the stage has.
+    let fresh = search_text(&ws, &args("fresh"));
+    assert_eq!(fresh.body["total"], 1, "{:?}", fresh.body);
+    let listed = list_files(&ws, ".");
+    assert!(listed.success, "{:?}", listed.body);
+    let staged = &listed.body["staged"];
+    assert_eq!(
+        staged["written"],
+        serde_json::json!(["calc.py", "fresh/new.py", "keep.py"])
+    );
+    assert_eq!(staged["deleted"], serde_json::json!(["pkg/old.py"]));
+    let only_staged = list_files(&ws, "fresh");
+    assert_eq!(
+        only_staged.body["files"],
+        serde_json::json!(["fresh/new.py"])
+    );
+}
