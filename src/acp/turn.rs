@@ -231,6 +231,7 @@ impl Pump {
                 self.update(map::note(&line));
             }
             AgentEvent::Error { message } => self.update(map::note(&message)),
+            AgentEvent::StageChanged { message, .. } => self.update(map::note(&message)),
             AgentEvent::StageReviewed {
                 stage,
                 written,

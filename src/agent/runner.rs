@@ -25,6 +25,12 @@ pub fn spawn_agent(mut session: Session, events: EventSender) -> AgentHandle {
         sandbox: session.sandbox_state(),
         limits: session.sandbox_limits(),
     });
+    if let Some(stage) = session.stage_name() {
+        let _ = events.send(AgentEvent::StageChanged {
+            message: format!("Staged: tasks work in the stage {stage}; each changeset is reviewed once its tests pass."),
+            stage: Some(stage),
+        });
+    }
     for restored in session.restored_events() {
         let _ = events.send(restored);
     }
@@ -68,6 +74,7 @@ pub fn spawn_agent(mut session: Session, events: EventSender) -> AgentHandle {
                 AgentCommand::ClearConversation => session.clear(),
                 AgentCommand::SetModel(model) => session.set_model(&model, &events),
                 AgentCommand::ListModels => session.list_models(&events).await,
+                AgentCommand::SetStaged(on) => session.set_staged(on, &events),
                 // The router above takes these; one arriving here goes the same way.
                 AgentCommand::RevokeApprovals(tools) => {
                     session.revoker().revoke(tools);

@@ -12,7 +12,7 @@
 //! the gate; a conflict is never written; a declined review keeps the stage
 //! whole, and an applied one removes it unless files were left in it.
 
-use super::contract::{AgentEvent, ApprovalAction, Decision, Receipt};
+use super::contract::{AgentEvent, ApprovalAction, Decision, EventSender, Receipt};
 use super::session::{Session, Task};
 use crate::tool_id::ToolName;
 use crate::tools::stage::changeset::{self, Changeset};
@@ -28,7 +28,10 @@ impl Session {
     /// left (a task cut off, a changeset not applied), else a new one.
     /// Returns what to tell the user.
     pub fn enter_stage(&mut self, task: &str) -> Result<String, String> {
-        let store = Store::user().map_err(|e| format!("cannot keep a stage: {e}"))?;
+        let store = match self.store.clone() {
+            Some(store) => store,
+            None => Store::user().map_err(|e| format!("cannot keep a stage: {e}"))?,
+        };
         self.enter_stage_in(store, task)
     }
 
@@ -79,6 +82,49 @@ impl Session {
         Ok(())
     }
 
+    /// The open stage's name, in a staged session.
+    pub fn stage_name(&self) -> Option<String> {
+        self.workspace.stage().map(|s| s.id().to_string())
+    }
+
+    /// `/stage`: work in a stage from the next task on, or step by step
+    /// again. Leaving keeps the stage on disk: `/stage` again (or
+    /// `exec --stage`) goes on in it.
+    pub fn set_staged(&mut self, on: bool, events: &EventSender) {
+        let event = match (on, self.staged) {
+            (true, true) | (false, false) => AgentEvent::StageChanged {
+                stage: self.stage_name(),
+                message: match on {
+                    true => "Tasks already work in a stage.".into(),
+                    false => "Tasks already go step by step.".into(),
+                },
+            },
+            (true, false) => match self.enter_stage("") {
+                Ok(message) => AgentEvent::StageChanged {
+                    stage: self.stage_name(),
+                    message,
+                },
+                Err(message) => AgentEvent::Error { message },
+            },
+            (false, true) => {
+                let kept = self.stage_name();
+                self.leave_stage();
+                self.staged = false;
+                let message = match kept {
+                    Some(id) => format!(
+                        "Step by step again: each write and test run is asked. The stage {id} is kept (`/stage` goes on in it, `stepwise stage` lists it)."
+                    ),
+                    None => "Step by step again: each write and test run is asked.".into(),
+                };
+                AgentEvent::StageChanged {
+                    stage: None,
+                    message,
+                }
+            }
+        };
+        let _ = events.send(event);
+    }
+
     /// Whether this session works in a stage.
     pub fn is_staged(&self) -> bool {
         self.staged
@@ -89,10 +135,7 @@ impl Session {
         if !self.staged || self.workspace.stage().is_some() {
             return Ok(());
         }
-        match self.store.clone() {
-            Some(store) => self.enter_stage_in(store, task).map(|_| ()),
-            None => self.enter_stage(task).map(|_| ()),
-        }
+        self.enter_stage(task).map(|_| ())
     }
 
     /// After an answer met the gate in a stage: record the receipt with the

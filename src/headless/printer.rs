@@ -199,6 +199,7 @@ impl Printer {
             }
             AgentEvent::GateRefused { reason, .. } => self.problem("  ", "gate:", &reason),
             AgentEvent::FinalAnswer { text, receipt } => self.final_answer(&text, &receipt),
+            AgentEvent::StageChanged { message, .. } => self.line(&message),
             AgentEvent::StageReviewed {
                 stage,
                 written,

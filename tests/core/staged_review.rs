@@ -112,3 +112,33 @@ async fn a_declined_review_writes_nothing_and_keeps_the_stage() {
     assert_eq!(left.len(), 1);
     assert_eq!(left[0].state, "passed");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn stage_off_keeps_the_stage_and_stage_on_goes_on_in_it() {
+    if !layered() {
+        return;
+    }
+    let ws = tempfile::tempdir().unwrap();
+    let stages = tempfile::tempdir().unwrap();
+    std::fs::write(ws.path().join("a.txt"), "a\n").unwrap();
+    let model = MockModel::start(vec![]).await;
+    let mut s = session_on(&model, ws.path(), Default::default());
+    s.enter_stage_in(Store(stages.path().to_path_buf()), "t")
+        .unwrap();
+    let first = s.stage_name().unwrap();
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    s.set_staged(false, &tx);
+    assert!(!s.is_staged());
+    assert_eq!(s.stage_name(), None);
+    s.set_staged(true, &tx);
+    assert_eq!(s.stage_name().as_deref(), Some(first.as_str()));
+    drop(tx);
+    let mut said = Vec::new();
+    while let Some(event) = rx.recv().await {
+        said.push(serde_json::to_value(&event).unwrap());
+    }
+    assert_eq!(said[0]["event"], "stage_changed");
+    assert_eq!(said[0]["stage"], serde_json::Value::Null);
+    assert!(said[0]["message"].as_str().unwrap().contains(&first));
+    assert_eq!(said[1]["stage"], json!(first));
+}

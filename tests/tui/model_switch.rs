@@ -47,3 +47,39 @@ fn slash_model_waits_for_a_running_task() {
     let flash = app.flash().clone().unwrap_or_default();
     assert!(flash.contains("/model"), "{flash}");
 }
+
+fn set_staged_effects(app: &mut stepwise::tui::App) -> Vec<bool> {
+    app.take_effects()
+        .into_iter()
+        .filter_map(|e| match e {
+            Effect::Agent(stepwise::agent::AgentCommand::SetStaged(on)) => Some(on),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn slash_stage_toggles_through_the_core_and_the_header_says_staged() {
+    let mut app = app();
+    let before = screen(&draw(&mut app, 120, 40));
+    assert!(!before.contains("staged"), "{before}");
+    type_text(&mut app, "/stage");
+    press(&mut app, KeyCode::Enter);
+    assert_eq!(set_staged_effects(&mut app), [true]);
+    app.update(Msg::Agent(AgentEvent::StageChanged {
+        stage: Some("1796-1-0".into()),
+        message: "Staged: this task works in the stage 1796-1-0.".into(),
+    }));
+    let shown = screen(&draw(&mut app, 120, 40));
+    assert!(shown.contains("staged: review at the end"), "{shown}");
+    // Toggled again: step by step, asked of the core.
+    type_text(&mut app, "/stage");
+    press(&mut app, KeyCode::Enter);
+    assert_eq!(set_staged_effects(&mut app), [false]);
+    app.update(Msg::Agent(AgentEvent::StageChanged {
+        stage: None,
+        message: "Step by step again.".into(),
+    }));
+    let shown = screen(&draw(&mut app, 120, 40));
+    assert!(!shown.contains("staged:"), "{shown}");
+}

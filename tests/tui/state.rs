@@ -39,6 +39,7 @@ fn effects(app: &mut App) -> Vec<String> {
                 }
                 AgentCommand::SetModel(name) => format!("model {name}"),
                 AgentCommand::ListModels => "list models".to_string(),
+                AgentCommand::SetStaged(on) => format!("staged {on}"),
             },
             Effect::SetMouseCapture(on) => format!("mouse {on}"),
             Effect::Quit => "quit".into(),

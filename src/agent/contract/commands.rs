@@ -35,4 +35,7 @@ pub enum AgentCommand {
     /// Ask the server which models it offers (`/model` alone); answered
     /// with `ModelsListed`.
     ListModels,
+    /// Work in a stage from the next task on, or step by step again
+    /// (`/stage`); answered with `StageChanged`, or `Error`.
+    SetStaged(bool),
 }

@@ -177,6 +177,13 @@ pub enum AgentEvent {
         text: String,
         receipt: Receipt,
     },
+    /// Whether tasks work in a stage changed (`/stage`), or the session
+    /// starts staged: the stage's name (`None`: step by step) and what to
+    /// tell the user.
+    StageChanged {
+        stage: Option<String>,
+        message: String,
+    },
     /// A staged task's changeset was reviewed: what was written into the
     /// workspace, what was not (with why), and whether the stage is kept
     /// (declined, or conflicts left in it) or gone.

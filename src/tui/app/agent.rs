@@ -137,6 +137,10 @@ impl App {
                 self.conversation.push_entry(Kind::Notice, &text);
             }
             E::GateRefused { reason, .. } => self.conversation.push_entry(Kind::Gate, &reason),
+            E::StageChanged { stage, message } => {
+                self.status.stage = stage;
+                self.conversation.push_entry(Kind::Notice, &message);
+            }
             E::StageReviewed {
                 stage,
                 written,

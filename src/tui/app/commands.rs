@@ -1,6 +1,6 @@
 //! Slash commands typed in the input (listed, with their help, in
 //! `input::slash::SLASH`): `/help`, `/clear`, `/continue`, `/diff`, `/undo`,
-//! `/undo all`, `/compact`, `/revoke`, `/model`, `/model NAME`, `/mcp`, `/quit`. Commands
+//! `/undo all`, `/compact`, `/revoke`, `/model`, `/model NAME`, `/mcp`, `/stage`, `/quit`. Commands
 //! that the core carries out run only while no task runs (the core handles
 //! one command at a time); otherwise they are refused with a message.
 
@@ -40,6 +40,16 @@ impl App {
                 self.core_command("/model", Effect::Agent(AgentCommand::SetModel(model)));
             }
             ["mcp"] => self.list_mcp(),
+            ["stage"] => {
+                let on = self.status.stage.is_none();
+                self.core_command("/stage", Effect::Agent(AgentCommand::SetStaged(on)));
+            }
+            ["stage", "on"] => {
+                self.core_command("/stage", Effect::Agent(AgentCommand::SetStaged(true)));
+            }
+            ["stage", "off"] => {
+                self.core_command("/stage", Effect::Agent(AgentCommand::SetStaged(false)));
+            }
             ["mouse"] => self.toggle_mouse(),
             ["quit" | "exit"] => self.quit_command(),
             _ => self.show_flash(format!(

@@ -57,6 +57,11 @@ impl App {
     }
 
     /// How test runs are confined, as the core reported it (empty: not told).
+    /// The stage tasks work in, if they are staged.
+    pub fn stage(&self) -> Option<&str> {
+        self.status.stage.as_deref()
+    }
+
     pub fn sandbox(&self) -> &str {
         &self.status.sandbox
     }

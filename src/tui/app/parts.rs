@@ -25,6 +25,8 @@ pub struct TaskStatus {
     pub rules: Vec<String>,
     /// How test runs are confined, as the core reports it (empty: not told).
     pub sandbox: String,
+    /// The stage tasks work in (`None`: step by step).
+    pub stage: Option<String>,
     pub session_tokens: TokenUsage,
     /// Estimated cost in USD, when the model's prices are known.
     pub task_cost: Option<f64>,
@@ -55,6 +57,7 @@ impl TaskStatus {
             task_tokens: TokenUsage::default(),
             rules: Vec::new(),
             sandbox: String::new(),
+            stage: None,
             session_tokens: TokenUsage::default(),
             task_cost: None,
             session_cost: None,

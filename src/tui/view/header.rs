@@ -154,6 +154,13 @@ fn right_side(app: &App, bar: Style, room: usize) -> Vec<Span<'static>> {
             (format!(" auto: {tools} · F3 "), warn),
         ]);
     }
+    if app.stage().is_some() {
+        // Writes and test runs go to the stage without a prompt.
+        items.push(vec![
+            (" staged: review at the end (/stage) ".to_string(), bar),
+            (" staged ".to_string(), bar),
+        ]);
+    }
     if !app.sandbox().is_empty() {
         let sandbox = sanitize(app.sandbox());
         // Anything short of full isolation is worth the user's eye.

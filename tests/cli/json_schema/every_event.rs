@@ -130,6 +130,10 @@ pub fn every_event() -> Vec<AgentEvent> {
             conflicts: vec!["b".into()],
             patch: String::new(),
         }),
+        AgentEvent::StageChanged {
+            stage: Some("1-2-0".into()),
+            message: "Staged.".into(),
+        },
         AgentEvent::StageReviewed {
             stage: "1-2-0".into(),
             written: vec!["a".into()],
@@ -275,6 +279,7 @@ pub fn every_event() -> Vec<AgentEvent> {
             | AgentEvent::SessionDiff { .. }
             | AgentEvent::UndoFinished { .. }
             | AgentEvent::StageReviewed { .. }
+            | AgentEvent::StageChanged { .. }
             | AgentEvent::SessionFiles { .. }
             | AgentEvent::ModelsListed { .. }
             | AgentEvent::SessionRestored { .. }
