@@ -10,6 +10,7 @@
 //! of a terminal, 130 after Ctrl+C, 2 for usage errors).
 
 mod approve;
+pub mod compare;
 pub mod json;
 pub mod models;
 mod printer;
@@ -69,6 +70,28 @@ pub async fn run(config: Config, args: ExecArgs) -> i32 {
     if let Err(e) = config.validate() {
         fail(&e.to_string());
         return EXIT_USAGE;
+    }
+    if !args.models.is_empty() || args.attempts > 1 {
+        let Some(task) = args.task_text() else {
+            fail("a comparison needs a TASK");
+            return EXIT_USAGE;
+        };
+        // Each attempt makes its own session and stage; the workspace's
+        // lock is held for all of them.
+        let step_config = crate::config::Config {
+            review: crate::config::Review::Step,
+            ..config.clone()
+        };
+        let prepared = match setup::prepare(&step_config) {
+            Ok(p) => p,
+            Err(e) => {
+                fail(&e);
+                return EXIT_USAGE;
+            }
+        };
+        let code = compare::run(config, args, task).await;
+        drop(prepared);
+        return code;
     }
     let staged = config.review == crate::config::Review::Staged;
     if (args.apply || args.patch_out.is_some()) && !staged {

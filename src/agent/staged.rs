@@ -71,6 +71,29 @@ impl Session {
         Ok(message)
     }
 
+    /// Work in a new stage of its own, as one attempt of the comparison
+    /// `group` (see `headless::compare`).
+    pub fn enter_attempt_stage(
+        &mut self,
+        store: Store,
+        task: &str,
+        group: &str,
+    ) -> Result<String, String> {
+        let root = self.workspace.root().to_path_buf();
+        if !sandbox::layered(&root, &self.settings.sandbox) {
+            return Err(format!(
+                "comparing models needs the sandbox's workspace layer, so that each attempt's test runs see its own stage; this machine's sandbox has none ({})",
+                self.sandbox_state()
+            ));
+        }
+        let stage = Stage::create_in_group(&store, &root, task, Some(group))
+            .map_err(|e| format!("cannot make a stage: {e}"))?;
+        let id = stage.id().to_string();
+        self.store = Some(store);
+        self.use_stage(Arc::new(stage))?;
+        Ok(id)
+    }
+
     fn use_stage(&mut self, stage: Arc<Stage>) -> Result<(), String> {
         self.settings.sandbox.stage = Some(stage.upper_path());
         let plain = self

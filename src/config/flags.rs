@@ -198,6 +198,15 @@ pub struct ExecArgs {
     /// With --stage: write the staged changeset into the workspace once the task's answer met the gate with its tests passed (without it, the changeset stays in the stage).
     #[arg(long)]
     pub apply: bool,
+    /// Try the task with each of these models side by side (comma-separated; `provider:model` asks another provider with its own key variable), each in a stage of its own, and print a table comparing them. Implies --stage.
+    #[arg(long, value_name = "MODELS", value_delimiter = ',', conflicts_with_all = ["apply", "patch_out"])]
+    pub models: Vec<String>,
+    /// Try the task this many times with each model (with --models, or with the configured model), side by side.
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=16), conflicts_with_all = ["apply", "patch_out"])]
+    pub attempts: u32,
+    /// How many attempts run at once.
+    #[arg(long, value_name = "N", default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..=16))]
+    pub parallel: u32,
     /// With --stage: write the staged changeset to FILE as a patch (`git apply FILE` applies it).
     #[arg(long, value_name = "FILE")]
     pub patch_out: Option<std::path::PathBuf>,

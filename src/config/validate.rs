@@ -62,13 +62,13 @@ pub fn is_local_url(base_url: &str) -> Result<bool, ConfigError> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::config::models::ModelTable;
     use crate::config::{ApiKey, ColorChoice, DEFAULT_BASE_URL, LogSetting, ModelSource, Protocol};
     use std::time::Duration;
 
-    fn config(base_url: &str, key: Option<&str>) -> Config {
+    pub(crate) fn config(base_url: &str, key: Option<&str>) -> Config {
         Config {
             workspace: std::env::temp_dir(),
             workspace_given: true,

@@ -92,7 +92,21 @@ fn act(config: &Config, what: &StageCommand) -> Result<i32, String> {
             if left {
                 return Ok(EXIT_NOT_ANSWERED);
             }
+            let group = stage.meta()["group"].as_str().map(str::to_string);
             stage.discard().map_err(|e| e.to_string())?;
+            // One attempt of a comparison applied: the others go.
+            if let Some(group) = group {
+                let all = Stage::list(&store, root).map_err(|e| e.to_string())?;
+                for other in all
+                    .into_iter()
+                    .filter(|s| s.group.as_deref() == Some(&group))
+                {
+                    if let Ok(stage) = Stage::open(&store, root, &other.id) {
+                        let _ = stage.discard();
+                        out(&format!("discarded the other attempt {}", other.id));
+                    }
+                }
+            }
             Ok(EXIT_ANSWERED)
         }
         StageCommand::Discard { name } => {

@@ -335,3 +335,83 @@ async fn apply_and_patch_out_without_stage_are_refused() {
     assert_eq!(out.status.code(), Some(2), "{}", text(&out));
     assert!(String::from_utf8_lossy(&out.stderr).contains("add --stage"));
 }
+
+/// Two models that behave differently on the same task: one fixes `add`
+/// and its tests pass, the other breaks `mul` and answers without a
+/// passing run. Both rows come with their own figures; applying the
+/// passing attempt writes only its change, and the other attempt's stage
+/// goes with it.
+#[tokio::test]
+async fn models_side_by_side_each_in_its_stage_and_applying_one_writes_only_its_changes() {
+    let Some(p) = project() else { return };
+    let before = files(p.ws.path());
+    let model = MockModel::start_per_model(vec![
+        ("gpt-4.1-mini", fixing_task()),
+        (
+            "gpt-4.1-nano",
+            vec![
+                tool_call("read_file", json!({"path": "calc.py"})),
+                tool_call(
+                    "replace_text",
+                    json!({"path": "calc.py", "old": "return a * b", "new": "return a ** b"}),
+                ),
+                tool_call("run_tests", json!({"command": "unittest"})),
+                super::support::text("Done."),
+                super::support::text("Done."),
+                super::support::text("Done."),
+            ],
+        ),
+    ])
+    .await;
+    let mut cmd = stepwise(&p);
+    cmd.args([
+        "exec",
+        "--json",
+        "--no-log",
+        "--max-steps",
+        "6",
+        "--base-url",
+    ])
+    .arg(model.base_url())
+    .args(["--models", "gpt-4.1-mini,gpt-4.1-nano", "Fix add"]);
+    let out = tokio::task::spawn_blocking(move || cmd.output().unwrap())
+        .await
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out));
+    assert_eq!(files(p.ws.path()), before, "no attempt writes the project");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let line = stdout
+        .lines()
+        .find(|l| l.contains("\"comparison\""))
+        .unwrap_or_else(|| panic!("{}", text(&out)));
+    let table: Value = serde_json::from_str(line).unwrap();
+    let rows = table["attempts"].as_array().unwrap();
+    assert_eq!(rows.len(), 2);
+    let good = rows.iter().find(|r| r["model"] == "gpt-4.1-mini").unwrap();
+    let bad = rows.iter().find(|r| r["model"] == "gpt-4.1-nano").unwrap();
+    assert_eq!(good["gate_passed"], json!(true), "{good}");
+    assert_eq!(bad["gate_passed"], json!(false), "{bad}");
+    assert_eq!(good["files_changed"], json!(2), "{good}");
+    assert_eq!(good["tests"], json!("2 tests OK"), "{good}");
+    // Each attempt's cost, from its own model's prices.
+    let cost = |r: &Value| r["cost_usd"].as_f64().unwrap_or(0.0);
+    assert!(cost(good) > 0.0 && cost(bad) > 0.0, "{good} {bad}");
+    assert_ne!(cost(good), cost(bad));
+    assert!(good["tokens_in"].as_u64().unwrap() > 0, "{good}");
+    assert!(bad["steps"].as_u64().unwrap() >= 4, "{bad}");
+    assert_ne!(good["stage"], bad["stage"]);
+    // Applying the passing attempt writes its change, and only its.
+    let id = good["stage"].as_str().unwrap();
+    let applied = stage_cmd(&p, &["apply", id]);
+    assert!(applied.status.success(), "{}", text(&applied));
+    assert_eq!(
+        std::fs::read_to_string(p.ws.path().join("calc.py")).unwrap(),
+        FIXED
+    );
+    let listed = stage_cmd(&p, &["list"]);
+    assert!(
+        String::from_utf8_lossy(&listed.stdout).contains("no stages"),
+        "{}",
+        text(&listed)
+    );
+}

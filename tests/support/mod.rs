@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
-use wiremock::matchers::{method, path};
+use wiremock::matchers::{body_partial_json, method, path};
 use wiremock::{Mock, MockServer, Request, Respond, ResponseTemplate};
 
 /// One scripted HTTP reply of the mock model.
@@ -206,6 +206,24 @@ impl MockModel {
             })
             .mount(&server)
             .await;
+        MockModel { server }
+    }
+
+    /// One server playing several models: each request is answered from
+    /// the script of the model it names (`"model"` in its body).
+    pub async fn start_per_model(scripts: Vec<(&str, Vec<Reply>)>) -> MockModel {
+        let server = MockServer::start().await;
+        for (model, replies) in scripts {
+            Mock::given(method("POST"))
+                .and(path("/v1/chat/completions"))
+                .and(body_partial_json(json!({ "model": model })))
+                .respond_with(Script {
+                    replies: Mutex::new(replies.into()),
+                    summary_delay: std::time::Duration::ZERO,
+                })
+                .mount(&server)
+                .await;
+        }
         MockModel { server }
     }
 

@@ -75,6 +75,8 @@ pub struct Stage {
 #[derive(Debug, Clone)]
 pub struct StageInfo {
     pub id: String,
+    /// The comparison it is an attempt of, if any.
+    pub group: Option<String>,
     pub state: String,
     pub task: String,
     pub files: usize,
@@ -121,6 +123,18 @@ fn private_dir(path: &Path) -> io::Result<()> {
 impl Stage {
     /// A new, empty stage of the workspace at `root`.
     pub fn create(store: &Store, root: &Path, task: &str) -> io::Result<Stage> {
+        Self::create_in_group(store, root, task, None)
+    }
+
+    /// A new stage that is one attempt of a comparison (`group`): never
+    /// taken up by a later staged task, and discarded with its group once
+    /// one attempt of it is applied.
+    pub fn create_in_group(
+        store: &Store,
+        root: &Path,
+        task: &str,
+        group: Option<&str>,
+    ) -> io::Result<Stage> {
         let all = stages_of(store, root)?;
         private_dir(&store.0)?;
         private_dir(&all)?;
@@ -138,7 +152,10 @@ impl Stage {
             }
         };
         std::fs::create_dir(dir.join("upper"))?;
-        let meta = json!({"workspace": root.canonicalize()?, "state": "running", "task": task});
+        let mut meta = json!({"workspace": root.canonicalize()?, "state": "running", "task": task});
+        if let Some(group) = group {
+            meta["group"] = json!(group);
+        }
         write_json(&dir.join("meta.json"), &meta)?;
         write_json(&dir.join("bases.json"), &json!({}))?;
         Self::open_dir(id, dir)
@@ -162,7 +179,8 @@ impl Stage {
     /// The workspace's newest stage, if one is left (applied and discarded
     /// stages are gone).
     pub fn newest(store: &Store, root: &Path) -> io::Result<Option<Stage>> {
-        match Self::list(store, root)?.last() {
+        let list = Self::list(store, root)?;
+        match list.iter().rev().find(|s| s.group.is_none()) {
             Some(info) => Self::open(store, root, &info.id).map(Some),
             None => Ok(None),
         }
@@ -211,6 +229,7 @@ impl Stage {
                 .unwrap_or(0);
             let text = |key: &str| meta[key].as_str().unwrap_or("").to_string();
             out.push(StageInfo {
+                group: meta["group"].as_str().map(str::to_string),
                 id,
                 state: text("state"),
                 task: text("task"),
