@@ -36,7 +36,7 @@ pub const SLASH: &[Slash] = &[
     row("clear", "/clear", "a new conversation"),
     row("model", "/model  /model NAME", "the model and the server's list · ask NAME from now on"),
     row("mcp", "/mcp", "the MCP servers, their state and tools"),
-    row("stage", "/stage  /stage on|off", "work in a stage: no prompts, one tested changeset to review"),
+    row("stage", "/stage", "staged tasks on/off: one tested changeset to review"),
     row("mouse", "/mouse", "mouse capture on/off (also F2)"),
     row("revoke", "/revoke", "revoke auto-approvals (also F3)"),
     row("quit", "/quit", "quit (also Ctrl+D)"),

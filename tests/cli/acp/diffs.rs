@@ -150,3 +150,65 @@ async fn acp_a_failed_call_says_its_whole_error() {
     assert!(texts.contains(&error.as_str()), "{texts:?} vs {error}");
     client.close().await;
 }
+
+/// A staged session (`stepwise acp --stage`): the edits and the test run
+/// ask nothing, the project is untouched while the client is asked, and
+/// the whole changeset is one permission request with every file's diff.
+#[tokio::test(flavor = "multi_thread")]
+async fn acp_a_staged_changeset_is_one_permission_request_with_every_diff() {
+    if crate::sandbox_hardening::lacks(|s| s.layer) {
+        return;
+    }
+    let model = MockModel::start(vec![
+        read_calculator(),
+        add_divide(),
+        tool_call(
+            "write_file",
+            json!({"path": "NOTES.md", "content": "divide added\n"}),
+        ),
+        tool_call("run_tests", json!({"command": "unittest"})),
+        text("Added divide."),
+    ])
+    .await;
+    let (ws, home) = (copy_workspace(), tempfile::tempdir().unwrap());
+    let path = ws.path().join("calculator.py");
+    let before = std::fs::read_to_string(&path).unwrap();
+    let flags = super::client::mock_flags(&model);
+    let mut flags: Vec<&str> = flags.iter().map(String::as_str).collect();
+    flags.push("--stage");
+    let mut client = Client::spawn(home.path(), &flags);
+    client.initialize().await;
+    let session = client.new_session(ws.path()).await;
+    let id = client.prompt(&session, "add divide").await;
+    let mut asked = Vec::new();
+    let untouched = std::cell::Cell::new(true);
+    let response = client
+        .until(id, |request| {
+            asked.push(request["params"]["toolCall"].clone());
+            let now = std::fs::read_to_string(ws.path().join("calculator.py")).unwrap();
+            untouched.set(untouched.get() && now == before && !ws.path().join("NOTES.md").exists());
+            select("allow_once")
+        })
+        .await;
+    assert_eq!(response["result"]["stopReason"], "end_turn", "{response}");
+    assert_eq!(asked.len(), 1, "one request, for the changeset: {asked:?}");
+    assert!(untouched.get(), "the project was written before the answer");
+    let shown: Vec<String> = diffs(&asked[0])
+        .iter()
+        .map(|d| d["path"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(shown.len(), 2, "{}", asked[0]);
+    assert!(
+        shown.iter().any(|p| p.ends_with("calculator.py")),
+        "{shown:?}"
+    );
+    assert!(shown.iter().any(|p| p.ends_with("NOTES.md")), "{shown:?}");
+    assert!(
+        std::fs::read_to_string(&path)
+            .unwrap()
+            .contains("def divide(a, b):"),
+        "written once allowed"
+    );
+    assert!(ws.path().join("NOTES.md").exists());
+    client.close().await;
+}
