@@ -69,6 +69,9 @@ pub struct Stage {
     dir: PathBuf,
     upper: Dir,
     bases: Mutex<BTreeMap<String, Option<String>>>,
+    /// An OS lock on the stage's `lock` file while it is open: one session
+    /// at a time works in a stage (an editor's threads get a stage each).
+    _lock: std::fs::File,
 }
 
 /// One stage as listed for the user.
@@ -176,17 +179,33 @@ impl Stage {
         Self::open_dir(id.to_string(), dir)
     }
 
-    /// The workspace's newest stage, if one is left (applied and discarded
-    /// stages are gone).
+    /// The workspace's newest stage that no session has open, if one is
+    /// left (applied and discarded stages are gone; attempts of a
+    /// comparison are never taken up).
     pub fn newest(store: &Store, root: &Path) -> io::Result<Option<Stage>> {
         let list = Self::list(store, root)?;
-        match list.iter().rev().find(|s| s.group.is_none()) {
-            Some(info) => Self::open(store, root, &info.id).map(Some),
-            None => Ok(None),
+        for info in list.iter().rev().filter(|s| s.group.is_none()) {
+            match Self::open(store, root, &info.id) {
+                Ok(stage) => return Ok(Some(stage)),
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => continue,
+                Err(e) => return Err(e),
+            }
         }
+        Ok(None)
     }
 
     fn open_dir(id: String, dir: PathBuf) -> io::Result<Stage> {
+        let lock = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(dir.join("lock"))?;
+        if lock.try_lock().is_err() {
+            return Err(io::Error::new(
+                io::ErrorKind::WouldBlock,
+                format!("the stage {id} is open in a running stepwise"),
+            ));
+        }
         let upper = Dir::open_ambient_dir(dir.join("upper"), ambient_authority())?;
         let bases = read_json(&dir.join("bases.json"))?;
         let bases = bases
@@ -200,6 +219,7 @@ impl Stage {
             dir,
             upper,
             bases: Mutex::new(bases),
+            _lock: lock,
         })
     }
 

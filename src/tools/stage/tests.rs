@@ -145,6 +145,7 @@ fn a_stage_is_found_again_after_its_process_is_gone_and_discarding_removes_it() 
         ws.read_bytes(&rel("calc.py"), 100).unwrap().as_deref(),
         Some(&b"staged\n"[..])
     );
+    drop(ws);
     let stage = Stage::newest(&f.store, &f.root).unwrap().unwrap();
     assert!(Stage::open(&f.store, &f.root, "../x").is_err());
     stage.discard().unwrap();
@@ -262,4 +263,16 @@ fn search_and_listing_see_the_stage_not_the_project_below_it() {
         only_staged.body["files"],
         serde_json::json!(["fresh/new.py"])
     );
+}
+
+#[test]
+fn a_stage_open_in_one_session_is_not_taken_up_by_another() {
+    let f = fixture();
+    let (_ws, first) = staged(&f);
+    // A second session (an editor's second thread) gets a stage of its own.
+    assert!(Stage::newest(&f.store, &f.root).unwrap().is_none());
+    assert!(Stage::open(&f.store, &f.root, first.id()).is_err());
+    drop(_ws);
+    drop(first);
+    assert!(Stage::newest(&f.store, &f.root).unwrap().is_some());
 }
