@@ -19,7 +19,8 @@
 //!    one folder per built-in tool, workspace confinement through `cap-std`,
 //!    the deny list, patches, the test runner and its sandbox, and the
 //!    layer a sandboxed run writes into with the rules that decide what of
-//!    it may reach the workspace: the one door) and [`llm`] (the
+//!    it may reach the workspace: the one door; and the stage a staged task
+//!    works in, with its changeset) and [`llm`] (the
 //!    OpenAI-compatible client with SSE streaming, Anthropic's Messages
 //!    client, server errors, the scripted model).
 //! 3. **The core**: [`agent`] — the step loop, the model protocols, approvals
