@@ -415,3 +415,59 @@ async fn models_side_by_side_each_in_its_stage_and_applying_one_writes_only_its_
         text(&listed)
     );
 }
+
+/// The user edits a file in the project while the staged task still runs
+/// (the model is thinking over its answer): at the review it is a conflict,
+/// never overwritten, and `--apply` writes only the rest.
+#[tokio::test]
+async fn a_file_the_user_edits_while_the_task_runs_becomes_a_conflict() {
+    let Some(p) = project() else { return };
+    let mut replies = fixing_task();
+    let answer = replies.pop().unwrap();
+    replies.push(delayed(answer, 1500));
+    let model = MockModel::start(replies).await;
+    let mut cmd = stepwise(&p);
+    cmd.args([
+        "exec",
+        "--stage",
+        "--apply",
+        "--json",
+        "--no-log",
+        "--base-url",
+    ])
+    .arg(model.base_url())
+    .arg("Fix add")
+    .stdout(std::process::Stdio::piped())
+    .stderr(std::process::Stdio::piped());
+    let child = cmd.spawn().unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    // The fifth request asks for the answer, after the tests passed.
+    while model.requests().await.len() < 5 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the answer was never asked for"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    let mine = "def add(a, b):\n    return b + a  # mine\n";
+    std::fs::write(p.ws.path().join("calc.py"), mine).unwrap();
+    let out = tokio::task::spawn_blocking(move || child.wait_with_output().unwrap())
+        .await
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out));
+    assert_eq!(
+        std::fs::read_to_string(p.ws.path().join("calc.py")).unwrap(),
+        mine
+    );
+    assert!(p.ws.path().join("CHANGES.md").exists(), "{}", text(&out));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let reviewed = stdout
+        .lines()
+        .find(|l| l.contains("\"stage_reviewed\""))
+        .unwrap_or_else(|| panic!("{}", text(&out)));
+    assert!(
+        reviewed.contains("calc.py (changed in the workspace"),
+        "{reviewed}"
+    );
+    assert!(reviewed.contains("\"kept\":true"), "{reviewed}");
+}

@@ -49,3 +49,45 @@ fn a_runs_output_is_reviewed_like_a_patch_and_kept_file_by_file() {
         })
     );
 }
+
+/// A staged task's changeset: titled as the tested changeset, every file
+/// with its hunks, conflicts named in the prompt, and hunk choices go
+/// back file by file as a patch's.
+#[test]
+fn a_staged_changeset_is_reviewed_hunk_by_hunk_with_its_conflicts_named() {
+    let mut app = app();
+    explored(&mut app);
+    let changeset = ApprovalAction::ApplyStage {
+        stage: "1796-1-0".into(),
+        files: vec![
+            FileDiff::compute("calc.py", Some("a - b\n"), "a + b\n"),
+            FileDiff::compute("CHANGES.md", None, "- add adds\n"),
+        ],
+        conflicts: vec!["notes.txt".into()],
+        patch: String::new(),
+    };
+    let mut rx = propose(&mut app, 5, ToolName::WRITE_FILE, changeset);
+    let shown = screen(&draw(&mut app, 120, 40));
+    assert!(
+        shown.contains("Staged changeset (tests passed) · 2 files · step 5"),
+        "{shown}"
+    );
+    assert!(
+        shown.contains("not its conflicts, changed in the workspace meanwhile: notes.txt"),
+        "{shown}"
+    );
+    // Keep calc.py, reject CHANGES.md: `]` to it, Space, then y.
+    press(&mut app, KeyCode::Char(']'));
+    press(&mut app, KeyCode::Char(' '));
+    press(&mut app, KeyCode::Char('y'));
+    let file = |p: &str, a: &[usize]| FileHunks {
+        path: p.into(),
+        accepted: a.to_vec(),
+    };
+    assert_eq!(
+        rx.try_recv().ok(),
+        Some(Decision::ApprovePatchHunks {
+            files: vec![file("calc.py", &[0]), file("CHANGES.md", &[])]
+        })
+    );
+}

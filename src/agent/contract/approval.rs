@@ -167,14 +167,15 @@ impl ApprovalAction {
                     .iter()
                     .map(|d| format!("{} ({})", d.path, d.stat()))
                     .collect();
-                let mut text = format!("Apply the staged changeset: {}", names.join(", "));
-                if !conflicts.is_empty() {
-                    text.push_str(&format!(
-                        "; left in the stage (changed in the workspace meanwhile): {}",
-                        conflicts.join(", ")
-                    ));
+                // Conflicts first: a long list of files must not hide them.
+                match conflicts.len() {
+                    0 => format!("Apply the staged changeset: {}", names.join(", ")),
+                    _ => format!(
+                        "Apply the staged changeset (not its conflicts, changed in the workspace meanwhile: {}): {}",
+                        conflicts.join(", "),
+                        names.join(", ")
+                    ),
                 }
-                text
             }
         }
     }
