@@ -209,8 +209,8 @@ pub const SETTINGS: &[Setting] = &[
         set: |c, raw| put(&mut c.review, raw.choice()),
         fallback: Fallback::FlagDefault,
         shown: Shown::Line(|c| format!("{:?}", c.review).to_lowercase()),
-        // Staged asks less and writes later: never weaker than step by step.
-        guard: Guard::Open,
+        // Staged runs the tests without asking: a project may not decide that.
+        guard: Guard::Trusted("that test runs start without asking (staged tasks)"),
     },
     Setting {
         key: "max_cost",
@@ -433,6 +433,8 @@ mod tests {
         assert!(guarded("models").is_some());
         // Another model costs more or sends the code elsewhere.
         assert_eq!(guarded("model"), Some(WHICH_MODEL));
+        // Staged tasks run tests without asking: only a trusted folder says so.
+        assert!(guarded("review").is_some());
         // Limits: a project file may only make them stricter.
         for limit in [
             "max_steps",

@@ -471,3 +471,42 @@ async fn a_file_the_user_edits_while_the_task_runs_becomes_a_conflict() {
     );
     assert!(reviewed.contains("\"kept\":true"), "{reviewed}");
 }
+
+/// Staged tasks run the tests without asking, so a cloned repository's
+/// `.stepwise/stepwise.toml` cannot turn them on: in a folder not trusted,
+/// `exec` stops and names the value; `--untrusted` runs step by step.
+#[tokio::test]
+async fn an_untrusted_project_file_cannot_turn_on_staged_tasks() {
+    let Some(p) = project() else { return };
+    std::fs::create_dir_all(p.ws.path().join(".stepwise")).unwrap();
+    std::fs::write(
+        p.ws.path().join(".stepwise/stepwise.toml"),
+        "review = \"staged\"\n",
+    )
+    .unwrap();
+    let model = MockModel::start(vec![super::support::text("nothing to do")]).await;
+    let mut cmd = stepwise(&p);
+    cmd.args(["exec", "--no-log", "--base-url"])
+        .arg(model.base_url())
+        .arg("hi");
+    let out = cmd.output().unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("review"),
+        "{}",
+        text(&out)
+    );
+    let mut cmd = stepwise(&p);
+    cmd.args(["exec", "--untrusted", "--no-log", "--base-url"])
+        .arg(model.base_url())
+        .arg("hi");
+    let out = cmd.output().unwrap();
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(
+        !String::from_utf8_lossy(&out.stdout).contains("Staged:"),
+        "{}",
+        text(&out)
+    );
+    let listed = stage_cmd(&p, &["list"]);
+    assert!(String::from_utf8_lossy(&listed.stdout).contains("no stages"));
+}
