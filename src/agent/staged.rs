@@ -207,7 +207,7 @@ impl Session {
             let tool: ToolId = ToolName::WRITE_FILE.into();
             let call_id = format!("stage_{}", self.tasks);
             let decision = self.ask(t, &call_id, &tool, action, false).await;
-            self.apply_chosen(&set, &real, decision, &mut left)
+            apply_chosen(&set, &real, decision, &mut left)
         };
         let id = stage.id().to_string();
         if kept {
@@ -229,56 +229,6 @@ impl Session {
         });
     }
 
-    /// Write the chosen part of the changeset. Returns the files written
-    /// and whether the stage is kept.
-    fn apply_chosen(
-        &mut self,
-        set: &Changeset,
-        real: &crate::tools::Workspace,
-        decision: Decision,
-        left: &mut Vec<String>,
-    ) -> (Vec<String>, bool) {
-        let chosen = match decision {
-            Decision::Approve | Decision::ApproveToolForTask => Some(set.patch.clone()),
-            Decision::ApprovePatchHunks { files } => {
-                super::revise::only_patch_hunks(set.patch.clone(), &files)
-                    .ok()
-                    .map(|(p, _)| p)
-            }
-            Decision::Decline { .. }
-            | Decision::ApproveHunks { .. }
-            | Decision::ApproveEdited { .. } => {
-                left.extend(
-                    set.patch
-                        .diffs()
-                        .iter()
-                        .map(|d| format!("{} (declined)", d.path)),
-                );
-                return (Vec::new(), true);
-            }
-        };
-        let Some(chosen) = chosen else {
-            left.extend(
-                set.patch
-                    .diffs()
-                    .iter()
-                    .map(|d| format!("{} (no hunk chosen)", d.path)),
-            );
-            return (Vec::new(), true);
-        };
-        let (changes, refused) = changeset::apply(real, &chosen);
-        let written: Vec<String> = changes.iter().map(|c| c.path.clone()).collect();
-        for diff in set.patch.diffs() {
-            let chosen_file = chosen.diffs().iter().any(|d| d.path == diff.path);
-            if !chosen_file {
-                left.push(format!("{} (not chosen)", diff.path));
-            }
-        }
-        left.extend(refused.into_iter().map(|(p, why)| format!("{p} ({why})")));
-        let kept = !left.is_empty();
-        (written, kept)
-    }
-
     /// Leave the stage (it was applied or discarded): the workspace is the
     /// project's own again until the next staged task makes a new one.
     fn leave_stage(&mut self) {
@@ -287,4 +237,53 @@ impl Session {
         }
         self.settings.sandbox.stage = None;
     }
+}
+
+/// Write the chosen part of the changeset. Returns the files written
+/// and whether the stage is kept.
+fn apply_chosen(
+    set: &Changeset,
+    real: &crate::tools::Workspace,
+    decision: Decision,
+    left: &mut Vec<String>,
+) -> (Vec<String>, bool) {
+    let chosen = match decision {
+        Decision::Approve | Decision::ApproveToolForTask => Some(set.patch.clone()),
+        Decision::ApprovePatchHunks { files } => {
+            super::revise::only_patch_hunks(set.patch.clone(), &files)
+                .ok()
+                .map(|(p, _)| p)
+        }
+        Decision::Decline { .. }
+        | Decision::ApproveHunks { .. }
+        | Decision::ApproveEdited { .. } => {
+            left.extend(
+                set.patch
+                    .diffs()
+                    .iter()
+                    .map(|d| format!("{} (declined)", d.path)),
+            );
+            return (Vec::new(), true);
+        }
+    };
+    let Some(chosen) = chosen else {
+        left.extend(
+            set.patch
+                .diffs()
+                .iter()
+                .map(|d| format!("{} (no hunk chosen)", d.path)),
+        );
+        return (Vec::new(), true);
+    };
+    let (changes, refused) = changeset::apply(real, &chosen);
+    let written: Vec<String> = changes.iter().map(|c| c.path.clone()).collect();
+    for diff in set.patch.diffs() {
+        let chosen_file = chosen.diffs().iter().any(|d| d.path == diff.path);
+        if !chosen_file {
+            left.push(format!("{} (not chosen)", diff.path));
+        }
+    }
+    left.extend(refused.into_iter().map(|(p, why)| format!("{p} ({why})")));
+    let kept = !left.is_empty();
+    (written, kept)
 }

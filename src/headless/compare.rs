@@ -21,7 +21,7 @@ use crate::config::providers::Provider;
 use crate::present::one_line;
 use crate::tools::Workspace;
 use crate::tools::stage::Store;
-use serde_json::{Value, json};
+use serde_json::json;
 use std::sync::Arc;
 use std::time::Instant;
 use tokio::sync::{Semaphore, mpsc};
@@ -298,11 +298,6 @@ pub fn table(rows: &[Row]) -> Vec<String> {
         .collect()
 }
 
-/// A row as JSON (for tests and the `--json` line).
-pub fn row_json(row: &Row) -> Value {
-    serde_json::to_value(row).unwrap_or(Value::Null)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -336,7 +331,7 @@ mod tests {
         assert!(t[1].contains("model-a  passed   2 passed"), "{}", t[1]);
         assert!(t[1].contains("$0.0123"), "{}", t[1]);
         assert!(t[2].contains("model-b  not met  -"), "{}", t[2]);
-        assert_eq!(row_json(&rows[0])["diff_lines"], 2);
+        assert_eq!(serde_json::to_value(&rows[0]).unwrap()["diff_lines"], 2);
     }
 
     #[test]

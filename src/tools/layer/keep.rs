@@ -126,10 +126,23 @@ pub fn sort(ws: &Workspace, ctx: &Context<'_>, entries: &[Entry]) -> Sorted {
 /// Write what the user kept of an offer. Returns the changes written and
 /// the files not written, with why.
 pub fn apply(ws: &Workspace, patch: &PreparedPatch) -> (Vec<RunChange>, Vec<(String, String)>) {
+    apply_unless_changed(
+        ws,
+        patch,
+        "changed in the workspace while the run went on; the user's version is kept",
+    )
+}
+
+/// [`apply`], saying `stale` of a file the workspace no longer holds as the
+/// offer found it (which is then not written).
+pub fn apply_unless_changed(
+    ws: &Workspace,
+    patch: &PreparedPatch,
+    stale: &str,
+) -> (Vec<RunChange>, Vec<(String, String)>) {
     let mut kept = Vec::new();
     let mut refused = Vec::new();
     let current = |path: &RelPath| ws.read_bytes(path, super::READ_LIMIT).ok().flatten();
-    let stale = "changed in the workspace while the run went on; the user's version is kept";
     for edit in &patch.edits {
         if current(&edit.path).as_deref() != edit.old.as_deref().map(str::as_bytes) {
             refused.push((edit.path.display(), stale.to_string()));

@@ -157,5 +157,9 @@ fn unified(old: &str, new: &str, from: &str, to: &str) -> String {
 /// Write the chosen part of a changeset into the workspace `ws` (without
 /// the stage). Returns the changes written and the files not written, with why.
 pub fn apply(ws: &Workspace, chosen: &PreparedPatch) -> (Vec<RunChange>, Vec<(String, String)>) {
-    keep::apply(ws, chosen)
+    keep::apply_unless_changed(
+        ws,
+        chosen,
+        "changed in the workspace while the changeset was reviewed; the user's version is kept",
+    )
 }
