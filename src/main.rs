@@ -31,12 +31,16 @@ fn main() {
     let env_folder = env_folder();
     let dotenv = DotEnv::read(&env_folder.join(".env")).unwrap_or_else(|e| usage_error(&e));
     // The line's number only: its content may be another tool's secret.
+    let file = env_folder.join(".env").display().to_string();
+    let file = sanitize(&file);
     for line in &dotenv.skipped {
-        let file = env_folder.join(".env");
-        eprintln!(
-            "stepwise: {} line {line} cannot be parsed; skipped",
-            sanitize(&file.display().to_string())
-        );
+        eprintln!("stepwise: {file} line {line} cannot be parsed; skipped");
+    }
+    for line in &dotenv.not_text {
+        eprintln!("stepwise: {file} line {line} is not UTF-8 text; skipped");
+    }
+    if let Some(why) = &dotenv.unread {
+        eprintln!("stepwise: {}; skipped", sanitize(why));
     }
     for (name, value) in dotenv.open() {
         set_env(name, value);

@@ -13,8 +13,11 @@
 //! URL), and a value that looks like a secret is never taken as anything
 //! but a key. The file is read only when it is a regular file, capped.
 //! A line that cannot be parsed (the file may belong to another tool) is
-//! skipped and counted by its number ([`DotEnv::skipped`]); its content is
-//! never kept, shown or logged, since it may be a secret.
+//! skipped and counted by its number ([`DotEnv::skipped`]); so is a line
+//! that is not UTF-8 ([`DotEnv::not_text`]); a file that cannot be read at
+//! all (over 1 MiB, unreadable) is skipped whole with the reason
+//! ([`DotEnv::unread`]): a project's `.env` never stops stepwise. A line's
+//! content is never kept, shown or logged, since it may be a secret.
 
 use super::guard::Guard;
 use super::providers::{KEY_VARS, is_key_var};
@@ -35,6 +38,11 @@ pub struct DotEnv {
     pub ignored: Vec<String>,
     /// Numbers (from 1) of the lines that could not be parsed and were skipped.
     pub skipped: Vec<usize>,
+    /// Numbers (from 1) of the lines that are not UTF-8 text (or hold
+    /// U+F8FF, see [`DOLLAR`]), skipped.
+    pub not_text: Vec<usize>,
+    /// Why the whole file was not read (too large, unreadable), if it was not.
+    pub unread: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -53,15 +61,26 @@ impl DotEnv {
 
     /// `read`, asking `already_set` instead of the environment (for tests).
     pub fn read_with(path: &Path, already_set: impl Fn(&str) -> bool) -> Result<DotEnv, String> {
-        let Some(text) = super::read::config_text(path)? else {
-            return Ok(DotEnv::default());
+        let bytes = match super::read::config_bytes(path) {
+            Ok(Some(bytes)) => bytes,
+            Ok(None) => return Ok(DotEnv::default()),
+            // Another tool's file, or one planted to stop stepwise: said
+            // and skipped (the reason names the file, never its content).
+            Err(why) => {
+                return Ok(DotEnv {
+                    unread: Some(why),
+                    ..DotEnv::default()
+                });
+            }
         };
+        let (text, not_text) = text_lines(&bytes);
         let escaped = without_substitution(&text)
             .ok_or_else(|| format!("cannot read {}: it holds U+F8FF", path.display()))?;
         let (entries, skipped) = parse(&escaped);
         let mut env = DotEnv {
             path: Some(path.to_path_buf()),
             skipped,
+            not_text,
             ..DotEnv::default()
         };
         for (name, value) in entries {
@@ -115,6 +134,24 @@ impl DotEnv {
             Guarded::Open => None,
         })
     }
+}
+
+/// The file's lines that are UTF-8 text and do not hold [`DOLLAR`], each
+/// other line left empty (so that the numbers stay), and the numbers (from
+/// 1) of those left empty.
+fn text_lines(bytes: &[u8]) -> (String, Vec<usize>) {
+    let mut text = String::with_capacity(bytes.len());
+    let mut bad = Vec::new();
+    for (i, line) in bytes.split(|&b| b == b'\n').enumerate() {
+        if i > 0 {
+            text.push('\n');
+        }
+        match std::str::from_utf8(line) {
+            Ok(line) if !line.contains(DOLLAR) => text.push_str(line),
+            _ => bad.push(i + 1),
+        }
+    }
+    (text, bad)
 }
 
 /// The entries `dotenvy` reads from `text`, in file order, and the numbers
@@ -351,6 +388,27 @@ mod tests {
         // A long line (beyond any read buffer) is still one line.
         let long = format!("A={}\nBAD\n", "x".repeat(20_000));
         assert_eq!(parse(&long).1, [2]);
+    }
+
+    #[test]
+    fn lines_that_are_not_text_are_skipped_by_number_and_a_large_file_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(".env");
+        let mut bytes = b"STEPWISE_LOG=x\nSECRET=CANARY-\xff\xfe\n".to_vec();
+        bytes.extend_from_slice("OTHER=\u{f8ff}CANARY\nSTEPWISE_MODEL=m\n".as_bytes());
+        std::fs::write(&path, &bytes).unwrap();
+        let env = DotEnv::read_with(&path, |_| false).unwrap();
+        assert_eq!(env.not_text, [2, 3]);
+        let mut names: Vec<&str> = env.open().map(|(n, _)| n).collect();
+        names.extend(env.guarded().map(|(n, _, _)| n));
+        names.sort_unstable();
+        assert_eq!(names, ["STEPWISE_LOG", "STEPWISE_MODEL"]);
+        assert!(!format!("{env:?}").contains("CANARY"));
+        std::fs::write(&path, "A=1\n".repeat(300_000)).unwrap();
+        let env = DotEnv::read_with(&path, |_| false).unwrap();
+        let why = env.unread.clone().unwrap_or_default();
+        assert!(why.contains("larger than 1024 KiB"), "{why}");
+        assert_eq!(env.open().count() + env.guarded().count(), 0);
     }
 
     #[test]

@@ -37,10 +37,33 @@ pub fn config_text(path: &Path) -> Result<Option<String>, String> {
     }
 }
 
+/// [`config_text`]'s bytes, for a file that may hold lines that are not
+/// text (`.env`): a special file is skipped with the same warning.
+pub fn config_bytes(path: &Path) -> Result<Option<Vec<u8>>, String> {
+    match regular_bytes(path, MAX_CONFIG_BYTES) {
+        Err(e) if e.ends_with(NOT_REGULAR) => {
+            eprintln!("stepwise: {}; ignored", crate::text::sanitize::sanitize(&e));
+            Ok(None)
+        }
+        other => other,
+    }
+}
+
 const NOT_REGULAR: &str = "is not a regular file; it was not read";
 
 /// The text of the regular file at `path` (`Ok(None)`: there is none).
 pub fn regular_text(path: &Path, cap: u64) -> Result<Option<String>, String> {
+    let Some(bytes) = regular_bytes(path, cap)? else {
+        return Ok(None);
+    };
+    String::from_utf8(bytes)
+        .map(Some)
+        .map_err(|_| format!("{} is not UTF-8 text; it was not read", path.display()))
+}
+
+/// The bytes of the regular file at `path` (`Ok(None)`: there is none),
+/// at most `cap` of them: a larger file is an error, never a partial read.
+pub fn regular_bytes(path: &Path, cap: u64) -> Result<Option<Vec<u8>>, String> {
     let flags = rustix::fs::OFlags::NONBLOCK | rustix::fs::OFlags::NOCTTY;
     let file = match std::fs::OpenOptions::new()
         .read(true)
@@ -68,9 +91,7 @@ pub fn regular_text(path: &Path, cap: u64) -> Result<Option<String>, String> {
             cap / 1024
         ));
     }
-    String::from_utf8(bytes)
-        .map(Some)
-        .map_err(|_| format!("{} is not UTF-8 text; it was not read", path.display()))
+    Ok(Some(bytes))
 }
 
 #[cfg(test)]

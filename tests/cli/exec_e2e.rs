@@ -304,6 +304,32 @@ async fn a_dot_env_line_that_cannot_be_parsed_is_skipped_by_number_never_shown()
     );
 }
 
+/// A project `.env` that is not UTF-8, or over 1 MiB, stopped stepwise
+/// (exit 2). Its lines that are not text are skipped by number; a file too
+/// large is skipped whole with the reason; nothing of either is shown.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_dot_env_that_is_not_text_or_too_large_is_skipped_and_stepwise_starts() {
+    let mut bytes = b"A=1\nDB_PASSWORD=CANARY-\xff\xfehunter2\n".to_vec();
+    bytes.extend_from_slice(b"OPENAI_API_KEY=sk-below-the-binary-line\n");
+    let large = format!("OTHER=CANARY-large\n{}", "A=1\n".repeat(300_000));
+    for (contents, said) in [
+        (bytes, ".env line 2 is not UTF-8 text; skipped"),
+        (
+            large.into_bytes(),
+            ".env is larger than 1024 KiB; it was not read; skipped",
+        ),
+    ] {
+        let model = MockModel::start(vec![text("Done.")]).await;
+        let ws = copy_workspace();
+        std::fs::write(ws.path().join(".env"), contents).unwrap();
+        let out = run_exec(&["--yes", "t"], &model.base_url(), ws.path()).await;
+        let all = format!("{}{}", stdout(&out), stderr(&out));
+        assert_eq!(out.status.code(), Some(0), "{all}");
+        assert!(stderr(&out).contains(said), "{all}");
+        assert!(!all.contains("CANARY") && !all.contains("hunter2"), "{all}");
+    }
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn empty_streamed_replies_with_tools_offered_point_at_the_json_protocol() {
     // Ollama streaming for a model without tool streaming: the calls are
