@@ -149,7 +149,13 @@ pub struct Session {
 }
 
 impl Session {
-    pub fn new(settings: LoopSettings, model: Arc<dyn ChatModel>, workspace: Workspace) -> Self {
+    pub fn new(
+        mut settings: LoopSettings,
+        model: Arc<dyn ChatModel>,
+        workspace: Workspace,
+    ) -> Self {
+        // What the file tools refuse, a test run may not read either.
+        settings.sandbox.deny = workspace.deny().clone();
         let test_commands = TestCommands::detect(&workspace, &settings.test_commands);
         let registry = settings.registry.clone();
         let tools =

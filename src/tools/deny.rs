@@ -75,6 +75,15 @@ pub struct DenyList {
     patterns: Vec<String>,
 }
 
+/// Two lists are the same when their globs are.
+impl PartialEq for DenyList {
+    fn eq(&self, other: &Self) -> bool {
+        self.patterns == other.patterns
+    }
+}
+
+impl Eq for DenyList {}
+
 impl DenyList {
     /// The fixed list plus `configured` globs (matched against the
     /// `/`-separated path from the workspace root).
@@ -126,6 +135,16 @@ impl DenyList {
     /// or `.stepwise/`, so its name and the configured globs decide.
     pub fn denies_walked(&self, relative: &Path, name: &str) -> bool {
         denied_name(name) || (!self.configured.is_empty() && self.configured.is_match(relative))
+    }
+
+    /// Whether `deny_paths` names anything (else only the fixed names count).
+    pub fn has_configured(&self) -> bool {
+        !self.configured.is_empty()
+    }
+
+    /// The `deny_paths` globs, as written.
+    pub fn patterns(&self) -> &[String] {
+        &self.patterns
     }
 
     /// Whether `path` is denied.

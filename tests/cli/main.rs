@@ -28,6 +28,7 @@ mod resume;
 mod sandbox;
 mod sandbox_escapes;
 mod sandbox_hardening;
+mod sandbox_home;
 mod sandbox_plants;
 mod sandbox_require;
 mod sandbox_walls;

@@ -75,6 +75,14 @@ pub struct Policy {
     /// A staged task's stage (its overlay-format upper folder): the run
     /// sees it above the workspace, as the tools do.
     pub stage: Option<PathBuf>,
+    /// The workspace's deny list (the fixed names and `deny_paths`): the
+    /// files it names are covered for a run at any depth, as the file
+    /// tools refuse them.
+    pub deny: crate::tools::deny::DenyList,
+    /// The entries of `HOME` outside its allow-list (see `paths`), set for
+    /// each run by [`prepare`]: covered in the run's mount namespace, so
+    /// that a tool sees them missing rather than refused.
+    pub home_hidden: Vec<PathBuf>,
 }
 
 impl Default for Policy {
@@ -96,6 +104,8 @@ impl Policy {
             test_env: test_env.to_vec(),
             build_outputs: settings.build_outputs.clone(),
             stage: None,
+            deny: crate::tools::deny::DenyList::default(),
+            home_hidden: Vec::new(),
         }
     }
 }
@@ -187,6 +197,9 @@ pub fn prepare(command: &mut Command, root: &Path, policy: &Policy) -> Result<Co
     let mut policy = policy.clone();
     policy.hidden.push(runs.clone());
     let layer = layer_plan(root, temp.path(), &state, &mut policy);
+    if !state.off {
+        hide_home(root, temp.path(), &mut policy);
+    }
     let policy = &policy;
     command.env_clear().envs(env::build(
         std::env::vars_os(),
@@ -304,6 +317,34 @@ fn layer_plan(
         build,
         tmp_mb: policy.limits.disk_bytes / (1024 * 1024),
     })
+}
+
+/// Make the home folders allow-lists for the run (see `paths`): what
+/// toolchains need and the run's own folders stay; every other entry is
+/// hidden (Landlock), and those of `HOME` are covered by mounts too.
+fn hide_home(root: &Path, temp: &Path, policy: &mut Policy) {
+    let (home, others) = paths::homes();
+    let mut given: Vec<PathBuf> = [root, temp]
+        .into_iter()
+        .chain(policy.writable.iter().map(PathBuf::as_path))
+        .chain(policy.code_caches.iter().map(|(p, _)| p.as_path()))
+        .filter_map(|p| std::fs::canonicalize(p).ok())
+        .collect();
+    given.sort();
+    given.dedup();
+    let hide = |home: &Path| {
+        let mut allowed = paths::home_allowed(home);
+        allowed.extend(given.iter().cloned());
+        paths::home_hidden(home, &allowed)
+    };
+    if let Some(home) = home {
+        let hidden = hide(&home);
+        policy.home_hidden.extend(hidden.iter().cloned());
+        policy.hidden.extend(hidden);
+    }
+    for other in others {
+        policy.hidden.extend(hide(&other));
+    }
 }
 
 /// The folder holding every run's temporary folder (this user's, mode

@@ -8,10 +8,21 @@
 //! home folders of the machine (`/home/*`, `/root`): root's test run reads
 //! them all otherwise.
 //!
+//! `HOME` itself is an allow-list ([`home_hidden`]): a run sees in it only
+//! what toolchains need ([`HOME_ALLOWED`], the `PATH` entries and the
+//! toolchain folders the environment names inside it) and the folders the
+//! run is given (the workspace, its temporary folder, the build layer,
+//! `[sandbox] writable`); every other entry of `HOME`, and of each folder
+//! on the way to an allowed one, is hidden, whatever its name (a deny list
+//! of credential files always misses the next tool's).
+//!
 //! What must stay true: the hidden list always holds stepwise's own config
 //! folder, whatever the configuration says; no cache of downloaded code
 //! (cargo registry and git checkouts, pip, npm/npx, go modules) is on the
-//! writable list by default.
+//! writable list by default; nothing in `HOME` is visible to a run unless
+//! the allow-list or the run's own folders name it (or lead to it); a link
+//! in `HOME` is never hidden by where it leads (its target may be a
+//! system file) but only granted where that target is visible anyway.
 
 use std::path::{Path, PathBuf};
 
@@ -245,6 +256,169 @@ const SHADOW: [&str; 4] = [
     "/etc/shadow-",
     "/etc/gshadow-",
 ];
+
+/// What a run may read in a home folder (read and execute only: the
+/// caches among them are read-only, see [`CODE_CACHES`]): interpreters
+/// and toolchains, user-installed packages, package caches. Not their
+/// configuration (`~/.npmrc`, `~/.m2/settings.xml`,
+/// `~/.gradle/gradle.properties`, `~/.config/`, `~/.gitconfig`: tokens live
+/// there), except cargo's build configuration.
+pub const HOME_ALLOWED: &[&str] = &[
+    ".rustup",
+    ".cargo/bin",
+    ".cargo/registry",
+    ".cargo/git",
+    ".cargo/env",
+    ".cargo/config.toml",
+    ".cargo/config",
+    ".local/bin",
+    ".local/lib",
+    ".local/share/uv/python",
+    ".local/share/uv/tools",
+    ".local/share/pipx",
+    ".local/share/virtualenvs",
+    ".local/share/pnpm",
+    ".local/share/fnm",
+    ".local/share/mise/installs",
+    ".pyenv",
+    ".nvm",
+    ".npm",
+    ".volta",
+    ".fnm",
+    ".bun/bin",
+    ".deno/bin",
+    ".asdf/installs",
+    ".asdf/shims",
+    ".rbenv/versions",
+    ".rbenv/shims",
+    ".gem/ruby",
+    ".virtualenvs",
+    ".venv",
+    ".pixi/envs",
+    "miniconda3",
+    "anaconda3",
+    "miniforge3",
+    ".conda/envs",
+    ".cache/pip",
+    ".cache/uv",
+    ".cache/pypoetry/virtualenvs",
+    ".cache/yarn",
+    ".cache/ms-playwright",
+    ".cache/puppeteer",
+    "go/pkg/mod",
+    "go/bin",
+    "sdk",
+    ".m2/repository",
+    ".gradle/caches",
+    ".gradle/wrapper",
+    ".sdkman/candidates",
+    ".nuget/packages",
+    ".dotnet",
+    ".ghcup",
+    ".elan",
+    // Homebrew on Linux, in its own home folder (`/home/linuxbrew`).
+    ".linuxbrew",
+];
+
+/// Variables naming toolchain folders a run may read where they are inside
+/// a home folder (`VIRTUAL_ENV`: an activated environment).
+const HOME_ALLOWED_VARS: &[&str] = &[
+    "RUSTUP_HOME",
+    "PYENV_ROOT",
+    "NVM_DIR",
+    "VOLTA_HOME",
+    "BUN_INSTALL",
+    "PNPM_HOME",
+    "VIRTUAL_ENV",
+    "CONDA_PREFIX",
+    "GOROOT",
+    "GOMODCACHE",
+    "JAVA_HOME",
+    "npm_config_cache",
+    "PIP_CACHE_DIR",
+    "UV_CACHE_DIR",
+];
+
+/// The folders a run may read in `home`: [`HOME_ALLOWED`], cargo's `bin`
+/// under `$CARGO_HOME`, the toolchain folders the environment names, and
+/// the `PATH` entries (an interpreter installed in the home folder).
+pub fn home_allowed(home: &Path) -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = HOME_ALLOWED.iter().map(|p| home.join(p)).collect();
+    let mut named: Vec<PathBuf> = HOME_ALLOWED_VARS
+        .iter()
+        .filter_map(|v| from_env(v))
+        .collect();
+    if let Some(cargo) = from_env("CARGO_HOME") {
+        for below in ["bin", "registry", "git", "env", "config.toml", "config"] {
+            named.push(cargo.join(below));
+        }
+    }
+    if let Some(path) = std::env::var_os("PATH") {
+        named.extend(std::env::split_paths(&path));
+    }
+    for path in named.into_iter().filter(|p| p.is_absolute()) {
+        // Spelt as the canonical home folder spells it.
+        let real = std::fs::canonicalize(&path).unwrap_or(path);
+        if real.starts_with(home) && real != home {
+            out.push(real);
+        }
+    }
+    out
+}
+
+/// The entries of `home` (canonical) a run may not see: every entry that is
+/// neither one of `allowed` (or inside one) nor on the way to one, found by
+/// listing `home` and each folder on the way. Links are left out (see the
+/// module's doc).
+pub fn home_hidden(home: &Path, allowed: &[PathBuf]) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut folders = vec![home.to_path_buf()];
+    while let Some(dir) = folders.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            if allowed.iter().any(|a| path.starts_with(a)) {
+                continue;
+            }
+            let Ok(kind) = entry.file_type() else {
+                continue;
+            };
+            if kind.is_symlink() {
+                continue;
+            }
+            if kind.is_dir() && allowed.iter().any(|a| a.starts_with(&path)) {
+                folders.push(path);
+                continue;
+            }
+            out.push(path);
+        }
+    }
+    out.sort();
+    out
+}
+
+/// The home folders whose content is an allow-list for a run (canonical):
+/// `HOME` first (`None`: no `HOME`, or `/`), then, for root, the machine's
+/// other ones, which root's run would read otherwise.
+pub fn homes() -> (Option<PathBuf>, Vec<PathBuf>) {
+    let home = from_env("HOME")
+        .and_then(|h| std::fs::canonicalize(h).ok())
+        .filter(|h| h.parent().is_some());
+    #[cfg(unix)]
+    // SAFETY: geteuid cannot fail.
+    let root = unsafe { libc::geteuid() } == 0;
+    #[cfg(not(unix))]
+    let root = false;
+    let mut others = Vec::new();
+    if root {
+        let found = other_homes(Path::new("/home"), Path::new("/root"), home.as_deref());
+        others.extend(found.iter().filter_map(|h| std::fs::canonicalize(h).ok()));
+        others.retain(|h| Some(h) != home.as_ref() && h.parent().is_some());
+    }
+    (home, others)
+}
 
 pub fn hidden(configured: Option<&[String]>) -> Vec<PathBuf> {
     let mut out: Vec<PathBuf> = match configured {

@@ -1,7 +1,9 @@
 //! What a run with a workspace layer needs to know of the workspace before
 //! it starts: its `__pycache__` folders (covered, so a shipped `.pyc` never
-//! runs instead of the reviewed source) and its files named like secrets
-//! (covered, as the file tools refuse them). Everything else a run could
+//! runs instead of the reviewed source), its files on the deny list (named
+//! like secrets, or matched by the workspace's `deny_paths`) and its
+//! folders whose whole content is denied (`.stepwise`, `.kube`, at any
+//! depth): all covered, as the file tools refuse them. Everything else a run could
 //! plant lands in its layer, so unlike `plants::find` this looks for
 //! nothing else, and goes into no `.git`, `__pycache__` or folder of
 //! installed packages (nor the root's `target/` and `.stepwise/`).
@@ -15,9 +17,11 @@
 //!
 //! What must stay true: a folder changed within [`RACY_SECS`] of its
 //! listing is listed again (file times are coarse); no link is followed; a
-//! search past [`MAX_FOLDERS`] folders says it is incomplete.
+//! search past [`MAX_FOLDERS`] folders says it is incomplete; listings kept
+//! for one deny list are never used for another (they are dropped).
 
 use super::plants::{NOT_SEARCHED, is_packages};
+use crate::tools::deny::{DENIED_DIRS, DenyList};
 use std::collections::HashMap;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -33,8 +37,10 @@ const RACY_SECS: i64 = 2;
 pub struct Found {
     /// `__pycache__` folders (or links named so), never one inside another.
     pub pycache: Vec<PathBuf>,
-    /// Regular files whose name is on the fixed deny list.
+    /// Regular files on the deny list (by name, or by `deny_paths`).
     pub secrets: Vec<PathBuf>,
+    /// Folders whose whole content is denied (`.stepwise`, `.kube`).
+    pub denied_dirs: Vec<PathBuf>,
     /// Every folder was looked at.
     pub complete: bool,
 }
@@ -48,12 +54,17 @@ struct Listing {
     folders: Vec<OsString>,
     /// `__pycache__` entries (folders or links).
     pycache: bool,
-    /// Files named like secrets.
+    /// Files on the deny list.
     secrets: Vec<OsString>,
+    /// Folders whose content is denied.
+    denied_dirs: Vec<OsString>,
 }
 
-fn cache() -> &'static Mutex<HashMap<PathBuf, Listing>> {
-    static CACHE: OnceLock<Mutex<HashMap<PathBuf, Listing>>> = OnceLock::new();
+/// The listings, and the `deny_paths` they were made for.
+type Cache = (Vec<String>, HashMap<PathBuf, Listing>);
+
+fn cache() -> &'static Mutex<Cache> {
+    static CACHE: OnceLock<Mutex<Cache>> = OnceLock::new();
     CACHE.get_or_init(Mutex::default)
 }
 
@@ -77,15 +88,23 @@ fn stamp(dir: &Path) -> Option<(i64, i64, i64, i64)> {
     })
 }
 
-/// List `dir` (at `depth` below the root).
-fn list(dir: &Path, depth: usize, stamp: (i64, i64, i64, i64)) -> Option<Listing> {
+/// List `dir` (at `depth` below `root`).
+fn list(
+    root: &Path,
+    dir: &Path,
+    depth: usize,
+    stamp: (i64, i64, i64, i64),
+    deny: &DenyList,
+) -> Option<Listing> {
     let mut listing = Listing {
         stamp,
         listed_at: now(),
         folders: Vec::new(),
         pycache: false,
         secrets: Vec::new(),
+        denied_dirs: Vec::new(),
     };
+    let relative = dir.strip_prefix(root).unwrap_or(dir);
     for entry in std::fs::read_dir(dir).ok()? {
         let entry = entry.ok()?;
         let name = entry.file_name();
@@ -95,11 +114,20 @@ fn list(dir: &Path, depth: usize, stamp: (i64, i64, i64, i64)) -> Option<Listing
             listing.pycache = true;
             continue;
         }
-        if kind.is_file() && text.is_some_and(crate::tools::deny::denied_name) {
+        let denied = |n: &str| {
+            crate::tools::deny::denied_name(n)
+                || (deny.has_configured() && deny.denies_walked(&relative.join(n), n))
+        };
+        if kind.is_file() && text.is_some_and(denied) {
             listing.secrets.push(name);
             continue;
         }
         if !kind.is_dir() || name == ".git" {
+            continue;
+        }
+        let whole = |n: &str| DENIED_DIRS.iter().any(|d| d.eq_ignore_ascii_case(n));
+        if text.is_some_and(whole) {
+            listing.denied_dirs.push(name);
             continue;
         }
         let skipped = depth == 0 && text.is_some_and(|n| NOT_SEARCHED.contains(&n));
@@ -111,16 +139,22 @@ fn list(dir: &Path, depth: usize, stamp: (i64, i64, i64, i64)) -> Option<Listing
     Some(listing)
 }
 
-/// Search `root`, reusing the listings of folders unchanged since.
-pub fn find(root: &Path) -> Found {
+/// Search `root` for what `deny` denies, reusing the listings of folders
+/// unchanged since.
+pub fn find(root: &Path, deny: &DenyList) -> Found {
     let mut found = Found {
         complete: true,
         ..Found::default()
     };
-    let Ok(mut cache) = cache().lock() else {
+    let Ok(mut guard) = cache().lock() else {
         found.complete = false;
         return found;
     };
+    let (patterns, cache) = &mut *guard;
+    if patterns.as_slice() != deny.patterns() {
+        *patterns = deny.patterns().to_vec();
+        cache.clear();
+    }
     let mut folders = vec![(root.to_path_buf(), 0usize)];
     let mut seen = 0usize;
     while let Some((dir, depth)) = folders.pop() {
@@ -138,7 +172,7 @@ pub fn find(root: &Path) -> Found {
             .cloned();
         let listing = match fresh {
             Some(listing) => listing,
-            None => match list(&dir, depth, now_stamp) {
+            None => match list(root, &dir, depth, now_stamp, deny) {
                 Some(listing) => {
                     cache.insert(dir.clone(), listing.clone());
                     listing
@@ -156,10 +190,14 @@ pub fn find(root: &Path) -> Found {
         found
             .secrets
             .extend(listing.secrets.iter().map(|n| dir.join(n)));
+        found
+            .denied_dirs
+            .extend(listing.denied_dirs.iter().map(|n| dir.join(n)));
         folders.extend(listing.folders.iter().map(|n| (dir.join(n), depth + 1)));
     }
     found.pycache.sort();
     found.secrets.sort();
+    found.denied_dirs.sort();
     found
 }
 
@@ -181,14 +219,15 @@ mod tests {
         std::fs::create_dir_all(root.join("deep/er")).unwrap();
         std::fs::write(root.join("deep/er/.env"), "K=1").unwrap();
         std::fs::write(root.join("deep/notes.txt"), "n").unwrap();
-        let first = find(&root);
+        let none = DenyList::default();
+        let first = find(&root, &none);
         assert!(first.complete);
         assert_eq!(first.pycache, [root.join("pkg/__pycache__")]);
         assert_eq!(first.secrets, [root.join("deep/er/.env")]);
         // A new entry changes its folder's times: seen on the next search.
         std::fs::create_dir_all(root.join("deep/er/__pycache__")).unwrap();
         std::fs::write(root.join("deep/.env.local"), "K=2").unwrap();
-        let second = find(&root);
+        let second = find(&root, &none);
         assert_eq!(
             second.pycache,
             [
@@ -199,6 +238,24 @@ mod tests {
         assert_eq!(
             second.secrets,
             [root.join("deep/.env.local"), root.join("deep/er/.env")]
+        );
+        // `deny_paths` at any depth, and denied folders; another list
+        // drops the listings made for this one.
+        std::fs::create_dir_all(root.join("secrets")).unwrap();
+        std::fs::create_dir_all(root.join("deep/other/.stepwise")).unwrap();
+        std::fs::write(root.join("secrets/db.yaml"), "pw").unwrap();
+        let glob = globset::Glob::new("secrets/db.yaml").unwrap();
+        let deny = DenyList::new(&[glob]).unwrap();
+        let third = find(&root, &deny);
+        assert!(
+            third.secrets.contains(&root.join("secrets/db.yaml")),
+            "{third:?}"
+        );
+        assert_eq!(third.denied_dirs, [root.join("deep/other/.stepwise")]);
+        assert!(
+            !find(&root, &none)
+                .secrets
+                .contains(&root.join("secrets/db.yaml"))
         );
     }
 }

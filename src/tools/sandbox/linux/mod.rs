@@ -267,8 +267,17 @@ pub fn install(
         writable.extend(policy.writable.iter().cloned());
         let view = state.metadata.then_some(writable.as_slice());
         let layers = temp.join("layers");
-        let mounts =
-            mounts::Mounts::new(&root, &veil, shm.as_deref(), view, &layers, p.tmpfs, layer)?;
+        let mounts = mounts::Mounts::new(
+            &root,
+            &veil,
+            shm.as_deref(),
+            view,
+            &layers,
+            p.tmpfs,
+            layer,
+            &policy.deny,
+            &policy.home_hidden,
+        )?;
         supervisor.set_private_tmp(mounts.private_tmp_is_tmp());
         supervisor.set_covers_pycache(mounts.covers_pycache());
         (Some(mounts), shm)

@@ -14,10 +14,20 @@
 //! Why mounts: Landlock rights on a directory apply to every file beneath
 //! it, including files created later, so the root needs write access for new
 //! files to be writable and that same access reaches `.git/`; only a mount
-//! on top can take it back. Limits: a secret below `target/`, `.stepwise/`
-//! or a folder of installed packages (which the search skips) stays
-//! readable, and so does a file only the workspace's `deny_paths` names;
-//! `.git` is read-only but a test can still read it.
+//! on top can take it back. With a workspace layer, the files the
+//! workspace's `deny_paths` names are covered like secrets, at any depth,
+//! and every folder whose whole content is denied (`.stepwise`, the root's
+//! included, holding the transcripts, and `.kube`) by an empty read-only
+//! tmpfs. Limits: a secret below `target/` or a folder of installed
+//! packages (which the search skips) stays readable, and without a layer
+//! so does a file only `deny_paths` names; `.git` is read-only but a test
+//! can still read it.
+//!
+//! The entries of `HOME` outside its allow-list (see `paths`), which
+//! Landlock refuses already, are covered too, so that a tool finds them
+//! missing instead of refused (git stops at a `~/.gitconfig` it may not
+//! read, and at none): each file by `/dev/null` (read as empty), each
+//! folder by an empty read-only tmpfs.
 //! With a workspace layer (the overlay over the whole workspace, see
 //! `layers`), whatever a run writes lands in that layer, and git metadata
 //! and package writes never leave it: only the covers need a search of the
@@ -117,7 +127,16 @@ pub struct Mounts {
     /// Folders that get a private tmpfs of this size (`mount` options) for
     /// the run: `/tmp` and `/var/tmp`, where the workspace is outside them.
     private_tmp: Vec<(CString, CString)>,
+    /// Folders covered by an empty read-only tmpfs (denied folders of the
+    /// workspace, hidden folders of `HOME`).
+    empty: Vec<CString>,
+    /// Files of `HOME` covered by `/dev/null`.
+    nulled: Vec<CString>,
 }
+
+/// Most entries of `HOME` covered one by one (the rest stay refused by
+/// Landlock only).
+pub const MAX_HOME_COVERS: usize = 512;
 
 /// Most files named like secrets hidden from a run one by one.
 pub const MAX_HIDDEN: usize = 4096;
@@ -156,7 +175,9 @@ impl Mounts {
     /// read-only view), `None` where the kernel cannot do that.
     /// `layers`: the folder (in the run's temporary folder) to hold the
     /// package folders' throwaway layers; `tmpfs`: the kernel lets the run
-    /// mount one (else no `__pycache__` is covered).
+    /// mount one (else no `__pycache__` is covered); `deny`: the
+    /// workspace's deny list; `home_hidden`: the entries of `HOME` to cover.
+    #[allow(clippy::too_many_arguments)]
     pub fn new(
         root: &Path,
         veil: &Path,
@@ -165,6 +186,8 @@ impl Mounts {
         layers: &Path,
         tmpfs: bool,
         layer: Option<&LayerPlan>,
+        deny: &crate::tools::deny::DenyList,
+        home_hidden: &[std::path::PathBuf],
     ) -> Result<Self, String> {
         // A private `/tmp` comes with the layer (whose grant it shares).
         let private_tmp = match layer {
@@ -177,13 +200,15 @@ impl Mounts {
             Some(plan) => Some(WorkspaceLayer::new(root, plan).ok_or_else(|| bad(root))?),
             None => None,
         };
+        let mut denied_dirs = Vec::new();
         let found = match layer {
             // Writes through a hard link are copied up into the layer, and
             // what a run writes into a package folder or a `.git` lands
             // there and is dropped: only the covers need a search, and
             // that one reuses what it listed before (see `run_search`).
             Some(_) => {
-                let f = crate::tools::sandbox::run_search::find(root);
+                let f = crate::tools::sandbox::run_search::find(root, deny);
+                denied_dirs = f.denied_dirs;
                 crate::tools::sandbox::plants::Plants {
                     pycache: f.pycache,
                     secrets: f.secrets,
@@ -290,6 +315,24 @@ impl Mounts {
                 hidden.len()
             ));
         }
+        // Denied folders (the root's `.stepwise` with the transcripts, and
+        // those the search found) and `HOME`'s hidden entries.
+        let mut empty = Vec::new();
+        let mut nulled = Vec::new();
+        if tmpfs && layer.is_some() {
+            denied_dirs.push(root.join(".stepwise"));
+        }
+        let home = home_hidden.iter().take(MAX_HOME_COVERS);
+        for path in denied_dirs.iter().chain(home) {
+            let Ok(meta) = std::fs::symlink_metadata(path) else {
+                continue;
+            };
+            if meta.is_dir() && tmpfs {
+                empty.push(c_path(path).ok_or_else(|| bad(path))?);
+            } else if meta.is_file() && !path.starts_with(root) {
+                nulled.push(c_path(path).ok_or_else(|| bad(path))?);
+            }
+        }
         let shm = match shm {
             Some(path) => Some(c_path(path).ok_or_else(|| bad(path))?),
             None => None,
@@ -313,6 +356,8 @@ impl Mounts {
         let ptmx = std::fs::symlink_metadata("/dev/ptmx");
         let bind_ptmx = ptmx.as_ref().is_ok_and(|m| !m.file_type().is_symlink());
         Ok(Mounts {
+            empty,
+            nulled,
             private_tmp,
             layer,
             pycache,
@@ -408,6 +453,18 @@ impl Mounts {
             }
             for path in &self.hidden {
                 bind(&self.veil, path)?;
+            }
+            for dir in &self.empty {
+                check(libc::mount(
+                    c"tmpfs".as_ptr(),
+                    dir.as_ptr(),
+                    c"tmpfs".as_ptr(),
+                    libc::MS_RDONLY | libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC,
+                    c"size=4k,mode=755".as_ptr().cast(),
+                ))?;
+            }
+            for path in &self.nulled {
+                bind(c"/dev/null", path)?;
             }
             if let Some(source) = &self.shm {
                 bind(source, c"/dev/shm")?;

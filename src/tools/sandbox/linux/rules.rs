@@ -12,7 +12,9 @@
 //! What must stay true: Landlock only grants, so hiding a path means granting
 //! read on each of its siblings and on the siblings of each of its ancestors,
 //! never on an ancestor itself; an entry that is a symbolic link to a hidden
-//! path or its ancestor gets no grant (Landlock follows it when opening).
+//! path, its ancestor or anything inside it gets no grant (Landlock follows
+//! it when opening). The home folders' hidden entries (see `paths`) are
+//! hidden paths like any other.
 
 use super::super::Policy;
 use landlock::{
@@ -138,6 +140,11 @@ pub fn read_roots(dir: &Path, hidden: &[PathBuf]) -> Vec<PathBuf> {
             }
             continue;
         }
+        // A link into a hidden folder (`~/.gitconfig` leading into a
+        // hidden dotfiles folder) would grant what it leads to.
+        if is_link && hidden.iter().any(|h| target.starts_with(h)) {
+            continue;
+        }
         out.push(path);
     }
     out
@@ -155,6 +162,8 @@ mod tests {
             std::fs::create_dir_all(base.join(sub)).unwrap();
         }
         std::os::unix::fs::symlink(base.join("home/.ssh"), base.join("home/keys")).unwrap();
+        std::fs::write(base.join("home/.ssh/config"), "x").unwrap();
+        std::os::unix::fs::symlink(base.join("home/.ssh/config"), base.join("home/cfg")).unwrap();
         let mut roots = read_roots(&base, &[base.join("home/.ssh")]);
         roots.sort();
         assert_eq!(roots, [base.join("etc"), base.join("home/code")]);

@@ -1,0 +1,152 @@
+//! The sandbox's fifth round, through the real binary: `HOME` as an
+//! allow-list for test runs (credential files of any tool, stepwise's own
+//! folders and other projects' transcripts stay out of sight, toolchains
+//! still run), the workspace's deny list at any depth (`deny_paths` and the
+//! denied folders), and what a run may fill (`fallocate`, `/dev/shm`).
+
+use crate::sandbox::{kernel_lacks, output_of, run_in, run_with_env, setup};
+use crate::sandbox_hardening::lacks;
+
+/// Credential files a test read through the sandbox in the last round (the
+/// deny list named none of them), planted in the test's own `HOME`.
+const CREDENTIALS: [&str; 19] = [
+    ".pgpass",
+    ".my.cnf",
+    ".gitconfig",
+    ".config/git/config",
+    ".m2/settings.xml",
+    ".gradle/gradle.properties",
+    ".gem/credentials",
+    ".bundle/config",
+    ".config/composer/auth.json",
+    ".config/rclone/rclone.conf",
+    ".s3cfg",
+    ".terraformrc",
+    ".cache/huggingface/token",
+    ".ollama/id_ed25519",
+    ".config/sops/age/keys.txt",
+    ".mozilla/firefox/p.default/logins.json",
+    ".config/google-chrome/Default/Cookies",
+    ".local/state/stepwise/stepwise.log",
+    "other-project/.stepwise/transcript.jsonl",
+];
+
+/// A test printed 19 credential files of `HOME` (tokens in `~/.gitconfig`,
+/// `~/.pgpass`, stepwise's own log, another project's transcript). `HOME`
+/// is an allow-list now: none of them is readable, while what toolchains
+/// need there still is, git still starts (a hidden `~/.gitconfig` reads as
+/// empty, a hidden folder as missing, never as refused, which git stops
+/// at), and the workspace, inside `HOME`, is the run's.
+#[tokio::test]
+async fn home_is_an_allow_list_and_credentials_of_any_tool_stay_hidden() {
+    if kernel_lacks(true, false) || lacks(|s| s.layer) {
+        return;
+    }
+    let list = CREDENTIALS
+        .iter()
+        .map(|p| format!("{p:?}"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let body = format!(
+        "import subprocess, tempfile\n\
+         home = os.environ['HOME']\n\
+         for p in [{list}, '.cargo/registry/index.txt', '.local/bin/tool']:\n\
+         \x20   try:\n\
+         \x20       with open(os.path.join(home, p)) as f:\n\
+         \x20           text = f.read().strip()\n\
+         \x20       print('READ', p, text) if text else print('HIDDEN', p, 'empty')\n\
+         \x20   except OSError as e:\n\
+         \x20       print('HIDDEN', p, e.errno)\n\
+         print('TOOL', subprocess.run([os.path.join(home, '.local/bin/tool')], capture_output=True, text=True).stdout.strip())\n\
+         with open('mine.txt') as f:\n\
+         \x20   print('OWN', f.read().strip())\n\
+         d = tempfile.mkdtemp()\n\
+         try:\n\
+         \x20   git = subprocess.run(['git', 'init', '-q', d], capture_output=True, text=True)\n\
+         \x20   print('GIT', git.returncode, git.stderr.strip()[-200:])\n\
+         except FileNotFoundError:\n\
+         \x20   print('GIT 0 not installed')\n"
+    );
+    let s = setup(&body, "");
+    let home = s.home.path();
+    for path in CREDENTIALS {
+        let file = home.join(path);
+        std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+        std::fs::write(&file, format!("canary-{path}")).unwrap();
+    }
+    std::fs::write(
+        home.join(".gitconfig"),
+        "[http]\n\textraheader = AUTHORIZATION: basic canary-token\n",
+    )
+    .unwrap();
+    // What toolchains need stays readable.
+    std::fs::create_dir_all(home.join(".cargo/registry")).unwrap();
+    std::fs::write(home.join(".cargo/registry/index.txt"), "registry-ok").unwrap();
+    std::fs::create_dir_all(home.join(".local/bin")).unwrap();
+    let tool = home.join(".local/bin/tool");
+    std::fs::write(&tool, "#!/bin/sh\necho tool-ok\n").unwrap();
+    std::fs::set_permissions(&tool, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    // The workspace lies inside `HOME`.
+    let ws = home.join("code/project");
+    std::fs::create_dir_all(&ws).unwrap();
+    std::fs::copy(
+        s.ws.path().join("test_escape.py"),
+        ws.join("test_escape.py"),
+    )
+    .unwrap();
+    std::fs::write(ws.join("mine.txt"), "own-ok").unwrap();
+    let (_, result) = run_in(&s, &ws, "unittest", &[]).await;
+    let output = output_of(&result);
+    assert!(!output.contains("canary"), "{output}");
+    for path in CREDENTIALS {
+        assert!(
+            output.contains(&format!("HIDDEN {path} ")),
+            "{path}: {output}"
+        );
+    }
+    assert!(
+        output.contains("READ .cargo/registry/index.txt registry-ok"),
+        "{output}"
+    );
+    assert!(output.contains("TOOL tool-ok"), "{output}");
+    assert!(output.contains("OWN own-ok"), "{output}");
+    assert!(output.contains("GIT 0"), "{output}");
+}
+
+/// A test the model wrote printed a `deny_paths` file (`secrets/db.yaml`)
+/// that `read_file` refuses, and the workspace's own transcripts in
+/// `.stepwise/`. The deny list's globs and its denied folders (`.stepwise`,
+/// `.kube`) are covered at any depth.
+#[tokio::test]
+async fn deny_paths_and_denied_folders_are_hidden_at_any_depth() {
+    if kernel_lacks(true, false) || lacks(|s| s.layer) {
+        return;
+    }
+    let body = "for p in ['secrets/db.yaml', 'a/b/private/x.txt', '.stepwise/transcript.jsonl', '.stepwise/stepwise.toml', 'sub/.kube/config', 'sub/.stepwise/t.jsonl', 'secrets/ok.yaml']:\n\
+        \x20   try:\n\
+        \x20       print('READ', p, open(p).read().strip())\n\
+        \x20   except OSError as e:\n\
+        \x20       print('REFUSED', p, e.errno)\n";
+    let config = "deny_paths = [\"secrets/db.yaml\", \"**/private/*.txt\"]\n";
+    let s = setup(body, config);
+    let ws = s.ws.path();
+    for (path, text) in [
+        ("secrets/db.yaml", "password: canary-db"),
+        ("a/b/private/x.txt", "canary-private"),
+        (".stepwise/transcript.jsonl", "canary-transcript"),
+        ("sub/.kube/config", "canary-kube"),
+        ("sub/.stepwise/t.jsonl", "canary-nested"),
+        ("secrets/ok.yaml", "fine"),
+    ] {
+        std::fs::create_dir_all(ws.join(path).parent().unwrap()).unwrap();
+        std::fs::write(ws.join(path), text).unwrap();
+    }
+    let (_, result) = run_with_env(&s, "unittest", &[]).await;
+    let output = output_of(&result);
+    assert!(!output.contains("canary"), "{output}");
+    assert!(!output.contains("deny_paths = "), "{output}");
+    assert!(output.contains("READ secrets/ok.yaml fine"), "{output}");
+    for p in ["secrets/db.yaml", "a/b/private/x.txt"] {
+        assert!(output.contains(&format!("REFUSED {p} 13")), "{output}");
+    }
+}
