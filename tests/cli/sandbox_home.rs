@@ -150,3 +150,41 @@ async fn deny_paths_and_denied_folders_are_hidden_at_any_depth() {
         assert!(output.contains(&format!("REFUSED {p} 13")), "{output}");
     }
 }
+
+/// `disk_mb` did not hold: one `posix_fallocate` took a file system from
+/// 1,929 MiB free to 0 between two looks of the watch, and a test wrote
+/// past the budget into `/dev/shm`. A `fallocate` longer than the budget
+/// fails with `ENOSPC`, and `/dev/shm` is a private tmpfs of the budget.
+#[tokio::test]
+async fn fallocate_and_shared_memory_stop_at_the_disk_budget() {
+    if kernel_lacks(true, false) || lacks(|s| s.layer && s.unix_sockets) {
+        return;
+    }
+    let body = "fd = os.open('big.bin', os.O_CREAT | os.O_WRONLY)\n\
+        try:\n\
+        \x20   os.posix_fallocate(fd, 0, 64 << 20)\n\
+        \x20   print('FALLOC OK', os.fstat(fd).st_size)\n\
+        except OSError as e:\n\
+        \x20   print('FALLOC', e.errno)\n\
+        os.close(fd)\n\
+        os.remove('big.bin')\n\
+        try:\n\
+        \x20   with open('/dev/shm/fill', 'wb') as f:\n\
+        \x20       for _ in range(16):\n\
+        \x20           f.write(b'x' * (1 << 20))\n\
+        \x20           f.flush()\n\
+        \x20   print('SHM OK')\n\
+        except OSError as e:\n\
+        \x20   print('SHM', e.errno)\n\
+        os.remove('/dev/shm/fill')\n\
+        fd = os.open('/dev/shm/small', os.O_CREAT | os.O_WRONLY)\n\
+        os.posix_fallocate(fd, 0, 4096)\n\
+        os.close(fd)\n\
+        print('SMALL OK')\n";
+    let s = setup(body, "[sandbox]\ndisk_mb = 8\n");
+    let (_, result) = run_with_env(&s, "unittest", &[]).await;
+    let output = output_of(&result);
+    assert!(output.contains("FALLOC 28"), "{output}");
+    assert!(output.contains("SHM 28"), "{output}");
+    assert!(output.contains("SMALL OK"), "{output}");
+}

@@ -3,7 +3,7 @@
 //! up, a mount namespace (see `mounts`) and, where the kernel offers them,
 //! PID, IPC and UTS namespaces; drop `CAP_SYS_PTRACE` (and the capabilities
 //! that read past file modes, where files are hidden), restrict itself with
-//! the Landlock ruleset, then install the seccomp filter.
+//! the Landlock ruleset, then install the seccomp filters.
 //!
 //! With a PID namespace the process stepwise started (the "outer" one)
 //! forks once more: its child is PID 1 of the new namespace, mounts the
@@ -55,6 +55,9 @@ pub struct Plan {
     pub mounts: Option<Mounts>,
     /// Install the seccomp filter that refuses Unix sockets.
     pub seccomp: bool,
+    /// The run's own filter (its disk budget, see `seccomp::budget`), after
+    /// the first one; empty: none.
+    pub budget: Vec<libc::sock_filter>,
     /// Only meaningful inside a fresh user namespace (it counts the user's
     /// processes in that namespace, that is, the run's).
     pub nproc: Option<libc::rlim_t>,
@@ -262,6 +265,9 @@ impl Plan {
         }
         if self.seccomp {
             seccomp::install()?;
+        }
+        if !self.budget.is_empty() {
+            seccomp::install_program(&self.budget)?;
         }
         if pid_ns {
             // Returns only in the test process.

@@ -262,7 +262,12 @@ pub fn install(
     let l = policy.limits;
     let (mounts, shm) = if state.workspace {
         let veil = supervisor.veil()?;
-        let shm = supervisor.shm()?;
+        // With a layer, `/dev/shm` is a private tmpfs of the disk budget
+        // (see `overlay`); else the run's own folder in the host's.
+        let shm = match layer.is_some() && p.tmpfs {
+            true => None,
+            false => supervisor.shm()?,
+        };
         let mut writable = vec![root.clone(), temp.to_path_buf()];
         writable.extend(policy.writable.iter().cloned());
         let view = state.metadata.then_some(writable.as_slice());
@@ -310,6 +315,10 @@ pub fn install(
     if state.unix_sockets && !seccomp::prepare() {
         return Err("could not build the sandbox's seccomp filter".into());
     }
+    let budget = match state.unix_sockets {
+        true => seccomp::budget(l.disk_bytes),
+        false => Vec::new(),
+    };
     let cgroup_procs = supervisor.run_group(l.memory_bytes, l.processes);
     let mut plan = Plan {
         cgroup_procs,
@@ -332,6 +341,7 @@ pub fn install(
         new_net,
         mounts,
         seccomp: state.unix_sockets,
+        budget,
         nproc: (net == Some(NetMethod::UserNs)).then_some(l.processes),
         ruleset,
         ruleset_fd,

@@ -2,7 +2,9 @@
 //! workspace (every write of the run lands in its upper folder, see
 //! `sandbox::layers`), the build layer's folders bound into it, and the
 //! private tmpfs over `/tmp` and `/var/tmp` where the workspace is outside
-//! them. All of it is planned before `fork`; [`WorkspaceLayer::apply`] runs
+//! them, and over `/dev/shm` (all three sized by the run's disk budget, so
+//! a burst into shared memory is refused at the budget instead of seen
+//! afterwards). All of it is planned before `fork`; [`WorkspaceLayer::apply`] runs
 //! in the child.
 //!
 //! What must stay true: the overlay is mounted before anything is bound
@@ -23,7 +25,7 @@ use std::path::{Path, PathBuf};
 pub fn private_tmp(root: &Path, size_mb: u64) -> Vec<(CString, CString)> {
     let mut out = Vec::new();
     let options = CString::new(format!("size={size_mb}m,mode=1777")).unwrap_or_default();
-    for dir in ["/tmp", "/var/tmp"] {
+    for dir in ["/tmp", "/var/tmp", "/dev/shm"] {
         let Ok(real) = std::fs::canonicalize(dir) else {
             continue;
         };

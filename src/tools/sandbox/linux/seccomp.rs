@@ -17,6 +17,9 @@
 //! - any system call of another architecture (32-bit `int 0x80`, x32): its
 //!   numbers are not the ones checked here.
 //!
+//! A second filter, built per run ([`budget`]), refuses with `ENOSPC` a
+//! `fallocate` longer than the run's disk budget (`disk_mb`).
+//!
 //! What must stay true: the program is built before `fork`; installing it
 //! is two system calls; it only ever makes calls fail, never succeed; an
 //! argument is compared on its low 32 bits only where the kernel reads just
@@ -146,6 +149,61 @@ fn assemble(ops: &[Op]) -> Result<Vec<libc::sock_filter>, String> {
     Ok(out)
 }
 
+/// The high half of argument `n` (little-endian).
+const fn arg_high(n: u32) -> u32 {
+    arg_low(n) + 4
+}
+const JGT: u16 = (libc::BPF_JMP | libc::BPF_JGT | libc::BPF_K) as u16;
+
+/// A second filter, built for each run: `fallocate` (and so
+/// `posix_fallocate`) of more than `bytes` fails with `ENOSPC`, whatever
+/// the file system would allocate, so one call cannot take more than the
+/// run's disk budget before the watch sees it. The length is compared as
+/// the 64-bit value it is (high half, then low half); a negative one is
+/// refused too.
+pub fn budget(bytes: u64) -> Vec<libc::sock_filter> {
+    let (high, low) = ((bytes >> 32) as u32, bytes as u32);
+    let insn = |code, jt, jf, k| libc::sock_filter { code, jt, jf, k };
+    let no_space = libc::SECCOMP_RET_ERRNO | libc::ENOSPC as u32;
+    vec![
+        insn(LD, 0, 0, ARCH_AT),
+        insn(JEQ, 1, 0, ARCH),
+        insn(RET, 0, 0, ALLOW), // the first filter refuses other architectures
+        insn(LD, 0, 0, NR),
+        insn(JEQ, 1, 0, libc::SYS_fallocate as u32),
+        insn(RET, 0, 0, ALLOW),
+        insn(LD, 0, 0, arg_high(3)),
+        insn(JGT, 4, 0, high), // to the refusal
+        insn(JEQ, 0, 2, high), // lower: allowed
+        insn(LD, 0, 0, arg_low(3)),
+        insn(JGT, 1, 0, low),
+        insn(RET, 0, 0, ALLOW),
+        insn(RET, 0, 0, no_space),
+    ]
+}
+
+/// Install `program` (built before `fork`) on the calling thread.
+/// Async-signal-safe.
+pub fn install_program(program: &[libc::sock_filter]) -> std::io::Result<()> {
+    let prog = libc::sock_fprog {
+        len: program.len() as u16,
+        filter: program.as_ptr().cast_mut(),
+    };
+    // SAFETY: as in `install`.
+    unsafe {
+        if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0
+            || libc::prctl(
+                libc::PR_SET_SECCOMP,
+                libc::SECCOMP_MODE_FILTER as libc::c_ulong,
+                &prog as *const libc::sock_fprog,
+            ) < 0
+        {
+            return Err(std::io::Error::last_os_error());
+        }
+    }
+    Ok(())
+}
+
 /// The program, assembled once (before any `fork`: see [`prepare`]).
 fn program() -> &'static [libc::sock_filter] {
     static PROGRAM: OnceLock<Vec<libc::sock_filter>> = OnceLock::new();
@@ -256,5 +314,40 @@ mod tests {
             refused_in_child(),
             ["unix", "vsock", "netlink_audit", "tiocsti", "keyctl"]
         );
+    }
+
+    #[test]
+    fn fallocate_beyond_the_budget_is_refused_by_its_64_bit_length() {
+        let file = tempfile::tempfile().unwrap();
+        let fd = std::os::fd::AsRawFd::as_raw_fd(&file);
+        let program = budget(6 << 30);
+        const GIB: i64 = 1 << 30;
+        // Lengths around the budget (6 GiB): only a hole is punched, so
+        // nothing is allocated either way.
+        let lengths: [i64; 5] = [7 * GIB, 6 * GIB + 1, 6 * GIB, 5 * GIB, 9 * GIB];
+        // SAFETY: the child only makes system calls and `_exit`s.
+        let status = unsafe {
+            let pid = libc::fork();
+            if pid == 0 {
+                if install_program(&program).is_err() {
+                    libc::_exit(255);
+                }
+                let mode = libc::FALLOC_FL_PUNCH_HOLE | libc::FALLOC_FL_KEEP_SIZE;
+                let mut bits = 0;
+                for (i, len) in lengths.iter().enumerate() {
+                    if libc::fallocate(fd, mode, 0, *len) < 0
+                        && *libc::__errno_location() == libc::ENOSPC
+                    {
+                        bits |= 1 << i;
+                    }
+                }
+                libc::_exit(bits);
+            }
+            let mut status = 0;
+            libc::waitpid(pid, &mut status, 0);
+            libc::WEXITSTATUS(status)
+        };
+        assert_ne!(status, 255, "the filter did not install");
+        assert_eq!(status, 0b10011, "refused: 7 GiB, 6 GiB + 1, 9 GiB");
     }
 }
