@@ -188,3 +188,54 @@ async fn fallocate_and_shared_memory_stop_at_the_disk_budget() {
     assert!(output.contains("SHM 28"), "{output}");
     assert!(output.contains("SMALL OK"), "{output}");
 }
+
+/// Root where user namespaces are off ran the tests as real root (`mknod`,
+/// `chown` outside, every capability) and said `not sandboxed`. The run
+/// makes its namespaces without a user namespace and drops every
+/// capability and the bounding set; then it is `sandboxed`. The override
+/// makes the probe try no user namespace (stepwise's own environment).
+#[tokio::test]
+async fn root_without_user_namespaces_runs_without_capabilities_and_sandboxed() {
+    // SAFETY: geteuid cannot fail.
+    let root = unsafe { libc::geteuid() } == 0;
+    if kernel_lacks(true, false) || !root {
+        eprintln!("skipped: not root");
+        return;
+    }
+    let body = "import stat\n\
+        status = open('/proc/self/status').read().splitlines()\n\
+        for key in ['CapEff', 'CapPrm', 'CapInh', 'CapBnd', 'CapAmb', 'NoNewPrivs']:\n\
+        \x20   print(key, [l.split()[1] for l in status if l.startswith(key + ':')][0])\n\
+        print('UIDMAP', ' '.join(open('/proc/self/uid_map').read().split()))\n\
+        print('UID', os.getuid())\n\
+        try:\n\
+        \x20   os.mknod('node', 0o666 | stat.S_IFCHR, os.makedev(1, 3))\n\
+        \x20   print('MKNOD OK')\n\
+        except OSError as e:\n\
+        \x20   print('MKNOD', e.errno)\n\
+        try:\n\
+        \x20   os.chown('test_escape.py', 12345, 12345)\n\
+        \x20   print('CHOWN OK')\n\
+        except OSError as e:\n\
+        \x20   print('CHOWN', e.errno)\n";
+    let s = setup(body, "");
+    let envs: &[(&str, &std::path::Path)] = &[(
+        "STEPWISE_TEST_NO_USER_NAMESPACES",
+        std::path::Path::new("1"),
+    )];
+    let (_, result) = run_with_env(&s, "unittest", envs).await;
+    let output = output_of(&result);
+    // No user namespace: the run's ids are the machine's.
+    assert!(output.contains("UIDMAP 0 0 4294967295"), "{output}");
+    assert!(output.contains("UID 0"), "{output}");
+    for key in ["CapEff", "CapPrm", "CapInh", "CapBnd", "CapAmb"] {
+        assert!(
+            output.contains(&format!("{key} 0000000000000000")),
+            "{output}"
+        );
+    }
+    assert!(output.contains("NoNewPrivs 1"), "{output}");
+    assert!(output.contains("MKNOD 1"), "{output}");
+    assert!(output.contains("CHOWN 1"), "{output}");
+    assert_eq!(result["sandbox"], "sandboxed", "{result}");
+}

@@ -10,7 +10,8 @@
 //! only with a mount namespace *and* Landlock (which stops a test from
 //! unmounting them); the label never says `sandboxed` while a part is
 //! missing, nor at all while the tests would run as root with real
-//! capabilities (root and no user namespace).
+//! capabilities (root with no namespace at all; root with namespaces but
+//! no user namespace drops every capability in the run, see `linux`).
 
 /// What this system lets a run have.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -70,7 +71,7 @@ pub struct State {
     /// `chmod`, `utime` and xattrs fail there too (Landlock does not check them).
     pub metadata: bool,
     /// The tests would run as root with real capabilities (root, and no
-    /// user namespace to take them away): never `sandboxed`.
+    /// namespace to drop them in): never `sandboxed`.
     pub real_root: bool,
     /// Every file the run writes, renames or deletes in the workspace lands
     /// in a layer stepwise reads afterwards (see `tools::layer`); without
@@ -134,7 +135,7 @@ impl State {
             whole_run: offered.limits && offered.run_groups,
             processes: offered.namespaces && offered.pid_ns && abi >= 1,
             metadata: offered.namespaces && offered.read_only_view && abi >= 1,
-            real_root: offered.root && !offered.user_ns,
+            real_root: offered.root && !offered.user_ns && !offered.namespaces,
             layer: offered.namespaces && offered.layer && abi >= 1,
             off: false,
         }
@@ -402,14 +403,21 @@ mod tests {
     }
 
     #[test]
-    fn root_without_user_namespaces_is_never_sandboxed() {
-        // Namespaces made without a user namespace: root keeps its capabilities.
+    fn root_without_user_namespaces_is_sandboxed_only_with_the_other_namespaces() {
+        // Namespaces made without a user namespace: the run drops every
+        // capability, so root is root by its uid only.
         let real_root = Offered {
             user_ns: false,
             root: true,
             ..offered(7)
         };
-        let state = State::of(&real_root, false);
+        assert_eq!(State::of(&real_root, false).label(), "sandboxed");
+        // No namespaces at all: nothing to drop the capabilities in.
+        let bare = Offered {
+            namespaces: false,
+            ..real_root
+        };
+        let state = State::of(&bare, false);
         assert_eq!(state.label(), "not sandboxed: root without user namespaces");
         assert!(!state.complete());
         assert!(state.missing()[0].contains("root without user namespaces"));

@@ -2,8 +2,10 @@
 //! take its resource limits, enter a network namespace with only loopback
 //! up, a mount namespace (see `mounts`) and, where the kernel offers them,
 //! PID, IPC and UTS namespaces; drop `CAP_SYS_PTRACE` (and the capabilities
-//! that read past file modes, where files are hidden), restrict itself with
-//! the Landlock ruleset, then install the seccomp filters.
+//! that read past file modes, where files are hidden; as root without a
+//! user namespace, every capability, the bounding set and the ambient set,
+//! with the securebits locked so that no `exec` gives them back), restrict
+//! itself with the Landlock ruleset, then install the seccomp filters.
 //!
 //! With a PID namespace the process stepwise started (the "outer" one)
 //! forks once more: its child is PID 1 of the new namespace, mounts the
@@ -58,6 +60,8 @@ pub struct Plan {
     /// The run's own filter (its disk budget, see `seccomp::budget`), after
     /// the first one; empty: none.
     pub budget: Vec<libc::sock_filter>,
+    /// Root without a user namespace: drop every capability before Landlock.
+    pub drop_all_caps: bool,
     /// Only meaningful inside a fresh user namespace (it counts the user's
     /// processes in that namespace, that is, the run's).
     pub nproc: Option<libc::rlim_t>,
@@ -257,6 +261,9 @@ impl Plan {
                 check(libc::setrlimit(libc::RLIMIT_NPROC, &limit))?;
             }
         }
+        if self.drop_all_caps {
+            drop_capabilities()?;
+        }
         if let Some(ruleset) = self.ruleset.take() {
             match ruleset.restrict_self() {
                 Ok(status) if status.ruleset != RulesetStatus::NotEnforced => {}
@@ -307,6 +314,71 @@ impl Plan {
         }
         Ok(())
     }
+}
+
+/// `_LINUX_CAPABILITY_VERSION_3` and the structs of `capset(2)`.
+const CAPABILITY_VERSION_3: u32 = 0x2008_0522;
+#[repr(C)]
+struct CapHeader {
+    version: u32,
+    pid: libc::c_int,
+}
+#[repr(C)]
+#[derive(Clone, Copy)]
+struct CapData {
+    effective: u32,
+    permitted: u32,
+    inheritable: u32,
+}
+/// `SECBIT_NOROOT`, `SECBIT_NO_SETUID_FIXUP`, `SECBIT_KEEP_CAPS` and
+/// `SECBIT_NO_CAP_AMBIENT_RAISE`, each locked (the `_LOCKED` bits).
+const SECUREBITS: libc::c_ulong = 0b1110_1111;
+
+/// As root without a user namespace (its capabilities are the machine's):
+/// lock the securebits (an `exec` as uid 0 gains nothing), drop every
+/// capability from the bounding set, clear the ambient set, then the
+/// effective, permitted and inheritable ones, and set `no_new_privs`.
+/// Checked: a capability left in the bounding set fails the run.
+/// Async-signal-safe.
+fn drop_capabilities() -> io::Result<()> {
+    // SAFETY: prctl and capset with valid arguments.
+    unsafe {
+        check(libc::prctl(libc::PR_SET_SECUREBITS, SECUREBITS))?;
+        const ALL: std::ops::Range<libc::c_ulong> = 0..64;
+        for cap in ALL {
+            // Past the kernel's last capability: EINVAL, nothing to drop.
+            libc::prctl(libc::PR_CAPBSET_DROP, cap);
+        }
+        let zero: libc::c_ulong = 0;
+        let clear = libc::PR_CAP_AMBIENT_CLEAR_ALL as libc::c_ulong;
+        check(libc::prctl(libc::PR_CAP_AMBIENT, clear, zero, zero, zero))?;
+        let header = CapHeader {
+            version: CAPABILITY_VERSION_3,
+            pid: 0,
+        };
+        let none = [CapData {
+            effective: 0,
+            permitted: 0,
+            inheritable: 0,
+        }; 2];
+        if libc::syscall(libc::SYS_capset, &header, none.as_ptr()) < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        let one: libc::c_ulong = 1;
+        check(libc::prctl(
+            libc::PR_SET_NO_NEW_PRIVS,
+            one,
+            zero,
+            zero,
+            zero,
+        ))?;
+        for cap in ALL {
+            if libc::prctl(libc::PR_CAPBSET_READ, cap) == 1 {
+                return Err(io::Error::from_raw_os_error(libc::EPERM));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// The status pipe between PID 1 and the outer process (its write end, in PID 1).

@@ -3,8 +3,14 @@
 //! the seccomp filter, the Landlock ABI), preparing the child's plan and
 //! ruleset before `fork`, and supervising the run.
 //!
+//! Root where no user namespace can be made gets the same namespaces
+//! without one, and its run drops every capability (and the bounding set)
+//! before Landlock: it is root only by its uid, which Landlock, the
+//! read-only view and the seccomp filter confine like any other.
+//!
 //! What must stay true: the probe decides the state word and the plan alike,
-//! so what is shown is what is set up.
+//! so what is shown is what is set up; [`NO_USER_NAMESPACES`] is read from
+//! stepwise's own environment only, and only takes isolation away.
 
 mod calls;
 mod cgroup;
@@ -32,11 +38,17 @@ struct Probe {
     tmpfs: bool,
 }
 
+/// Set in stepwise's own environment (never read from a project's files):
+/// the probe tries no user namespace, as on a kernel without them, so that
+/// tests can check root's runs there. Only ever takes isolation away.
+pub const NO_USER_NAMESPACES: &str = "STEPWISE_TEST_NO_USER_NAMESPACES";
+
 fn probe() -> Probe {
     static PROBE: OnceLock<Probe> = OnceLock::new();
     *PROBE.get_or_init(|| {
         let trial = LayerTrial::new();
-        let found = probe_child(trial.as_ref().map(|t| &t.options));
+        let user_ns = std::env::var_os(NO_USER_NAMESPACES).is_none_or(|v| v.is_empty());
+        let found = probe_child(trial.as_ref().map(|t| &t.options), user_ns);
         // SAFETY: geteuid cannot fail.
         let root = unsafe { libc::geteuid() } == 0;
         Probe {
@@ -116,7 +128,7 @@ impl LayerTrial {
 /// making `/` a slave there), with PID, IPC and UTS namespaces if it can
 /// (then a grandchild, PID 1 there, mounts its `/proc`), then the seccomp
 /// filter (does a Unix socket fail afterwards?).
-fn probe_child(layer: Option<&(std::ffi::CString, std::ffi::CString)>) -> Found {
+fn probe_child(layer: Option<&(std::ffi::CString, std::ffi::CString)>, user_ns: bool) -> Found {
     const USER_NS: i32 = 1;
     const PLAIN: i32 = 2;
     const SECCOMP: i32 = 4;
@@ -144,7 +156,8 @@ fn probe_child(layer: Option<&(std::ffi::CString, std::ffi::CString)>) -> Found 
             let mut pid_ns = true;
             let mut code = 0;
             for extra in [more, 0] {
-                code = if libc::unshare(libc::CLONE_NEWUSER | flags | extra) == 0
+                code = if user_ns
+                    && libc::unshare(libc::CLONE_NEWUSER | flags | extra) == 0
                     && maps.write().is_ok()
                     && slave()
                 {
@@ -342,6 +355,8 @@ pub fn install(
         mounts,
         seccomp: state.unix_sockets,
         budget,
+        // Root without a user namespace: its capabilities are real ones.
+        drop_all_caps: p.offered.root && !p.offered.user_ns,
         nproc: (net == Some(NetMethod::UserNs)).then_some(l.processes),
         ruleset,
         ruleset_fd,
