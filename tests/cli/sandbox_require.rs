@@ -144,8 +144,13 @@ fn root() -> bool {
     unsafe { libc::geteuid() == 0 }
 }
 
+/// Root where user namespaces are off ran the tests as real root (`mknod`,
+/// `chown` outside, every capability) and said `not sandboxed`. The run
+/// makes its namespaces without a user namespace and drops every
+/// capability and the bounding set, with `no_new_privs`: it is
+/// `sandboxed`, and `require` runs it.
 #[tokio::test]
-async fn root_without_user_namespaces_is_never_sandboxed() {
+async fn root_without_user_namespaces_runs_without_capabilities_and_sandboxed() {
     if kernel_lacks(true, false) {
         return;
     }
@@ -153,33 +158,42 @@ async fn root_without_user_namespaces_is_never_sandboxed() {
         eprintln!("skipped: only root makes namespaces without a user namespace");
         return;
     }
-    let s = setup("pass\n", "");
-    let (out, requests) = run_filtered(&s, without_user_namespaces).await;
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(requests.len() >= 2, "{stderr}");
-    let tool = tool_messages(&requests[1]);
-    let result: Value = serde_json::from_str(tool[0]["content"].as_str().unwrap()).unwrap();
-    assert_eq!(
-        result["sandbox"], "not sandboxed: root without user namespaces",
-        "{result}"
-    );
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        stdout.contains("not sandboxed: root without user namespaces"),
-        "{stdout}"
-    );
-
-    let s = setup(
-        "open('ran.txt', 'w').write('x')\n",
-        "[sandbox]\nmode = \"require\"\n",
-    );
-    let (out, requests) = run_filtered(&s, without_user_namespaces).await;
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{stderr}");
-    assert!(
-        stderr.contains("a user namespace (root without user namespaces"),
-        "{stderr}"
-    );
-    assert!(requests.is_empty(), "the model was asked: {requests:?}");
-    assert!(!s.ws.path().join("ran.txt").exists());
+    let body = "import stat\n\
+        status = open('/proc/self/status').read().splitlines()\n\
+        for key in ['CapEff', 'CapPrm', 'CapInh', 'CapBnd', 'CapAmb', 'NoNewPrivs']:\n\
+        \x20   print(key, [l.split()[1] for l in status if l.startswith(key + ':')][0])\n\
+        print('UIDMAP', ' '.join(open('/proc/self/uid_map').read().split()))\n\
+        try:\n\
+        \x20   os.mknod('node', 0o666 | stat.S_IFCHR, os.makedev(1, 3))\n\
+        \x20   print('MKNOD OK')\n\
+        except OSError as e:\n\
+        \x20   print('MKNOD', e.errno)\n\
+        try:\n\
+        \x20   os.chown('test_escape.py', 12345, 12345)\n\
+        \x20   print('CHOWN OK')\n\
+        except OSError as e:\n\
+        \x20   print('CHOWN', e.errno)\n";
+    for mode in ["auto", "require"] {
+        let s = setup(body, &format!("[sandbox]\nmode = \"{mode}\"\n"));
+        let (out, requests) = run_filtered(&s, without_user_namespaces).await;
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{stderr}");
+        assert!(requests.len() >= 2, "{stderr}");
+        let tool = tool_messages(&requests[1]);
+        let result: Value = serde_json::from_str(tool[0]["content"].as_str().unwrap()).unwrap();
+        let output = output_of(&result);
+        // No user namespace: the run's ids are the machine's.
+        assert!(output.contains("UIDMAP 0 0 4294967295"), "{output}");
+        for key in ["CapEff", "CapPrm", "CapInh", "CapBnd", "CapAmb"] {
+            assert!(
+                output.contains(&format!("{key} 0000000000000000")),
+                "{output}"
+            );
+        }
+        assert!(output.contains("NoNewPrivs 1"), "{output}");
+        assert!(output.contains("MKNOD 1"), "{output}");
+        assert!(output.contains("CHOWN 1"), "{output}");
+        assert_eq!(result["sandbox"], "sandboxed", "{result}");
+        assert_eq!(result["success"], true, "{result}");
+    }
 }

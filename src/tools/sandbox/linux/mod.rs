@@ -9,8 +9,7 @@
 //! read-only view and the seccomp filter confine like any other.
 //!
 //! What must stay true: the probe decides the state word and the plan alike,
-//! so what is shown is what is set up; [`NO_USER_NAMESPACES`] is read from
-//! stepwise's own environment only, and only takes isolation away.
+//! so what is shown is what is set up.
 
 mod calls;
 mod cgroup;
@@ -38,17 +37,11 @@ struct Probe {
     tmpfs: bool,
 }
 
-/// Set in stepwise's own environment (never read from a project's files):
-/// the probe tries no user namespace, as on a kernel without them, so that
-/// tests can check root's runs there. Only ever takes isolation away.
-pub const NO_USER_NAMESPACES: &str = "STEPWISE_TEST_NO_USER_NAMESPACES";
-
 fn probe() -> Probe {
     static PROBE: OnceLock<Probe> = OnceLock::new();
     *PROBE.get_or_init(|| {
         let trial = LayerTrial::new();
-        let user_ns = std::env::var_os(NO_USER_NAMESPACES).is_none_or(|v| v.is_empty());
-        let found = probe_child(trial.as_ref().map(|t| &t.options), user_ns);
+        let found = probe_child(trial.as_ref().map(|t| &t.options));
         // SAFETY: geteuid cannot fail.
         let root = unsafe { libc::geteuid() } == 0;
         Probe {
@@ -128,7 +121,7 @@ impl LayerTrial {
 /// making `/` a slave there), with PID, IPC and UTS namespaces if it can
 /// (then a grandchild, PID 1 there, mounts its `/proc`), then the seccomp
 /// filter (does a Unix socket fail afterwards?).
-fn probe_child(layer: Option<&(std::ffi::CString, std::ffi::CString)>, user_ns: bool) -> Found {
+fn probe_child(layer: Option<&(std::ffi::CString, std::ffi::CString)>) -> Found {
     const USER_NS: i32 = 1;
     const PLAIN: i32 = 2;
     const SECCOMP: i32 = 4;
@@ -156,8 +149,7 @@ fn probe_child(layer: Option<&(std::ffi::CString, std::ffi::CString)>, user_ns: 
             let mut pid_ns = true;
             let mut code = 0;
             for extra in [more, 0] {
-                code = if user_ns
-                    && libc::unshare(libc::CLONE_NEWUSER | flags | extra) == 0
+                code = if libc::unshare(libc::CLONE_NEWUSER | flags | extra) == 0
                     && maps.write().is_ok()
                     && slave()
                 {
