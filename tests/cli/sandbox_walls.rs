@@ -61,7 +61,11 @@ async fn secrets_below_the_root_are_unreadable_to_tests() {
         assert!(output.contains(&format!("REFUSED {p} 13")), "{output}");
     }
     assert!(output.contains("READ sub/ok.txt fine"), "{output}");
-    assert!(output.contains("stepwise.log 13"), "{output}");
+    // Refused, or missing where `HOME`'s hidden folders are covered.
+    assert!(
+        output.contains("stepwise.log 13") || output.contains("stepwise.log 2"),
+        "{output}"
+    );
 }
 
 /// Escape: as root, `/etc/shadow` was readable inside the sandbox (root
