@@ -332,10 +332,15 @@ fn hide_home(root: &Path, temp: &Path, policy: &mut Policy) {
         .collect();
     given.sort();
     given.dedup();
+    let whole: Vec<PathBuf> = policy
+        .hidden
+        .iter()
+        .filter_map(|p| std::fs::canonicalize(p).ok())
+        .collect();
     let hide = |home: &Path| {
         let mut allowed = paths::home_allowed(home);
         allowed.extend(given.iter().cloned());
-        paths::home_hidden(home, &allowed)
+        paths::home_hidden(home, &allowed, &whole)
     };
     if let Some(home) = home {
         let hidden = hide(&home);

@@ -369,8 +369,10 @@ pub fn home_allowed(home: &Path) -> Vec<PathBuf> {
 /// The entries of `home` (canonical) a run may not see: every entry that is
 /// neither one of `allowed` (or inside one) nor on the way to one, found by
 /// listing `home` and each folder on the way. Links are left out (see the
-/// module's doc).
-pub fn home_hidden(home: &Path, allowed: &[PathBuf]) -> Vec<PathBuf> {
+/// module's doc), and so is what `hidden` hides whole already (the build
+/// layers' folder, which holds one folder per workspace: listing it would
+/// make each a rule and a mount of every run).
+pub fn home_hidden(home: &Path, allowed: &[PathBuf], hidden: &[PathBuf]) -> Vec<PathBuf> {
     let mut out = Vec::new();
     let mut folders = vec![home.to_path_buf()];
     while let Some(dir) = folders.pop() {
@@ -379,7 +381,7 @@ pub fn home_hidden(home: &Path, allowed: &[PathBuf]) -> Vec<PathBuf> {
         };
         for entry in entries.flatten() {
             let path = entry.path();
-            if allowed.iter().any(|a| path.starts_with(a)) {
+            if allowed.iter().any(|a| path.starts_with(a)) || hidden.contains(&path) {
                 continue;
             }
             let Ok(kind) = entry.file_type() else {
@@ -505,5 +507,46 @@ mod tests {
         ] {
             assert!(defaults.iter().any(|p| p.ends_with(name)), "{name}");
         }
+    }
+
+    #[test]
+    fn home_shows_only_what_is_allowed_and_the_way_to_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let home = std::fs::canonicalize(dir.path()).unwrap();
+        for d in [
+            ".cargo/bin",
+            ".cargo/registry",
+            ".config/git",
+            "code/ws",
+            "code/other",
+        ] {
+            std::fs::create_dir_all(home.join(d)).unwrap();
+        }
+        for f in [".gitconfig", ".pgpass", ".cargo/credentials.toml"] {
+            std::fs::write(home.join(f), "x").unwrap();
+        }
+        // A link is never hidden by where it leads (a system file, say).
+        std::os::unix::fs::symlink("/etc/hostname", home.join("link")).unwrap();
+        let mut allowed = home_allowed(&home);
+        allowed.push(home.join("code/ws"));
+        std::fs::create_dir_all(home.join(".cache/layers/mine")).unwrap();
+        std::fs::create_dir_all(home.join(".cache/layers/theirs")).unwrap();
+        allowed.push(home.join(".cache/layers/mine"));
+        let whole = [home.join(".cache/layers")];
+        let hidden = home_hidden(&home, &allowed, &whole);
+        let names: Vec<String> = hidden
+            .iter()
+            .map(|p| p.strip_prefix(&home).unwrap().display().to_string())
+            .collect();
+        assert_eq!(
+            names,
+            [
+                ".cargo/credentials.toml",
+                ".config",
+                ".gitconfig",
+                ".pgpass",
+                "code/other"
+            ]
+        );
     }
 }
