@@ -3,15 +3,19 @@
 //! temporary folder (inside one folder per user that every run is hidden
 //! from), a session of its own without a terminal, and on Linux a Landlock
 //! ruleset (write only the workspace, the temporary folder and the build
-//! outputs; read everything but the hidden paths and the terminal devices;
+//! outputs; read in `HOME` only what its allow-list names, see `paths`, and
+//! elsewhere everything but the hidden paths and the terminal devices;
 //! no TCP or signals outside the run), a network namespace with only
 //! loopback, PID, IPC and UTS namespaces with the run's own `/proc`, a mount
 //! namespace (a read-only view of everything but the writable folders;
-//! every `.git`, `.stepwise` and hard-linked files read-only, each folder
-//! of installed packages a throwaway layer, the root's `.env` files
-//! unreadable, a private `/dev/shm`), a seccomp filter (no
-//! socket families but IPv4/IPv6, no `TIOCSTI`, no keyrings), resource
-//! limits, and a subreaper that kills every descendant when the run ends.
+//! every `.git` and hard-linked files read-only, each folder of installed
+//! packages a throwaway layer, every file the deny list names and every
+//! `.stepwise` unreadable at any depth, `HOME`'s hidden entries covered,
+//! private `/tmp` and `/dev/shm` of the disk budget), a seccomp filter (no
+//! socket families but IPv4/IPv6, no `TIOCSTI`, no keyrings, no
+//! `fallocate` past the disk budget), resource limits, and a subreaper
+//! that kills every descendant when the run ends. As root without a user
+//! namespace, the run drops every capability before Landlock.
 //! [`State`] (in `state`) says which of these a run gets; `plants` finds
 //! what a run may have planted for code outside to run.
 //!
