@@ -127,10 +127,12 @@ pub struct Mounts {
     /// Folders that get a private tmpfs of this size (`mount` options) for
     /// the run: `/tmp` and `/var/tmp`, where the workspace is outside them.
     private_tmp: Vec<(CString, CString)>,
-    /// Folders covered by an empty read-only tmpfs (denied folders of the
-    /// workspace, hidden folders of `HOME`).
-    empty: Vec<CString>,
-    /// Files of `HOME` covered by `/dev/null`.
+    /// Folders covered by an empty read-only tmpfs: denied folders of the
+    /// workspace (`true`: a cover that fails fails the run) and hidden
+    /// folders of `HOME` (`false`: Landlock refuses them anyway, so one
+    /// gone since it was listed does not stop the run).
+    empty: Vec<(CString, bool)>,
+    /// Files of `HOME` covered by `/dev/null` (as `false` above).
     nulled: Vec<CString>,
 }
 
@@ -322,14 +324,15 @@ impl Mounts {
         if tmpfs && layer.is_some() {
             denied_dirs.push(root.join(".stepwise"));
         }
-        let home = home_hidden.iter().take(MAX_HOME_COVERS);
-        for path in denied_dirs.iter().chain(home) {
+        let denied = denied_dirs.iter().map(|p| (p, true));
+        let home = home_hidden.iter().take(MAX_HOME_COVERS).map(|p| (p, false));
+        for (path, required) in denied.chain(home) {
             let Ok(meta) = std::fs::symlink_metadata(path) else {
                 continue;
             };
             if meta.is_dir() && tmpfs {
-                empty.push(c_path(path).ok_or_else(|| bad(path))?);
-            } else if meta.is_file() && !path.starts_with(root) {
+                empty.push((c_path(path).ok_or_else(|| bad(path))?, required));
+            } else if meta.is_file() && !required {
                 nulled.push(c_path(path).ok_or_else(|| bad(path))?);
             }
         }
@@ -454,17 +457,21 @@ impl Mounts {
             for path in &self.hidden {
                 bind(&self.veil, path)?;
             }
-            for dir in &self.empty {
-                check(libc::mount(
+            for (dir, required) in &self.empty {
+                let covered = check(libc::mount(
                     c"tmpfs".as_ptr(),
                     dir.as_ptr(),
                     c"tmpfs".as_ptr(),
                     libc::MS_RDONLY | libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC,
                     c"size=4k,mode=755".as_ptr().cast(),
-                ))?;
+                ));
+                if *required {
+                    covered?;
+                }
             }
             for path in &self.nulled {
-                bind(c"/dev/null", path)?;
+                // As above: Landlock refuses the file if this fails.
+                let _ = bind(c"/dev/null", path);
             }
             if let Some(source) = &self.shm {
                 bind(source, c"/dev/shm")?;
