@@ -151,6 +151,48 @@ async fn deny_paths_and_denied_folders_are_hidden_at_any_depth() {
     }
 }
 
+/// Without a workspace layer (a path the overlay's options cannot spell:
+/// `,` in it), the run writes into the workspace and the search for plants
+/// walks it: the `deny_paths` files it meets are covered as well.
+#[tokio::test]
+async fn deny_paths_are_hidden_without_a_workspace_layer_too() {
+    if kernel_lacks(true, false) || lacks(|s| s.layer) {
+        return;
+    }
+    let body = "for p in ['secrets/db.yaml', 'deep/config/signing.key', 'secrets/ok.yaml']:\n\
+        \x20   try:\n\
+        \x20       with open(p) as f:\n\
+        \x20           print('READ', p, f.read().strip())\n\
+        \x20   except OSError as e:\n\
+        \x20       print('REFUSED', p, e.errno)\n";
+    let s = setup(body, "");
+    let ws = s.home.path().join("no,layer");
+    std::fs::create_dir_all(ws.join(".stepwise")).unwrap();
+    std::fs::write(
+        ws.join(".stepwise/stepwise.toml"),
+        "deny_paths = [\"secrets/db.yaml\"]\n",
+    )
+    .unwrap();
+    std::fs::copy(
+        s.ws.path().join("test_escape.py"),
+        ws.join("test_escape.py"),
+    )
+    .unwrap();
+    for (path, text) in [
+        ("secrets/db.yaml", "password: canary-db"),
+        ("deep/config/signing.key", "canary-key"),
+        ("secrets/ok.yaml", "fine"),
+    ] {
+        std::fs::create_dir_all(ws.join(path).parent().unwrap()).unwrap();
+        std::fs::write(ws.join(path), text).unwrap();
+    }
+    let (_, result) = run_in(&s, &ws, "unittest", &[]).await;
+    let output = output_of(&result);
+    assert!(!output.contains("canary"), "{output}");
+    assert!(output.contains("READ secrets/ok.yaml fine"), "{output}");
+    assert!(output.contains("REFUSED secrets/db.yaml 13"), "{output}");
+}
+
 /// `disk_mb` did not hold: one `posix_fallocate` took a file system from
 /// 1,929 MiB free to 0 between two looks of the watch, and a test wrote
 /// past the budget into `/dev/shm`. A `fallocate` longer than the budget

@@ -132,6 +132,12 @@ fn stamp(meta: &std::fs::Metadata) -> Stamp {
 /// Search `root` (see the module's rules); `links`: also collect the
 /// files with more than one hard link and the folders of installed packages.
 pub fn find(root: &Path, links: bool) -> Plants {
+    find_denying(root, links, &crate::tools::deny::DenyList::default())
+}
+
+/// [`find`], where the files `deny` names (its `deny_paths` globs too)
+/// count as secrets (with `links`).
+pub fn find_denying(root: &Path, links: bool, deny: &crate::tools::deny::DenyList) -> Plants {
     let packages = std::sync::Arc::new(std::sync::Mutex::new(BTreeMap::new()));
     let listed = std::sync::Arc::clone(&packages);
     let walker = ignore::WalkBuilder::new(root)
@@ -198,7 +204,15 @@ pub fn find(root: &Path, links: bool) -> Plants {
         let Ok(meta) = std::fs::symlink_metadata(entry.path()) else {
             continue;
         };
-        if links && is_file && name.to_str().is_some_and(crate::tools::deny::denied_name) {
+        let denied = |n: &str| {
+            crate::tools::deny::denied_name(n)
+                || (deny.has_configured()
+                    && entry
+                        .path()
+                        .strip_prefix(root)
+                        .is_ok_and(|rel| deny.denies_walked(rel, n)))
+        };
+        if links && is_file && name.to_str().is_some_and(denied) {
             out.secrets.push(entry.path().to_path_buf());
         }
         #[cfg(unix)]

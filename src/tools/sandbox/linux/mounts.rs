@@ -18,10 +18,11 @@
 //! workspace's `deny_paths` names are covered like secrets, at any depth,
 //! and every folder whose whole content is denied (`.stepwise`, the root's
 //! included, holding the transcripts, and `.kube`) by an empty read-only
-//! tmpfs. Limits: a secret below `target/` or a folder of installed
-//! packages (which the search skips) stays readable, and without a layer
-//! so does a file only `deny_paths` names; `.git` is read-only but a test
-//! can still read it.
+//! tmpfs; without a layer, the search for plants finds the `deny_paths`
+//! files in the same walk. Limits: a secret below `target/` or a folder of
+//! installed packages (which the search skips) stays readable, and without
+//! a layer so does a nested `.stepwise` or `.kube`; `.git` is read-only but
+//! a test can still read it.
 //!
 //! The entries of `HOME` outside its allow-list (see `paths`), which
 //! Landlock refuses already, are covered too, so that a tool finds them
@@ -218,7 +219,7 @@ impl Mounts {
                     ..Default::default()
                 }
             }
-            None => crate::tools::sandbox::plants::find(root, true),
+            None => crate::tools::sandbox::plants::find_denying(root, true, deny),
         };
         if let Some(why) = crate::tools::sandbox::plants::refusal(&found.linked, root) {
             return Err(why);
