@@ -151,6 +151,41 @@ async fn deny_paths_and_denied_folders_are_hidden_at_any_depth() {
     }
 }
 
+/// A test printed another project's transcripts from its `.stepwise/`
+/// (outside `HOME`, where its allow-list does not reach). stepwise lists
+/// the workspaces it ran tests in, and each run covers the others'
+/// `.stepwise` folders.
+#[tokio::test]
+async fn other_workspaces_transcripts_are_hidden_outside_home_too() {
+    if kernel_lacks(true, false) || lacks(|s| s.layer) {
+        return;
+    }
+    let other = tempfile::tempdir().unwrap();
+    let transcript = other.path().join(".stepwise/transcript.jsonl");
+    let body = format!(
+        "try:\n\
+         \x20   with open({:?}) as f:\n\
+         \x20       print('READ', f.read().strip())\n\
+         except OSError as e:\n\
+         \x20   print('HIDDEN', e.errno)\n",
+        transcript.display().to_string()
+    );
+    let s = setup(&body, "");
+    std::fs::copy(
+        s.ws.path().join("test_escape.py"),
+        other.path().join("test_escape.py"),
+    )
+    .unwrap();
+    // stepwise runs the other project's tests first (same user, same HOME).
+    let (_, first) = run_in(&s, other.path(), "unittest", &[]).await;
+    assert_eq!(first["success"], true, "{first}");
+    std::fs::write(&transcript, "canary-other-transcript").unwrap();
+    let (_, result) = run_with_env(&s, "unittest", &[]).await;
+    let output = output_of(&result);
+    assert!(!output.contains("canary"), "{output}");
+    assert!(output.contains("HIDDEN 2"), "{output}");
+}
+
 /// Without a workspace layer (a path the overlay's options cannot spell:
 /// `,` in it), the run writes into the workspace and the search for plants
 /// walks it: the `deny_paths` files it meets are covered as well.

@@ -37,6 +37,8 @@ pub mod plants;
 #[cfg(unix)]
 pub mod run_search;
 mod state;
+#[cfg(unix)]
+mod workspaces;
 
 #[cfg(target_os = "linux")]
 mod linux;
@@ -83,10 +85,11 @@ pub struct Policy {
     /// files it names are covered for a run at any depth, as the file
     /// tools refuse them.
     pub deny: crate::tools::deny::DenyList,
-    /// The entries of `HOME` outside its allow-list (see `paths`), set for
-    /// each run by [`prepare`]: covered in the run's mount namespace, so
-    /// that a tool sees them missing rather than refused.
-    pub home_hidden: Vec<PathBuf>,
+    /// Set for each run by [`prepare`], covered in the run's mount
+    /// namespace: the entries of `HOME` outside its allow-list (see
+    /// `paths`; a tool sees them missing rather than refused), then the
+    /// other workspaces' `.stepwise` folders (see `workspaces`).
+    pub covered: Vec<PathBuf>,
 }
 
 impl Default for Policy {
@@ -109,7 +112,7 @@ impl Policy {
             build_outputs: settings.build_outputs.clone(),
             stage: None,
             deny: crate::tools::deny::DenyList::default(),
-            home_hidden: Vec::new(),
+            covered: Vec::new(),
         }
     }
 }
@@ -348,11 +351,15 @@ fn hide_home(root: &Path, temp: &Path, policy: &mut Policy) {
     };
     if let Some(home) = home {
         let hidden = hide(&home);
-        policy.home_hidden.extend(hidden.iter().cloned());
+        policy.covered.extend(hidden.iter().cloned());
         policy.hidden.extend(hidden);
     }
     for other in others {
         policy.hidden.extend(hide(&other));
+    }
+    #[cfg(unix)]
+    if let Ok(root) = std::fs::canonicalize(root) {
+        policy.covered.extend(workspaces::others(&root));
     }
 }
 

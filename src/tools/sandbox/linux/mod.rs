@@ -286,7 +286,7 @@ pub fn install(
             p.tmpfs,
             layer,
             &policy.deny,
-            &policy.home_hidden,
+            &policy.covered,
         )?;
         supervisor.set_private_tmp(mounts.private_tmp_is_tmp());
         supervisor.set_covers_pycache(mounts.covers_pycache());

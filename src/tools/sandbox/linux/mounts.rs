@@ -28,7 +28,8 @@
 //! Landlock refuses already, are covered too, so that a tool finds them
 //! missing instead of refused (git stops at a `~/.gitconfig` it may not
 //! read, and at none): each file by `/dev/null` (read as empty), each
-//! folder by an empty read-only tmpfs.
+//! folder by an empty read-only tmpfs. So are the other workspaces'
+//! `.stepwise` folders stepwise knows of (see `workspaces`).
 //! With a workspace layer (the overlay over the whole workspace, see
 //! `layers`), whatever a run writes lands in that layer, and git metadata
 //! and package writes never leave it: only the covers need a search of the
@@ -179,7 +180,8 @@ impl Mounts {
     /// `layers`: the folder (in the run's temporary folder) to hold the
     /// package folders' throwaway layers; `tmpfs`: the kernel lets the run
     /// mount one (else no `__pycache__` is covered); `deny`: the
-    /// workspace's deny list; `home_hidden`: the entries of `HOME` to cover.
+    /// workspace's deny list; `covered`: what else to cover (`HOME`'s hidden
+    /// entries, other workspaces' `.stepwise`), as far as it can be.
     #[allow(clippy::too_many_arguments)]
     pub fn new(
         root: &Path,
@@ -190,7 +192,7 @@ impl Mounts {
         tmpfs: bool,
         layer: Option<&LayerPlan>,
         deny: &crate::tools::deny::DenyList,
-        home_hidden: &[std::path::PathBuf],
+        covered: &[std::path::PathBuf],
     ) -> Result<Self, String> {
         // A private `/tmp` comes with the layer (whose grant it shares).
         let private_tmp = match layer {
@@ -326,7 +328,7 @@ impl Mounts {
             denied_dirs.push(root.join(".stepwise"));
         }
         let denied = denied_dirs.iter().map(|p| (p, true));
-        let home = home_hidden.iter().take(MAX_HOME_COVERS).map(|p| (p, false));
+        let home = covered.iter().take(MAX_HOME_COVERS).map(|p| (p, false));
         for (path, required) in denied.chain(home) {
             let Ok(meta) = std::fs::symlink_metadata(path) else {
                 continue;
