@@ -339,10 +339,18 @@ fn hide_home(root: &Path, temp: &Path, policy: &mut Policy) {
         .collect();
     given.sort();
     given.dedup();
+    // Spelt as the listing spells them (below the canonical `HOME`),
+    // without resolving each: most do not exist.
+    let written = std::env::var_os("HOME").map(PathBuf::from);
     let whole: Vec<PathBuf> = policy
         .hidden
         .iter()
-        .filter_map(|p| std::fs::canonicalize(p).ok())
+        .map(|p| match (&written, &home) {
+            (Some(w), Some(h)) if w != h => p
+                .strip_prefix(w)
+                .map_or_else(|_| p.clone(), |rest| h.join(rest)),
+            _ => p.clone(),
+        })
         .collect();
     let hide = |home: &Path| {
         let mut allowed = paths::home_allowed(home);
