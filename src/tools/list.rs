@@ -141,17 +141,17 @@ fn list(ws: &Workspace, path: &str, depth: Option<u64>) -> Result<ToolOutput, Pa
 /// The files a staged task's stage wrote and deleted under `rel`.
 fn staged_under(ws: &Workspace, rel: &super::workspace::RelPath) -> (Vec<String>, Vec<String>) {
     let (mut written, mut deleted) = (Vec::new(), Vec::new());
-    let Some(Ok(entries)) = ws.stage().map(|s| s.entries()) else {
+    let Some(stage) = ws.stage() else {
         return (written, deleted);
     };
     let top = matches!(rel.as_path().to_str(), Some("" | "."));
-    for e in entries {
-        if !(top || Path::new(&e.path).starts_with(rel.as_path())) {
+    for (path, gone) in stage.paths() {
+        if !(top || Path::new(&path).starts_with(rel.as_path())) {
             continue;
         }
-        match e.content {
-            Some(_) => written.push(e.path),
-            None => deleted.push(e.path),
+        match gone {
+            false => written.push(path),
+            true => deleted.push(path),
         }
     }
     (written, deleted)

@@ -274,14 +274,12 @@ fn staged_pass(
     tally
         .hits
         .retain(|(p, _)| stage.lookup(Path::new(p)) == Lookup::NotStaged);
-    let mut paths: Vec<String> = match stage.entries() {
-        Ok(entries) => entries
-            .into_iter()
-            .filter(|e| e.content.is_some() && under(Path::new(&e.path)))
-            .map(|e| e.path)
-            .collect(),
-        Err(_) => Vec::new(),
-    };
+    let mut paths: Vec<String> = stage
+        .paths()
+        .into_iter()
+        .filter(|(path, deleted)| !deleted && under(Path::new(path)))
+        .map(|(path, _)| path)
+        .collect();
     // A search of one file the stage did not touch reads it all the same.
     if ws.metadata(rel).ok().flatten().is_some_and(|m| m.is_file())
         && !paths.iter().any(|p| Path::new(p) == rel.as_path())

@@ -288,9 +288,10 @@ impl Workspace {
     /// Delete a file (used by undo to remove a file the session created).
     pub fn remove_file(&self, rel: &RelPath) -> Result<(), PathError> {
         if let Some(stage) = &self.stage {
-            let base = self.unstaged_bytes(rel)?;
+            let in_workspace = self.dir.symlink_metadata(rel.as_path()).is_ok();
+            let base = self.base_for(stage, rel)?;
             return stage
-                .delete(rel.as_path(), base.as_deref())
+                .delete(rel.as_path(), in_workspace, base.as_deref())
                 .map_err(|e| io_error(rel, e));
         }
         self.dir
@@ -371,6 +372,15 @@ impl Workspace {
 }
 
 impl Workspace {
+    /// The bytes the stage records as `rel`'s base: read from the workspace
+    /// only the first time the stage touches it.
+    fn base_for(&self, stage: &Stage, rel: &RelPath) -> Result<Option<Vec<u8>>, PathError> {
+        match stage.touched(rel.as_path()) {
+            true => Ok(None),
+            false => self.unstaged_bytes(rel),
+        }
+    }
+
     /// The workspace's own bytes of `rel`, past the stage (`None`: absent).
     fn unstaged_bytes(&self, rel: &RelPath) -> Result<Option<Vec<u8>>, PathError> {
         let mut plain = self.unstaged().map_err(|e| io_error(rel, e))?;
@@ -394,7 +404,7 @@ impl Workspace {
             Some(m) => m.permissions().mode(),
             None => 0o644,
         };
-        let base = self.unstaged_bytes(rel)?;
+        let base = self.base_for(stage, rel)?;
         stage
             .write(rel.as_path(), bytes, mode, base.as_deref())
             .map_err(|e| io_error(rel, e))

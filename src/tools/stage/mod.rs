@@ -320,6 +320,14 @@ impl Stage {
         self.upper.symlink_metadata(rel)
     }
 
+    /// Whether the stage has touched `rel` (its base is recorded).
+    pub fn touched(&self, rel: &Path) -> bool {
+        let key = rel.to_string_lossy();
+        self.bases
+            .lock()
+            .is_ok_and(|bases| bases.contains_key(key.as_ref()))
+    }
+
     /// Record `base` (the workspace's bytes now, `None`: absent) as the
     /// base of `rel`, unless the stage touched it before.
     fn remember_base(&self, rel: &Path, base: Option<&[u8]>) -> io::Result<()> {
@@ -336,7 +344,8 @@ impl Stage {
     }
 
     /// Stage `bytes` as the content of `rel` (mode `mode`), `base` being
-    /// the workspace's file now.
+    /// the workspace's file now (read only for a path the stage has not
+    /// touched yet; ignored otherwise).
     pub fn write(
         &self,
         rel: &Path,
@@ -367,16 +376,17 @@ impl Stage {
         temp.replace(name)
     }
 
-    /// Stage the deletion of `rel`, `base` being the workspace's file now
-    /// (`None`: the workspace has none, so only the staged file goes).
-    pub fn delete(&self, rel: &Path, base: Option<&[u8]>) -> io::Result<()> {
+    /// Stage the deletion of `rel`: `in_workspace`, whether the workspace
+    /// has it (if not, only the staged file goes); `base`, its bytes there
+    /// (read only for a path the stage has not touched yet).
+    pub fn delete(&self, rel: &Path, in_workspace: bool, base: Option<&[u8]>) -> io::Result<()> {
         self.remember_base(rel, base)?;
         match self.upper.remove_file(rel) {
             Ok(()) => {}
             Err(e) if e.kind() == io::ErrorKind::NotFound => {}
             Err(e) => return Err(e),
         }
-        if base.is_none() {
+        if !in_workspace {
             return Ok(());
         }
         if let Some(p) = rel.parent().filter(|p| !p.as_os_str().is_empty()) {
@@ -406,6 +416,22 @@ impl Stage {
             .map_err(|_| io::Error::other("poisoned"))?;
         bases.remove(&key);
         write_json(&self.dir.join("bases.json"), &bases_json(&bases))
+    }
+
+    /// Every staged path and whether the stage deleted it, sorted by path,
+    /// without reading any content.
+    pub fn paths(&self) -> Vec<(String, bool)> {
+        let Ok(bases) = self.bases.lock() else {
+            return Vec::new();
+        };
+        bases
+            .keys()
+            .filter_map(|path| match self.lookup(Path::new(path)) {
+                Lookup::NotStaged => None,
+                Lookup::Deleted => Some((path.clone(), true)),
+                Lookup::File => Some((path.clone(), false)),
+            })
+            .collect()
     }
 
     /// Every staged path, with its content and base, sorted by path.
