@@ -189,7 +189,8 @@ pub fn install_program(program: &[libc::sock_filter]) -> std::io::Result<()> {
         len: program.len() as u16,
         filter: program.as_ptr().cast_mut(),
     };
-    // SAFETY: as in `install`.
+    // SAFETY: plain prctl calls; `prog` points at a program that outlives
+    // the call (the kernel copies it).
     unsafe {
         if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0
             || libc::prctl(
@@ -225,24 +226,7 @@ pub fn install() -> std::io::Result<()> {
     if !SUPPORTED || program.is_empty() {
         return Err(std::io::Error::from_raw_os_error(libc::ENOSYS));
     }
-    let prog = libc::sock_fprog {
-        len: program.len() as u16,
-        filter: program.as_ptr().cast_mut(),
-    };
-    // SAFETY: plain prctl calls; `prog` points at a program that outlives
-    // the call (the kernel copies it).
-    unsafe {
-        if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0
-            || libc::prctl(
-                libc::PR_SET_SECCOMP,
-                libc::SECCOMP_MODE_FILTER as libc::c_ulong,
-                &prog as *const libc::sock_fprog,
-            ) < 0
-        {
-            return Err(std::io::Error::last_os_error());
-        }
-    }
-    Ok(())
+    install_program(program)
 }
 
 #[cfg(test)]
