@@ -33,6 +33,8 @@ pub mod env;
 pub mod layers;
 pub mod limits;
 mod paths;
+mod run_folder;
+use run_folder::runs_folder;
 pub mod plants;
 #[cfg(unix)]
 pub mod run_search;
@@ -371,41 +373,6 @@ fn hide_home(root: &Path, temp: &Path, policy: &mut Policy) {
     }
 }
 
-/// The folder holding every run's temporary folder (this user's, mode
-/// 0700): hidden from each run, whose own folder inside it is granted.
-fn runs_folder() -> std::io::Result<PathBuf> {
-    #[cfg(target_os = "linux")]
-    // SAFETY: getuid cannot fail.
-    let user = unsafe { libc::getuid() }.to_string();
-    #[cfg(not(target_os = "linux"))]
-    let user = std::env::var("USER").unwrap_or_default();
-    let dir = std::env::temp_dir().join(format!("stepwise-runs-{user}"));
-    match std::fs::create_dir(&dir) {
-        Ok(()) => {}
-        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
-        Err(e) => return Err(e),
-    }
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::{MetadataExt, PermissionsExt};
-        // Not a link, and ours: another user could otherwise pre-create it.
-        let meta = std::fs::symlink_metadata(&dir)?;
-        #[cfg(target_os = "linux")]
-        // SAFETY: getuid cannot fail.
-        let mine = meta.uid() == unsafe { libc::getuid() };
-        #[cfg(not(target_os = "linux"))]
-        let mine = true;
-        if !meta.is_dir() || !mine {
-            return Err(std::io::Error::other(format!(
-                "{} is not a folder of this user",
-                dir.display()
-            )));
-        }
-        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700))?;
-    }
-    Ok(dir)
-}
-
 /// Start the run in a session of its own, with no controlling terminal
 /// (so `/dev/tty` leads nowhere and `TIOCSTI` has no terminal to type into,
 /// CVE-2017-5226), and with every descriptor beyond the standard three
@@ -439,48 +406,6 @@ fn detach_from_terminal(command: &mut Command) {
     command.process_group(0);
     #[cfg(not(unix))]
     let _ = command;
-}
-
-impl Drop for Confined {
-    /// The temporary folder is removed with this; first every folder in it
-    /// is opened to its owner again: a test (or the kernel, for an
-    /// overlay's `work/work`) can leave folders of mode 000, which would
-    /// keep it from being removed. Then the runs folder goes too, if no
-    /// other run is in it (`exec` leaves nothing in the temporary folder).
-    fn drop(&mut self) {
-        if let Some(temp) = self.temp.take() {
-            #[cfg(unix)]
-            open_up(temp.path());
-            drop(temp);
-        }
-        // The last run out removes the runs folder (it fails while another
-        // run's folder is in it).
-        let _ = std::fs::remove_dir(&self.runs);
-    }
-}
-
-/// Give the owner full access to every folder below `top`, never following
-/// a link (the run's processes are gone by now; a link it left is not
-/// followed out of the folder). Iterative: a run can nest folders deeply.
-#[cfg(unix)]
-fn open_up(top: &Path) {
-    use std::os::unix::fs::PermissionsExt;
-    let mut folders = vec![top.to_path_buf()];
-    while let Some(dir) = folders.pop() {
-        let is_folder = std::fs::symlink_metadata(&dir).is_ok_and(|m| m.is_dir());
-        if !is_folder {
-            continue;
-        }
-        let _ = std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700));
-        let Ok(entries) = std::fs::read_dir(&dir) else {
-            continue;
-        };
-        for entry in entries.flatten() {
-            if entry.file_type().is_ok_and(|t| t.is_dir()) {
-                folders.push(entry.path());
-            }
-        }
-    }
 }
 
 impl Confined {
