@@ -24,6 +24,9 @@ use crate::tools::snapshot::{RunChange, Snapshot};
 use crate::tools::test_run::{LayerRun, TestRun};
 use crate::tools::{TestCommand, ToolId, ToolOutput, sandbox, test_runner};
 
+/// Why a staged task keeps no code a test run wrote.
+const CODE_NOT_STAGED: &str = "a stage keeps no code a test run wrote (only a person's explicit choice keeps it, and a staged task asks no one)";
+
 impl Session {
     /// Run approved tests; keep of what they wrote only what is decided.
     pub(super) async fn run_tests(
@@ -68,11 +71,16 @@ impl Session {
                 files: files.clone(),
                 code,
             };
-            // In a stage, what a run wrote is kept in the stage: the
-            // changeset's review decides on it with the rest.
-            let decision = match self.staged {
-                true => Decision::Approve,
-                false => self.ask(t, call_id, tool, action, false).await,
+            // In a stage, the data a run wrote is kept in the stage (the
+            // changeset's review decides on it with the rest); the code it
+            // wrote is not: a stage asks no one, and only a person's choice
+            // keeps code a run wrote (`exec --apply` would write it unseen).
+            let decision = match (self.staged, code) {
+                (true, false) => Decision::Approve,
+                (true, true) => Decision::Decline {
+                    reason: Some(CODE_NOT_STAGED.into()),
+                },
+                (false, _) => self.ask(t, call_id, tool, action, false).await,
             };
             let (chosen, why) = chosen(patch, decision);
             let written = chosen.as_ref().map_or_else(Vec::new, |c| c.diffs());

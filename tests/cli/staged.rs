@@ -510,3 +510,38 @@ async fn an_untrusted_project_file_cannot_turn_on_staged_tasks() {
     let listed = stage_cmd(&p, &["list"]);
     assert!(String::from_utf8_lossy(&listed.stdout).contains("no stages"));
 }
+
+/// What a test run writes reaches a stage by the one door's rules: the
+/// data it wrote is staged (and reviewed with the rest), the code it wrote
+/// is not, so `--apply` can never write a file a hostile test planted.
+#[tokio::test]
+async fn code_a_test_run_writes_never_reaches_the_stage_and_data_does() {
+    let Some(p) = project() else { return };
+    std::fs::write(
+        p.ws.path().join("test_writes.py"),
+        "import unittest\n\nclass W(unittest.TestCase):\n    def test_w(self):\n        open('report.txt', 'w').write('r\\n')\n        open('conftest.py', 'w').write('raise SystemExit(\\'PLANTED\\')\\n')\n",
+    )
+    .unwrap();
+    // A kept report re-arms the gate: a second run that rewrites only it converges.
+    let mut replies = fixing_task();
+    let answer = replies.pop().unwrap();
+    replies.push(tool_call("run_tests", json!({"command": "unittest"})));
+    replies.push(answer);
+    let model = MockModel::start(replies).await;
+    let out = exec(&p, &model.base_url(), &["--apply"]).await;
+    assert!(out.status.success(), "{}", text(&out));
+    assert_eq!(
+        std::fs::read_to_string(p.ws.path().join("calc.py")).unwrap(),
+        FIXED
+    );
+    assert_eq!(
+        std::fs::read_to_string(p.ws.path().join("report.txt")).unwrap(),
+        "r\n"
+    );
+    assert!(!p.ws.path().join("conftest.py").exists(), "{}", text(&out));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("a stage keeps no code a test run wrote"),
+        "{stdout}"
+    );
+}
