@@ -67,7 +67,7 @@ impl Session {
             }
         };
         self.store = Some(store);
-        self.use_stage(Arc::new(stage))?;
+        self.use_stage(Arc::new(stage));
         Ok(message)
     }
 
@@ -90,19 +90,14 @@ impl Session {
             .map_err(|e| format!("cannot make a stage: {e}"))?;
         let id = stage.id().to_string();
         self.store = Some(store);
-        self.use_stage(Arc::new(stage))?;
+        self.use_stage(Arc::new(stage));
         Ok(id)
     }
 
-    fn use_stage(&mut self, stage: Arc<Stage>) -> Result<(), String> {
+    fn use_stage(&mut self, stage: Arc<Stage>) {
         self.settings.sandbox.stage = Some(stage.upper_path());
-        let plain = self
-            .workspace
-            .unstaged()
-            .map_err(|e| format!("cannot open the workspace: {e}"))?;
-        self.workspace = plain.with_stage(stage);
+        self.workspace.set_stage(Some(stage));
         self.staged = true;
-        Ok(())
     }
 
     /// The open stage's name, in a staged session.
@@ -232,9 +227,7 @@ impl Session {
     /// Leave the stage (it was applied or discarded): the workspace is the
     /// project's own again until the next staged task makes a new one.
     fn leave_stage(&mut self) {
-        if let Ok(plain) = self.workspace.unstaged() {
-            self.workspace = plain;
-        }
+        self.workspace.set_stage(None);
         self.settings.sandbox.stage = None;
     }
 }

@@ -58,8 +58,14 @@ impl Workspace {
     /// The same workspace seen through `stage`: every read goes through
     /// it, every write and deletion lands in it.
     pub fn with_stage(mut self, stage: std::sync::Arc<Stage>) -> Self {
-        self.stage = Some(stage);
+        self.set_stage(Some(stage));
         self
+    }
+
+    /// Go on through `stage` from now on (`None`: the workspace itself
+    /// again); what the model read stays known to the stale-write guard.
+    pub fn set_stage(&mut self, stage: Option<std::sync::Arc<Stage>>) {
+        self.stage = stage;
     }
 
     /// The stage reads and writes go through, in a staged task.
