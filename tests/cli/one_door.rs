@@ -339,3 +339,50 @@ async fn a_run_compared_only_partly_is_said_and_never_clean() {
     let printed = String::from_utf8_lossy(&out.stdout);
     assert!(printed.contains("Final answer refused"), "{printed}");
 }
+
+/// Escape (against the door itself): a run that can reach the folder of its
+/// own layer (a workspace inside `/tmp`, where `TMPDIR` is beside the
+/// layer) moved the layer's upper folder away and left a link to a folder
+/// of the user's in its place, for stepwise to read as "what the run wrote"
+/// and offer into the workspace, where `--yes` keeps data. The layer is
+/// read only as the folder it is, never through a link.
+#[tokio::test]
+async fn a_layer_replaced_by_a_link_to_the_users_files_is_never_read() {
+    if no_layer() {
+        return;
+    }
+    let users = tempfile::tempdir().unwrap();
+    let private = users.path().join("private");
+    std::fs::create_dir_all(&private).unwrap();
+    std::fs::write(private.join("notes.txt"), "canary-private-notes\n").unwrap();
+    let body = format!(
+        "tmp = os.environ['TMPDIR']\n\
+         moved = 0\n\
+         for layer in [os.path.dirname(tmp), os.path.join(tmp, 'workspace-layer')]:\n\
+         \x20   upper = os.path.join(layer, 'upper')\n\
+         \x20   if os.path.isdir(upper) and not os.path.islink(upper):\n\
+         \x20       os.rename(upper, os.path.join(layer, 'moved'))\n\
+         \x20       os.symlink({private:?}, upper)\n\
+         \x20       moved += 1\n\
+         open('report.txt', 'w').write('after\\n')\n\
+         print('MOVED', moved)\n"
+    );
+    let s = setup(&body, "");
+    let (out, result) = run(&s).await;
+    let output = output_of(&result);
+    assert!(output.contains("MOVED 1"), "{output}");
+    let ws = s.ws.path();
+    assert!(
+        !ws.join("notes.txt").exists(),
+        "a file of the user's was offered as the run's"
+    );
+    let printed = String::from_utf8_lossy(&out.stdout);
+    assert!(!printed.contains("canary"), "{printed}");
+    assert!(!result.to_string().contains("canary"), "{result}");
+    assert!(
+        result.to_string().contains("replaced its layer's folder"),
+        "{result}"
+    );
+    // A run that hid what it wrote is never clean: the answer is refused.
+    assert!(printed.contains("Final answer refused"), "{printed}");
+}

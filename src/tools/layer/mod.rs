@@ -14,7 +14,7 @@
 //! project: this is its one door.
 //!
 //! What must stay true: the walk never follows a link (a link is an entry
-//! like any other), reads only regular files, and reads at most
+//! like any other, and the upper folder itself must be a folder), reads only regular files, and reads at most
 //! [`READ_LIMIT`] bytes of each and [`TOTAL_LIMIT`] in all (a larger file is
 //! known by its name and size, and never kept); the lower side (the real
 //! workspace) is only read to tell a change from a creation or to list what
@@ -93,6 +93,14 @@ pub fn shown(path: &Path) -> String {
 /// whose content is byte for byte the workspace's (a copy-up by an open for
 /// writing, or an identical rewrite) is no change.
 pub fn read(upper: &Path, lower: &Path) -> io::Result<Vec<Entry>> {
+    // A run that reaches its layer's folder can put a link where the upper
+    // folder was: read through, it would offer the user's own files as
+    // what the run wrote.
+    if !std::fs::symlink_metadata(upper)?.is_dir() {
+        return Err(io::Error::other(
+            "the run replaced its layer's folder (nothing of it is kept)",
+        ));
+    }
     let mut out = Vec::new();
     let mut budget = TOTAL_LIMIT;
     // Each folder to read, and whether the workspace has a real folder
