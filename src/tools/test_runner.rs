@@ -157,7 +157,7 @@ pub async fn run_with(
         // One from the user's environment would lead Python past the covers.
         command.env_remove("PYTHONPYCACHEPREFIX");
     } else {
-        command.env("PYTHONPYCACHEPREFIX", confined.temp().join("pycache"));
+        command.env("PYTHONPYCACHEPREFIX", confined.run_tmp().join("pycache"));
     }
     let mut child = match command.spawn() {
         Ok(c) => c,
@@ -213,11 +213,12 @@ pub async fn run_with(
     )?;
     // Read what the run wrote before its temporary folder (and the layer
     // in it) goes: every process of the run is gone by now.
-    if let Some(plan) = confined.layer() {
+    if let (Some(plan), Some(upper)) = (confined.layer(), confined.layer_upper()) {
         let lower = std::fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf());
-        let (entries, error) = match super::layer::read(&plan.upper(), &lower) {
+        let read = upper.and_then(|u| super::layer::read(&u, &lower).map_err(|e| e.to_string()));
+        let (entries, error) = match read {
             Ok(entries) => (entries, None),
-            Err(e) => (Vec::new(), Some(e.to_string())),
+            Err(e) => (Vec::new(), Some(e)),
         };
         run.layer = Some(super::test_run::LayerRun {
             entries,
@@ -262,6 +263,8 @@ fn finish(
         _ if exit_code == Some(0) || timed_out => None,
         // The run's control group ran out: the kernel's OOM kill, counted.
         _ if confined.out_of_memory() => Some(confined.describe(sandbox::Limit::Memory)),
+        // Its own disk is full: the kernel refused its writes at the budget.
+        _ if confined.disk_full() => Some(confined.describe(sandbox::Limit::Disk)),
         // Its process limit refused a fork or a thread: counted too.
         _ if confined.pids_refused() => Some(confined.describe(sandbox::Limit::Processes)),
         _ => sandbox::limits::detect(exit_signal(status), &output).map(|(limit, evidence)| {

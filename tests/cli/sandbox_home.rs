@@ -265,3 +265,68 @@ async fn fallocate_and_shared_memory_stop_at_the_disk_budget() {
     assert!(output.contains("SHM 28"), "{output}");
     assert!(output.contains("SMALL OK"), "{output}");
 }
+
+/// `disk_mb` still did not hold for ordinary writes: with `disk_mb = 8` a
+/// test wrote 42 MiB into the workspace, 7 MiB into `TMPDIR` and 7 MiB into
+/// `/dev/shm` (the workspace was read every 50 ms, and each temporary
+/// folder had the whole budget), and `fallocate` calls each under the
+/// budget went through. The run's layer and temporary folders are one
+/// tmpfs of the budget now: written as fast as a test can, with `write` or
+/// `fallocate`, into any of them, everything together stops at 8 MiB, and
+/// the run is named as stopped by the disk limit.
+#[tokio::test]
+async fn the_disk_budget_holds_for_everything_a_run_writes_together() {
+    if kernel_lacks(true, false) || lacks(|s| s.layer && s.disk_held) {
+        return;
+    }
+    let body = "import tempfile\n\
+        tmp = tempfile.gettempdir()\n\
+        def fill(path, mib):\n\
+        \x20   done = 0\n\
+        \x20   try:\n\
+        \x20       with open(path, 'wb') as f:\n\
+        \x20           for _ in range(mib):\n\
+        \x20               f.write(b'x' * (1 << 20))\n\
+        \x20               f.flush()\n\
+        \x20               done += 1\n\
+        \x20   except OSError as e:\n\
+        \x20       print('FULL', path, e.errno)\n\
+        \x20   return done\n\
+        allocated = 0\n\
+        for i in range(4):\n\
+        \x20   fd = os.open(f'alloc{i}.bin', os.O_CREAT | os.O_WRONLY)\n\
+        \x20   try:\n\
+        \x20       os.posix_fallocate(fd, 0, 3 << 20)\n\
+        \x20       allocated += 3\n\
+        \x20   except OSError as e:\n\
+        \x20       print('FALLOC', e.errno)\n\
+        \x20   os.close(fd)\n\
+        print('ALLOCATED MIB', allocated)\n\
+        for i in range(4):\n\
+        \x20   os.remove(f'alloc{i}.bin')\n\
+        filled = sum(fill(f'fill{i}.bin', 1) for i in range(42))\n\
+        filled += fill(os.path.join(tmp, 'fill.bin'), 7)\n\
+        filled += fill('/dev/shm/fill.bin', 7)\n\
+        print('FILLED MIB', filled)\n\
+        assert False, 'the run must fail'\n";
+    let s = setup(body, "[sandbox]\ndisk_mb = 8\n");
+    let (_, result) = run_with_env(&s, "unittest", &[]).await;
+    let output = output_of(&result);
+    let figure = |label: &str| -> u64 {
+        output
+            .split(label)
+            .nth(1)
+            .and_then(|rest| rest.split_whitespace().next())
+            .and_then(|n| n.parse().ok())
+            .unwrap_or_else(|| panic!("no {label}: {output}"))
+    };
+    // Four fallocates of 3 MiB kept at once: two fit in 8 MiB.
+    assert_eq!(figure("ALLOCATED MIB "), 6, "{output}");
+    assert!(output.contains("FALLOC 28"), "{output}");
+    // 56 MiB written into the workspace, `TMPDIR` and `/dev/shm`: at most
+    // the budget lands, in all of them together.
+    assert!(figure("FILLED MIB ") <= 8, "{output}");
+    assert!(output.contains("FULL /dev/shm/fill.bin 28"), "{output}");
+    let named = result["limit"].as_str().unwrap_or_default();
+    assert!(named.contains("disk limit (8 MiB"), "{result}");
+}

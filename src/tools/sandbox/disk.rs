@@ -1,5 +1,11 @@
 //! The disk one test run may use as a whole: the file size limit bounds one
-//! file, not a run that fills the disk through many of them. Before the run,
+//! file, not a run that fills the disk through many of them.
+//!
+//! Where the run has a disk of its own (one tmpfs of the budget holding its
+//! workspace layer and temporary folders, see `linux::overlay`), the kernel
+//! holds the budget there as the run writes; what is read here is what it
+//! writes elsewhere (the build layer, `[sandbox] writable`), counted
+//! together with what its own disk holds. Elsewhere, before the run,
 //! stepwise reads how much each file system it may write (the workspace's,
 //! the temporary folder's, `/dev/shm`'s, the build outputs') has free; while
 //! it goes, it reads them again every 50 ms and stops the run once it has
@@ -22,6 +28,7 @@
 
 use super::limits::{DISK_FILES as FILES, DISK_FLOOR as FLOOR};
 use std::ffi::CString;
+use std::os::fd::{AsRawFd, BorrowedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
@@ -149,13 +156,67 @@ impl Watch {
         self.systems.len()
     }
 
-    /// Whether the run has used more than it may, and how.
-    pub fn over(&self) -> Option<Over> {
+    /// Whether the run has used more than it may, and how; `own`: the
+    /// run's own disk, whose use counts from nothing.
+    pub fn over(&self, own: Option<BorrowedFd<'_>>) -> Option<Over> {
         let readings = self
             .systems
             .iter()
             .filter_map(|s| Some((s.start, read(&s.path)?)));
-        judge(readings, self.budget)
+        let own = own.and_then(Own::read).map(|o| {
+            let start = Reading {
+                free: o.size,
+                files_used: 0,
+            };
+            let now = Reading {
+                free: o.size.saturating_sub(o.used),
+                files_used: o.files_used,
+            };
+            (start, now)
+        });
+        judge(readings.chain(own), self.budget)
+    }
+}
+
+/// One reading of the run's own disk.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Own {
+    size: u64,
+    used: u64,
+    files_used: u64,
+    files_free: u64,
+}
+
+impl Own {
+    /// Read the tmpfs whose root `fd` is.
+    pub fn read(fd: BorrowedFd<'_>) -> Option<Own> {
+        // SAFETY: fstatvfs on a live descriptor into a zeroed struct.
+        unsafe {
+            let mut st: libc::statvfs = std::mem::zeroed();
+            if libc::fstatvfs(fd.as_raw_fd(), &mut st) != 0 {
+                return None;
+            }
+            #[allow(clippy::unnecessary_cast)]
+            let block = st.f_frsize as u64;
+            #[allow(clippy::unnecessary_cast)]
+            let (blocks, free) = (st.f_blocks as u64, st.f_bfree as u64);
+            #[allow(clippy::unnecessary_cast)]
+            let (files, files_free) = (st.f_files as u64, st.f_ffree as u64);
+            Some(Own {
+                size: blocks.saturating_mul(block),
+                used: blocks.saturating_sub(free).saturating_mul(block),
+                files_used: files.saturating_sub(files_free),
+                files_free,
+            })
+        }
+    }
+
+    /// Whether it is full: the kernel refused, or is about to refuse, the
+    /// run's next write (less than a hundredth of it or 64 KiB free), or
+    /// its next file.
+    pub fn full(&self) -> bool {
+        let margin = (self.size / 100).max(64 * 1024);
+        self.size.saturating_sub(self.used) < margin || self.files_free == 0
     }
 }
 
@@ -240,6 +301,47 @@ mod tests {
         let file = a.join("big");
         std::fs::write(&file, vec![7u8; 16 * MIB as usize]).unwrap();
         std::fs::File::open(&file).unwrap().sync_all().unwrap();
-        assert_eq!(watch.over(), Some(Over::Budget));
+        assert_eq!(watch.over(None), Some(Over::Budget));
+    }
+
+    #[test]
+    fn what_the_runs_own_disk_holds_counts_with_the_rest() {
+        use std::os::fd::AsFd;
+        let dir = tempfile::tempdir().unwrap();
+        let watch = Watch::new([dir.path()], 8 * MIB);
+        assert_eq!(watch.over(None), None);
+        // `/dev/shm` stands in for the run's disk: a tmpfs, whatever it holds.
+        let Ok(shm) = std::fs::File::open("/dev/shm") else {
+            return;
+        };
+        let Some(own) = Own::read(shm.as_fd()) else {
+            return;
+        };
+        let budget = own.used.saturating_add(4 * MIB);
+        let watch = Watch::new([dir.path()], budget);
+        assert_eq!(watch.over(Some(shm.as_fd())), None);
+        let fill = tempfile::Builder::new().tempfile_in("/dev/shm").unwrap();
+        std::fs::write(fill.path(), vec![1u8; 8 * MIB as usize]).unwrap();
+        assert_eq!(watch.over(Some(shm.as_fd())), Some(Over::Budget));
+    }
+
+    #[test]
+    fn a_disk_is_full_within_a_hundredth_of_its_size_or_without_files() {
+        let own = |used: u64, files_free: u64| Own {
+            size: 100 * MIB,
+            used,
+            files_used: 10,
+            files_free,
+        };
+        assert!(!own(98 * MIB, 5).full());
+        assert!(own(100 * MIB - 4096, 5).full());
+        assert!(own(MIB, 0).full());
+        let small = Own {
+            size: MIB,
+            used: MIB - 128 * 1024,
+            files_used: 1,
+            files_free: 9,
+        };
+        assert!(!small.full());
     }
 }

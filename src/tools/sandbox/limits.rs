@@ -120,6 +120,7 @@ pub fn detect(signal: Option<i32>, output: &str) -> Option<(Limit, Evidence)> {
         ("File too large", Limit::FileSize),
         ("Too many open files", Limit::OpenFiles),
         ("Resource temporarily unavailable", Limit::Processes),
+        ("No space left on device", Limit::Disk),
     ];
     WORDS
         .iter()
@@ -156,6 +157,10 @@ mod tests {
             Some((Limit::Memory, Evidence::Reported))
         );
         assert_eq!(detect(Some(9), "all fine"), None);
+        assert_eq!(
+            detect(None, "OSError: [Errno 28] No space left on device"),
+            Some((Limit::Disk, Evidence::Reported))
+        );
         let limits = Limits::from_settings(&SandboxSettings::default());
         assert!(Limit::Processes.describe(&limits).contains("2048"));
     }

@@ -11,7 +11,8 @@
 //! every `.git` and hard-linked files read-only, each folder of installed
 //! packages a throwaway layer, every file the deny list names and every
 //! `.stepwise` unreadable at any depth, `HOME`'s hidden entries covered,
-//! private `/tmp` and `/dev/shm` of the disk budget), a seccomp filter (no
+//! private `/tmp` and `/dev/shm`; the run's layer and those on one tmpfs of
+//! the disk budget where the kernel allows, see `linux::overlay`), a seccomp filter (no
 //! socket families but IPv4/IPv6, no `TIOCSTI`, no keyrings, no
 //! `fallocate` past the disk budget), resource limits, and a subreaper
 //! that kills every descendant when the run ends. As root without a user
@@ -168,6 +169,9 @@ pub struct Confined {
     temp: Option<tempfile::TempDir>,
     /// The folder holding every run's temporary folder.
     runs: PathBuf,
+    /// The run's `TMPDIR` where it is not the temporary folder itself (its
+    /// private `/tmp`, or its disk's folder for it).
+    own_tmp: Option<PathBuf>,
     /// What the run's file systems had free when it started.
     #[cfg(unix)]
     disk: Option<disk::Watch>,
@@ -232,10 +236,16 @@ pub fn prepare(command: &mut Command, root: &Path, policy: &Policy) -> Result<Co
     } else {
         platform::install(command, root, temp.path(), policy, &state, layer.as_ref())?
     };
-    if supervisor.private_tmp() {
-        // The run's `/tmp` is its own (a tmpfs inside the disk budget).
+    // The run's `/tmp` is its own (inside the disk budget); where the
+    // workspace is in `/tmp`, its disk's folder for it is.
+    let own_tmp = match supervisor.private_tmp() {
+        true => Some(PathBuf::from("/tmp")),
+        false if supervisor.has_disk() => layer.as_ref().map(|l| l.dir.join("tmp")),
+        false => None,
+    };
+    if let Some(tmp) = &own_tmp {
         for var in ["TMPDIR", "TMP", "TEMP"] {
-            command.env(var, "/tmp");
+            command.env(var, tmp);
         }
     }
     let mut limits = policy.limits;
@@ -263,6 +273,7 @@ pub fn prepare(command: &mut Command, root: &Path, policy: &Policy) -> Result<Co
         layer,
         temp: Some(temp),
         runs,
+        own_tmp,
         supervisor,
     })
 }
@@ -414,9 +425,44 @@ impl Confined {
         self.temp.as_ref().map_or(self.runs.as_path(), |t| t.path())
     }
 
+    /// The run's `TMPDIR`: the folder for what it writes for itself
+    /// (inside its disk budget where it has a disk of its own).
+    pub fn run_tmp(&self) -> &Path {
+        self.own_tmp.as_deref().unwrap_or_else(|| self.temp())
+    }
+
     /// Where the run's writes went (`None`: straight into the workspace).
     pub fn layer(&self) -> Option<&layers::LayerPlan> {
         self.layer.as_ref()
+    }
+
+    /// The overlay's upper folder, as stepwise reads it after the run: on
+    /// the run's own disk (which only the descriptor stepwise holds still
+    /// reaches), else in the run's temporary folder. An error where the
+    /// run was to have its own disk and it never came.
+    pub fn layer_upper(&self) -> Option<Result<PathBuf, String>> {
+        let plan = self.layer.as_ref()?;
+        #[cfg(target_os = "linux")]
+        if self.supervisor.has_disk() {
+            use std::os::fd::AsRawFd;
+            return Some(match self.supervisor.disk() {
+                Some(fd) => Ok(PathBuf::from(format!(
+                    "/proc/self/fd/{}/upper",
+                    fd.as_raw_fd()
+                ))),
+                None => Err("the run's layer never reached stepwise".into()),
+            });
+        }
+        Some(Ok(plan.upper()))
+    }
+
+    /// Whether the run filled its own disk (see `disk`): measured, after it.
+    pub fn disk_full(&self) -> bool {
+        #[cfg(target_os = "linux")]
+        if let Some(fd) = self.supervisor.disk() {
+            return disk::Own::read(fd).is_some_and(|o| o.full());
+        }
+        false
     }
 
     /// Call once the process has started.
@@ -433,7 +479,11 @@ impl Confined {
         loop {
             tokio::time::sleep(WATCH_EVERY).await;
             #[cfg(unix)]
-            match self.disk.as_ref().and_then(disk::Watch::over) {
+            match self
+                .disk
+                .as_ref()
+                .and_then(|w| w.over(self.supervisor.disk()))
+            {
                 Some(disk::Over::Budget) => return Limit::Disk,
                 Some(disk::Over::Floor) => return Limit::DiskFloor,
                 None => {}
@@ -519,6 +569,7 @@ mod tests {
             limits: true,
             run_groups: false,
             layer: false,
+            disk_held: false,
         };
         State::of(&offered, false)
     }

@@ -34,6 +34,16 @@ pub struct Supervisor;
 impl Supervisor {
     pub fn started(&mut self, _pid: Option<u32>) {}
 
+    pub fn has_disk(&self) -> bool {
+        false
+    }
+
+    /// No run has a disk of its own here.
+    #[cfg(unix)]
+    pub fn disk(&self) -> Option<std::os::fd::BorrowedFd<'_>> {
+        None
+    }
+
     pub fn whole_run(&self) -> bool {
         false
     }

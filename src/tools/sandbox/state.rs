@@ -38,6 +38,10 @@ pub struct Offered {
     /// An overlay can be mounted over the workspace in the run's namespace
     /// (Linux 5.11 in a user namespace), so every write lands in a layer.
     pub layer: bool,
+    /// That layer and the run's temporary folders can be one tmpfs of the
+    /// disk budget (an overlay's upper folder on tmpfs: Linux 6.6), so the
+    /// kernel holds the budget as the run writes.
+    pub disk_held: bool,
 }
 
 /// The first Landlock ABI that checks `truncate()`.
@@ -77,6 +81,10 @@ pub struct State {
     /// in a layer stepwise reads afterwards (see `tools::layer`); without
     /// it, what a run changed is reconstructed by a walk with limits.
     pub layer: bool,
+    /// The kernel holds the disk budget for everything the run writes but
+    /// its build outputs (see `linux::overlay`); without it, the disk use
+    /// is read every 50 ms.
+    pub disk_held: bool,
     /// The sandbox is off by configuration.
     pub off: bool,
 }
@@ -109,6 +117,7 @@ impl State {
             metadata: false,
             real_root: false,
             layer: false,
+            disk_held: false,
             off: true,
         }
     }
@@ -137,6 +146,7 @@ impl State {
             metadata: offered.namespaces && offered.read_only_view && abi >= 1,
             real_root: offered.root && !offered.user_ns && !offered.namespaces,
             layer: offered.namespaces && offered.layer && abi >= 1,
+            disk_held: offered.namespaces && offered.layer && offered.disk_held && abi >= 1,
             off: false,
         }
     }
@@ -180,11 +190,17 @@ impl State {
                 false => "none on this system".into(),
             };
         }
-        if self.whole_run {
-            "memory, processes and disk for the whole run".into()
+        let line = if self.whole_run {
+            "memory, processes and disk for the whole run".to_string()
         } else {
             "disk for the whole run; memory and processes per process only (no control group here)"
-                .into()
+                .to_string()
+        };
+        match self.disk_held {
+            true => line,
+            false => format!(
+                "{line}; disk use read every 50 ms (a run can write past it meanwhile: no tmpfs layer here, Linux 6.6)"
+            ),
         }
     }
 
@@ -267,6 +283,7 @@ mod tests {
             limits: true,
             run_groups: true,
             layer: true,
+            disk_held: true,
         }
     }
 
@@ -342,6 +359,14 @@ mod tests {
         // Isolation is what the label says; limits are a line of their own.
         assert_eq!(per_process.label(), grouped.label());
         assert!(State::off().limits_line().contains("off"));
+        let sampled = State::of(
+            &Offered {
+                disk_held: false,
+                ..offered(6)
+            },
+            false,
+        );
+        assert!(sampled.limits_line().contains("read every 50 ms"));
     }
 
     #[test]

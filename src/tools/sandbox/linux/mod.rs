@@ -37,11 +37,19 @@ struct Probe {
     tmpfs: bool,
 }
 
+impl Probe {
+    /// The run's layer and temporary folders can be one tmpfs of its disk
+    /// budget (see `overlay`).
+    fn disk(&self) -> bool {
+        self.offered.disk_held
+    }
+}
+
 fn probe() -> Probe {
     static PROBE: OnceLock<Probe> = OnceLock::new();
     *PROBE.get_or_init(|| {
         let trial = LayerTrial::new();
-        let found = probe_child(trial.as_ref().map(|t| &t.options));
+        let found = probe_child(trial.as_ref().map(|t| (&t.options, &t.disk)));
         // SAFETY: geteuid cannot fail.
         let root = unsafe { libc::geteuid() } == 0;
         Probe {
@@ -56,6 +64,7 @@ fn probe() -> Probe {
                 limits: true,
                 run_groups: cgroup::offered(),
                 layer: found.layer,
+                disk_held: found.layer && found.disk,
             },
             net: found.net,
             tmpfs: found.tmpfs,
@@ -89,6 +98,9 @@ struct Found {
     tmpfs: bool,
     /// An overlay can be mounted there (the workspace layer).
     layer: bool,
+    /// One with its upper folder on a tmpfs (user extended attributes on
+    /// tmpfs: Linux 6.6), so that the run's disk can be one.
+    disk: bool,
 }
 
 /// Folders to try an overlay on in the probe (removed with this).
@@ -96,6 +108,51 @@ struct LayerTrial {
     _dir: tempfile::TempDir,
     /// The overlay's options and the folder to mount it on.
     options: (std::ffi::CString, std::ffi::CString),
+    /// The same on a run's disk: the tmpfs's folder and options, the
+    /// folders to make in it, the overlay's options and target.
+    disk: DiskTrial,
+}
+
+struct DiskTrial {
+    dir: std::ffi::CString,
+    tmpfs: std::ffi::CString,
+    upper: std::ffi::CString,
+    work: std::ffi::CString,
+    overlay: std::ffi::CString,
+    target: std::ffi::CString,
+}
+
+impl DiskTrial {
+    /// In the probe's child: a tmpfs, an extended attribute of the user's
+    /// on it, and an overlay with its upper folder there. Async-signal-safe.
+    fn works(&self) -> bool {
+        // SAFETY: mount, mkdir and setxattr on NUL-terminated paths.
+        unsafe {
+            libc::mount(
+                c"tmpfs".as_ptr(),
+                self.dir.as_ptr(),
+                c"tmpfs".as_ptr(),
+                libc::MS_NOSUID | libc::MS_NODEV,
+                self.tmpfs.as_ptr().cast(),
+            ) == 0
+                && libc::mkdir(self.upper.as_ptr(), 0o755) == 0
+                && libc::mkdir(self.work.as_ptr(), 0o755) == 0
+                && libc::setxattr(
+                    self.upper.as_ptr(),
+                    c"user.stepwise".as_ptr(),
+                    c"1".as_ptr().cast(),
+                    1,
+                    0,
+                ) == 0
+                && libc::mount(
+                    c"overlay".as_ptr(),
+                    self.target.as_ptr(),
+                    c"overlay".as_ptr(),
+                    0,
+                    self.overlay.as_ptr().cast(),
+                ) == 0
+        }
+    }
 }
 
 impl LayerTrial {
@@ -109,10 +166,23 @@ impl LayerTrial {
         std::fs::create_dir(&lower).ok()?;
         std::fs::create_dir(&merged).ok()?;
         let options = overlay::overlay_options(&[&lower], &dir.path().join("layer"))?;
-        let target = std::ffi::CString::new(merged.into_os_string().into_encoded_bytes()).ok()?;
+        let target = calls::c_path(&merged)?;
+        let held = dir.path().join("disk");
+        let merged = dir.path().join("merged-on-disk");
+        std::fs::create_dir(&merged).ok()?;
+        let overlay = overlay::overlay_options(&[&lower], &held)?;
+        let disk = DiskTrial {
+            dir: calls::c_path(&held)?,
+            tmpfs: overlay::disk_options(1)?,
+            upper: calls::c_path(&held.join("upper"))?,
+            work: calls::c_path(&held.join("work"))?,
+            overlay,
+            target: calls::c_path(&merged)?,
+        };
         Some(LayerTrial {
             _dir: dir,
             options: (options, target),
+            disk,
         })
     }
 }
@@ -121,7 +191,7 @@ impl LayerTrial {
 /// making `/` a slave there), with PID, IPC and UTS namespaces if it can
 /// (then a grandchild, PID 1 there, mounts its `/proc`), then the seccomp
 /// filter (does a Unix socket fail afterwards?).
-fn probe_child(layer: Option<&(std::ffi::CString, std::ffi::CString)>) -> Found {
+fn probe_child(layer: Option<(&(std::ffi::CString, std::ffi::CString), &DiskTrial)>) -> Found {
     const USER_NS: i32 = 1;
     const PLAIN: i32 = 2;
     const SECCOMP: i32 = 4;
@@ -129,6 +199,7 @@ fn probe_child(layer: Option<&(std::ffi::CString, std::ffi::CString)>) -> Found 
     const READ_ONLY_VIEW: i32 = 16;
     const TMPFS: i32 = 32;
     const LAYER: i32 = 64;
+    const DISK: i32 = 128;
     let flags = libc::CLONE_NEWNET | libc::CLONE_NEWNS;
     let more = libc::CLONE_NEWPID | libc::CLONE_NEWIPC | libc::CLONE_NEWUTS;
     let filter = seccomp::prepare();
@@ -184,16 +255,21 @@ fn probe_child(layer: Option<&(std::ffi::CString, std::ffi::CString)>) -> Found 
             }
             // Before the tmpfs below, which covers the trial's folders in `/tmp`.
             if code != 0
-                && let Some((options, target)) = layer
-                && libc::mount(
+                && let Some(((options, target), disk)) = layer
+            {
+                let mounted = libc::mount(
                     c"overlay".as_ptr(),
                     target.as_ptr(),
                     c"overlay".as_ptr(),
                     0,
                     options.as_ptr().cast(),
-                ) == 0
-            {
-                code |= LAYER;
+                ) == 0;
+                if mounted {
+                    code |= LAYER;
+                }
+                if mounted && disk.works() {
+                    code |= DISK;
+                }
             }
             if code != 0 {
                 let flags = libc::MS_RDONLY | libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC;
@@ -221,6 +297,7 @@ fn probe_child(layer: Option<&(std::ffi::CString, std::ffi::CString)>) -> Found 
             seccomp: false,
             tmpfs: false,
             layer: false,
+            disk: false,
         };
         if pid < 0 {
             return none;
@@ -240,6 +317,7 @@ fn probe_child(layer: Option<&(std::ffi::CString, std::ffi::CString)>) -> Found 
             read_only_view: net.is_some() && code & READ_ONLY_VIEW != 0,
             tmpfs: net.is_some() && code & TMPFS != 0,
             layer: net.is_some() && code & LAYER != 0,
+            disk: net.is_some() && code & DISK != 0,
             net,
             seccomp: code & SECCOMP != 0,
         }
@@ -277,6 +355,19 @@ pub fn install(
         writable.extend(policy.writable.iter().cloned());
         let view = state.metadata.then_some(writable.as_slice());
         let layers = temp.join("layers");
+        // The run's disk: one tmpfs of its budget (see `overlay`).
+        let disk = match layer {
+            Some(plan) if p.disk() => {
+                let (ours, theirs) = overlay::disk_socket()
+                    .map_err(|e| format!("could not prepare the run's disk: {e}"))?;
+                supervisor.set_disk_socket(ours);
+                Some(
+                    overlay::Disk::new(plan, theirs)
+                        .ok_or_else(|| format!("cannot confine the path {}", plan.dir.display()))?,
+                )
+            }
+            _ => None,
+        };
         let mounts = mounts::Mounts::new(
             &root,
             &veil,
@@ -287,6 +378,7 @@ pub fn install(
             layer,
             &policy.deny,
             &policy.covered,
+            disk,
         )?;
         supervisor.set_private_tmp(mounts.private_tmp_is_tmp());
         supervisor.set_covers_pycache(mounts.covers_pycache());

@@ -81,7 +81,7 @@
 //! back to the host (`/` is made a slave first).
 
 use super::calls::{bind, c_path, check, set_read_only};
-use super::overlay::{WorkspaceLayer, overlay_options, private_tmp};
+use super::overlay::{Disk, PrivateTmp, WorkspaceLayer, overlay_options, private_tmp};
 use crate::tools::sandbox::layers::LayerPlan;
 use std::ffi::{CStr, CString};
 use std::io;
@@ -126,9 +126,9 @@ pub struct Mounts {
     pycache: Option<Vec<CString>>,
     /// The overlay over the whole workspace (see `layers`).
     layer: Option<WorkspaceLayer>,
-    /// Folders that get a private tmpfs of this size (`mount` options) for
-    /// the run: `/tmp` and `/var/tmp`, where the workspace is outside them.
-    private_tmp: Vec<(CString, CString)>,
+    /// Folders private to the run (`/tmp`, `/var/tmp`, `/dev/shm`, where
+    /// the workspace is outside them), in the order they are mounted.
+    private_tmp: Vec<(CString, PrivateTmp)>,
     /// Folders covered by an empty read-only tmpfs: denied folders of the
     /// workspace (`true`: a cover that fails fails the run) and hidden
     /// folders of `HOME` (`false`: Landlock refuses them anyway, so one
@@ -181,7 +181,9 @@ impl Mounts {
     /// package folders' throwaway layers; `tmpfs`: the kernel lets the run
     /// mount one (else no `__pycache__` is covered); `deny`: the
     /// workspace's deny list; `covered`: what else to cover (`HOME`'s hidden
-    /// entries, other workspaces' `.stepwise`), as far as it can be.
+    /// entries, other workspaces' `.stepwise`), as far as it can be;
+    /// `disk`: the run's disk, a tmpfs holding the layer and the private
+    /// temporary folders (see `overlay`).
     #[allow(clippy::too_many_arguments)]
     pub fn new(
         root: &Path,
@@ -193,16 +195,20 @@ impl Mounts {
         layer: Option<&LayerPlan>,
         deny: &crate::tools::deny::DenyList,
         covered: &[std::path::PathBuf],
+        disk: Option<Disk>,
     ) -> Result<Self, String> {
         // A private `/tmp` comes with the layer (whose grant it shares).
         let private_tmp = match layer {
-            Some(plan) if tmpfs => private_tmp(root, plan.tmp_mb),
+            Some(plan) if tmpfs => {
+                let held = disk.as_ref().map(|_| plan.dir.as_path());
+                private_tmp(root, plan.tmp_mb, held)
+            }
             _ => Vec::new(),
         };
         let bad = |p: &Path| format!("cannot confine the path {}", p.display());
         let mut read_only = Vec::new();
         let layer = match layer {
-            Some(plan) => Some(WorkspaceLayer::new(root, plan).ok_or_else(|| bad(root))?),
+            Some(plan) => Some(WorkspaceLayer::new(root, plan, disk).ok_or_else(|| bad(root))?),
             None => None,
         };
         let mut denied_dirs = Vec::new();
@@ -491,15 +497,18 @@ impl Mounts {
                     std::ptr::null(),
                 ))?;
             }
-            for (dir, options) in &self.private_tmp {
+            for (dir, how) in &self.private_tmp {
                 // Last: the binds above may come from files in `/tmp`.
-                check(libc::mount(
-                    c"tmpfs".as_ptr(),
-                    dir.as_ptr(),
-                    c"tmpfs".as_ptr(),
-                    libc::MS_NOSUID | libc::MS_NODEV,
-                    options.as_ptr().cast(),
-                ))?;
+                match how {
+                    PrivateTmp::Tmpfs(options) => check(libc::mount(
+                        c"tmpfs".as_ptr(),
+                        dir.as_ptr(),
+                        c"tmpfs".as_ptr(),
+                        libc::MS_NOSUID | libc::MS_NODEV,
+                        options.as_ptr().cast(),
+                    ))?,
+                    PrivateTmp::Bind(source) => bind(source, dir)?,
+                }
             }
             let pts = own_terminals(self.bind_ptmx);
             if self.writable.is_some() || self.layer.is_some() {

@@ -111,6 +111,12 @@ pub struct Supervisor {
     covers_pycache: bool,
     /// The run has a private `/tmp`.
     private_tmp: bool,
+    /// Stepwise's end of the socket the run's disk comes by (see
+    /// `overlay`), until it came.
+    disk_socket: Option<std::os::fd::OwnedFd>,
+    /// The run's disk: the root of the tmpfs that holds its layer and
+    /// temporary folders, kept open (and so alive) until this is dropped.
+    disk: Option<std::os::fd::OwnedFd>,
     armed: bool,
 }
 
@@ -128,6 +134,19 @@ impl Drop for Supervisor {
         if std::mem::take(&mut self.armed) {
             disarm_subreaper();
         }
+    }
+}
+
+/// Whether `fd` is on a tmpfs.
+fn is_tmpfs(fd: &std::os::fd::OwnedFd) -> bool {
+    use std::os::fd::AsRawFd;
+    const TMPFS_MAGIC: i64 = 0x0102_1994;
+    // SAFETY: fstatfs into a zeroed struct on a live descriptor.
+    unsafe {
+        let mut st: libc::statfs = std::mem::zeroed();
+        #[allow(clippy::unnecessary_cast)]
+        let tmpfs = libc::fstatfs(fd.as_raw_fd(), &mut st) == 0 && st.f_type as i64 == TMPFS_MAGIC;
+        tmpfs
     }
 }
 
@@ -220,7 +239,28 @@ impl Supervisor {
         self.group.as_ref().is_some_and(|g| g.oom_killed())
     }
 
+    /// The run's disk comes by `socket` once it has started.
+    pub fn set_disk_socket(&mut self, socket: std::os::fd::OwnedFd) {
+        self.disk_socket = Some(socket);
+    }
+
+    /// The root of the run's disk (`None`: it has none, or it never came).
+    pub fn disk(&self) -> Option<std::os::fd::BorrowedFd<'_>> {
+        use std::os::fd::AsFd;
+        self.disk.as_ref().map(|fd| fd.as_fd())
+    }
+
+    /// Whether the run was to have a disk of its own (see `disk`).
+    pub fn has_disk(&self) -> bool {
+        self.disk_socket.is_some() || self.disk.is_some()
+    }
+
     pub fn started(&mut self, pid: Option<u32>) {
+        // The child sent the disk before the run's own code ran, and before
+        // the spawn returned; a descriptor of anything but a tmpfs is not it.
+        if let Some(socket) = &self.disk_socket {
+            self.disk = super::overlay::receive_fd(socket).filter(is_tmpfs);
+        }
         let run = &mut self.run;
         run.child = pid.and_then(|p| i32::try_from(p).ok());
         run.since = run.child.and_then(read_proc).map_or(0, |p| p.start);
