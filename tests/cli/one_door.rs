@@ -386,3 +386,71 @@ async fn a_layer_replaced_by_a_link_to_the_users_files_is_never_read() {
     // A run that hid what it wrote is never clean: the answer is refused.
     assert!(printed.contains("Final answer refused"), "{printed}");
 }
+
+/// Escape (by the workspace's name): a project whose path holds a comma,
+/// a colon or a backslash got no layer (the overlay's options could not
+/// spell it), so a run wrote `target/conftest.py` straight into it, while
+/// the state still said `sandboxed`. The options escape those characters
+/// now: the run writes into its layer like any other.
+#[tokio::test]
+async fn a_workspace_whose_path_holds_separators_still_gets_its_layer() {
+    if no_layer() {
+        return;
+    }
+    let body = format!(
+        "os.makedirs('target', exist_ok=True)\n\
+         open('target/conftest.py', 'w').write('{PLANTED_CONFTEST}')\n\
+         print('WROTE', os.path.exists('target/conftest.py'))\n"
+    );
+    let s = setup(&body, "");
+    let ws = s.ws.path().join("my,project:v2\\x");
+    std::fs::create_dir_all(&ws).unwrap();
+    std::fs::copy(
+        s.ws.path().join("test_escape.py"),
+        ws.join("test_escape.py"),
+    )
+    .unwrap();
+    std::fs::write(ws.join("test_ok.py"), "def test_ok():\n    assert True\n").unwrap();
+    let (_, result) = run_in(&s, &ws, "unittest", &[]).await;
+    assert!(output_of(&result).contains("WROTE True"), "{result}");
+    assert!(
+        !ws.join("target").exists(),
+        "the plant reached the workspace"
+    );
+    assert!(
+        notes(&result).contains("target/conftest.py (declined"),
+        "{result}"
+    );
+    if let Some(pytest) = users_pytest(&ws) {
+        assert!(!pytest.contains("PLANTED"), "{pytest}");
+    }
+}
+
+/// A workspace the overlay's options cannot hold (a path of over 1,000
+/// bytes) gets no layer: its run is labelled `sandbox: no workspace layer`,
+/// never `sandboxed`, and what it wrote is found by the comparison.
+#[tokio::test]
+async fn a_workspace_too_long_for_a_layer_is_never_called_sandboxed() {
+    if no_layer() {
+        return;
+    }
+    let s = setup("open('report.txt', 'w').write('ok\\n')\n", "");
+    let mut ws = s.ws.path().to_path_buf();
+    for _ in 0..6 {
+        ws.push("d".repeat(200));
+    }
+    std::fs::create_dir_all(&ws).unwrap();
+    std::fs::copy(
+        s.ws.path().join("test_escape.py"),
+        ws.join("test_escape.py"),
+    )
+    .unwrap();
+    let (_, result) = run_in(&s, &ws, "unittest", &[]).await;
+    assert_eq!(result["sandbox"], "sandbox: no workspace layer", "{result}");
+    assert!(
+        result["files_changed_by_run"]
+            .to_string()
+            .contains("report.txt"),
+        "{result}"
+    );
+}

@@ -41,6 +41,30 @@ impl LayerPlan {
     }
 }
 
+/// `path` as the overlay's options spell it: a backslash before each `\`,
+/// `,` and `:` (the kernel splits options at commas and layers at colons,
+/// and takes a backslash as escaping the next character); bytes, so that a
+/// name that is not UTF-8 is spelt too.
+#[cfg(unix)]
+pub fn spelt(path: &Path) -> Vec<u8> {
+    use std::os::unix::ffi::OsStrExt;
+    let mut out = Vec::new();
+    for &byte in path.as_os_str().as_bytes() {
+        if matches!(byte, b'\\' | b',' | b':') {
+            out.push(b'\\');
+        }
+        out.push(byte);
+    }
+    out
+}
+
+/// Whether `path` fits in the overlay's options with three others (the
+/// kernel takes one page of them).
+#[cfg(unix)]
+pub fn spellable(path: &Path) -> bool {
+    spelt(path).len() <= 1000
+}
+
 /// The persistent folder of one workspace's build outputs.
 #[derive(Debug, Clone)]
 pub struct BuildLayer {
@@ -106,6 +130,15 @@ pub fn build_layer(root: &Path, outputs: Vec<PathBuf>) -> Option<BuildLayer> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn separators_and_backslashes_are_escaped_in_the_overlays_options() {
+        use std::os::unix::ffi::OsStrExt;
+        let odd = Path::new(std::ffi::OsStr::from_bytes(b"/w/a,b:c\\d\xff"));
+        assert_eq!(spelt(odd), b"/w/a\\,b\\:c\\\\d\xff".to_vec());
+        assert!(spellable(odd));
+        assert!(!spellable(&Path::new("/").join("x".repeat(1001))));
+    }
 
     #[test]
     fn build_outputs_are_plain_folders_of_the_workspace() {

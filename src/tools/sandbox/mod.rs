@@ -210,6 +210,17 @@ pub fn prepare(command: &mut Command, root: &Path, policy: &Policy) -> Result<Co
     let mut policy = policy.clone();
     policy.hidden.push(runs.clone());
     let layer = layer_plan(root, temp.path(), &state, &mut policy);
+    // This workspace gets no layer where the kernel offers one (a path too
+    // long for the overlay's options): the state says so, and `require`
+    // refuses the run.
+    let mut state = state;
+    if state.layer && layer.is_none() {
+        state.layer = false;
+        state.disk_held = false;
+        if let Some(why) = refusal(&policy, &state) {
+            return Err(format!("the tests were not run: {why}"));
+        }
+    }
     if !state.off {
         hide_home(root, temp.path(), &mut policy);
     }
@@ -293,9 +304,11 @@ pub fn layered(root: &Path, policy: &Policy) -> bool {
         && policy.stage.as_deref().is_none_or(spellable)
 }
 
-/// The overlay's options cannot spell these characters.
-fn spellable(path: &Path) -> bool {
-    path.to_str().is_some_and(|t| !t.contains([',', ':', '\\']))
+#[cfg(unix)]
+use layers::spellable;
+#[cfg(not(unix))]
+fn spellable(_: &Path) -> bool {
+    false
 }
 
 /// The run's layer (and the workspace's build layer) where the sandbox

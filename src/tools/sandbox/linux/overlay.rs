@@ -321,21 +321,24 @@ impl WorkspaceLayer {
 }
 
 /// The overlay options for the layers `lower` (the top one first) with the
-/// run's own layers in `dir` (created here), `None` where a path holds a
-/// character the options use as a separator.
+/// run's own layers in `dir` (created here), each path escaped (see
+/// `layers::spelt`); `None` where they would not fit in the page the
+/// kernel takes.
 pub fn overlay_options(lower: &[&Path], dir: &Path) -> Option<CString> {
+    use crate::tools::sandbox::layers::spelt;
     let (upper, work) = (dir.join("upper"), dir.join("work"));
     std::fs::create_dir_all(&upper).ok()?;
     std::fs::create_dir_all(&work).ok()?;
-    let spelt = |path: &Path| {
-        let path = path.to_str()?;
-        (!path.contains([',', ':', '\\'])).then(|| path.to_string())
-    };
-    let lowers: Option<Vec<String>> = lower.iter().map(|p| spelt(p)).collect();
-    let mut text = String::from("userxattr");
-    text.push_str(&format!(",lowerdir={}", lowers?.join(":")));
-    for (key, path) in [("upperdir", &upper), ("workdir", &work)] {
-        text.push_str(&format!(",{key}={}", spelt(path)?));
+    let mut text = b"userxattr,lowerdir=".to_vec();
+    for (i, path) in lower.iter().enumerate() {
+        if i > 0 {
+            text.push(b':');
+        }
+        text.extend(spelt(path));
+    }
+    for (key, path) in [(&b",upperdir="[..], &upper), (b",workdir=", &work)] {
+        text.extend_from_slice(key);
+        text.extend(spelt(path));
     }
     // The kernel takes one page of mount options and cuts the rest.
     if text.len() >= 4096 {
