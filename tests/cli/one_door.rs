@@ -340,12 +340,14 @@ async fn a_run_compared_only_partly_is_said_and_never_clean() {
     assert!(printed.contains("Final answer refused"), "{printed}");
 }
 
-/// Escape (against the door itself): a run that can reach the folder of its
-/// own layer (a workspace inside `/tmp`, where `TMPDIR` is beside the
+/// Escape (against the door itself): a run that could reach the folder of
+/// its own layer (a workspace inside `/tmp`, where `TMPDIR` was beside the
 /// layer) moved the layer's upper folder away and left a link to a folder
 /// of the user's in its place, for stepwise to read as "what the run wrote"
-/// and offer into the workspace, where `--yes` keeps data. The layer is
-/// read only as the folder it is, never through a link.
+/// and offer into the workspace, where `--yes` keeps data. With the run's
+/// own disk the layer's folder is out of its reach; everywhere, the layer
+/// is read only as the folder it is, never through a link, and a run that
+/// replaced it is never clean.
 #[tokio::test]
 async fn a_layer_replaced_by_a_link_to_the_users_files_is_never_read() {
     if no_layer() {
@@ -370,7 +372,6 @@ async fn a_layer_replaced_by_a_link_to_the_users_files_is_never_read() {
     let s = setup(&body, "");
     let (out, result) = run(&s).await;
     let output = output_of(&result);
-    assert!(output.contains("MOVED 1"), "{output}");
     let ws = s.ws.path();
     assert!(
         !ws.join("notes.txt").exists(),
@@ -379,12 +380,21 @@ async fn a_layer_replaced_by_a_link_to_the_users_files_is_never_read() {
     let printed = String::from_utf8_lossy(&out.stdout);
     assert!(!printed.contains("canary"), "{printed}");
     assert!(!result.to_string().contains("canary"), "{result}");
-    assert!(
-        result.to_string().contains("replaced its layer's folder"),
-        "{result}"
-    );
-    // A run that hid what it wrote is never clean: the answer is refused.
-    assert!(printed.contains("Final answer refused"), "{printed}");
+    let own_disk =
+        stepwise::tools::sandbox::state(&stepwise::tools::sandbox::Policy::default()).disk_held;
+    if own_disk {
+        // Out of reach: what the run wrote is read and kept as usual.
+        assert!(output.contains("MOVED 0"), "{output}");
+        assert!(ws.join("report.txt").exists(), "{result}");
+    } else {
+        assert!(output.contains("MOVED 1"), "{output}");
+        assert!(
+            result.to_string().contains("replaced its layer's folder"),
+            "{result}"
+        );
+        // A run that hid what it wrote is never clean: the answer is refused.
+        assert!(printed.contains("Final answer refused"), "{printed}");
+    }
 }
 
 /// Escape (by the workspace's name): a project whose path holds a comma,

@@ -143,3 +143,15 @@ fn below_a_link_of_the_workspace_nothing_of_the_workspace_is_read() {
         ]
     );
 }
+
+#[test]
+fn an_upper_folder_replaced_by_a_link_is_not_read_through_it() {
+    let (dir, lower, upper) = tree();
+    let users = dir.path().join("users");
+    std::fs::create_dir_all(&users).unwrap();
+    std::fs::write(users.join("notes.txt"), "private").unwrap();
+    std::fs::remove_dir(&upper).unwrap();
+    std::os::unix::fs::symlink(&users, &upper).unwrap();
+    let error = read(&upper, &lower).unwrap_err();
+    assert!(error.to_string().contains("replaced"), "{error}");
+}

@@ -248,12 +248,9 @@ pub fn prepare(command: &mut Command, root: &Path, policy: &Policy) -> Result<Co
         platform::install(command, root, temp.path(), policy, &state, layer.as_ref())?
     };
     // The run's `/tmp` is its own (inside the disk budget); where the
-    // workspace is in `/tmp`, its disk's folder for it is.
-    let own_tmp = match supervisor.private_tmp() {
-        true => Some(PathBuf::from("/tmp")),
-        false if supervisor.has_disk() => layer.as_ref().map(|l| l.dir.join("tmp")),
-        false => None,
-    };
+    // workspace is in `/tmp`, its temporary folder is covered by its
+    // disk's folder for it (see `linux::overlay`).
+    let own_tmp = supervisor.private_tmp().then(|| PathBuf::from("/tmp"));
     if let Some(tmp) = &own_tmp {
         for var in ["TMPDIR", "TMP", "TEMP"] {
             command.env(var, tmp);

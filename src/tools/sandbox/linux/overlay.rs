@@ -55,8 +55,9 @@ pub enum PrivateTmp {
 /// The folders a run gets private (`/tmp`, `/var/tmp`, `/dev/shm`), where
 /// the workspace is not inside them (covering `/tmp` would hide it): each a
 /// folder of the run's disk at `held` (the one that holds the run's own
-/// temporary folder last: it covers the others' source), else each a tmpfs
-/// of `size_mb`, the run's disk budget.
+/// temporary folder last: it covers the others' source; where none does,
+/// the run's temporary folder itself is covered by the disk's `tmp`, last),
+/// else each a tmpfs of `size_mb`, the run's disk budget.
 pub fn private_tmp(root: &Path, size_mb: u64, held: Option<&Path>) -> Vec<(CString, PrivateTmp)> {
     let mut out: Vec<(CString, PrivateTmp)> = Vec::new();
     let options = CString::new(format!("size={size_mb}m,mode=1777")).unwrap_or_default();
@@ -91,6 +92,16 @@ pub fn private_tmp(root: &Path, size_mb: u64, held: Option<&Path>) -> Vec<(CStri
             }
             None => out.push((c, PrivateTmp::Tmpfs(options.clone()))),
         }
+    }
+    // Where none of them covers the run's own temporary folder (a workspace
+    // inside `/tmp`), that folder is covered by the disk's: the run cannot
+    // reach its layer's folder there (it could replace the upper folder).
+    if let Some(disk) = held
+        && last.is_none()
+        && let Some(temp) = disk.parent()
+        && let (Some(target), Some(source)) = (c_path(temp), c_path(&disk.join("tmp")))
+    {
+        last = Some((target, PrivateTmp::Bind(source)));
     }
     out.extend(last);
     out
@@ -382,9 +393,13 @@ mod tests {
         let own = binds(&private_tmp(outside, 8, None));
         assert_eq!(own.len(), held.len());
         assert!(own.iter().all(|(_, s)| s == "tmpfs size=8m,mode=1777"));
-        // A workspace inside `/tmp` keeps `/tmp`.
+        // A workspace inside `/tmp` keeps `/tmp`; the run's temporary folder
+        // is covered by its disk's instead, last.
         let inside = binds(&private_tmp(&tmp.join("ws"), 8, Some(&disk)));
         assert!(inside.iter().all(|(dir, _)| *dir != tmp.to_string_lossy()));
+        let last = inside.last().unwrap();
+        assert_eq!(last.0, disk.parent().unwrap().to_string_lossy());
+        assert_eq!(last.1, disk.join("tmp").to_string_lossy());
         assert_eq!(
             disk_options(8).unwrap().to_string_lossy(),
             format!("size=8m,nr_inodes={DISK_FILES},mode=0700")
