@@ -28,6 +28,9 @@ pub struct Limits {
     pub processes: u64,
     /// Disk the whole run may use (see `disk`).
     pub disk_bytes: u64,
+    /// `disk_bytes` was lowered to half the machine's memory (see
+    /// [`Limits::within_memory`]).
+    pub disk_within_memory: bool,
     /// Memory and processes are bounded for the whole run too (a control
     /// group), not only per process.
     pub whole_run: bool,
@@ -42,9 +45,30 @@ impl Limits {
             open_files: s.open_files,
             processes: s.processes,
             disk_bytes: s.disk_mb.saturating_mul(MIB),
+            disk_within_memory: false,
             whole_run: false,
         }
     }
+
+    /// Where what a run writes is held in memory (its layer and temporary
+    /// folders on a tmpfs), its disk budget is at most half of the
+    /// machine's `memory`, as the kernel's own tmpfs default: a run that
+    /// fills its budget must not leave the machine without memory.
+    pub fn within_memory(&mut self, memory: u64) {
+        let half = memory / 2;
+        if half > 0 && self.disk_bytes > half {
+            self.disk_bytes = half;
+            self.disk_within_memory = true;
+        }
+    }
+}
+
+/// The machine's memory (`MemTotal`), where the system says.
+pub fn machine_memory() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = text.lines().find(|l| l.starts_with("MemTotal:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib.saturating_mul(1024))
 }
 
 /// Which limit stopped a run.
@@ -92,6 +116,11 @@ impl Limit {
                 )
             }
             Limit::Processes => format!("process limit ({} at once)", limits.processes),
+            Limit::Disk if limits.disk_within_memory => format!(
+                "disk limit ({} MiB, half this machine's memory, or {} new files for the whole run)",
+                limits.disk_bytes / MIB,
+                DISK_FILES
+            ),
             Limit::Disk => format!(
                 "disk limit ({} MiB or {} new files for the whole run)",
                 limits.disk_bytes / MIB,
@@ -163,5 +192,24 @@ mod tests {
         );
         let limits = Limits::from_settings(&SandboxSettings::default());
         assert!(Limit::Processes.describe(&limits).contains("2048"));
+    }
+
+    #[test]
+    fn a_disk_held_in_memory_is_at_most_half_of_it() {
+        let mut limits = Limits::from_settings(&SandboxSettings::default());
+        limits.within_memory(64 * 1024 * MIB);
+        assert_eq!(limits.disk_bytes, 16 * 1024 * MIB);
+        assert!(
+            Limit::Disk
+                .describe(&limits)
+                .starts_with("disk limit (16384 MiB or")
+        );
+        limits.within_memory(8 * 1024 * MIB);
+        assert_eq!(limits.disk_bytes, 4 * 1024 * MIB);
+        assert_eq!(
+            Limit::Disk.describe(&limits),
+            "disk limit (4096 MiB, half this machine's memory, or 1000000 new files for the whole run)"
+        );
+        assert!(machine_memory().is_none_or(|m| m > 0));
     }
 }

@@ -209,6 +209,13 @@ pub fn prepare(command: &mut Command, root: &Path, policy: &Policy) -> Result<Co
     // Other runs' temporary folders (this user's, now and later) are hidden.
     let mut policy = policy.clone();
     policy.hidden.push(runs.clone());
+    // With a layer, what the run writes (but its build outputs) is held in
+    // memory until stepwise reads it.
+    if state.layer
+        && let Some(memory) = limits::machine_memory()
+    {
+        policy.limits.within_memory(memory);
+    }
     let layer = layer_plan(root, temp.path(), &state, &mut policy);
     // This workspace gets no layer where the kernel offers one (a path too
     // long for the overlay's options): the state says so, and `require`
