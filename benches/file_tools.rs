@@ -15,9 +15,9 @@
 
 use std::time::{Duration, Instant};
 use stepwise::tools::Workspace;
-use stepwise::tools::files::list_files;
-use stepwise::tools::search::{SearchArgs, search_text};
-use stepwise::tools::snapshot::Snapshot;
+use stepwise::tools::reading::files::list_files;
+use stepwise::tools::reading::search::{SearchArgs, search_text};
+use stepwise::tools::reading::snapshot::Snapshot;
 
 #[path = "support/tree.rs"]
 mod tree;

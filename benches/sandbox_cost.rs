@@ -30,12 +30,12 @@ use std::time::{Duration, Instant};
 use stepwise::tools::Workspace;
 use stepwise::tools::layer::keep::{self, Sorted};
 use stepwise::tools::layer::rules::Context;
+use stepwise::tools::reading::snapshot::Snapshot;
 use stepwise::tools::sandbox::{Policy, SandboxMode, layered, plants, prepare, state};
-use stepwise::tools::snapshot::Snapshot;
-use stepwise::tools::test_run::LayerRun;
-use stepwise::tools::test_runner::run_with;
-use stepwise::tools::test_runner::{TestCommand, TestCommands};
-use stepwise::tools::test_summary::SummaryKind;
+use stepwise::tools::testing::test_run::LayerRun;
+use stepwise::tools::testing::test_runner::run_with;
+use stepwise::tools::testing::test_runner::{TestCommand, TestCommands};
+use stepwise::tools::testing::test_summary::SummaryKind;
 use tokio_util::sync::CancellationToken;
 
 const RUNS: usize = 21;

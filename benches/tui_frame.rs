@@ -314,7 +314,7 @@ fn main() {
             app.update(Msg::Agent(AgentEvent::ToolCallStreaming {
                 index: 0,
                 tool: "write_file".into(),
-                preview: stepwise::tools::registry::LivePreview::WriteFile,
+                preview: stepwise::tools::calls::registry::LivePreview::WriteFile,
                 fragment,
             }));
         },

@@ -55,7 +55,7 @@
 //! Where each concern lives:
 //! - a new **tool** is one folder `tools/<name>/` (its schema, argument
 //!   parsing, plan, result cut, live preview kind), its name in
-//!   `tool_id.rs` and one line in `tools/builtin.rs`; a test can register one with `Registry::with`;
+//!   `tool_id.rs` and one line in `tools/calls/builtin.rs`; a test can register one with `Registry::with`;
 //! - a new **setting** is one row in `config/settings.rs`;
 //! - a new **event or command** goes in `agent/contract/`, its wording in
 //!   [`present`] (shared by both front ends);

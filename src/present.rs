@@ -133,7 +133,7 @@ pub fn receipt_lines(receipt: &Receipt) -> Vec<ReceiptLine> {
     };
     out.push(ReceiptLine::new(Tone::Normal, format!("files  {files}")));
     if !receipt.changed_by_tests.is_empty() {
-        let what = crate::tools::snapshot::describe(&receipt.changed_by_tests);
+        let what = crate::tools::reading::snapshot::describe(&receipt.changed_by_tests);
         let text = format!("runs   the test runs themselves {what}");
         out.push(ReceiptLine::new(Tone::Problem, text));
     }
@@ -281,7 +281,7 @@ mod tests {
                 summary: "5 passed".into(),
                 sandbox: String::new(),
                 passed: exit_code == Some(0),
-                verified: crate::tools::test_run::Verified::ExitCodeAndSummary,
+                verified: crate::tools::testing::test_run::Verified::ExitCodeAndSummary,
             }),
             files: vec![FileStat {
                 by: None,
@@ -361,9 +361,9 @@ mod tests {
             ..none
         };
         let touched = Receipt {
-            changed_by_tests: vec![crate::tools::snapshot::RunChange {
+            changed_by_tests: vec![crate::tools::reading::snapshot::RunChange {
                 path: "calculator.py".into(),
-                change: crate::tools::snapshot::Touch::Changed,
+                change: crate::tools::reading::snapshot::Touch::Changed,
                 before: None,
                 after: None,
                 contents_known: false,

@@ -7,7 +7,7 @@
 //! What must stay true: a `ToolId` serializes as the model's name
 //! (`write_file`, `mcp__<server>__<tool>`) and parses back to itself; nothing
 //! outside this module builds or splits the MCP name format; the built-in
-//! registry (`tools::builtin`) registers exactly `ToolName::BUILTIN`, in
+//! registry (`tools::calls::builtin`) registers exactly `ToolName::BUILTIN`, in
 //! that order (its tests check). This module imports nothing of stepwise,
 //! so the configuration can name tools without depending on them.
 

@@ -6,7 +6,7 @@
 
 use std::time::Duration;
 use stepwise::tools::Workspace;
-use stepwise::tools::test_runner::run_tests;
+use stepwise::tools::testing::test_runner::run_tests;
 use tokio_util::sync::CancellationToken;
 
 #[tokio::test]

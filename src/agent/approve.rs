@@ -11,9 +11,9 @@ use super::contract::{AgentEvent, ApprovalAction, ApprovalRequest, CallStatus, D
 use super::revise::{self, Revision};
 use super::session::{Session, Task};
 use crate::tools::TestCommand;
-use crate::tools::files::PreparedEdit;
-use crate::tools::patch_apply::PreparedPatch;
-use crate::tools::registry::ExternalCall;
+use crate::tools::calls::registry::ExternalCall;
+use crate::tools::edits::edit::PreparedEdit;
+use crate::tools::edits::patch_apply::PreparedPatch;
 use crate::tools::sandbox;
 use crate::tools::{ToolId, ToolOutput};
 use tokio::sync::oneshot;

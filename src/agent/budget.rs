@@ -5,7 +5,7 @@
 //! was left out and how to ask for the rest. Whatever is cut stays valid JSON
 //! with the tool's usual fields; results that fit are sent byte for byte.
 
-use crate::tools::registry::Cut;
+use crate::tools::calls::registry::Cut;
 use serde_json::{Value, json};
 
 /// The text of `body` to send to the model: unchanged when `fits` accepts it,

@@ -9,7 +9,7 @@
 
 use super::contract::TestReceipt;
 use super::task::Task;
-use crate::tools::snapshot::RunChange;
+use crate::tools::reading::snapshot::RunChange;
 use std::collections::BTreeMap;
 
 /// The state of a task that stopped before an accepted answer.

@@ -9,7 +9,7 @@
 
 use crate::agent::versions::Versions;
 use crate::diff::FileDiff;
-use crate::tools::files::MAX_FILE_BYTES;
+use crate::tools::reading::files::MAX_FILE_BYTES;
 use crate::tools::{RelPath, Workspace};
 
 /// One file of an undo: what it is now and what it goes back to.

@@ -7,7 +7,7 @@
 use crate::llm::{ChatMessage, Role};
 use crate::text::numbers::thousands;
 use crate::tools::Registry;
-use crate::tools::registry::ContextRole;
+use crate::tools::calls::registry::ContextRole;
 use serde_json::Value;
 use std::collections::HashSet;
 

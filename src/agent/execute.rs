@@ -13,9 +13,10 @@ use super::approve::{Approved, Prepared};
 use super::contract::{AgentEvent, CallKind, CallStatus};
 use super::session::{Session, Task};
 use crate::diff::FileDiff;
-use crate::tools::registry::{self, Action, FileChange, Plan, Refused, Tool, ToolContext};
-use crate::tools::snapshot::{RunChange, Snapshot};
-use crate::tools::{ToolId, ToolOutput, files, patch_apply, scrub};
+use crate::tools::calls::registry::{self, Action, FileChange, Plan, Refused, Tool, ToolContext};
+use crate::tools::edits::edit;
+use crate::tools::reading::snapshot::{RunChange, Snapshot};
+use crate::tools::{ToolId, ToolOutput, edits::patch_apply, scrub};
 use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -170,7 +171,7 @@ impl Session {
         self.late_mcp_writes(t);
         match approved.prepared {
             Prepared::Edit(edit) => {
-                let mut output = files::apply_edit(&self.workspace, &edit);
+                let mut output = edit::apply_edit(&self.workspace, &edit);
                 if output.success {
                     t.changed();
                     let path = edit.path.display();

@@ -6,8 +6,8 @@
 //! end the session (proptest below, `fuzz/fuzz_targets/live_scanner.rs`).
 
 use super::contract::{AgentEvent, EventSender};
-use crate::tools::files::MAX_FILE_BYTES;
-use crate::tools::registry::LivePreview;
+use crate::tools::calls::registry::LivePreview;
+use crate::tools::reading::files::MAX_FILE_BYTES;
 use crate::tools::{Registry, Workspace};
 
 /// Up to this length the arguments are scanned for the path at every

@@ -14,7 +14,7 @@
 use super::contract::{AgentEvent, EventSender};
 use super::session::{Session, Task};
 use crate::mcp::{CallOutcome, Hub, ToolInfo, names};
-use crate::tools::registry::{Action, Args, ExternalCall, Plan, Refused, Tool, ToolContext};
+use crate::tools::calls::registry::{Action, Args, ExternalCall, Plan, Refused, Tool, ToolContext};
 use crate::tools::{TestCommands, ToolId, ToolOutput};
 use serde_json::{Value, json};
 use std::sync::Arc;

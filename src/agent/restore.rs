@@ -13,7 +13,7 @@ use super::contract::{AgentEvent, CallKind, CallStatus, RestoredEntry};
 use super::saved::SavedState;
 use super::session::Session;
 use crate::llm::{ChatMessage, Role};
-use crate::tools::registry::Registry;
+use crate::tools::calls::registry::Registry;
 use crate::tools::{ToolId, ToolName};
 use serde_json::Value;
 use std::collections::HashSet;

@@ -10,7 +10,7 @@ use super::protocol;
 use super::session::{Session, Task};
 use crate::diff::FileDiff;
 use crate::tools::ToolName;
-use crate::tools::test_infra::infra_change;
+use crate::tools::testing::test_infra::infra_change;
 
 use sha2::{Digest, Sha256};
 use tokio::sync::oneshot;

@@ -6,9 +6,10 @@
 use crate::diff;
 use crate::tools::ToolOutput;
 use crate::tools::Workspace;
-use crate::tools::files::{self, PreparedEdit};
-use crate::tools::patch_apply::PreparedPatch;
-use crate::tools::patch_select;
+use crate::tools::edits::edit;
+use crate::tools::edits::edit::PreparedEdit;
+use crate::tools::edits::patch_apply::PreparedPatch;
+use crate::tools::edits::patch_select;
 use serde_json::{Value, json};
 
 /// Most characters of the resulting file sent back with a partial edit.
@@ -67,7 +68,7 @@ pub fn only_hunks(
             json!({"hunk": hunk.header(), "lines": lines.join("\n")})
         })
         .collect();
-    let revised = files::prepare_write(ws, &edit.path.display(), &partial)
+    let revised = edit::prepare_write(ws, &edit.path.display(), &partial)
         .map_err(|e| Refused::Failed(e.0))?;
     Ok((revised, Some(Revision::Hunks { rejected })))
 }
@@ -105,8 +106,8 @@ pub fn user_edited(
     edit: &PreparedEdit,
     content: &str,
 ) -> Result<(PreparedEdit, Revision), Refused> {
-    let revised = files::prepare_write(ws, &edit.path.display(), content)
-        .map_err(|e| Refused::Failed(e.0))?;
+    let revised =
+        edit::prepare_write(ws, &edit.path.display(), content).map_err(|e| Refused::Failed(e.0))?;
     if revised.diff.is_empty() {
         return Err(Refused::AllRejected);
     }

@@ -5,7 +5,7 @@
 //! offered apart (only a person's choice keeps it, never `--yes`), and
 //! what is never kept (git metadata, compiled files, links, …) is named in
 //! the result and the receipt. Where there is no layer, the workspace is
-//! compared before and after the run (`tools::snapshot`, `plants`), and a
+//! compared before and after the run (`tools::reading::snapshot`, `plants`), and a
 //! comparison that could not see everything is said and never counts as a
 //! clean run.
 //!
@@ -18,11 +18,11 @@ use super::approve::USER_REASON;
 use super::contract::{ApprovalAction, Decision, TestReceipt};
 use super::execute::ChangedBy;
 use super::session::{Session, Task};
+use crate::tools::edits::patch_apply::PreparedPatch;
 use crate::tools::layer::{keep, rules};
-use crate::tools::patch_apply::PreparedPatch;
-use crate::tools::snapshot::{RunChange, Snapshot};
-use crate::tools::test_run::{LayerRun, TestRun};
-use crate::tools::{TestCommand, ToolId, ToolOutput, sandbox, test_runner};
+use crate::tools::reading::snapshot::{RunChange, Snapshot};
+use crate::tools::testing::test_run::{LayerRun, TestRun};
+use crate::tools::{TestCommand, ToolId, ToolOutput, sandbox, testing::test_runner};
 
 /// Why a staged task keeps no code a test run wrote.
 const CODE_NOT_STAGED: &str = "a stage keeps no code a test run wrote (only a person's explicit choice keeps it, and a staged task asks no one)";
@@ -154,7 +154,7 @@ impl Session {
         if before.complete && !after.complete {
             planted.push(format!(
                 "over {} files (the snapshot stopped there: what the run changed past them was not looked at)",
-                crate::tools::snapshot::MAX_FILES
+                crate::tools::reading::snapshot::MAX_FILES
             ));
         }
         let partial = before.partial(&after);

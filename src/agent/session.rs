@@ -17,7 +17,7 @@ pub(super) use super::task::Task;
 use crate::config::models::{ModelInfo, ModelTable};
 use crate::config::{Config, Protocol};
 use crate::llm::{ChatMessage, ChatModel, ModelReply, Role, TokenUsage};
-use crate::tools::snapshot::Snapshot;
+use crate::tools::reading::snapshot::Snapshot;
 use crate::tools::{Registry, TestCommands, ToolId, Workspace};
 use serde_json::Value;
 use std::sync::Arc;

@@ -5,7 +5,7 @@
 
 use super::contract::{AgentEvent, EventSender, TestReceipt};
 use crate::llm::TokenUsage;
-use crate::tools::snapshot::RunChange;
+use crate::tools::reading::snapshot::RunChange;
 use std::collections::BTreeMap;
 use tokio_util::sync::CancellationToken;
 

@@ -3,7 +3,9 @@
 
 use std::os::unix::fs::symlink;
 use std::path::Path;
-use stepwise::tools::files::{self, prepare_replace, prepare_write};
+use stepwise::tools::edits::edit;
+use stepwise::tools::edits::edit::{prepare_replace, prepare_write};
+use stepwise::tools::reading::files;
 use stepwise::tools::{ToolOutput, Workspace};
 
 struct Fixture {
@@ -95,7 +97,7 @@ fn writes_outside_are_refused_and_create_nothing() {
         let result = prepare_write(&f.ws, path, "pwned = 1\n");
         match result {
             Err(_) => {}
-            Ok(edit) => refused(&files::apply_edit(&f.ws, &edit), &format!("write {path}")),
+            Ok(edit) => refused(&edit::apply_edit(&f.ws, &edit), &format!("write {path}")),
         }
         assert!(
             prepare_replace(&f.ws, path, "SECRET = 1", "SECRET = 2").is_err(),
@@ -154,7 +156,7 @@ fn paths_that_stay_inside_work() {
     assert!(alias.success, "{:?}", alias.body);
     assert_eq!(alias.body["content"], "ok = True\n");
     let edit = prepare_write(&f.ws, "sub/new/deep.py", "x = 1\n").unwrap();
-    assert!(files::apply_edit(&f.ws, &edit).success);
+    assert!(edit::apply_edit(&f.ws, &edit).success);
     assert_eq!(
         std::fs::read_to_string(f.ws.root().join("sub/new/deep.py")).unwrap(),
         "x = 1\n"
@@ -180,7 +182,7 @@ fn dot_env_is_never_readable_but_any_other_text_file_is() {
 #[tokio::test]
 async fn a_symlink_planted_by_a_test_run_cannot_be_used_to_escape() {
     use std::time::Duration;
-    use stepwise::tools::test_runner::run_tests;
+    use stepwise::tools::testing::test_runner::run_tests;
     let f = fixture();
     let body = format!(
         "import os, unittest\n\
@@ -193,7 +195,7 @@ async fn a_symlink_planted_by_a_test_run_cannot_be_used_to_escape() {
         f.outside.join("secret.py").display().to_string(),
     );
     let edit = prepare_write(&f.ws, "test_plant.py", &body).unwrap();
-    assert!(files::apply_edit(&f.ws, &edit).success);
+    assert!(edit::apply_edit(&f.ws, &edit).success);
     let run = run_tests(
         f.ws.root(),
         &stepwise::tools::TestCommands::detect(&f.ws, &[])
@@ -228,7 +230,7 @@ async fn a_symlink_planted_by_a_test_run_cannot_be_used_to_escape() {
     ] {
         refused(&files::read_file(&f.ws, path), &format!("read {path}"));
         if let Ok(edit) = prepare_write(&f.ws, path, "pwned = 1\n") {
-            refused(&files::apply_edit(&f.ws, &edit), &format!("write {path}"));
+            refused(&edit::apply_edit(&f.ws, &edit), &format!("write {path}"));
         }
         assert!(prepare_replace(&f.ws, path, "SECRET = 1", "SECRET = 2").is_err());
     }

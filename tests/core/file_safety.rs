@@ -8,8 +8,9 @@ use std::path::Path;
 use std::sync::mpsc;
 use std::time::Duration;
 use stepwise::tools::Workspace;
-use stepwise::tools::files::{self, prepare_replace, prepare_write};
-use stepwise::tools::search::{SearchArgs, search_text};
+use stepwise::tools::edits::edit::{prepare_replace, prepare_write};
+use stepwise::tools::reading::files;
+use stepwise::tools::reading::search::{SearchArgs, search_text};
 
 fn ws_with(files: &[(&str, &str)]) -> (tempfile::TempDir, Workspace) {
     let tmp = tempfile::tempdir().unwrap();

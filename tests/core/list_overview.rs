@@ -4,7 +4,7 @@
 
 use serde_json::json;
 use stepwise::tools::Workspace;
-use stepwise::tools::files::{list_files, list_files_depth};
+use stepwise::tools::reading::files::{list_files, list_files_depth};
 
 fn tree(files: &[String]) -> (tempfile::TempDir, Workspace) {
     let tmp = tempfile::tempdir().unwrap();

@@ -12,11 +12,12 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use stepwise::agent::{Decision, FinishReason, LoopSettings};
 use stepwise::config::mcp::{McpServerSettings, McpSettings};
-use stepwise::tools::registry::{
+use stepwise::tools::calls::registry::{
     Action, Args, FileChange, Plan, Reader, Refused, Tool, ToolContext, object_schema,
     string_property,
 };
-use stepwise::tools::{Registry, TestCommands, ToolId, ToolName, files};
+use stepwise::tools::edits::edit;
+use stepwise::tools::{Registry, TestCommands, ToolId, ToolName};
 use tokio_util::sync::CancellationToken;
 
 fn server(name: &str, command: Vec<String>, read_only: &[&str]) -> LoopSettings {
@@ -283,7 +284,7 @@ impl Tool for AddNote {
         let name = read.string("name").map_err(|e| Refused::new("", e))?;
         let text = read.string("text").map_err(|e| Refused::new("", e))?;
         let path = format!("notes/{name}.md");
-        let edit = files::prepare_write(ctx.workspace, &path, &format!("{text}\n"))
+        let edit = edit::prepare_write(ctx.workspace, &path, &format!("{text}\n"))
             .map_err(|e| Refused::new(path.clone(), e.0))?;
         Ok(Plan {
             target: path,

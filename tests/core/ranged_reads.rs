@@ -4,8 +4,9 @@
 
 use serde_json::json;
 use stepwise::tools::Workspace;
-use stepwise::tools::files::{self, apply_edit, prepare_replace, prepare_write, read_file_range};
-use stepwise::tools::patch_apply::prepare_patch;
+use stepwise::tools::edits::edit::{apply_edit, prepare_replace, prepare_write};
+use stepwise::tools::edits::patch_apply::prepare_patch;
+use stepwise::tools::reading::files::{self, read_file_range};
 
 fn numbered(n: usize) -> String {
     (1..=n).map(|i| format!("line {i}\n")).collect()

@@ -7,7 +7,7 @@
 
 use serde_json::json;
 use stepwise::tools::Workspace;
-use stepwise::tools::search::{SearchArgs, search_text};
+use stepwise::tools::reading::search::{SearchArgs, search_text};
 
 fn args(pattern: &str) -> SearchArgs {
     SearchArgs {

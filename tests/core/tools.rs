@@ -6,8 +6,10 @@ use std::os::unix::fs::PermissionsExt;
 use std::time::{Duration, Instant};
 use stepwise::tools::TestCommands;
 use stepwise::tools::Workspace;
-use stepwise::tools::files::{self, prepare_replace, prepare_write};
-use stepwise::tools::test_runner::run_tests;
+use stepwise::tools::edits::edit;
+use stepwise::tools::edits::edit::{prepare_replace, prepare_write};
+use stepwise::tools::reading::files;
+use stepwise::tools::testing::test_runner::run_tests;
 use tokio_util::sync::CancellationToken;
 
 fn ws_with(files: &[(&str, &str)]) -> (tempfile::TempDir, Workspace) {
@@ -101,7 +103,7 @@ fn writes_are_atomic_keep_permissions_and_create_folders() {
     std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
     assert!(files::read_file(&ws, "tool.py").success);
     let edit = prepare_write(&ws, "tool.py", "print(2)\n").unwrap();
-    assert!(files::apply_edit(&ws, &edit).success);
+    assert!(edit::apply_edit(&ws, &edit).success);
     assert_eq!(std::fs::read_to_string(&path).unwrap(), "print(2)\n");
     assert_eq!(
         std::fs::metadata(&path).unwrap().permissions().mode() & 0o777,
@@ -115,7 +117,7 @@ fn writes_are_atomic_keep_permissions_and_create_folders() {
     assert_eq!(names, ["tool.py"]);
     let created = prepare_write(&ws, "a/b/c.py", "c = 1\n").unwrap();
     assert!(created.diff.new_file);
-    let out = files::apply_edit(&ws, &created);
+    let out = edit::apply_edit(&ws, &created);
     assert_eq!(out.body["created"], true);
     let mode = std::fs::metadata(tmp.path().join("a/b/c.py"))
         .unwrap()
@@ -139,7 +141,7 @@ fn write_into_a_read_only_folder_fails_and_keeps_the_original() {
     std::fs::set_permissions(&ro, std::fs::Permissions::from_mode(0o555)).unwrap();
     assert!(files::read_file(&ws, "ro/a.py").success);
     let edit = prepare_write(&ws, "ro/a.py", "new\n").unwrap();
-    let out = files::apply_edit(&ws, &edit);
+    let out = edit::apply_edit(&ws, &edit);
     std::fs::set_permissions(&ro, std::fs::Permissions::from_mode(0o755)).unwrap();
     assert!(error_of(&out).contains("nothing changed"));
     assert_eq!(std::fs::read_to_string(ro.join("a.py")).unwrap(), "keep\n");
@@ -236,7 +238,7 @@ async fn hanging_tests_are_killed_at_the_timeout_with_their_children() {
         writable: vec![pids.path().to_path_buf()],
         ..Default::default()
     };
-    let out = stepwise::tools::test_runner::run_tests_with(
+    let out = stepwise::tools::testing::test_runner::run_tests_with(
         ws.root(),
         &unittest(&ws),
         Duration::from_secs(2),

@@ -7,7 +7,8 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use std::process::Command;
 use stepwise::tools::Workspace;
-use stepwise::tools::files::{self, apply_edit, prepare_write};
+use stepwise::tools::edits::edit::{apply_edit, prepare_write};
+use stepwise::tools::reading::files;
 
 /// Set in the child process that runs the write under a file-size limit.
 const CHILD_ENV: &str = "STEPWISE_TEST_FSIZE_CHILD";

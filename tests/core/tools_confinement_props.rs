@@ -8,7 +8,8 @@ use proptest::prelude::*;
 use std::os::unix::fs::{MetadataExt, symlink};
 use std::path::{Path, PathBuf};
 use stepwise::tools::Workspace;
-use stepwise::tools::files::{self, apply_edit, prepare_replace, prepare_write};
+use stepwise::tools::edits::edit::{apply_edit, prepare_replace, prepare_write};
+use stepwise::tools::reading::files;
 
 /// Text found only in files outside the workspace.
 const OUTSIDE_TEXT: &str = "outside-only-7f3a";

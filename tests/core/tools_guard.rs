@@ -4,7 +4,8 @@
 
 use std::path::Path;
 use stepwise::tools::Workspace;
-use stepwise::tools::files::{self, apply_edit, prepare_replace, prepare_write};
+use stepwise::tools::edits::edit::{apply_edit, prepare_replace, prepare_write};
+use stepwise::tools::reading::files;
 
 fn ws_with(files: &[(&str, &str)]) -> (tempfile::TempDir, Workspace) {
     let tmp = tempfile::tempdir().unwrap();

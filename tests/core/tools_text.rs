@@ -5,7 +5,8 @@
 use serde_json::json;
 use std::os::unix::fs::{PermissionsExt, symlink};
 use stepwise::tools::Workspace;
-use stepwise::tools::files::{self, apply_edit, prepare_replace, prepare_write};
+use stepwise::tools::edits::edit::{apply_edit, prepare_replace, prepare_write};
+use stepwise::tools::reading::files;
 use stepwise::tools::redact::MARKER;
 
 fn ws_with(files: &[(&str, &str)]) -> (tempfile::TempDir, Workspace) {

@@ -386,7 +386,7 @@ pub fn finished(app: &mut App) {
                         summary: "4 passed".into(),
                         sandbox: String::new(),
                         passed: true,
-                        verified: stepwise::tools::test_run::Verified::ExitCodeAndSummary,
+                        verified: stepwise::tools::testing::test_run::Verified::ExitCodeAndSummary,
                     }),
                     files: vec![stepwise::agent::FileStat {
                         by: None,

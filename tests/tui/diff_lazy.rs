@@ -170,7 +170,7 @@ fn a_live_preview_is_rebuilt_no_more_often_than_its_throttle() {
         app.update(Msg::Agent(AgentEvent::ToolCallStreaming {
             index: 0,
             tool: "write_file".into(),
-            preview: stepwise::tools::registry::LivePreview::WriteFile,
+            preview: stepwise::tools::calls::registry::LivePreview::WriteFile,
             fragment: fragment.into(),
         }))
     };
@@ -211,7 +211,7 @@ fn colours_pending_for_a_diff_no_longer_shown_ask_for_no_frames() {
     app.update(Msg::Agent(AgentEvent::ToolCallStreaming {
         index: 0,
         tool: "write_file".into(),
-        preview: stepwise::tools::registry::LivePreview::WriteFile,
+        preview: stepwise::tools::calls::registry::LivePreview::WriteFile,
         fragment: args,
     }));
     // One frame, as the run loop draws it: the hunk's colours are started

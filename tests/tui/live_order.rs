@@ -15,7 +15,7 @@ fn a_write_whose_content_streams_before_its_path_still_previews() {
         app.update(Msg::Agent(AgentEvent::ToolCallStreaming {
             index: 0,
             tool: "write_file".into(),
-            preview: stepwise::tools::registry::LivePreview::WriteFile,
+            preview: stepwise::tools::calls::registry::LivePreview::WriteFile,
             fragment: fragment.into(),
         }))
     };

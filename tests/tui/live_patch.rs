@@ -11,7 +11,7 @@ fn streaming(app: &mut App, fragment: &str) {
     app.update(Msg::Agent(AgentEvent::ToolCallStreaming {
         index: 0,
         tool: "apply_patch".into(),
-        preview: stepwise::tools::registry::LivePreview::Patch,
+        preview: stepwise::tools::calls::registry::LivePreview::Patch,
         fragment: fragment.into(),
     }));
 }

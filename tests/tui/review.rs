@@ -346,7 +346,7 @@ fn streaming(app: &mut App, fragment: &str) {
     app.update(Msg::Agent(AgentEvent::ToolCallStreaming {
         index: 0,
         tool: "write_file".into(),
-        preview: stepwise::tools::registry::LivePreview::WriteFile,
+        preview: stepwise::tools::calls::registry::LivePreview::WriteFile,
         fragment: fragment.into(),
     }));
 }
@@ -410,7 +410,7 @@ fn a_streaming_replacement_previews_once_its_old_text_is_known() {
     app.update(Msg::Agent(AgentEvent::ToolCallStreaming {
         index: 0,
         tool: "replace_text".into(),
-        preview: stepwise::tools::registry::LivePreview::ReplaceText,
+        preview: stepwise::tools::calls::registry::LivePreview::ReplaceText,
         fragment: r#"{"path": "calculator.py", "old": "    return a - b"#.into(),
     }));
     let shown = screen(&draw(&mut app, 80, 24));
@@ -418,7 +418,7 @@ fn a_streaming_replacement_previews_once_its_old_text_is_known() {
     app.update(Msg::Agent(AgentEvent::ToolCallStreaming {
         index: 0,
         tool: "replace_text".into(),
-        preview: stepwise::tools::registry::LivePreview::ReplaceText,
+        preview: stepwise::tools::calls::registry::LivePreview::ReplaceText,
         fragment: r#"\n", "new": "    return b - a\n"#.into(),
     }));
     app.set_now(app.now() + Duration::from_millis(150));

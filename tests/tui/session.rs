@@ -72,7 +72,7 @@ fn the_receipt_is_shown_under_the_answer_and_says_who_computed_it() {
                 summary: "1 failed".into(),
                 sandbox: String::new(),
                 passed: false,
-                verified: stepwise::tools::test_run::Verified::ExitCodeAndSummary,
+                verified: stepwise::tools::testing::test_run::Verified::ExitCodeAndSummary,
             }),
             files: vec![
                 FileStat {

@@ -106,7 +106,7 @@ fn live_preview_of_a_streaming_write() {
                 AgentEvent::ToolCallStreaming {
                     index: 0,
                     tool: "write_file".into(),
-                    preview: stepwise::tools::registry::LivePreview::WriteFile,
+                    preview: stepwise::tools::calls::registry::LivePreview::WriteFile,
                     fragment: serde_json::json!({"path": "calculator.py", "content": format!("{CALCULATOR}{DIVIDE}")})
                         .to_string()
                         .chars()

@@ -8,7 +8,7 @@ pub use crate::agent::git::GitStatus;
 use crate::diff::FileDiff;
 use crate::llm::TokenUsage;
 use crate::tools::ToolId;
-use crate::tools::registry::LivePreview;
+use crate::tools::calls::registry::LivePreview;
 use serde::Serialize;
 use tokio::sync::mpsc;
 
@@ -155,7 +155,7 @@ pub enum AgentEvent {
         /// What the model reads: test output in it has no escape sequence.
         result: serde_json::Value,
         /// A test run's output with its colour sequences (SGR only, see
-        /// `tools::ansi`), for a front end to style; never serialized.
+        /// `tools::testing::ansi`), for a front end to style; never serialized.
         #[serde(skip)]
         coloured_output: Option<String>,
     },

@@ -2,10 +2,10 @@
 //! (the last test run, the files changed, the diff hash), never text taken
 //! from the model.
 
-use crate::tools::snapshot::RunChange;
-use crate::tools::test_infra::InfraChange;
-use crate::tools::test_run::Verified;
-use crate::tools::test_runner::TestRun;
+use crate::tools::reading::snapshot::RunChange;
+use crate::tools::testing::test_infra::InfraChange;
+use crate::tools::testing::test_run::Verified;
+use crate::tools::testing::test_runner::TestRun;
 use serde::Serialize;
 
 /// What stepwise itself checked when it accepted a final answer.

@@ -1,11 +1,11 @@
 //! `apply_patch {patch}`: a unified diff over one or more files (parsed,
-//! located and applied by `tools::patch` and `tools::patch_apply`). Planned
+//! located and applied by `tools::edits::patch` and `tools::edits::patch_apply`). Planned
 //! as a file change the user approves; deletions are asked one by one.
 
 use super::TestCommands;
-use super::registry::{Action, Args, FileChange, LivePreview, Plan, Reader, Refused, Tool};
-use super::registry::{ToolContext, object_schema, string_property};
-use super::{ToolId, ToolName, patch_apply};
+use super::calls::registry::{Action, Args, FileChange, LivePreview, Plan, Reader, Refused, Tool};
+use super::calls::registry::{ToolContext, object_schema, string_property};
+use super::{ToolId, ToolName, edits::patch_apply};
 use serde_json::{Value, json};
 
 pub struct ApplyPatch;

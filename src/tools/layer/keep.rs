@@ -13,9 +13,9 @@
 use super::rules::{Context, Verdict, Why};
 use super::{Entry, Written};
 use crate::diff::FileDiff;
-use crate::tools::edit::{PreparedEdit, to_lf};
-use crate::tools::patch_apply::{PreparedDelete, PreparedPatch};
-use crate::tools::snapshot::{RunChange, Touch};
+use crate::tools::edits::edit::{PreparedEdit, to_lf};
+use crate::tools::edits::patch_apply::{PreparedDelete, PreparedPatch};
+use crate::tools::reading::snapshot::{RunChange, Touch};
 use crate::tools::workspace::{RelPath, Workspace};
 
 /// Most files one run's offer may hold: a run that wrote more (a flood)

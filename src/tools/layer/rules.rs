@@ -19,7 +19,7 @@
 //! only at its first; anything not known to be harmless data is code.
 
 use super::{Entry, Written};
-use crate::tools::deny::DenyList;
+use crate::tools::workspace::deny::DenyList;
 // The runners' data folders and the package folders: the sandbox's own lists.
 use crate::tools::sandbox::plants::{PACKAGES, TOOL_DATA as RUN_CACHES};
 use std::cell::RefCell;
@@ -140,7 +140,7 @@ pub fn is_code(path: &str) -> bool {
         // `calculator.cpython-311-x86_64-linux-gnu.so.1`, `lib.so.2`
         || name.contains(".so.")
         || STEERING.contains(&name)
-        || crate::tools::test_infra::infra_change(path, Some("a"), Some("b")).is_some()
+        || crate::tools::testing::test_infra::infra_change(path, Some("a"), Some("b")).is_some()
 }
 
 /// Whether a path's file is one a loader imports or runs as it is.

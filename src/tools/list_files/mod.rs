@@ -1,10 +1,10 @@
 //! `list_files {path?, depth?}`: an overview of a folder, breadth first (the
-//! walk and its counts are `tools::list`). A read: planned is done.
+//! walk and its counts are `tools::reading::list`). A read: planned is done.
 
 use super::TestCommands;
-use super::registry::{Action, object_schema, string_property};
-use super::registry::{Args, Cut, Plan, Reader, Refused, Tool, ToolContext};
-use super::{ToolId, ToolName, files};
+use super::calls::registry::{Action, object_schema, string_property};
+use super::calls::registry::{Args, Cut, Plan, Reader, Refused, Tool, ToolContext};
+use super::{ToolId, ToolName, reading::files};
 use serde_json::{Value, json};
 
 pub struct ListFiles;

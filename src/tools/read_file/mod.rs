@@ -1,11 +1,13 @@
 //! `read_file {path, offset?, limit?}`: a file's exact text, whole or a line
-//! range (the reading, redaction and guard records are `tools::files`). A
+//! range (the reading, redaction and guard records are `tools::reading::files`). A
 //! read: planned is done.
 
 use super::TestCommands;
-use super::registry::{Action, Args, ContextRole, Cut, Plan, Reader, Refused, Tool, ToolContext};
-use super::registry::{object_schema, string_property};
-use super::{ToolId, ToolName, files};
+use super::calls::registry::{
+    Action, Args, ContextRole, Cut, Plan, Reader, Refused, Tool, ToolContext,
+};
+use super::calls::registry::{object_schema, string_property};
+use super::{ToolId, ToolName, reading::files};
 use serde_json::{Value, json};
 
 pub struct ReadFile;

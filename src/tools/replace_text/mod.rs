@@ -1,11 +1,14 @@
 //! `replace_text {path, old, new}`: replace the one occurrence of `old`
-//! (prepared and applied by `tools::edit`, through the stale-write guard).
+//! (prepared and applied by `tools::edits::edit`, through the stale-write guard).
 //! Planned as a file change the user approves.
 
 use super::TestCommands;
-use super::registry::{Action, Args, ContextRole, FileChange, LivePreview, Plan, Reader, Refused};
-use super::registry::{Tool, ToolContext, object_schema, string_property};
-use super::{ToolId, ToolName, files};
+use super::calls::registry::{
+    Action, Args, ContextRole, FileChange, LivePreview, Plan, Reader, Refused,
+};
+use super::calls::registry::{Tool, ToolContext, object_schema, string_property};
+use super::{ToolId, ToolName};
+use crate::tools::edits::edit;
 use serde_json::{Value, json};
 
 pub struct ReplaceText;
@@ -36,7 +39,7 @@ impl Tool for ReplaceText {
         let path = read.string("path").map_err(refused)?;
         let old = read.string("old").map_err(refused)?;
         let new = read.string("new").map_err(refused)?;
-        let edit = files::prepare_replace(ctx.workspace, &path, &old, &new)
+        let edit = edit::prepare_replace(ctx.workspace, &path, &old, &new)
             .map_err(|e| Refused::new(path.clone(), e.0))?;
         Ok(Plan {
             target: path,

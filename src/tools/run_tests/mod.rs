@@ -1,9 +1,9 @@
 //! `run_tests {command?}`: one of the workspace's test commands (found by
-//! `tools::test_commands`, run by `tools::test_runner` in the sandbox).
+//! `tools::testing::test_commands`, run by `tools::testing::test_runner` in the sandbox).
 //! Planned as a command the user approves.
 
 use super::TestCommands;
-use super::registry::{Action, Args, Cut, Plan, Reader, Refused, Tool, ToolContext};
+use super::calls::registry::{Action, Args, Cut, Plan, Reader, Refused, Tool, ToolContext};
 use super::{ToolId, ToolName};
 use serde_json::Value;
 

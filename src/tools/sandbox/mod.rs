@@ -87,7 +87,7 @@ pub struct Policy {
     /// The workspace's deny list (the fixed names and `deny_paths`): the
     /// files it names are covered for a run at any depth, as the file
     /// tools refuse them.
-    pub deny: crate::tools::deny::DenyList,
+    pub deny: crate::tools::workspace::deny::DenyList,
     /// Set for each run by [`prepare`], covered in the run's mount
     /// namespace: the entries of `HOME` outside its allow-list (see
     /// `paths`; a tool sees them missing rather than refused), then the
@@ -114,7 +114,7 @@ impl Policy {
             test_env: test_env.to_vec(),
             build_outputs: settings.build_outputs.clone(),
             stage: None,
-            deny: crate::tools::deny::DenyList::default(),
+            deny: crate::tools::workspace::deny::DenyList::default(),
             covered: Vec::new(),
         }
     }

@@ -132,12 +132,20 @@ fn stamp(meta: &std::fs::Metadata) -> Stamp {
 /// Search `root` (see the module's rules); `links`: also collect the
 /// files with more than one hard link and the folders of installed packages.
 pub fn find(root: &Path, links: bool) -> Plants {
-    find_denying(root, links, &crate::tools::deny::DenyList::default())
+    find_denying(
+        root,
+        links,
+        &crate::tools::workspace::deny::DenyList::default(),
+    )
 }
 
 /// [`find`], where the files `deny` names (its `deny_paths` globs too)
 /// count as secrets (with `links`).
-pub fn find_denying(root: &Path, links: bool, deny: &crate::tools::deny::DenyList) -> Plants {
+pub fn find_denying(
+    root: &Path,
+    links: bool,
+    deny: &crate::tools::workspace::deny::DenyList,
+) -> Plants {
     let packages = std::sync::Arc::new(std::sync::Mutex::new(BTreeMap::new()));
     let listed = std::sync::Arc::clone(&packages);
     let walker = ignore::WalkBuilder::new(root)
@@ -205,7 +213,7 @@ pub fn find_denying(root: &Path, links: bool, deny: &crate::tools::deny::DenyLis
             continue;
         };
         let denied = |n: &str| {
-            crate::tools::deny::denied_name(n)
+            crate::tools::workspace::deny::denied_name(n)
                 || (deny.has_configured()
                     && entry
                         .path()

@@ -21,7 +21,7 @@
 //! for one deny list are never used for another (they are dropped).
 
 use super::plants::{NOT_SEARCHED, is_packages};
-use crate::tools::deny::{DENIED_DIRS, DenyList};
+use crate::tools::workspace::deny::{DENIED_DIRS, DenyList};
 use std::collections::HashMap;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -115,7 +115,7 @@ fn list(
             continue;
         }
         let denied = |n: &str| {
-            crate::tools::deny::denied_name(n)
+            crate::tools::workspace::deny::denied_name(n)
                 || (deny.has_configured() && deny.denies_walked(&relative.join(n), n))
         };
         if kind.is_file() && text.is_some_and(denied) {

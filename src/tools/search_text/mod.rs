@@ -1,11 +1,11 @@
 //! `search_text {pattern, path?, glob?, ignore_case?}`: matching lines of
-//! the workspace's text files (searched by `tools::search`). A read: planned
+//! the workspace's text files (searched by `tools::reading::search`). A read: planned
 //! is done.
 
 use super::TestCommands;
-use super::registry::{Action, Args, Cut, Plan, Reader, Refused, Tool, ToolContext};
-use super::registry::{object_schema, string_property};
-use super::{ToolId, ToolName, search};
+use super::calls::registry::{Action, Args, Cut, Plan, Reader, Refused, Tool, ToolContext};
+use super::calls::registry::{object_schema, string_property};
+use super::{ToolId, ToolName, reading::search};
 use serde_json::{Value, json};
 
 pub struct SearchText;

@@ -11,10 +11,10 @@
 
 use super::{Stage, Staged, hash};
 use crate::diff::FileDiff;
-use crate::tools::edit::{PreparedEdit, to_lf};
+use crate::tools::edits::edit::{PreparedEdit, to_lf};
+use crate::tools::edits::patch_apply::{PreparedDelete, PreparedPatch};
 use crate::tools::layer::keep;
-use crate::tools::patch_apply::{PreparedDelete, PreparedPatch};
-use crate::tools::snapshot::RunChange;
+use crate::tools::reading::snapshot::RunChange;
 use crate::tools::workspace::Workspace;
 
 /// Largest file a changeset reads from either side.

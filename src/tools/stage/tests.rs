@@ -205,8 +205,8 @@ fn the_patch_file_is_one_git_apply_takes_on_the_untouched_workspace() {
 
 #[test]
 fn search_and_listing_see_the_stage_not_the_project_below_it() {
-    use crate::tools::files::list_files;
-    use crate::tools::search::{SearchArgs, search_text};
+    use crate::tools::reading::files::list_files;
+    use crate::tools::reading::search::{SearchArgs, search_text};
     let f = fixture();
     std::fs::write(f.root.join("keep.py"), "needle = 1\n").unwrap();
     std::fs::write(f.root.join("pkg/old.py"), "needle = 2\n").unwrap();

@@ -1,11 +1,14 @@
 //! `write_file {path, content}`: create a file or replace its whole content
-//! (prepared and applied by `tools::edit`, through the stale-write guard).
+//! (prepared and applied by `tools::edits::edit`, through the stale-write guard).
 //! Planned as a file change the user approves.
 
 use super::TestCommands;
-use super::registry::{Action, Args, ContextRole, FileChange, LivePreview, Plan, Reader, Refused};
-use super::registry::{Tool, ToolContext, object_schema, string_property};
-use super::{ToolId, ToolName, files};
+use super::calls::registry::{
+    Action, Args, ContextRole, FileChange, LivePreview, Plan, Reader, Refused,
+};
+use super::calls::registry::{Tool, ToolContext, object_schema, string_property};
+use super::{ToolId, ToolName};
+use crate::tools::edits::edit;
 use serde_json::{Value, json};
 
 pub struct WriteFile;
@@ -30,7 +33,7 @@ impl Tool for WriteFile {
         let read = Reader::new(ToolName::WRITE_FILE, args);
         let path = read.string("path").map_err(|e| Refused::new("", e))?;
         let content = read.string("content").map_err(|e| Refused::new("", e))?;
-        let edit = files::prepare_write(ctx.workspace, &path, &content)
+        let edit = edit::prepare_write(ctx.workspace, &path, &content)
             .map_err(|e| Refused::new(path.clone(), e.0))?;
         Ok(Plan {
             target: path,

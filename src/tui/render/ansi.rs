@@ -1,4 +1,4 @@
-//! A program's colours (SGR sequences kept by `tools::ansi::keep_colours`)
+//! A program's colours (SGR sequences kept by `tools::testing::ansi::keep_colours`)
 //! turned into styles of the theme: the eight colours and their bright
 //! forms, 256-colour indexes below 16, bold, dim, italic, underline,
 //! reverse and strike. Other colours (indexes above 15, RGB) and

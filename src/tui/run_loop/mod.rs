@@ -260,8 +260,8 @@ fn warm_grammar(lang: String, sample: Vec<String>, to_loop: mpsc::UnboundedSende
 /// comes back into the loop as a `Msg`, so no frame waits for the disk.
 fn list_files(source: crate::tui::input::picker::FileSource, to_loop: mpsc::UnboundedSender<Msg>) {
     tokio::task::spawn_blocking(move || {
-        let cap = crate::tools::file_index::MAX_FILES;
-        let (files, more) = crate::tools::file_index::workspace_files(&source.0, cap);
+        let cap = crate::tools::reading::file_index::MAX_FILES;
+        let (files, more) = crate::tools::reading::file_index::workspace_files(&source.0, cap);
         let _ = to_loop.send(Msg::Files { files, more });
     });
 }

@@ -5,7 +5,7 @@
 
 use crate::agent::ApprovalAction;
 use crate::diff::FileDiff;
-use crate::tools::registry::LivePreview;
+use crate::tools::calls::registry::LivePreview;
 use crate::tui::app::{App, Focus};
 use crate::tui::panes::diff::position;
 use crate::tui::panes::diff::source::Source;

@@ -4,7 +4,7 @@
 
 use crate::diff::FileDiff;
 use crate::tools::ToolId;
-use crate::tools::registry::LivePreview;
+use crate::tools::calls::registry::LivePreview;
 use crate::tui::panes::diff::live::{INLINE_PREVIEW_BYTES, LivePreviews, REFRESH};
 use std::time::{Duration, Instant};
 
@@ -141,7 +141,7 @@ fn the_pane_takes_a_large_preview_with_its_items_built_off_the_ui_thread() {
     app.update(Msg::Agent(AgentEvent::ToolCallStreaming {
         index: 0,
         tool: "write_file".into(),
-        preview: crate::tools::registry::LivePreview::WriteFile,
+        preview: crate::tools::calls::registry::LivePreview::WriteFile,
         fragment: args,
     }));
     let area = ratatui::layout::Rect::new(0, 0, 200, 60);

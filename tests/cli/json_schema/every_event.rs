@@ -31,7 +31,7 @@ pub fn every_event() -> Vec<AgentEvent> {
             summary: "5 passed".into(),
             sandbox: "sandboxed".into(),
             passed: true,
-            verified: stepwise::tools::test_run::Verified::ExitCodeAndSummary,
+            verified: stepwise::tools::testing::test_run::Verified::ExitCodeAndSummary,
         }),
         files: vec![FileStat {
             path: "a.py".into(),
@@ -43,16 +43,16 @@ pub fn every_event() -> Vec<AgentEvent> {
         diff_hash: "abc".into(),
         no_tool_used: false,
         no_test_command: false,
-        changed_by_tests: vec![stepwise::tools::snapshot::RunChange {
+        changed_by_tests: vec![stepwise::tools::reading::snapshot::RunChange {
             path: "b.py".into(),
-            change: stepwise::tools::snapshot::Touch::Created,
+            change: stepwise::tools::reading::snapshot::Touch::Created,
             before: None,
             after: None,
             contents_known: true,
         }],
         kept_out: vec!["__pycache__/a.cpython-311.pyc (compiled Python)".into()],
         rewritten_by_every_run: vec!["report.txt".into()],
-        tests_changed: vec![stepwise::tools::test_infra::InfraChange {
+        tests_changed: vec![stepwise::tools::testing::test_infra::InfraChange {
             path: "conftest.py".into(),
             what: "test setup",
         }],
@@ -81,7 +81,7 @@ pub fn every_event() -> Vec<AgentEvent> {
         AgentEvent::ToolCallStreaming {
             index: 0,
             tool: ToolId::parse("write_file"),
-            preview: stepwise::tools::registry::LivePreview::WriteFile,
+            preview: stepwise::tools::calls::registry::LivePreview::WriteFile,
             fragment: "{".into(),
         },
         AgentEvent::LiveEditBase {

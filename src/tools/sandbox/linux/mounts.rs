@@ -193,7 +193,7 @@ impl Mounts {
         layers: &Path,
         tmpfs: bool,
         layer: Option<&LayerPlan>,
-        deny: &crate::tools::deny::DenyList,
+        deny: &crate::tools::workspace::deny::DenyList,
         covered: &[std::path::PathBuf],
         disk: Option<Disk>,
     ) -> Result<Self, String> {
@@ -307,7 +307,9 @@ impl Mounts {
         let at_root = std::fs::read_dir(root)
             .map_err(|e| format!("cannot list the workspace: {e}"))?
             .flatten()
-            .filter(|e| crate::tools::deny::denied_name(&e.file_name().to_string_lossy()))
+            .filter(|e| {
+                crate::tools::workspace::deny::denied_name(&e.file_name().to_string_lossy())
+            })
             .map(|e| e.path());
         for path in at_root.chain(found.secrets.iter().cloned()) {
             match std::fs::canonicalize(&path) {

@@ -19,7 +19,7 @@
 use crate::agent::live::partial_field;
 use crate::diff::{FileDiff, LineKind};
 use crate::tools::ToolId;
-use crate::tools::registry::LivePreview;
+use crate::tools::calls::registry::LivePreview;
 use crate::tui::panes::diff::live_patch::partial_patch;
 use crate::tui::panes::diff::source::Source;
 use crate::tui::panes::diff::view::DiffKey;

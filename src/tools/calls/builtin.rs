@@ -6,19 +6,19 @@
 //! registered built-in tool's, and a `ToolId` parses back from the name it
 //! prints.
 
-use super::registry::{Registry, Tool};
+use crate::tools::calls::registry::{Registry, Tool};
 use std::sync::{Arc, OnceLock};
 
 /// The built-in tools, in the order the model is told of them.
 fn builtin_tools() -> Vec<Arc<dyn Tool>> {
     vec![
-        Arc::new(super::list_files::ListFiles),
-        Arc::new(super::read_file::ReadFile),
-        Arc::new(super::write_file::WriteFile),
-        Arc::new(super::replace_text::ReplaceText),
-        Arc::new(super::apply_patch::ApplyPatch),
-        Arc::new(super::run_tests::RunTests),
-        Arc::new(super::search_text::SearchText),
+        Arc::new(crate::tools::list_files::ListFiles),
+        Arc::new(crate::tools::read_file::ReadFile),
+        Arc::new(crate::tools::write_file::WriteFile),
+        Arc::new(crate::tools::replace_text::ReplaceText),
+        Arc::new(crate::tools::apply_patch::ApplyPatch),
+        Arc::new(crate::tools::run_tests::RunTests),
+        Arc::new(crate::tools::search_text::SearchText),
     ]
 }
 
@@ -38,7 +38,7 @@ impl Default for Registry {
 mod tests {
     use super::*;
     use crate::tool_id::{ToolId, ToolName, ToolSelector};
-    use crate::tools::registry::*;
+    use crate::tools::calls::registry::*;
     use crate::tools::{TestCommands, Workspace};
     use serde_json::{Value, json};
 

@@ -7,10 +7,10 @@
 //! and a selection that cannot be built exactly is refused, never
 //! approximated (a file mixing CRLF and LF is approved or rejected whole).
 
-use super::edit::{is_crlf, to_lf};
-use super::patch_apply::{PreparedPatch, prepare_edit};
-use super::workspace::PathError;
 use crate::diff::{self, FileDiff};
+use crate::tools::edits::edit::{is_crlf, to_lf};
+use crate::tools::edits::patch_apply::{PreparedPatch, prepare_edit};
+use crate::tools::workspace::PathError;
 use serde_json::{Value, json};
 
 /// The accepted part of a patch, and what was left out.
@@ -111,8 +111,8 @@ fn rejected(diff: &FileDiff, mask: &[bool]) -> Vec<Value> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tools::edit::PreparedEdit;
-    use crate::tools::patch_apply::PreparedDelete;
+    use crate::tools::edits::edit::PreparedEdit;
+    use crate::tools::edits::patch_apply::PreparedDelete;
     use crate::tools::workspace::Workspace;
 
     fn forty() -> String {

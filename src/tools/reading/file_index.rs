@@ -6,8 +6,8 @@
 //! What must stay true: only files `list_files` would show are listed, with
 //! `/`-separated paths relative to the root.
 
-use super::walk::walker;
-use super::workspace::Workspace;
+use crate::tools::reading::walk::walker;
+use crate::tools::workspace::Workspace;
 
 /// Most files listed.
 pub const MAX_FILES: usize = 20_000;

@@ -12,10 +12,14 @@
 //! the name given and by the path they really have. The workspace also holds
 //! the stale-write [`EditGuard`].
 
-use super::deny::DenyList;
-use super::guard::EditGuard;
-pub use super::path::{PathError, RelPath};
+pub mod deny;
+pub mod guard;
+pub(in crate::tools) mod path;
+
 use super::stage::{Lookup, Stage};
+use super::workspace::deny::DenyList;
+use super::workspace::guard::EditGuard;
+pub use super::workspace::path::{PathError, RelPath};
 use cap_std::ambient_authority;
 use cap_std::fs::{Dir, File, Metadata, OpenOptions, OpenOptionsExt, Permissions};
 use rustix::fs::FileType;

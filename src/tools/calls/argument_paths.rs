@@ -15,8 +15,8 @@
 //! refuses it), and a pattern too broad to check. Strings that name
 //! no workspace path pass.
 
-use super::Workspace;
-use super::argument_patterns::{
+use crate::tools::Workspace;
+use crate::tools::calls::argument_patterns::{
     MAX_VISITED, Pattern, TooMany, could_name_denied, is_extended_pattern, is_pattern,
 };
 use serde_json::Value;
@@ -244,13 +244,13 @@ fn denied_anywhere(path: &Path) -> Option<&'static str> {
         })
         .collect();
     if names.iter().any(|n| {
-        super::deny::DENIED_DIRS
+        crate::tools::workspace::deny::DENIED_DIRS
             .iter()
             .any(|d| d.eq_ignore_ascii_case(n))
     }) {
         return Some("everything inside .git/, .stepwise/ and .kube/ is off limits");
     }
-    names.last().filter(|n| super::deny::denied_name(n)).map(
+    names.last().filter(|n| crate::tools::workspace::deny::denied_name(n)).map(
         |_| "environment files, private keys and credential files are never readable or writable",
     )
 }

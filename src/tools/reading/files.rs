@@ -3,19 +3,20 @@
 //! for the stale-write guard, shows CRLF files with `\n`, and redacts
 //! credentials, judging them on the whole file so a range never splits a key
 //! block into parts that no longer look like one); the edits live in
-//! [`super::edit`] and are re-exported here.
+//! [`crate::tools::edits::edit`].
 
-use super::ToolOutput;
-use super::redact::{MARKER, redact, redact_range};
-use super::text::{MAX_READ_BYTES, MAX_SCAN_BYTES, check_allowed, decode_text, is_crlf, to_lf};
-use super::workspace::{PathError, RelPath, Workspace};
+use crate::tools::ToolOutput;
+use crate::tools::reading::text::{
+    MAX_READ_BYTES, MAX_SCAN_BYTES, check_allowed, decode_text, is_crlf, to_lf,
+};
+use crate::tools::redact::{MARKER, redact, redact_range};
+use crate::tools::workspace::{PathError, RelPath, Workspace};
 use serde_json::json;
 
-pub use super::edit::{PreparedEdit, apply_edit, prepare_replace, prepare_write};
-pub use super::text::{MAX_FILE_BYTES, MAX_READ_BYTES as READ_CAP_BYTES};
+pub use crate::tools::reading::text::{MAX_FILE_BYTES, MAX_READ_BYTES as READ_CAP_BYTES};
 
-pub use super::list::{MAX_LIST_ENTRIES, list_files, list_files_depth};
-pub use super::walk::SKIPPED_DIRS;
+pub use crate::tools::reading::list::{MAX_LIST_ENTRIES, list_files, list_files_depth};
+pub use crate::tools::reading::walk::SKIPPED_DIRS;
 
 /// Lines `read_file` returns by default when given a range, and at most.
 pub const DEFAULT_READ_LINES: usize = 2_000;

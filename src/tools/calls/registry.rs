@@ -3,7 +3,7 @@
 //! computed without side effects), its result policy (which field may be cut
 //! to the context budget, what its result means to compaction) and its live
 //! preview kind. Built-in tools live one folder each (`tools/<name>/`) and
-//! are registered by one line in [`builtin`]; MCP tools are units the session
+//! are registered by one line in [`builtin`](super::builtin); MCP tools are units the session
 //! builds from its servers' lists (`agent::mcp_call`) and go through the same
 //! path. The core executes plans: an approval *shape* per plan kind, never a
 //! tool's name.
@@ -11,11 +11,11 @@
 //! What must stay true: a plan has no side effect but reading; every
 //! change, command or external call is a plan the core asks approval for.
 
-use super::edit::PreparedEdit;
-use super::patch_apply::PreparedPatch;
-use super::test_commands::{TestCommand, TestCommands};
-use super::{ToolOutput, Workspace};
 use crate::tool_id::{ToolId, ToolName};
+use crate::tools::edits::edit::PreparedEdit;
+use crate::tools::edits::patch_apply::PreparedPatch;
+use crate::tools::testing::test_commands::{TestCommand, TestCommands};
+use crate::tools::{ToolOutput, Workspace};
 use serde_json::{Map, Value, json};
 use std::fmt;
 use std::sync::Arc;
@@ -323,11 +323,11 @@ fn json_type(v: &Value) -> &'static str {
 
 /// The arguments text as one JSON object (empty text: no arguments).
 pub fn parse_arguments(name: &str, arguments: &str) -> Result<Args, String> {
-    if arguments.len() > super::MAX_ARGUMENTS_BYTES {
+    if arguments.len() > crate::tools::MAX_ARGUMENTS_BYTES {
         return Err(format!(
             "the arguments are {} bytes, over the {}-byte limit",
             arguments.len(),
-            super::MAX_ARGUMENTS_BYTES
+            crate::tools::MAX_ARGUMENTS_BYTES
         ));
     }
     let trimmed = arguments.trim();

@@ -12,12 +12,12 @@
 //! no line reaches the model unredacted; at most [`MAX_MATCHES`] matches of
 //! at most [`MAX_LINE_CHARS`] characters.
 
-use super::ToolOutput;
-use super::redact::{redact, redact_range};
-use super::search_read::{Looked, Reader};
-use super::text::{MAX_SCAN_BYTES, decode_text, to_lf};
-use super::walk::{groups, in_parallel_with, parts, relative_to, split, walker_of};
-use super::workspace::{PathError, RelPath, Workspace};
+use crate::tools::ToolOutput;
+use crate::tools::reading::search_read::{Looked, Reader};
+use crate::tools::reading::text::{MAX_SCAN_BYTES, decode_text, to_lf};
+use crate::tools::reading::walk::{groups, in_parallel_with, parts, relative_to, split, walker_of};
+use crate::tools::redact::{redact, redact_range};
+use crate::tools::workspace::{PathError, RelPath, Workspace};
 use globset::GlobMatcher;
 use regex::{Regex, RegexBuilder};
 use serde_json::{Value, json};
@@ -308,7 +308,7 @@ fn staged_pass(
         match text {
             Some(text) => {
                 tally.searched += 1;
-                let n = super::search_read::count_lines(regex, &text);
+                let n = crate::tools::reading::search_read::count_lines(regex, &text);
                 if n > 0 {
                     tally.hits.push((path, n));
                 }

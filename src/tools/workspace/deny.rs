@@ -9,7 +9,7 @@
 //! about the path the model gave *and* about the path the file really has
 //! (a symlink with an innocent name is judged by its target).
 
-use super::path::{PathError, RelPath};
+use crate::tools::workspace::path::{PathError, RelPath};
 use globset::{Glob, GlobSet, GlobSetBuilder};
 use std::path::{Component, Path};
 

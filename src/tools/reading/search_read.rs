@@ -6,8 +6,8 @@
 //! known before anything but "text, no match" is reported, so a multiply
 //! linked file always reads as text without a match, whatever it holds.
 
-use super::text::MAX_SCAN_BYTES;
-use super::workspace::{ScanCheck, Workspace};
+use crate::tools::reading::text::MAX_SCAN_BYTES;
+use crate::tools::workspace::{ScanCheck, Workspace};
 use cap_std::fs::{Dir, File};
 use regex::Regex;
 use std::io::Read;

@@ -26,8 +26,8 @@
 //! files are looked at, and at most [`KEPT_TEXT_BYTES`] of text is kept so
 //! that changes can be shown as diffs and undone).
 
-use super::files::MAX_FILE_BYTES;
-use super::workspace::Workspace;
+use crate::tools::reading::files::MAX_FILE_BYTES;
+use crate::tools::workspace::Workspace;
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
@@ -37,7 +37,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 /// caches that test runs rewrite on every run (counting them would make
 /// every run a change, and the gate could never be met).
 const NOT_WALKED: [&str; 9] = [
-    super::workspace::PRIVATE_DIR,
+    crate::tools::workspace::PRIVATE_DIR,
     ".git",
     ".pytest_cache",
     "node_modules",
@@ -158,8 +158,9 @@ impl Snapshot {
             }
         }
         let kept = AtomicUsize::new(kept);
-        let read =
-            super::walk::in_parallel(&to_read, |(path, stamp)| look_at(ws, path, *stamp, &kept));
+        let read = crate::tools::reading::walk::in_parallel(&to_read, |(path, stamp)| {
+            look_at(ws, path, *stamp, &kept)
+        });
         for ((path, _), entry) in to_read.into_iter().zip(read) {
             if let Some(entry) = entry {
                 snapshot.files.insert(path, entry);
@@ -269,7 +270,8 @@ fn walk(
             complete = false;
             break;
         }
-        let Some(path) = super::walk::relative_to(ws.root(), entry.path()).to_str() else {
+        let Some(path) = crate::tools::reading::walk::relative_to(ws.root(), entry.path()).to_str()
+        else {
             if let Ok(mut passed) = passed.lock() {
                 passed.insert("names that are not UTF-8".into());
             }

@@ -204,8 +204,8 @@ fn a_suite_that_skipped_everything_did_not_pass() {
 /// removed as the test runner removes them before reading).
 macro_rules! fixture {
     ($name:literal) => {
-        crate::tools::ansi::strip(include_str!(concat!(
-            "../../tests/fixtures/runner_output/",
+        crate::tools::testing::ansi::strip(include_str!(concat!(
+            "../../../tests/fixtures/runner_output/",
             $name
         )))
     };

@@ -12,12 +12,12 @@
 //! on its own (with the ignore files of the folders above it, up to the
 //! workspace root) is filtered exactly as it is inside a walk of its parent;
 //! `ignore` opens no file itself: ignore files are read by
-//! [`WalkRules`](super::ignore_rules::WalkRules), which skips a FIFO, a
+//! [`WalkRules`](crate::tools::reading::ignore_rules::WalkRules), which skips a FIFO, a
 //! device or a huge one without reading it.
 
-use super::deny::DenyList;
-use super::ignore_rules::WalkRules;
-use super::workspace::PRIVATE_DIR;
+use crate::tools::reading::ignore_rules::WalkRules;
+use crate::tools::workspace::PRIVATE_DIR;
+use crate::tools::workspace::deny::DenyList;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};

@@ -15,12 +15,12 @@
 //! listing never holds more than [`MAX_LIST_ENTRIES`] entries; the counts and
 //! entries are those a full walk of the folder would give.
 
-use super::ToolOutput;
-use super::walk::{
+use crate::text::numbers::thousands;
+use crate::tools::ToolOutput;
+use crate::tools::reading::walk::{
     SPLIT_LEVELS, Surveyed, entries, groups, in_parallel, parts, survey, survey_all,
 };
-use super::workspace::{PathError, Workspace};
-use crate::text::numbers::thousands;
+use crate::tools::workspace::{PathError, Workspace};
 use serde_json::json;
 use std::path::{Path, PathBuf};
 
@@ -139,7 +139,10 @@ fn list(ws: &Workspace, path: &str, depth: Option<u64>) -> Result<ToolOutput, Pa
 }
 
 /// The files a staged task's stage wrote and deleted under `rel`.
-fn staged_under(ws: &Workspace, rel: &super::workspace::RelPath) -> (Vec<String>, Vec<String>) {
+fn staged_under(
+    ws: &Workspace,
+    rel: &crate::tools::workspace::RelPath,
+) -> (Vec<String>, Vec<String>) {
     let (mut written, mut deleted) = (Vec::new(), Vec::new());
     let Some(stage) = ws.stage() else {
         return (written, deleted);

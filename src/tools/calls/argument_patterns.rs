@@ -10,7 +10,7 @@
 //! makes it run long; a pattern it cannot finish checking is reported as
 //! such, never passed.
 
-use super::deny::{DENIED_DIRS, DENIED_NAMES, denied_name};
+use crate::tools::workspace::deny::{DENIED_DIRS, DENIED_NAMES, denied_name};
 use globset::{GlobBuilder, GlobMatcher};
 use std::path::{Path, PathBuf};
 

@@ -9,7 +9,7 @@
 //! a pass; a failed test file or suite is a failure even when no single test
 //! failed.
 
-use super::summary_lines::{Conflict, Parsed, counted_parts, one_summary, sum_of};
+use crate::tools::testing::summary_lines::{Conflict, Parsed, counted_parts, one_summary, sum_of};
 
 /// node --test: `# pass 5` / `# fail 0` (TAP) or `ℹ pass 5` (spec), once;
 /// `ℹ tests N` is the sum of every outcome, a cancelled test is a failure,

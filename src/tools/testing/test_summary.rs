@@ -34,9 +34,9 @@ pub enum SummaryKind {
     Unknown,
 }
 
-use super::summary_js;
-pub use super::summary_lines::{Conflict, Parsed};
-use super::summary_lines::{count_before, counted_parts, one_summary, sum_of};
+use crate::tools::testing::summary_js;
+pub use crate::tools::testing::summary_lines::{Conflict, Parsed};
+use crate::tools::testing::summary_lines::{count_before, counted_parts, one_summary, sum_of};
 
 /// How far stepwise could check a run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]

@@ -2,9 +2,9 @@
 //! and the receipt read its fields; the model's JSON result is built from it
 //! (`to_output`), so nothing reads test results back out of JSON.
 
-use super::ToolOutput;
-use super::snapshot::{self, RunChange};
-pub use super::test_summary::Verified;
+use crate::tools::ToolOutput;
+use crate::tools::reading::snapshot::{self, RunChange};
+pub use crate::tools::testing::test_summary::Verified;
 use serde_json::json;
 
 /// One finished test run, as measured by stepwise: what the completion gate
@@ -29,7 +29,7 @@ pub struct TestRun {
     /// The tail of the combined output, without any escape sequence.
     pub output: String,
     /// The same tail with its colour sequences, when it had any (for the
-    /// user's eyes; see `tools::ansi`).
+    /// user's eyes; see `tools::testing::ansi`).
     pub coloured_output: Option<String>,
     /// The timeout that applied, in seconds.
     pub timeout_secs: u64,
@@ -51,7 +51,7 @@ pub struct TestRun {
 /// What a run left in its layer, read before the layer was removed.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct LayerRun {
-    pub entries: Vec<super::layer::Entry>,
+    pub entries: Vec<crate::tools::layer::Entry>,
     /// The build output folders (relative), kept in the build layer.
     pub build_outputs: Vec<std::path::PathBuf>,
     /// The layer could not be read whole: why (nothing of it is kept).
@@ -143,7 +143,7 @@ impl TestRun {
     }
 }
 
-pub(super) fn exit_text(code: Option<i32>) -> String {
+pub(in crate::tools) fn exit_text(code: Option<i32>) -> String {
     code.map_or("?".into(), |c| c.to_string())
 }
 

@@ -7,7 +7,7 @@
 //! overwritten; a file read only in part may be edited only inside the lines
 //! that were read, and replaced whole only after a read of all of it.
 
-use super::path::{PathError, RelPath};
+use crate::tools::workspace::path::{PathError, RelPath};
 use sha2::{Digest, Sha256};
 use std::collections::HashMap;
 use std::ops::RangeInclusive;

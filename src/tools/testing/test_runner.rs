@@ -5,12 +5,12 @@
 //! code, the verdict of `test_summary`, timed out); the JSON the model reads
 //! is built from it, never parsed back.
 
-use super::ToolOutput;
-use super::ansi;
-use super::sandbox::{self, Policy};
-pub use super::test_commands::{TestCommand, TestCommands, resolve_python};
-pub use super::test_run::TestRun;
-use super::test_summary::{self, SummaryKind, Verified};
+use crate::tools::ToolOutput;
+use crate::tools::sandbox::{self, Policy};
+use crate::tools::testing::ansi;
+pub use crate::tools::testing::test_commands::{TestCommand, TestCommands, resolve_python};
+pub use crate::tools::testing::test_run::TestRun;
+use crate::tools::testing::test_summary::{self, SummaryKind, Verified};
 use std::path::Path;
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
@@ -215,12 +215,13 @@ pub async fn run_with(
     // in it) goes: every process of the run is gone by now.
     if let (Some(plan), Some(upper)) = (confined.layer(), confined.layer_upper()) {
         let lower = std::fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf());
-        let read = upper.and_then(|u| super::layer::read(&u, &lower).map_err(|e| e.to_string()));
+        let read =
+            upper.and_then(|u| crate::tools::layer::read(&u, &lower).map_err(|e| e.to_string()));
         let (entries, error) = match read {
             Ok(entries) => (entries, None),
             Err(e) => (Vec::new(), Some(e)),
         };
-        run.layer = Some(super::test_run::LayerRun {
+        run.layer = Some(crate::tools::testing::test_run::LayerRun {
             entries,
             build_outputs: plan
                 .build

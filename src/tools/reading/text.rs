@@ -5,7 +5,7 @@
 //! Both the read tools (`files`) and the edits (`edit`) build on this; it
 //! depends on neither.
 
-use super::workspace::{PathError, RelPath, Workspace};
+use crate::tools::workspace::{PathError, RelPath, Workspace};
 use std::borrow::Cow;
 
 /// Largest file `write_file`, `replace_text` and `apply_patch` write (1 MiB).
@@ -50,7 +50,10 @@ pub fn check_content(rel: &RelPath, content: &str) -> Result<(), PathError> {
 }
 
 /// Current text content, `None` when the file does not exist.
-pub(super) fn read_text(ws: &Workspace, rel: &RelPath) -> Result<Option<String>, PathError> {
+pub(in crate::tools) fn read_text(
+    ws: &Workspace,
+    rel: &RelPath,
+) -> Result<Option<String>, PathError> {
     let Some(bytes) = ws.read_bytes(rel, MAX_FILE_BYTES)? else {
         return Ok(None);
     };
@@ -72,6 +75,6 @@ pub fn to_lf(text: &str) -> Cow<'_, str> {
     }
 }
 
-pub(super) fn to_crlf(lf_text: &str) -> String {
+pub(in crate::tools) fn to_crlf(lf_text: &str) -> String {
     lf_text.replace('\n', "\r\n")
 }

@@ -7,13 +7,13 @@
 //! lines the patch does not change. What the patch said wrongly but could still be read
 //! exactly (its `@@` counts, trailing whitespace) comes back as `warnings`.
 
-use super::ToolOutput;
-use super::edit::{PreparedEdit, apply_edit, is_crlf, to_lf};
-use super::files::MAX_FILE_BYTES;
-use super::patch::{self, FilePatch};
-use super::text::{check_allowed, check_content, decode_text};
-use super::workspace::{PathError, RelPath, Workspace};
 use crate::diff::FileDiff;
+use crate::tools::ToolOutput;
+use crate::tools::edits::edit::{PreparedEdit, apply_edit, is_crlf, to_lf};
+use crate::tools::edits::patch::{self, FilePatch};
+use crate::tools::reading::files::MAX_FILE_BYTES;
+use crate::tools::reading::text::{check_allowed, check_content, decode_text};
+use crate::tools::workspace::{PathError, RelPath, Workspace};
 use serde_json::json;
 
 /// A file the patch deletes.
@@ -156,7 +156,7 @@ fn apply_one(
 }
 
 /// An edit of a file whose content the guard and the hunks already checked.
-pub(super) fn prepare_edit(
+pub(in crate::tools) fn prepare_edit(
     path: RelPath,
     old: Option<String>,
     new: String,

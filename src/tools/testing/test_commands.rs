@@ -9,8 +9,8 @@
 //! shell; the model can only name one of these (the `run_tests` schema lists
 //! exactly them); project files are read through the workspace capability.
 
-use super::test_summary::SummaryKind;
-use super::workspace::Workspace;
+use crate::tools::testing::test_summary::SummaryKind;
+use crate::tools::workspace::Workspace;
 use serde_json::{Value, json};
 use std::path::PathBuf;
 
@@ -211,7 +211,7 @@ fn is_python_project(ws: &Workspace) -> bool {
         return true;
     }
     // Test files anywhere the file tools would look (no symlinks followed).
-    let walker = super::walk::walker(ws.root(), ws.root())
+    let walker = crate::tools::reading::walk::walker(ws.root(), ws.root())
         .max_depth(Some(6))
         .build();
     walker.flatten().take(PY_SEARCH_LIMIT).any(|e| {

@@ -6,14 +6,16 @@
 //! with `\n` and written back with CRLF; a `replace_text` keeps the presence
 //! or absence of the final newline. No edit may touch a redacted value. A
 //! file read only in part is edited only inside the lines that were read
-//! (see [`super::guard`]).
+//! (see [`crate::tools::workspace::guard`]).
 
-use super::ToolOutput;
-use super::redact::{MARKER, redact, touches};
-use super::text::{MAX_FILE_BYTES, check_allowed, check_content, read_text, to_crlf};
-pub use super::text::{is_crlf, to_lf};
-use super::workspace::{PathError, RelPath, Workspace};
 use crate::diff::FileDiff;
+use crate::tools::ToolOutput;
+use crate::tools::reading::text::{
+    MAX_FILE_BYTES, check_allowed, check_content, read_text, to_crlf,
+};
+pub use crate::tools::reading::text::{is_crlf, to_lf};
+use crate::tools::redact::{MARKER, redact, touches};
+use crate::tools::workspace::{PathError, RelPath, Workspace};
 use serde_json::json;
 use std::borrow::Cow;
 
@@ -40,7 +42,11 @@ fn current_for_edit(ws: &Workspace, rel: &RelPath) -> Result<Option<String>, Pat
 
 /// The 1-based lines of `text` that the bytes `start..end` lie on. Counted
 /// on bytes: `end - 1` may fall inside a multi-byte character.
-pub(super) fn lines_of(text: &str, start: usize, end: usize) -> std::ops::RangeInclusive<usize> {
+pub(in crate::tools) fn lines_of(
+    text: &str,
+    start: usize,
+    end: usize,
+) -> std::ops::RangeInclusive<usize> {
     let bytes = text.as_bytes();
     let newlines = |upto: usize| {
         let upto = upto.min(bytes.len());
