@@ -8,7 +8,7 @@ use libfuzzer_sys::fuzz_target;
 use stepwise::agent::protocol::{Action, parse_reply};
 use stepwise::config::Protocol;
 use stepwise::llm::ModelReply;
-use stepwise::tools::ToolCall;
+use stepwise::tools::calls::registry::parse_arguments;
 
 fuzz_target!(|data: &[u8]| {
     let reply = ModelReply {
@@ -25,7 +25,7 @@ fuzz_target!(|data: &[u8]| {
                 } = action
                 {
                     // Validation may refuse, but must not panic.
-                    let _ = ToolCall::parse(&name, &arguments);
+                    let _ = parse_arguments(&name, &arguments);
                 }
             }
         }

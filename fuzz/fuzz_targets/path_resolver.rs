@@ -10,7 +10,8 @@ use std::os::unix::fs::symlink;
 use std::path::{Component, PathBuf};
 use std::sync::Mutex;
 use stepwise::tools::Workspace;
-use stepwise::tools::files::{self, apply_edit, prepare_replace, prepare_write};
+use stepwise::tools::edits::edit::{apply_edit, prepare_replace, prepare_write};
+use stepwise::tools::reading::files;
 
 const OUTSIDE_TEXT: &str = "outside-only-7f3a";
 
