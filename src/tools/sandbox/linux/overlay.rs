@@ -175,31 +175,56 @@ pub fn disk_options(size_mb: u64) -> Option<CString> {
     CString::new(format!("size={size_mb}m,nr_inodes={DISK_FILES},mode=0700")).ok()
 }
 
+/// One byte and room for one descriptor's control header, aligned for it:
+/// what a descriptor travels in.
+struct Envelope {
+    space: [u64; 4],
+    byte: [u8; 1],
+    iov: libc::iovec,
+}
+
+impl Envelope {
+    fn new() -> Envelope {
+        Envelope {
+            space: [0; 4],
+            byte: [0],
+            iov: libc::iovec {
+                iov_base: std::ptr::null_mut(),
+                iov_len: 1,
+            },
+        }
+    }
+
+    /// The message over this envelope's buffers, with `control` bytes of
+    /// control data (valid while the envelope stays where it is).
+    fn message(&mut self, control: usize) -> libc::msghdr {
+        self.iov.iov_base = self.byte.as_mut_ptr().cast();
+        // SAFETY: a zeroed `msghdr` is an empty message.
+        let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
+        msg.msg_iov = &mut self.iov;
+        msg.msg_iovlen = 1;
+        msg.msg_control = self.space.as_mut_ptr().cast();
+        msg.msg_controllen = control.min(std::mem::size_of_val(&self.space)) as _;
+        msg
+    }
+}
+
 /// Send `fd` over the Unix socket `socket` (`SCM_RIGHTS`).
 /// Async-signal-safe.
 fn send_fd(socket: RawFd, fd: RawFd) -> io::Result<()> {
-    // Room for one `cmsghdr` and one descriptor, aligned for it.
-    let mut space = [0u64; 4];
-    let mut byte = [0u8; 1];
-    // SAFETY: the message points at live buffers; the control header is
-    // written within `space`, which `CMSG_SPACE` of one descriptor fits.
+    let mut envelope = Envelope::new();
+    // SAFETY: `CMSG_SPACE` of one descriptor fits the envelope's room, so
+    // the control header is written within it.
     unsafe {
-        let mut iov = libc::iovec {
-            iov_base: byte.as_mut_ptr().cast(),
-            iov_len: 1,
-        };
-        let mut msg: libc::msghdr = std::mem::zeroed();
-        msg.msg_iov = &mut iov;
-        msg.msg_iovlen = 1;
-        msg.msg_control = space.as_mut_ptr().cast();
-        msg.msg_controllen = libc::CMSG_SPACE(std::mem::size_of::<RawFd>() as u32) as _;
+        let size = std::mem::size_of::<RawFd>() as u32;
+        let msg = envelope.message(libc::CMSG_SPACE(size) as usize);
         let header = libc::CMSG_FIRSTHDR(&msg);
         if header.is_null() {
             return Err(io::Error::from_raw_os_error(libc::EINVAL));
         }
         (*header).cmsg_level = libc::SOL_SOCKET;
         (*header).cmsg_type = libc::SCM_RIGHTS;
-        (*header).cmsg_len = libc::CMSG_LEN(std::mem::size_of::<RawFd>() as u32) as _;
+        (*header).cmsg_len = libc::CMSG_LEN(size) as _;
         std::ptr::write_unaligned(libc::CMSG_DATA(header).cast::<RawFd>(), fd);
         if libc::sendmsg(socket, &msg, libc::MSG_NOSIGNAL) < 0 {
             return Err(io::Error::last_os_error());
@@ -212,20 +237,12 @@ fn send_fd(socket: RawFd, fd: RawFd) -> io::Result<()> {
 /// (`None`: none was sent).
 pub fn receive_fd(socket: &OwnedFd) -> Option<OwnedFd> {
     use std::os::fd::FromRawFd;
-    let mut space = [0u64; 4];
-    let mut byte = [0u8; 1];
-    // SAFETY: as in `send_fd`; a descriptor the kernel installed is owned
-    // here from then on (`MSG_CMSG_CLOEXEC`: never inherited by a run).
+    let mut envelope = Envelope::new();
+    let mut msg = envelope.message(usize::MAX);
+    // SAFETY: the message points at the envelope's live buffers; a
+    // descriptor the kernel installed is owned here from then on
+    // (`MSG_CMSG_CLOEXEC`: never inherited by a run).
     unsafe {
-        let mut iov = libc::iovec {
-            iov_base: byte.as_mut_ptr().cast(),
-            iov_len: 1,
-        };
-        let mut msg: libc::msghdr = std::mem::zeroed();
-        msg.msg_iov = &mut iov;
-        msg.msg_iovlen = 1;
-        msg.msg_control = space.as_mut_ptr().cast();
-        msg.msg_controllen = std::mem::size_of_val(&space) as _;
         let flags = libc::MSG_DONTWAIT | libc::MSG_CMSG_CLOEXEC;
         if libc::recvmsg(socket.as_raw_fd(), &mut msg, flags) < 1 {
             return None;
@@ -372,6 +389,19 @@ mod tests {
                 (dir.to_string_lossy().into_owned(), source)
             })
             .collect()
+    }
+
+    #[test]
+    fn a_descriptor_sent_over_the_disk_socket_arrives_as_the_same_file() {
+        use std::os::unix::fs::MetadataExt;
+        let (ours, theirs) = disk_socket().unwrap();
+        assert!(receive_fd(&ours).is_none(), "nothing was sent yet");
+        let dir = tempfile::tempdir().unwrap();
+        let folder = std::fs::File::open(dir.path()).unwrap();
+        send_fd(theirs.as_raw_fd(), folder.as_raw_fd()).unwrap();
+        let got = std::fs::File::from(receive_fd(&ours).unwrap());
+        let (sent, arrived) = (folder.metadata().unwrap(), got.metadata().unwrap());
+        assert_eq!((sent.dev(), sent.ino()), (arrived.dev(), arrived.ino()));
     }
 
     #[test]
