@@ -330,3 +330,38 @@ async fn the_disk_budget_holds_for_everything_a_run_writes_together() {
     let named = result["limit"].as_str().unwrap_or_default();
     assert!(named.contains("disk limit (8 MiB"), "{result}");
 }
+
+/// The run's disk is the size of its budget, and at most half the
+/// machine's memory (it is a tmpfs): a budget larger than that would let a
+/// run that fills it leave the machine without memory. Seen from inside the
+/// run, as the size of its `TMPDIR`.
+#[tokio::test]
+async fn the_runs_disk_is_its_budget_and_at_most_half_the_memory() {
+    if kernel_lacks(true, false) || lacks(|s| s.layer && s.disk_held) {
+        return;
+    }
+    let body = "import tempfile\n\
+        st = os.statvfs(tempfile.gettempdir())\n\
+        print('SIZE MIB', st.f_blocks * st.f_frsize >> 20)\n";
+    let memory_mib = std::fs::read_to_string("/proc/meminfo")
+        .unwrap()
+        .lines()
+        .find_map(|l| l.strip_prefix("MemTotal:"))
+        .and_then(|v| v.split_whitespace().next()?.parse::<u64>().ok())
+        .unwrap()
+        >> 10;
+    for (disk_mb, expected) in [(8, 8), (1 << 30, memory_mib / 2)] {
+        let s = setup(body, &format!("[sandbox]\ndisk_mb = {disk_mb}\n"));
+        let (_, result) = run_with_env(&s, "unittest", &[]).await;
+        let output = output_of(&result);
+        let size: u64 = output
+            .split("SIZE MIB ")
+            .nth(1)
+            .and_then(|rest| rest.split_whitespace().next()?.parse().ok())
+            .unwrap_or_else(|| panic!("no size: {output}"));
+        assert!(
+            size <= expected && size + 1 >= expected,
+            "disk_mb = {disk_mb}: a disk of {size} MiB, {expected} MiB expected: {output}"
+        );
+    }
+}

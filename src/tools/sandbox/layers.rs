@@ -1,8 +1,9 @@
-//! The two layers a sandboxed run writes into instead of the project:
-//! - the **run's layer**, an overlay's upper folder in the run's temporary
-//!   folder (removed with it): every file the run creates, changes, renames
-//!   or deletes in the workspace lands there, and `tools::layer` reads it
-//!   afterwards;
+//! The two layers a sandboxed run writes into instead of the project, and
+//! planning them for a run (`layer_plan`, the overlay's spelling of paths):
+//! - the **run's layer**, an overlay's upper folder on the run's own disk
+//!   (see `linux::overlay`) or else in its temporary folder, gone with the
+//!   run: every file the run creates, changes, renames or deletes in the
+//!   workspace lands there, and `tools::layer` reads it afterwards;
 //! - the **build layer**, a folder per workspace in the user's cache
 //!   (`~/.cache/stepwise/build/<hash of the workspace's path>`), kept
 //!   between runs so that incremental builds stay fast, and never merged
@@ -14,8 +15,9 @@
 //! What must stay true: a build output is a plain relative path inside the
 //! workspace (no `..`, no link on the way); other workspaces' build layers
 //! are hidden from the run; the build layer's folder is the user's alone
-//! (mode 0700).
+//! (mode 0700); a path is spelt in the overlay's options escaped, never cut.
 
+use super::{Policy, State};
 use std::path::{Component, Path, PathBuf};
 
 /// Where a run's writes go, prepared before it starts.
@@ -63,6 +65,11 @@ pub fn spelt(path: &Path) -> Vec<u8> {
 #[cfg(unix)]
 pub fn spellable(path: &Path) -> bool {
     spelt(path).len() <= 1000
+}
+
+#[cfg(not(unix))]
+pub fn spellable(_: &Path) -> bool {
+    false
 }
 
 /// The persistent folder of one workspace's build outputs.
@@ -125,6 +132,62 @@ pub fn build_layer(root: &Path, outputs: Vec<PathBuf>) -> Option<BuildLayer> {
         }
     }
     Some(BuildLayer { dir, outputs })
+}
+
+/// Whether a run in `root` under `policy` writes into a layer (the
+/// sandbox mounts one, and the paths can be spelt in its options).
+pub fn layered(root: &Path, policy: &Policy) -> bool {
+    let state = super::state(policy);
+    if state.off || !state.layer {
+        return false;
+    }
+    let Ok(root) = std::fs::canonicalize(root) else {
+        return false;
+    };
+    spellable(&root)
+        && spellable(&std::env::temp_dir())
+        && policy.stage.as_deref().is_none_or(spellable)
+}
+
+/// The run's layer (and the workspace's build layer) where the sandbox
+/// can mount it; the build layer is granted to the run, every other
+/// workspace's is hidden from it.
+pub(super) fn layer_plan(
+    root: &Path,
+    temp: &Path,
+    state: &State,
+    policy: &mut Policy,
+) -> Option<LayerPlan> {
+    if state.off || !state.layer {
+        return None;
+    }
+    let root = std::fs::canonicalize(root).ok()?;
+    if !spellable(&root) || !spellable(temp) {
+        return None;
+    }
+    let outputs = build_outputs(&root, &policy.build_outputs);
+    let build = build_layer(&root, outputs);
+    if let Some(build) = &build {
+        if let Some(all) = all_build_layers() {
+            policy.hidden.push(all);
+        }
+        policy.writable.push(build.dir.clone());
+    }
+    if let Some(stage) = &policy.stage {
+        if !spellable(stage) {
+            return None;
+        }
+        // Every stage is hidden from the run; its own is a layer already.
+        if let Some(all) = crate::tools::stage::all_stages() {
+            policy.hidden.push(all);
+        }
+    }
+    Some(LayerPlan {
+        stage: policy.stage.clone(),
+        dir: temp.join("workspace-layer"),
+        build,
+        tmp_mb: policy.limits.disk_bytes / (1024 * 1024),
+    })
 }
 
 #[cfg(test)]

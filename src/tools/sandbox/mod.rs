@@ -53,6 +53,7 @@ mod other;
 use other as platform;
 
 pub use crate::config::sandbox::{SandboxMode, SandboxSettings};
+pub use layers::layered;
 pub use limits::{Evidence, Limit, Limits};
 pub use state::{Network, Offered, State};
 use std::path::{Path, PathBuf};
@@ -216,7 +217,7 @@ pub fn prepare(command: &mut Command, root: &Path, policy: &Policy) -> Result<Co
     {
         policy.limits.within_memory(memory);
     }
-    let layer = layer_plan(root, temp.path(), &state, &mut policy);
+    let layer = layers::layer_plan(root, temp.path(), &state, &mut policy);
     // This workspace gets no layer where the kernel offers one (a path too
     // long for the overlay's options): the state says so, and `require`
     // refuses the run.
@@ -290,69 +291,6 @@ pub fn prepare(command: &mut Command, root: &Path, policy: &Policy) -> Result<Co
         runs,
         own_tmp,
         supervisor,
-    })
-}
-
-/// Whether a run in `root` under `policy` writes into a layer (the
-/// sandbox mounts one, and the paths can be spelt in its options).
-pub fn layered(root: &Path, policy: &Policy) -> bool {
-    let state = state(policy);
-    if state.off || !state.layer {
-        return false;
-    }
-    let Ok(root) = std::fs::canonicalize(root) else {
-        return false;
-    };
-    spellable(&root)
-        && spellable(&std::env::temp_dir())
-        && policy.stage.as_deref().is_none_or(spellable)
-}
-
-#[cfg(unix)]
-use layers::spellable;
-#[cfg(not(unix))]
-fn spellable(_: &Path) -> bool {
-    false
-}
-
-/// The run's layer (and the workspace's build layer) where the sandbox
-/// can mount it; the build layer is granted to the run, every other
-/// workspace's is hidden from it.
-fn layer_plan(
-    root: &Path,
-    temp: &Path,
-    state: &State,
-    policy: &mut Policy,
-) -> Option<layers::LayerPlan> {
-    if state.off || !state.layer {
-        return None;
-    }
-    let root = std::fs::canonicalize(root).ok()?;
-    if !spellable(&root) || !spellable(temp) {
-        return None;
-    }
-    let outputs = layers::build_outputs(&root, &policy.build_outputs);
-    let build = layers::build_layer(&root, outputs);
-    if let Some(build) = &build {
-        if let Some(all) = layers::all_build_layers() {
-            policy.hidden.push(all);
-        }
-        policy.writable.push(build.dir.clone());
-    }
-    if let Some(stage) = &policy.stage {
-        if !spellable(stage) {
-            return None;
-        }
-        // Every stage is hidden from the run; its own is a layer already.
-        if let Some(all) = crate::tools::stage::all_stages() {
-            policy.hidden.push(all);
-        }
-    }
-    Some(layers::LayerPlan {
-        stage: policy.stage.clone(),
-        dir: temp.join("workspace-layer"),
-        build,
-        tmp_mb: policy.limits.disk_bytes / (1024 * 1024),
     })
 }
 
