@@ -11,11 +11,11 @@
 //! every `.git` and hard-linked files read-only, each folder of installed
 //! packages a throwaway layer, every file the deny list names and every
 //! `.stepwise` unreadable at any depth, `HOME`'s hidden entries covered,
-//! private `/tmp` and `/dev/shm`; the run's layer and those on one tmpfs of
-//! the disk budget where the kernel allows, see `linux::overlay`), a seccomp filter (no
-//! socket families but IPv4/IPv6, no `TIOCSTI`, no keyrings, no
-//! `fallocate` past the disk budget), resource limits, and a subreaper
-//! that kills every descendant when the run ends. As root without a user
+//! private `/tmp` and `/dev/shm`; the run's layer and those on one tmpfs
+//! of the disk budget where the kernel allows, see `linux::overlay`), a
+//! seccomp filter (no socket families but IPv4/IPv6, no `TIOCSTI`, no
+//! keyrings, no `fallocate` past the disk budget), resource limits, and a
+//! subreaper that kills every descendant when the run ends. As root without a user
 //! namespace, the run drops every capability before Landlock.
 //! [`State`] (in `state`) says which of these a run gets; `plants` finds
 //! what a run may have planted for code outside to run.
@@ -170,9 +170,6 @@ pub struct Confined {
     temp: Option<tempfile::TempDir>,
     /// The folder holding every run's temporary folder.
     runs: PathBuf,
-    /// The run's `TMPDIR` where it is not the temporary folder itself (its
-    /// private `/tmp`, or its disk's folder for it).
-    own_tmp: Option<PathBuf>,
     /// What the run's file systems had free when it started.
     #[cfg(unix)]
     disk: Option<disk::Watch>,
@@ -258,10 +255,9 @@ pub fn prepare(command: &mut Command, root: &Path, policy: &Policy) -> Result<Co
     // The run's `/tmp` is its own (inside the disk budget); where the
     // workspace is in `/tmp`, its temporary folder is covered by its
     // disk's folder for it (see `linux::overlay`).
-    let own_tmp = supervisor.private_tmp().then(|| PathBuf::from("/tmp"));
-    if let Some(tmp) = &own_tmp {
+    if supervisor.private_tmp() {
         for var in ["TMPDIR", "TMP", "TEMP"] {
-            command.env(var, tmp);
+            command.env(var, "/tmp");
         }
     }
     let mut limits = policy.limits;
@@ -289,7 +285,6 @@ pub fn prepare(command: &mut Command, root: &Path, policy: &Policy) -> Result<Co
         layer,
         temp: Some(temp),
         runs,
-        own_tmp,
         supervisor,
     })
 }
@@ -383,7 +378,10 @@ impl Confined {
     /// The run's `TMPDIR`: the folder for what it writes for itself
     /// (inside its disk budget where it has a disk of its own).
     pub fn run_tmp(&self) -> &Path {
-        self.own_tmp.as_deref().unwrap_or_else(|| self.temp())
+        match self.supervisor.private_tmp() {
+            true => Path::new("/tmp"),
+            false => self.temp(),
+        }
     }
 
     /// Where the run's writes went (`None`: straight into the workspace).
