@@ -5,7 +5,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use stepwise::agent::protocol::{Action, parse_reply};
+use stepwise::agent::model::protocol::{Action, parse_reply};
 use stepwise::config::Protocol;
 use stepwise::llm::ModelReply;
 use stepwise::tools::calls::registry::parse_arguments;

@@ -5,7 +5,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use stepwise::agent::live::partial_field;
+use stepwise::agent::model::live::partial_field;
 
 fuzz_target!(|data: &[u8]| {
     let text = String::from_utf8_lossy(data);

@@ -3,45 +3,28 @@
 //! the same events and answer the same approval requests. Everything a front
 //! end may use is in `contract` (re-exported here); the session owns its
 //! state, including the task's approvals, and changes it only on commands.
+//!
+//! The step loop and its task are here (`session`, `task`, `runner`,
+//! `staged`); what they use is grouped by what it serves: `model` (the
+//! conversation with the model), `step` (carrying out and approving one
+//! step) and `history` (what the session changed, saving and restoring it).
 
-mod approve;
-mod budget;
-mod carry;
-mod changes;
-mod changes_store;
-mod compact;
-mod context;
 pub mod contract;
-mod execute;
-mod git;
-pub mod live;
-mod mcp_call;
-mod prompt;
-pub mod protocol;
-mod repeats;
-mod request;
-mod restore;
-pub use restore::{CUT_OFF, RUNNING};
-mod retry;
-mod review;
-mod revise;
-pub mod rules;
-mod run_output;
+pub mod history;
+pub mod model;
 mod runner;
-pub mod saved;
-pub mod scopes;
 mod session;
 mod staged;
-mod switch;
+pub mod step;
 mod task;
-mod task_scopes;
-mod versions;
+
+pub use history::restore::{CUT_OFF, RUNNING};
 
 pub use contract::{
     AgentCommand, AgentEvent, ApprovalAction, ApprovalRequest, CallKind, CallStatus, Decision,
     EventReceiver, EventSender, FileHunks, FileStat, FinishReason, GitStatus, Receipt,
     RestoredEntry, TestReceipt, ToolId,
 };
-pub use retry::RetryPolicy;
+pub use model::retry::RetryPolicy;
 pub use runner::{AgentHandle, spawn_agent};
 pub use session::{LoopSettings, MAX_REPAIRS, Session};

@@ -5,14 +5,14 @@
 //! Asking the model is in `request`, one tool call in `execute` and `approve`,
 //! the task's approvals in `task_scopes`.
 
-use super::carry::Carried;
-use super::changes::ChangeLog;
 use super::contract::{AgentEvent, EventSender, FinishReason};
-use super::protocol::{self, Action};
-use super::repeats::{self, RepeatWatch, Verdict};
-use super::retry::RetryPolicy;
-use super::rules::Rules;
-use super::scopes::{Revoker, ScopePolicy, TaskApprovals};
+use super::history::carry::Carried;
+use super::history::changes::ChangeLog;
+use super::model::protocol::{self, Action};
+use super::model::repeats::{self, RepeatWatch, Verdict};
+use super::model::retry::RetryPolicy;
+use super::model::rules::Rules;
+use super::step::scopes::{Revoker, ScopePolicy, TaskApprovals};
 pub(super) use super::task::Task;
 use crate::config::models::{ModelInfo, ModelTable};
 use crate::config::{Config, Protocol};
@@ -137,7 +137,7 @@ pub struct Session {
     /// The files after the last test run (unchanged files are not read again).
     pub(super) snapshot: Option<Snapshot>,
     /// Counters and the sink for resumable checkpoints (`saved`).
-    pub(super) saved: super::saved::Bookkeeping,
+    pub(super) saved: super::history::saved::Bookkeeping,
     /// The MCP servers (their tools are called as `mcp_call` says).
     pub(super) mcp: crate::mcp::Hub,
     /// The tools the model may call (MCP tools join through `mcp_call`).
@@ -216,7 +216,7 @@ impl Session {
     }
 
     pub fn rule_files(&self) -> Vec<String> {
-        super::rules::load(&self.workspace).files
+        super::model::rules::load(&self.workspace).files
     }
 
     /// Whether the conversation has a task to continue.

@@ -243,7 +243,7 @@ fn apply_chosen(
     let chosen = match decision {
         Decision::Approve | Decision::ApproveToolForTask => Some(set.patch.clone()),
         Decision::ApprovePatchHunks { files } => {
-            super::revise::only_patch_hunks(set.patch.clone(), &files)
+            super::step::revise::only_patch_hunks(set.patch.clone(), &files)
                 .ok()
                 .map(|(p, _)| p)
         }

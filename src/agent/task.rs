@@ -30,7 +30,7 @@ pub(super) struct Task<'a> {
     /// compared only partly (for the receipt).
     pub(super) kept_out: Vec<String>,
     /// The run of identical calls with identical results so far.
-    pub(super) repeats: super::repeats::RepeatWatch,
+    pub(super) repeats: super::model::repeats::RepeatWatch,
     /// Files changed by a tool other than stepwise's own edits, and who
     /// changed them (`mcp <server>`), for the receipt.
     pub(super) made_by: BTreeMap<String, String>,

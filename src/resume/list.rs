@@ -121,7 +121,7 @@ pub fn pick(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::agent::saved::SavedState;
+    use crate::agent::history::saved::SavedState;
 
     fn session(name: &str, started: &str, task: &str) -> Loaded {
         Loaded {

@@ -22,7 +22,7 @@ pub mod writer;
 #[cfg(test)]
 mod reader_tests;
 
-use crate::agent::saved::SavedState;
+use crate::agent::history::saved::SavedState;
 
 /// The transcript format's version (on the header and on every checkpoint).
 pub const VERSION: u32 = 1;

@@ -11,7 +11,7 @@
 
 use super::key::SigningKey;
 use super::{LoadError, Loaded, VERSION};
-use crate::agent::saved::{SavedState, message_from_json};
+use crate::agent::history::saved::{SavedState, message_from_json};
 use crate::llm::TokenUsage;
 use cap_std::fs::Dir;
 use serde_json::Value;

@@ -5,7 +5,7 @@ use super::key::SigningKey;
 use super::reader::parse;
 use super::writer::Checkpoints;
 use super::{LoadError, Loaded};
-use crate::agent::saved::SavedState;
+use crate::agent::history::saved::SavedState;
 use crate::audit::{AuditLog, SharedLog};
 use crate::llm::{ChatMessage, TokenUsage};
 use cap_std::ambient_authority;

@@ -12,7 +12,7 @@
 
 use super::key::SigningKey;
 use super::{Loaded, VERSION};
-use crate::agent::saved::SavedState;
+use crate::agent::history::saved::SavedState;
 use crate::audit::SharedLog;
 use crate::tools::scrub;
 use serde_json::{Value, json};

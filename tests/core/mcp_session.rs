@@ -147,7 +147,7 @@ async fn no_auto_approve_mcp_makes_every_mcp_call_ask() {
     .await;
     let ws = copy_workspace();
     let settings = LoopSettings {
-        scope_policy: stepwise::agent::scopes::ScopePolicy::new(
+        scope_policy: stepwise::agent::step::scopes::ScopePolicy::new(
             &[stepwise::tools::ToolSelector::AnyMcp],
             &[],
         ),

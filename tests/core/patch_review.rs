@@ -6,7 +6,7 @@
 
 use crate::support::*;
 use serde_json::{Value, json};
-use stepwise::agent::scopes::ScopePolicy;
+use stepwise::agent::step::scopes::ScopePolicy;
 use stepwise::agent::{ApprovalAction, Decision, FileHunks, LoopSettings};
 use stepwise::diff::FileDiff;
 

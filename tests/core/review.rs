@@ -3,7 +3,7 @@
 
 use crate::support::*;
 use serde_json::{Value, json};
-use stepwise::agent::scopes::ScopePolicy;
+use stepwise::agent::step::scopes::ScopePolicy;
 use stepwise::agent::{
     AgentCommand, AgentEvent, Decision, FinishReason, LoopSettings, Session, spawn_agent,
 };

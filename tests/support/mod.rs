@@ -143,7 +143,7 @@ fn next_id() -> u64 {
     NEXT.fetch_add(1, Ordering::Relaxed)
 }
 
-/// Marker of stepwise's summarization request (see `src/agent/context.rs`).
+/// Marker of stepwise's summarization request (see `src/agent/model/context.rs`).
 pub const SUMMARIZE_MARKER: &str = "You compress the history";
 
 struct Script {

@@ -4,7 +4,7 @@
 
 use super::approval::ApprovalRequest;
 use super::receipt::Receipt;
-pub use crate::agent::git::GitStatus;
+pub use crate::agent::history::git::GitStatus;
 use crate::diff::FileDiff;
 use crate::llm::TokenUsage;
 use crate::tools::ToolId;

@@ -16,7 +16,7 @@
 //! stream stops (one computation at a time per call; fragments that arrive
 //! meanwhile mark it dirty for the next); rendering never waits or locks.
 
-use crate::agent::live::partial_field;
+use crate::agent::model::live::partial_field;
 use crate::diff::{FileDiff, LineKind};
 use crate::tools::ToolId;
 use crate::tools::calls::registry::LivePreview;

@@ -5,10 +5,10 @@
 //! window too small for the system prompt, the tools and one step is a
 //! configuration error.
 
-use super::budget;
-use super::compact::{self, KEEP_RECENT, estimate_tokens};
-use super::contract::{AgentEvent, EventSender};
-use super::session::{Session, Task};
+use crate::agent::contract::{AgentEvent, EventSender};
+use crate::agent::model::budget;
+use crate::agent::model::compact::{self, KEEP_RECENT, estimate_tokens};
+use crate::agent::session::{Session, Task};
 use crate::llm::{ChatMessage, ChatRequest, Role, StreamDelta, TokenUsage};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
@@ -27,7 +27,7 @@ const SUMMARIZE_PROMPT: &str = "You compress the history of a coding agent's ses
 
 impl Session {
     /// Account a request's usage (and cost, when prices are known).
-    pub(super) fn record_usage(&mut self, t: &mut Task<'_>, usage: TokenUsage) {
+    pub(in crate::agent) fn record_usage(&mut self, t: &mut Task<'_>, usage: TokenUsage) {
         t.usage.add(&usage);
         self.session_usage.add(&usage);
         self.usage_base = Some((
@@ -51,7 +51,7 @@ impl Session {
     /// configuration error naming the numbers (such a window otherwise
     /// overflows at the first request, silently on some servers).
     pub fn check_context_window(&self, window: u64) -> Result<(), String> {
-        let rules = super::rules::load(&self.workspace);
+        let rules = crate::agent::model::rules::load(&self.workspace);
         let system = estimate_tokens(&[ChatMessage::system(self.system_prompt(&rules))]);
         let tools = (self.tools.as_ref()).map_or(0, |t| t.to_string().len() as u64 / 4);
         let needed = system + tools + ONE_STEP_TOKENS;
@@ -81,7 +81,7 @@ impl Session {
     /// Compact when the next request would pass the budget. It compacts to
     /// three quarters of the budget, so that it does not happen again at the
     /// next step (each compaction also invalidates the server's prompt cache).
-    pub(super) async fn keep_within_context(&mut self, t: &Task<'_>) {
+    pub(in crate::agent) async fn keep_within_context(&mut self, t: &Task<'_>) {
         let limit = self.settings.context_limit;
         if self.estimated_context() <= limit {
             return;
@@ -98,7 +98,7 @@ impl Session {
     /// The server said the request does not fit: compact to half of the
     /// estimate (the server's window is smaller than we thought). True when
     /// something was removed, so that trying again can make a difference.
-    pub(super) async fn compact_after_overflow(&mut self, t: &Task<'_>) -> bool {
+    pub(in crate::agent) async fn compact_after_overflow(&mut self, t: &Task<'_>) -> bool {
         let target = (self.estimated_context() / 2).min(self.settings.context_limit / 4 * 3);
         self.compact_to(target.max(1), Some(t.events), Some(t.cancel))
             .await
@@ -108,7 +108,12 @@ impl Session {
     /// The text of a tool result to record: cut, for the tools whose results
     /// can grow without bound, so the next request stays inside the budget
     /// (a floor of `MIN_RESULT_TOKENS` always goes, with its note).
-    pub(super) fn fit_tool_result(&self, call_id: &str, tool: &str, body: &Value) -> String {
+    pub(in crate::agent) fn fit_tool_result(
+        &self,
+        call_id: &str,
+        tool: &str,
+        body: &Value,
+    ) -> String {
         let room = self
             .settings
             .context_limit

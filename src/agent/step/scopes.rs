@@ -51,7 +51,7 @@ impl TaskApprovals {
 /// The front end's way to take approvals back while a task runs: the session
 /// applies what was sent before it checks the next tool call.
 #[derive(Debug, Clone)]
-pub struct Revoker(pub(super) mpsc::UnboundedSender<Vec<ToolId>>);
+pub struct Revoker(pub(in crate::agent) mpsc::UnboundedSender<Vec<ToolId>>);
 
 impl Revoker {
     /// False when the session is gone.

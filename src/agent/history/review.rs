@@ -2,12 +2,12 @@
 //! receipt of an accepted answer, `/diff` (cumulative diff, git status) and
 //! `/undo` (shown as a diff, approved like any write, told to the model).
 
-use super::contract::{
+use crate::agent::contract::{
     AgentEvent, ApprovalAction, ApprovalRequest, Decision, EventSender, FileStat, Receipt,
 };
-use super::git;
-use super::protocol;
-use super::session::{Session, Task};
+use crate::agent::history::git;
+use crate::agent::model::protocol;
+use crate::agent::session::{Session, Task};
 use crate::diff::FileDiff;
 use crate::tools::ToolName;
 use crate::tools::testing::test_infra::infra_change;
@@ -18,7 +18,7 @@ use tokio_util::sync::CancellationToken;
 
 impl Session {
     /// The receipt for the task's accepted answer.
-    pub(super) fn receipt(&self, t: &Task<'_>) -> Receipt {
+    pub(in crate::agent) fn receipt(&self, t: &Task<'_>) -> Receipt {
         let mut files: Vec<FileStat> = self
             .changes
             .task_diffs(self.tasks)

@@ -7,9 +7,9 @@
 //! result. A patch's deletions are always asked one by one, and a patch is covered by a task-wide approval
 //! only when every file of it may be. An interrupt declines, never approves.
 
-use super::contract::{AgentEvent, ApprovalAction, ApprovalRequest, CallStatus, Decision};
-use super::revise::{self, Revision};
-use super::session::{Session, Task};
+use crate::agent::contract::{AgentEvent, ApprovalAction, ApprovalRequest, CallStatus, Decision};
+use crate::agent::session::{Session, Task};
+use crate::agent::step::revise::{self, Revision};
 use crate::tools::TestCommand;
 use crate::tools::calls::registry::ExternalCall;
 use crate::tools::edits::edit::PreparedEdit;
@@ -19,7 +19,7 @@ use crate::tools::{ToolId, ToolOutput};
 use tokio::sync::oneshot;
 
 /// What the prepare stage produced for a valid call that needs approval.
-pub(super) enum Prepared {
+pub(in crate::agent) enum Prepared {
     Edit(PreparedEdit),
     Patch(PreparedPatch),
     Tests(TestCommand),
@@ -27,12 +27,12 @@ pub(super) enum Prepared {
 }
 
 /// An action the user (or a task-wide approval) allowed.
-pub(super) struct Approved {
-    pub(super) prepared: Prepared,
+pub(in crate::agent) struct Approved {
+    pub(in crate::agent) prepared: Prepared,
     /// True when an earlier "approve for task" covered it.
-    pub(super) auto: bool,
+    pub(in crate::agent) auto: bool,
     /// How the user changed the proposal, to tell the model.
-    pub(super) revision: Option<Revision>,
+    pub(in crate::agent) revision: Option<Revision>,
 }
 
 /// Why a call was not carried out: its status and result (boxed: a result
@@ -40,7 +40,7 @@ pub(super) struct Approved {
 type NotApproved = Box<(CallStatus, ToolOutput)>;
 
 impl Session {
-    pub(super) async fn approve(
+    pub(in crate::agent) async fn approve(
         &mut self,
         t: &Task<'_>,
         call_id: &str,
@@ -61,7 +61,7 @@ impl Session {
         // other program may write past it.
         if self.staged {
             if let Prepared::External(_) = &prepared {
-                let output = ToolOutput::error(super::staged::NO_WRITES_PAST_THE_STAGE);
+                let output = ToolOutput::error(crate::agent::staged::NO_WRITES_PAST_THE_STAGE);
                 return Err(Box::new((CallStatus::Failed, output)));
             }
             return Ok(Approved {
@@ -197,7 +197,7 @@ impl Session {
     }
 
     /// Send an approval request and wait; a dropped reply or an interrupt declines.
-    pub(super) async fn ask(
+    pub(in crate::agent) async fn ask(
         &self,
         t: &Task<'_>,
         call_id: &str,
@@ -249,7 +249,7 @@ fn approval_action(prepared: &Prepared, sandbox: &sandbox::Policy) -> ApprovalAc
 /// decline unless it was an interrupt, so the model side need not read text.
 /// What stands before the user's reason in a declined call's result (a
 /// restored session reads the reason back after it).
-pub(super) const USER_REASON: &str = " The user's reason: ";
+pub(in crate::agent) const USER_REASON: &str = " The user's reason: ";
 
 fn declined_output(tool: &ToolId, reason: Option<&str>, interrupted: bool) -> ToolOutput {
     if interrupted {

@@ -9,9 +9,9 @@
 //! workspace counts as a change of the task, whoever made it, also when an
 //! MCP server's write lands after its call was compared.
 
-use super::approve::{Approved, Prepared};
-use super::contract::{AgentEvent, CallKind, CallStatus};
-use super::session::{Session, Task};
+use crate::agent::contract::{AgentEvent, CallKind, CallStatus};
+use crate::agent::session::{Session, Task};
+use crate::agent::step::approve::{Approved, Prepared};
 use crate::diff::FileDiff;
 use crate::tools::calls::registry::{self, Action, FileChange, Plan, Refused, Tool, ToolContext};
 use crate::tools::edits::edit;
@@ -28,7 +28,7 @@ const MCP_SETTLE: Duration = Duration::from_millis(150);
 
 impl Session {
     /// One tool call: plan, propose, ask, run, report.
-    pub(super) async fn execute(
+    pub(in crate::agent) async fn execute(
         &mut self,
         t: &mut Task<'_>,
         call_id: &str,
@@ -233,7 +233,7 @@ impl Session {
     /// is accepted. A change the task's own log explains (an edit made since)
     /// is not one; the others are the server's, re-arm the gate and go on
     /// the receipt.
-    pub(super) fn late_mcp_writes(&mut self, t: &mut Task<'_>) {
+    pub(in crate::agent) fn late_mcp_writes(&mut self, t: &mut Task<'_>) {
         let (Some(server), Some(previous)) = (t.mcp_server.clone(), self.snapshot.as_ref()) else {
             return;
         };
@@ -261,7 +261,7 @@ impl Session {
     /// changes of the task like any edit: they re-arm the gate, go into
     /// `/diff` and `/undo` (where their text is known), and the receipt says
     /// who made them.
-    pub(super) fn record_changes(
+    pub(in crate::agent) fn record_changes(
         &mut self,
         t: &mut Task<'_>,
         changed: &[RunChange],
@@ -292,7 +292,7 @@ impl Session {
         }
     }
 
-    pub(super) fn running(&self, t: &Task<'_>, call_id: &str, auto_approved: bool) {
+    pub(in crate::agent) fn running(&self, t: &Task<'_>, call_id: &str, auto_approved: bool) {
         t.emit(AgentEvent::ToolRunning {
             step: t.step,
             call_id: call_id.to_string(),
@@ -300,7 +300,7 @@ impl Session {
         });
     }
 
-    pub(super) fn finish(
+    pub(in crate::agent) fn finish(
         &self,
         t: &Task<'_>,
         call_id: &str,
@@ -330,7 +330,7 @@ impl Session {
 
 /// Who changed files outside stepwise's own edits.
 #[derive(Clone, Copy)]
-pub(super) enum ChangedBy<'a> {
+pub(in crate::agent) enum ChangedBy<'a> {
     Tests,
     Mcp(&'a str),
 }

@@ -14,10 +14,10 @@
 //! that wrote what would run later (a `.git`, a `.pyc`, a link) never
 //! counts as clean, even though none of it was kept.
 
-use super::approve::USER_REASON;
-use super::contract::{ApprovalAction, Decision, TestReceipt};
-use super::execute::ChangedBy;
-use super::session::{Session, Task};
+use crate::agent::contract::{ApprovalAction, Decision, TestReceipt};
+use crate::agent::session::{Session, Task};
+use crate::agent::step::approve::USER_REASON;
+use crate::agent::step::execute::ChangedBy;
 use crate::tools::edits::patch_apply::PreparedPatch;
 use crate::tools::layer::{keep, rules};
 use crate::tools::reading::snapshot::{RunChange, Snapshot};
@@ -29,7 +29,7 @@ const CODE_NOT_STAGED: &str = "a stage keeps no code a test run wrote (only a pe
 
 impl Session {
     /// Run approved tests; keep of what they wrote only what is decided.
-    pub(super) async fn run_tests(
+    pub(in crate::agent) async fn run_tests(
         &mut self,
         t: &mut Task<'_>,
         call_id: &str,
@@ -231,7 +231,7 @@ fn chosen(patch: &PreparedPatch, decision: Decision) -> (Option<PreparedPatch>, 
             (Some(patch.clone()), "not chosen".to_string())
         }
         Decision::ApprovePatchHunks { files } => {
-            match super::revise::only_patch_hunks(patch.clone(), &files) {
+            match crate::agent::step::revise::only_patch_hunks(patch.clone(), &files) {
                 Ok((patch, _)) => (Some(patch), "not chosen".to_string()),
                 Err(_) => (None, "not chosen".to_string()),
             }

@@ -9,9 +9,9 @@
 //! cut off: it is said so (`TaskCutOff`, its changes in `/diff` and
 //! `/undo`), and its unanswered tool calls get a result saying why.
 
-use super::contract::{AgentEvent, CallKind, CallStatus, RestoredEntry};
-use super::saved::SavedState;
-use super::session::Session;
+use crate::agent::contract::{AgentEvent, CallKind, CallStatus, RestoredEntry};
+use crate::agent::history::saved::SavedState;
+use crate::agent::session::Session;
 use crate::llm::{ChatMessage, Role};
 use crate::tools::calls::registry::Registry;
 use crate::tools::{ToolId, ToolName};
@@ -54,7 +54,7 @@ fn answer_dangling_calls(history: &mut Vec<ChatMessage>) {
 
 impl Session {
     /// Send every checkpoint to `sink` (the transcript).
-    pub fn on_checkpoint(&mut self, sink: super::saved::CheckpointSink) {
+    pub fn on_checkpoint(&mut self, sink: crate::agent::history::saved::CheckpointSink) {
         self.saved.sink = Some(sink);
     }
 
@@ -62,7 +62,7 @@ impl Session {
     pub fn saved_state(&self) -> SavedState {
         SavedState {
             messages: self.history.clone(),
-            changes: super::changes_store::encode(&self.changes),
+            changes: crate::agent::history::changes_store::encode(&self.changes),
             usage: self.session_usage,
             cost_usd: self.session_cost,
             tasks: self.tasks,
@@ -92,7 +92,7 @@ impl Session {
     /// every change on disk at once, and a burst of auto-approved edits
     /// spends at most about a tenth of its time on them (1,600 scripted
     /// edits: 122 s with a checkpoint per change, 8 s with this).
-    pub(super) fn checkpoint_soon(&mut self) {
+    pub(in crate::agent) fn checkpoint_soon(&mut self) {
         const ALLOWANCE: std::time::Duration = std::time::Duration::from_millis(50);
         let (task_started, spent) = self.saved.task_checkpoints;
         if spent > ALLOWANCE + task_started.elapsed() / 10 {
@@ -107,7 +107,7 @@ impl Session {
     /// After each reply of the model: a change `checkpoint_soon` left for
     /// later goes to disk now, if the budget allows (the model's time
     /// counts towards it).
-    pub(super) fn checkpoint_if_behind(&mut self) {
+    pub(in crate::agent) fn checkpoint_if_behind(&mut self) {
         if self.saved.behind {
             self.checkpoint_soon();
         }
@@ -119,7 +119,7 @@ impl Session {
         if state.messages.first().map(|m| m.role) != Some(Role::System) {
             return Err("the saved conversation does not start with a system message".into());
         }
-        let changes = super::changes_store::decode(&state.changes)?;
+        let changes = crate::agent::history::changes_store::decode(&state.changes)?;
         self.history = state.messages;
         self.changes = changes;
         self.session_usage = state.usage;
@@ -162,14 +162,18 @@ impl Session {
 
     /// A task starts: until it finishes, a checkpoint says it is running, so
     /// a session whose process was killed mid-task resumes knowing it.
-    pub(super) fn note_running(&mut self) {
+    pub(in crate::agent) fn note_running(&mut self) {
         self.saved.outcome = Some(RUNNING.to_string());
         self.saved.task_checkpoints = (std::time::Instant::now(), std::time::Duration::ZERO);
         self.checkpoint();
     }
 
     /// Count a finished task for the session list.
-    pub(super) fn note_finished(&mut self, steps: u32, outcome: &super::FinishReason) {
+    pub(in crate::agent) fn note_finished(
+        &mut self,
+        steps: u32,
+        outcome: &crate::agent::FinishReason,
+    ) {
         self.saved.steps = self.saved.steps.saturating_add(steps);
         let word = serde_json::to_value(outcome)
             .ok()
@@ -248,7 +252,7 @@ fn feedback_entry(text: &str) -> RestoredEntry {
         .ok()
         .and_then(|v| v.get("error").and_then(Value::as_str).map(str::to_string));
     match error {
-        Some(reason) if reason.starts_with(super::session::GATE_REFUSED) => {
+        Some(reason) if reason.starts_with(crate::agent::session::GATE_REFUSED) => {
             RestoredEntry::Gate { text: reason }
         }
         Some(error) => RestoredEntry::Notice { text: error },
@@ -296,7 +300,7 @@ fn settle(entry: &mut RestoredEntry, result: &str, was_declined: bool) {
     *detail = match (was_declined, ok) {
         // Only the user's own words: the rest was said to the model.
         (true, _) => error
-            .split_once(super::approve::USER_REASON)
+            .split_once(crate::agent::step::approve::USER_REASON)
             .map(|(_, reason)| reason.to_string())
             .unwrap_or_default(),
         // A test run says its summary; the error was advice to the model.

@@ -11,8 +11,8 @@
 //! an interrupt abandons a running call; the arguments shown for approval
 //! are exactly those sent.
 
-use super::contract::{AgentEvent, EventSender};
-use super::session::{Session, Task};
+use crate::agent::contract::{AgentEvent, EventSender};
+use crate::agent::session::{Session, Task};
 use crate::mcp::{CallOutcome, Hub, ToolInfo, names};
 use crate::tools::calls::registry::{Action, Args, ExternalCall, Plan, Refused, Tool, ToolContext};
 use crate::tools::{TestCommands, ToolId, ToolOutput};
@@ -24,7 +24,7 @@ use std::time::Duration;
 const START_WAIT: Duration = Duration::from_secs(30);
 
 /// One tool of a running MCP server, as a unit of the registry.
-pub(super) struct McpTool(pub(super) ToolInfo);
+pub(in crate::agent) struct McpTool(pub(in crate::agent) ToolInfo);
 
 impl Tool for McpTool {
     fn id(&self) -> ToolId {
@@ -59,7 +59,7 @@ impl Session {
     }
 
     /// Send the server changes not yet reported.
-    pub(super) fn report_mcp(&self, events: &EventSender) {
+    pub(in crate::agent) fn report_mcp(&self, events: &EventSender) {
         for report in self.mcp.take_reports() {
             let _ = events.send(AgentEvent::McpServer(report));
         }
@@ -67,7 +67,7 @@ impl Session {
 
     /// The `tools` of the next request: the registered tools and those of
     /// the running MCP servers (servers still starting are waited for, briefly).
-    pub(super) async fn offered_tools(&self, t: &Task<'_>) -> Option<Value> {
+    pub(in crate::agent) async fn offered_tools(&self, t: &Task<'_>) -> Option<Value> {
         let builtin = self.tools.as_ref()?;
         if self.mcp.is_empty() {
             return Some(builtin.clone());
@@ -85,13 +85,13 @@ impl Session {
     }
 
     /// The unit of an MCP tool a server runs now.
-    pub(super) fn mcp_tool(&self, id: &ToolId) -> Option<Arc<dyn Tool>> {
+    pub(in crate::agent) fn mcp_tool(&self, id: &ToolId) -> Option<Arc<dyn Tool>> {
         let info = self.mcp.tool(&id.to_string())?;
         Some(Arc::new(McpTool(info)))
     }
 
     /// Send an approved (or read-only) call; an interrupt abandons it.
-    pub(super) async fn call_mcp(&self, t: &Task<'_>, call: &ExternalCall) -> ToolOutput {
+    pub(in crate::agent) async fn call_mcp(&self, t: &Task<'_>, call: &ExternalCall) -> ToolOutput {
         let id = ToolId::mcp(&call.server, &call.tool);
         let Some(info) = self.mcp.tool(&id.to_string()) else {
             return ToolOutput::error(self.unknown_mcp_tool(&id));
@@ -107,7 +107,7 @@ impl Session {
     }
 
     /// Why an MCP name is not a tool that can be called now.
-    pub(super) fn unknown_mcp_tool(&self, id: &ToolId) -> String {
+    pub(in crate::agent) fn unknown_mcp_tool(&self, id: &ToolId) -> String {
         let server = id.server().unwrap_or("");
         let known = self.mcp.reports().into_iter().find(|r| r.server == server);
         match known {

@@ -4,17 +4,17 @@
 //! schemas), and the project's rules files, re-read per task with the test
 //! commands.
 
-use super::rules::{self, Rules};
-use super::session::Session;
+use crate::agent::model::rules::{self, Rules};
+use crate::agent::session::Session;
 use crate::config::Protocol;
 use crate::llm::{ChatMessage, Role};
 use crate::tools::{Registry, TestCommands};
 
-const SYSTEM_PROMPT: &str = include_str!("../../assets/system_prompt.md");
-const JSON_PROTOCOL_PROMPT: &str = include_str!("../../assets/json_protocol.md");
+const SYSTEM_PROMPT: &str = include_str!("../../../assets/system_prompt.md");
+const JSON_PROTOCOL_PROMPT: &str = include_str!("../../../assets/json_protocol.md");
 
 impl Session {
-    pub(super) fn system_prompt(&self, rules: &Rules) -> String {
+    pub(in crate::agent) fn system_prompt(&self, rules: &Rules) -> String {
         let mut prompt = SYSTEM_PROMPT.to_string();
         prompt.push_str("\n\n");
         prompt.push_str(&test_commands_section(&self.test_commands));
@@ -31,7 +31,7 @@ impl Session {
 
     /// Re-read the project rules and test commands into the system prompt
     /// and the tool schemas (they may change between tasks).
-    pub(super) fn refresh_rules(&mut self) -> Rules {
+    pub(in crate::agent) fn refresh_rules(&mut self) -> Rules {
         self.test_commands = TestCommands::detect(&self.workspace, &self.settings.test_commands);
         if self.tools.is_some() {
             self.tools = Some(self.registry.schemas(&self.test_commands));

@@ -5,9 +5,9 @@
 //! `ScopesChanged` event carrying the complete set, so a front end never
 //! reads shared state.
 
-use super::contract::{AgentEvent, EventSender};
-use super::scopes::Revoker;
-use super::session::Session;
+use crate::agent::contract::{AgentEvent, EventSender};
+use crate::agent::session::Session;
+use crate::agent::step::scopes::Revoker;
 use crate::tools::ToolId;
 
 impl Session {
@@ -22,7 +22,7 @@ impl Session {
     }
 
     /// Apply the revocations sent so far; report the new set if it changed.
-    pub(super) fn apply_revocations(&mut self, events: &EventSender) {
+    pub(in crate::agent) fn apply_revocations(&mut self, events: &EventSender) {
         let mut changed = false;
         while let Ok(tools) = self.revocations.try_recv() {
             changed |= self.approvals.revoke(&tools);
@@ -33,14 +33,14 @@ impl Session {
     }
 
     /// Send the whole set of task approvals (after it changed).
-    pub(super) fn report_scopes(&self, events: &EventSender) {
+    pub(in crate::agent) fn report_scopes(&self, events: &EventSender) {
         let _ = events.send(AgentEvent::ScopesChanged {
             approved: self.approvals.list(),
         });
     }
 
     /// Forget the task's approvals (and revocations meant for them).
-    pub(super) fn end_scopes(&mut self, events: &EventSender) {
+    pub(in crate::agent) fn end_scopes(&mut self, events: &EventSender) {
         while self.revocations.try_recv().is_ok() {}
         if self.approvals.clear() {
             self.report_scopes(events);

@@ -7,7 +7,7 @@
 //! kept by `versions` (the newest of each file in full, older ones as
 //! splices). Must stay true: every content read back is byte-exact.
 
-use crate::agent::versions::Versions;
+use crate::agent::history::versions::Versions;
 use crate::diff::FileDiff;
 use crate::tools::reading::files::MAX_FILE_BYTES;
 use crate::tools::{RelPath, Workspace};

@@ -22,8 +22,8 @@
 //! Decoding treats its input as hostile: a bad entry is an error, never a
 //! panic.
 
-use super::changes::ChangeLog;
-use super::versions::Splice;
+use crate::agent::history::changes::ChangeLog;
+use crate::agent::history::versions::Splice;
 use crate::tools::scrub;
 use serde_json::{Value, json};
 use std::borrow::Cow;

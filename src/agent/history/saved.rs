@@ -10,7 +10,7 @@
 //! (`ChatMessage`'s own serialization); parsing them back never panics on a
 //! malformed value, it fails.
 
-use super::changes_store;
+use crate::agent::history::changes_store;
 use crate::llm::{ChatMessage, Role, TokenUsage, ToolCallMsg};
 use serde_json::{Map, Value};
 
@@ -71,7 +71,7 @@ impl SavedState {
     /// Encoded entries of these changes, `(task, path, before, after)`
     /// oldest first (for tests and tools that build a state by hand).
     pub fn encode_changes(changes: &[(u32, &str, Option<&str>, Option<&str>)]) -> Vec<Value> {
-        let mut log = super::changes::ChangeLog::default();
+        let mut log = crate::agent::history::changes::ChangeLog::default();
         for (task, path, before, after) in changes {
             log.record(*task, path, *before, *after);
         }
@@ -133,19 +133,19 @@ pub fn message_from_json(value: &Value, declined: bool) -> Result<ChatMessage, S
 }
 
 /// The session's own bookkeeping for checkpoints.
-pub(super) struct Bookkeeping {
-    pub(super) steps: u32,
-    pub(super) outcome: Option<String>,
-    pub(super) sink: Option<CheckpointSink>,
+pub(in crate::agent) struct Bookkeeping {
+    pub(in crate::agent) steps: u32,
+    pub(in crate::agent) outcome: Option<String>,
+    pub(in crate::agent) sink: Option<CheckpointSink>,
     /// The transcript this session was restored from (its name).
-    pub(super) restored_from: Option<String>,
+    pub(in crate::agent) restored_from: Option<String>,
     /// The model `/model` switched to, if it did.
-    pub(super) model: Option<String>,
+    pub(in crate::agent) model: Option<String>,
     /// When the running task started, and the time its checkpoints took
     /// (see `Session::checkpoint_soon`).
-    pub(super) task_checkpoints: (std::time::Instant, std::time::Duration),
+    pub(in crate::agent) task_checkpoints: (std::time::Instant, std::time::Duration),
     /// A change is not on disk yet (its checkpoint was put off).
-    pub(super) behind: bool,
+    pub(in crate::agent) behind: bool,
 }
 
 impl Default for Bookkeeping {

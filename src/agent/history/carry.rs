@@ -7,14 +7,14 @@
 //! run and its step counter carry over; only a new task starts afresh.
 //! (Tokens and cost are counted per run, as the front ends add them up.)
 
-use super::contract::TestReceipt;
-use super::task::Task;
+use crate::agent::contract::TestReceipt;
+use crate::agent::task::Task;
 use crate::tools::reading::snapshot::RunChange;
 use std::collections::BTreeMap;
 
 /// The state of a task that stopped before an accepted answer.
 #[derive(Debug, Clone)]
-pub(super) struct Carried {
+pub(in crate::agent) struct Carried {
     step: u32,
     changed_since_tests: bool,
     last_tests: Option<TestReceipt>,
@@ -28,7 +28,7 @@ pub(super) struct Carried {
 }
 
 impl Carried {
-    pub(super) fn from_task(t: &Task<'_>) -> Self {
+    pub(in crate::agent) fn from_task(t: &Task<'_>) -> Self {
         Carried {
             step: t.step,
             changed_since_tests: t.changed_since_tests,
@@ -45,7 +45,7 @@ impl Carried {
 
     /// Put the stopped task's state back; the resumed run gets a full step
     /// budget counted on from where the task stopped.
-    pub(super) fn restore(self, t: &mut Task<'_>, max_steps: u32) {
+    pub(in crate::agent) fn restore(self, t: &mut Task<'_>, max_steps: u32) {
         t.step = self.step;
         t.limit = self.step.saturating_add(max_steps);
         t.changed_since_tests = self.changed_since_tests;

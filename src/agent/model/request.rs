@@ -13,10 +13,10 @@
 //! `--protocol json`; so does a task stopped by empty replies while tools
 //! were offered (a server streaming without tool support drops the calls).
 
-use super::contract::{AgentEvent, FinishReason};
-use super::live::LiveCalls;
-use super::protocol::{self, Action};
-use super::session::{MAX_REPAIRS, Session, Task};
+use crate::agent::contract::{AgentEvent, FinishReason};
+use crate::agent::model::live::LiveCalls;
+use crate::agent::model::protocol::{self, Action};
+use crate::agent::session::{MAX_REPAIRS, Session, Task};
 use crate::config::Protocol;
 use crate::llm::{ChatMessage, ChatRequest, LlmError, ModelReply, StreamDelta, ToolCallMsg};
 
@@ -44,7 +44,7 @@ enum Failure {
 impl Session {
     /// Ask the model until its reply can be acted on (with at most
     /// `MAX_REPAIRS` repair requests).
-    pub(super) async fn next_reply(
+    pub(in crate::agent) async fn next_reply(
         &mut self,
         t: &mut Task<'_>,
     ) -> Result<(ModelReply, Vec<Action>), FinishReason> {

@@ -8,8 +8,8 @@
 //! server's to say, on the next request; a scripted model cannot switch and
 //! says so.
 
-use super::contract::{AgentEvent, EventSender};
-use super::session::Session;
+use crate::agent::contract::{AgentEvent, EventSender};
+use crate::agent::session::Session;
 
 /// Longest model name accepted.
 const MAX_NAME: usize = 200;

@@ -5,7 +5,7 @@
 //! answers `None` or a partial value and never panics: one bad reply must not
 //! end the session (proptest below, `fuzz/fuzz_targets/live_scanner.rs`).
 
-use super::contract::{AgentEvent, EventSender};
+use crate::agent::contract::{AgentEvent, EventSender};
 use crate::tools::calls::registry::LivePreview;
 use crate::tools::reading::files::MAX_FILE_BYTES;
 use crate::tools::{Registry, Workspace};
@@ -20,7 +20,7 @@ const PATH_KEY: &str = "\"path\"";
 
 /// Forwards streaming tool-call arguments as events, and once an edit's path
 /// is known, sends the file's current content so the preview can be diffed.
-pub(super) struct LiveCalls<'a> {
+pub(in crate::agent) struct LiveCalls<'a> {
     events: &'a EventSender,
     workspace: &'a Workspace,
     registry: &'a Registry,
@@ -37,7 +37,7 @@ struct LiveCall {
 }
 
 impl<'a> LiveCalls<'a> {
-    pub(super) fn new(
+    pub(in crate::agent) fn new(
         events: &'a EventSender,
         workspace: &'a Workspace,
         registry: &'a Registry,
@@ -50,7 +50,7 @@ impl<'a> LiveCalls<'a> {
         }
     }
 
-    pub(super) fn on_fragment(&mut self, index: usize, tool: &str, fragment: &str) {
+    pub(in crate::agent) fn on_fragment(&mut self, index: usize, tool: &str, fragment: &str) {
         let preview = self.registry.live_preview(tool);
         let _ = self.events.send(AgentEvent::ToolCallStreaming {
             index,
