@@ -233,6 +233,26 @@ pub fn install() -> std::io::Result<()> {
 mod tests {
     use super::*;
 
+    /// In a forked child: `install` a filter, then `bits()`, which becomes
+    /// the child's exit code (255: the filter did not install).
+    fn in_filtered_child(install: impl Fn() -> std::io::Result<()>, bits: impl Fn() -> i32) -> i32 {
+        // SAFETY: the child only makes system calls and `_exit`s.
+        let status = unsafe {
+            let pid = libc::fork();
+            if pid == 0 {
+                if install().is_err() {
+                    libc::_exit(255);
+                }
+                libc::_exit(bits());
+            }
+            let mut status = 0;
+            libc::waitpid(pid, &mut status, 0);
+            libc::WEXITSTATUS(status)
+        };
+        assert_ne!(status, 255, "the filter did not install");
+        status
+    }
+
     /// In a forked child: install the filter, then try each call; the
     /// exit code's bits say which calls failed with `EPERM`.
     fn refused_in_child() -> Vec<&'static str> {
@@ -264,26 +284,16 @@ mod tests {
             }),
         ];
         assert!(prepare());
-        // SAFETY: the child only makes system calls and `_exit`s.
-        let status = unsafe {
-            let pid = libc::fork();
-            if pid == 0 {
-                if install().is_err() {
-                    libc::_exit(255);
+        let status = in_filtered_child(install, || {
+            let mut bits = 0;
+            for (i, (_, call)) in checks.iter().enumerate() {
+                // SAFETY: reading errno.
+                if call() < 0 && unsafe { *libc::__errno_location() } == libc::EPERM {
+                    bits |= 1 << i;
                 }
-                let mut bits = 0;
-                for (i, (_, call)) in checks.iter().enumerate() {
-                    if call() < 0 && *libc::__errno_location() == libc::EPERM {
-                        bits |= 1 << i;
-                    }
-                }
-                libc::_exit(bits);
             }
-            let mut status = 0;
-            libc::waitpid(pid, &mut status, 0);
-            libc::WEXITSTATUS(status)
-        };
-        assert_ne!(status, 255, "the filter did not install");
+            bits
+        });
         checks
             .iter()
             .enumerate()
@@ -309,29 +319,22 @@ mod tests {
         // Lengths around the budget (6 GiB): only a hole is punched, so
         // nothing is allocated either way.
         let lengths: [i64; 5] = [7 * GIB, 6 * GIB + 1, 6 * GIB, 5 * GIB, 9 * GIB];
-        // SAFETY: the child only makes system calls and `_exit`s.
-        let status = unsafe {
-            let pid = libc::fork();
-            if pid == 0 {
-                if install_program(&program).is_err() {
-                    libc::_exit(255);
-                }
+        let status = in_filtered_child(
+            || install_program(&program),
+            || {
                 let mode = libc::FALLOC_FL_PUNCH_HOLE | libc::FALLOC_FL_KEEP_SIZE;
                 let mut bits = 0;
                 for (i, len) in lengths.iter().enumerate() {
-                    if libc::fallocate(fd, mode, 0, *len) < 0
-                        && *libc::__errno_location() == libc::ENOSPC
+                    // SAFETY: fallocate on a live descriptor; reading errno.
+                    if unsafe { libc::fallocate(fd, mode, 0, *len) } < 0
+                        && unsafe { *libc::__errno_location() } == libc::ENOSPC
                     {
                         bits |= 1 << i;
                     }
                 }
-                libc::_exit(bits);
-            }
-            let mut status = 0;
-            libc::waitpid(pid, &mut status, 0);
-            libc::WEXITSTATUS(status)
-        };
-        assert_ne!(status, 255, "the filter did not install");
+                bits
+            },
+        );
         assert_eq!(status, 0b10011, "refused: 7 GiB, 6 GiB + 1, 9 GiB");
     }
 }
