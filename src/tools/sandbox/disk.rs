@@ -60,19 +60,56 @@ pub struct Watch {
     budget: u64,
 }
 
-fn read(path: &CString) -> Option<Reading> {
-    // SAFETY: statvfs on a NUL-terminated path into a zeroed struct.
-    unsafe {
-        let mut st: libc::statvfs = std::mem::zeroed();
-        if libc::statvfs(path.as_ptr(), &mut st) != 0 {
-            return None;
+/// A file system's figures, in bytes and files.
+struct Figures {
+    size: u64,
+    /// Free to anyone (root's reserve included).
+    free: u64,
+    /// Free to unprivileged users.
+    available: u64,
+    files: u64,
+    files_free: u64,
+}
+
+impl Figures {
+    fn of(st: &libc::statvfs) -> Figures {
+        #[allow(clippy::unnecessary_cast)]
+        let block = st.f_frsize as u64;
+        #[allow(clippy::unnecessary_cast)]
+        Figures {
+            size: (st.f_blocks as u64).saturating_mul(block),
+            free: (st.f_bfree as u64).saturating_mul(block),
+            available: (st.f_bavail as u64).saturating_mul(block),
+            files: st.f_files as u64,
+            files_free: st.f_ffree as u64,
         }
-        #[allow(clippy::unnecessary_cast)]
-        let free = (st.f_bavail as u64).saturating_mul(st.f_frsize as u64);
-        #[allow(clippy::unnecessary_cast)]
-        let files_used = (st.f_files as u64).saturating_sub(st.f_ffree as u64);
-        Some(Reading { free, files_used })
     }
+
+    /// `statvfs` of `path`.
+    fn at(path: &CString) -> Option<Figures> {
+        // SAFETY: statvfs on a NUL-terminated path into a zeroed struct.
+        unsafe {
+            let mut st: libc::statvfs = std::mem::zeroed();
+            (libc::statvfs(path.as_ptr(), &mut st) == 0).then(|| Figures::of(&st))
+        }
+    }
+
+    /// `fstatvfs` of `fd`.
+    fn of_fd(fd: BorrowedFd<'_>) -> Option<Figures> {
+        // SAFETY: fstatvfs on a live descriptor into a zeroed struct.
+        unsafe {
+            let mut st: libc::statvfs = std::mem::zeroed();
+            (libc::fstatvfs(fd.as_raw_fd(), &mut st) == 0).then(|| Figures::of(&st))
+        }
+    }
+}
+
+fn read(path: &CString) -> Option<Reading> {
+    let f = Figures::at(path)?;
+    Some(Reading {
+        free: f.available,
+        files_used: f.files.saturating_sub(f.files_free),
+    })
 }
 
 /// Whether readings `(at the start, now)` of every file system show a run
@@ -190,25 +227,13 @@ pub struct Own {
 impl Own {
     /// Read the tmpfs whose root `fd` is.
     pub fn read(fd: BorrowedFd<'_>) -> Option<Own> {
-        // SAFETY: fstatvfs on a live descriptor into a zeroed struct.
-        unsafe {
-            let mut st: libc::statvfs = std::mem::zeroed();
-            if libc::fstatvfs(fd.as_raw_fd(), &mut st) != 0 {
-                return None;
-            }
-            #[allow(clippy::unnecessary_cast)]
-            let block = st.f_frsize as u64;
-            #[allow(clippy::unnecessary_cast)]
-            let (blocks, free) = (st.f_blocks as u64, st.f_bfree as u64);
-            #[allow(clippy::unnecessary_cast)]
-            let (files, files_free) = (st.f_files as u64, st.f_ffree as u64);
-            Some(Own {
-                size: blocks.saturating_mul(block),
-                used: blocks.saturating_sub(free).saturating_mul(block),
-                files_used: files.saturating_sub(files_free),
-                files_free,
-            })
-        }
+        let f = Figures::of_fd(fd)?;
+        Some(Own {
+            size: f.size,
+            used: f.size.saturating_sub(f.free),
+            files_used: f.files.saturating_sub(f.files_free),
+            files_free: f.files_free,
+        })
     }
 
     /// Whether it is full: the kernel refused, or is about to refuse, the

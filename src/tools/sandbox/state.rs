@@ -134,6 +134,7 @@ impl State {
         } else {
             Network::Open
         };
+        let layer = offered.namespaces && offered.layer && abi >= 1;
         State {
             files: abi >= FILES_ABI,
             landlock_abi: abi,
@@ -145,8 +146,8 @@ impl State {
             processes: offered.namespaces && offered.pid_ns && abi >= 1,
             metadata: offered.namespaces && offered.read_only_view && abi >= 1,
             real_root: offered.root && !offered.user_ns && !offered.namespaces,
-            layer: offered.namespaces && offered.layer && abi >= 1,
-            disk_held: offered.namespaces && offered.layer && offered.disk_held && abi >= 1,
+            layer,
+            disk_held: layer && offered.disk_held,
             off: false,
         }
     }
