@@ -31,12 +31,18 @@ use tokio::io::{AsyncBufReadExt, AsyncReadExt, BufReader};
 /// Lines of the server's stderr kept for error messages.
 const STDERR_LINES: usize = 5;
 
+/// How long a server that is gone may take to close its stderr, so that
+/// its last words are in the message (a child it left may hold it open).
+const STDERR_DRAIN: Duration = Duration::from_millis(500);
+
 /// A started server.
 pub struct Connection {
     service: RunningService<RoleClient, ()>,
     /// The server's process group (its pid).
     group: Option<u32>,
     stderr: Arc<Mutex<VecDeque<String>>>,
+    /// Becomes `true` once the server's stderr is read to its end.
+    stderr_read: tokio::sync::watch::Receiver<bool>,
     timeout: Duration,
 }
 
@@ -101,8 +107,18 @@ impl Connection {
             .map_err(|e| format!("cannot start {}: {e}", one_line(program)))?;
         let group = transport.id();
         let kept = Arc::new(Mutex::new(VecDeque::new()));
-        if let Some(stderr) = stderr {
-            tokio::spawn(keep_stderr(stderr, kept.clone()));
+        let (read_to_end, stderr_read) = tokio::sync::watch::channel(false);
+        match stderr {
+            Some(stderr) => {
+                let kept = kept.clone();
+                tokio::spawn(async move {
+                    keep_stderr(stderr, kept).await;
+                    let _ = read_to_end.send(true);
+                });
+            }
+            None => {
+                let _ = read_to_end.send(true);
+            }
         }
         let service = match tokio::time::timeout(timeout, ().serve(transport)).await {
             Ok(Ok(service)) => service,
@@ -123,6 +139,7 @@ impl Connection {
             service,
             group,
             stderr: kept,
+            stderr_read,
             timeout,
         })
     }
@@ -171,7 +188,12 @@ impl Connection {
             Ok(Err(rmcp::ServiceError::McpError(e))) => {
                 Err(CallError::Refused(one_line(&e.message).into_owned()))
             }
-            Ok(Err(e)) if self.is_closed() => Err(CallError::Gone(self.with_stderr(e.to_string()))),
+            Ok(Err(e)) if self.is_closed() => {
+                // Its last stderr lines may still be in the pipe.
+                let mut read = self.stderr_read.clone();
+                let _ = tokio::time::timeout(STDERR_DRAIN, read.wait_for(|done| *done)).await;
+                Err(CallError::Gone(self.with_stderr(e.to_string())))
+            }
             Ok(Err(e)) => Err(CallError::Refused(one_line(&e.to_string()).into_owned())),
         }
     }
